@@ -1,0 +1,81 @@
+"""Any program or person is the agent: one JSON message per line on stdin, results as JSON lines on stdout.
+
+A message is {"text": "...", "tool_calls": [{"id": "...", "name": "...", "arguments": {...}}]}.
+A message with no tool calls, or the end of input, ends the run. A line that is not such a message
+is answered with {"error": "..."} and the next line is read: the agent's input is data.
+"""
+
+import json
+import math
+import sys
+
+from replaylab.agents.messages import ModelMessage, ToolCall
+
+MODEL = "interactive session (a person or a program on stdin)"
+
+
+def parse_message(line):
+    """A `ModelMessage` from one line of JSON, or ValueError naming what is wrong."""
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"the line is not valid JSON: {error}") from None
+    return message_from_data(data)
+
+
+def message_from_data(data):
+    """A `ModelMessage` from {"text": ..., "tool_calls": [...]}, or ValueError naming what is wrong."""
+    if not isinstance(data, dict):
+        raise ValueError("a message must be a JSON object")
+    unknown = sorted(set(data) - {"text", "tool_calls"})
+    if unknown:
+        raise ValueError(f"unknown fields: {', '.join(unknown)}")
+    text = data.get("text", "")
+    calls = data.get("tool_calls", [])
+    if not isinstance(text, str):
+        raise ValueError("text must be a string")
+    if not isinstance(calls, list) or not all(isinstance(c, dict) and "name" in c for c in calls):
+        raise ValueError("tool_calls must be a list of objects with a name")
+    return ModelMessage(
+        text,
+        tuple(ToolCall(str(c.get("id", f"call-{i + 1}")), c["name"], c.get("arguments", {})) for i, c in enumerate(calls)),
+    )
+
+
+def _content(content):
+    """A result's content as JSON: a value that is not finite is null ("not measured")."""
+    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in content.items()}
+
+
+class InteractiveClient:
+    secrets = ()
+
+    def __init__(self, stdin=None, stdout=None, model=MODEL):
+        self.model = model
+        self._in = stdin if stdin is not None else sys.stdin
+        self._out = stdout if stdout is not None else sys.stdout
+
+    def _say(self, data):
+        self._out.write(json.dumps(data, allow_nan=False) + "\n")
+        self._out.flush()
+
+    def complete(self, system, conversation, tools):
+        results = []
+        for item in reversed(conversation):
+            if item["role"] != "tool":
+                break
+            results.insert(0, item["result"])
+        if results:
+            self._say([{"call_id": r.call_id, "ok": r.ok, "content": _content(r.content)} for r in results])
+        for line in self._in:
+            if not line.strip():
+                continue
+            try:
+                return parse_message(line)
+            except ValueError as error:
+                self._say({"error": str(error)})
+        return ModelMessage("", ())
+
+
+def make_client(stdin=None, stdout=None):
+    return InteractiveClient(stdin, stdout)

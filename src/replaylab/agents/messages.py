@@ -1,0 +1,55 @@
+"""The shapes of a conversation between a model and the harness.
+
+`ToolCall.name` and `.arguments` hold whatever the model sent (any JSON value): they are data,
+never trusted, and are only ever checked by the allowlist.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: Any
+    arguments: Any
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """`ok=True` with a mapping of result names to numbers, or `ok=False` with {"error": text}."""
+
+    call_id: str
+    name: Any
+    ok: bool
+    content: dict
+
+
+@dataclass(frozen=True)
+class ModelMessage:
+    text: str
+    tool_calls: tuple = ()
+
+
+@dataclass(frozen=True)
+class Step:
+    message: ModelMessage
+    results: tuple = ()
+
+
+@dataclass(frozen=True)
+class Transcript:
+    model: str
+    system: str
+    task: str
+    steps: tuple = field(default_factory=tuple)
+    finished: bool = False
+
+
+def conversation_for(task, steps):
+    """The request a model receives next: the task, then each message followed by its results."""
+    conversation = [{"role": "user", "content": task}]
+    for step in steps:
+        conversation.append({"role": "assistant", "message": step.message})
+        conversation.extend({"role": "tool", "result": result} for result in step.results)
+    return conversation

@@ -1,0 +1,253 @@
+"""Recording files: strict loading against the JSON schema, and atomic writing.
+
+This is the one module of the harness that opens, writes, renames and syncs files.
+"""
+
+import datetime
+import json
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+
+from replaylab import __version__
+from replaylab.agents.messages import ModelMessage, Step, ToolCall, ToolResult, Transcript
+from replaylab.agents.secrets import clean, clean_text
+
+FORMAT = "replaylab-recording/1"
+KINDS = ("provider-api", "interactive", "scripted", "authored")
+LABELS = {
+    "provider-api": "Recorded run",
+    "interactive": "Recorded run",
+    "scripted": "Scripted baseline (a program, not a language model)",
+    "authored": "Authored example, not a recorded model run",
+}
+
+
+class RecordingError(ValueError):
+    """A recording file that cannot be used; the text names the file, the field and the problem."""
+
+
+@dataclass
+class Recording:
+    lesson: str
+    run: str
+    variant: str
+    group: str
+    provenance: dict
+    transcript: Transcript
+    source: str = field(default="", compare=False)
+    replayed: dict | None = None  # in a transcript written by a replay: {"from": recording path, "tolerance": ...}
+
+    @property
+    def label(self):
+        return LABELS[self.provenance["kind"]]
+
+
+def schema():
+    text = resources.files("replaylab").joinpath("schemas/recording.schema.json").read_text("utf-8")
+    return json.loads(text)
+
+
+_VALIDATOR = None
+
+
+def _validator():
+    global _VALIDATOR
+    if _VALIDATOR is None:
+        _VALIDATOR = jsonschema.Draft202012Validator(schema())
+    return _VALIDATOR
+
+
+def json_path(parts):
+    """A JSON path such as $.steps[0].results[1].content."""
+    text = "$"
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return text
+
+
+class _NotFinite:
+    def __init__(self, literal):
+        self.literal = literal
+
+
+def _parse_float(literal):
+    """A float of the file; a literal too large for a float (1e999) is infinity, refused as NaN is."""
+    value = float(literal)
+    return value if math.isfinite(value) else _NotFinite(literal)
+
+
+def _find_not_finite(value, path=()):
+    if isinstance(value, _NotFinite):
+        return path, value.literal
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = _find_not_finite(item, path + (key,))
+        if found:
+            return found
+    return None
+
+
+def parse(text, source):
+    """The validated JSON data of a recording's text, or `RecordingError`."""
+    try:
+        data = json.loads(text, parse_constant=_NotFinite, parse_float=_parse_float)
+    except json.JSONDecodeError as error:
+        raise RecordingError(f"{source}: not valid JSON: {error}") from None
+    found = _find_not_finite(data)
+    if found:
+        where, literal = found
+        raise RecordingError(
+            f"{source}: {json_path(where)}: {literal} is not allowed (standard JSON only; "
+            "a value that is not finite is recorded as null)"
+        )
+    errors = sorted(_validator().iter_errors(data), key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
+    if errors:
+        error = errors[0]
+        raise RecordingError(f"{source}: {json_path(error.absolute_path)}: {_describe(error)}")
+    for i, step in enumerate(data["steps"]):
+        if len(step["results"]) != len(step["tool_calls"]):
+            raise RecordingError(
+                f"{source}: {json_path(('steps', i, 'results'))}: {len(step['results'])} results "
+                f"for {len(step['tool_calls'])} tool calls"
+            )
+        for j, (call, result) in enumerate(zip(step["tool_calls"], step["results"])):
+            if result["call_id"] != call["id"]:
+                raise RecordingError(
+                    f"{source}: {json_path(('steps', i, 'results', j, 'call_id'))}: "
+                    f"{result['call_id']!r} does not match the call's id {call['id']!r}"
+                )
+    return data
+
+
+def _describe(error):
+    if error.validator == "additionalProperties":
+        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        return f"unknown field {', '.join(map(repr, extra))}"
+    if error.validator == "required":
+        return error.message.replace("is a required property", "is missing")
+    return error.message
+
+
+def from_data(data, source=""):
+    steps = tuple(
+        Step(
+            ModelMessage(s["text"], tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in s["tool_calls"])),
+            tuple(
+                ToolResult(r["call_id"], c["name"], r["ok"], dict(r["content"]))
+                for c, r in zip(s["tool_calls"], s["results"])
+            ),
+        )
+        for s in data["steps"]
+    )
+    transcript = Transcript(data["provenance"]["model"], data["system"], data["task"], steps, data["finished"])
+    replayed = data.get("replayed")
+    return Recording(
+        data["lesson"], data["run"], data["variant"], data["group"], dict(data["provenance"]), transcript,
+        replayed["from"] if replayed else source, dict(replayed) if replayed else None,
+    )
+
+
+def load(path):
+    """Read and validate one recording file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RecordingError(f"{path}: no such file") from None
+    except UnicodeDecodeError as error:
+        raise RecordingError(f"{path}: not UTF-8 text ({error.reason})") from None
+    recording = from_data(parse(text, str(path)), str(path))
+    expected = path.stem
+    if recording.run != expected:
+        raise RecordingError(f"{path}: $.run: {recording.run!r} differs from the file name {expected!r}")
+    return recording
+
+
+def _number(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def to_data(recording):
+    t = recording.transcript
+    data = {
+        "format": FORMAT,
+        "lesson": recording.lesson,
+        "run": recording.run,
+        "variant": recording.variant,
+        "group": recording.group,
+        "provenance": recording.provenance,
+        "system": t.system,
+        "task": t.task,
+        "steps": [
+            {
+                "text": step.message.text,
+                "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in step.message.tool_calls],
+                "results": [
+                    {"call_id": r.call_id, "ok": r.ok, "content": {k: _number(v) for k, v in r.content.items()}}
+                    for r in step.results
+                ],
+            }
+            for step in t.steps
+        ],
+        "finished": t.finished,
+    }
+    if recording.replayed:
+        data["replayed"] = recording.replayed
+    return data
+
+
+def dumps(recording, secrets=()):
+    """The file's text: 2-space JSON, UTF-8, standard JSON only, cleaned of secrets."""
+    data = clean(to_data(recording), secrets)
+    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return clean_text(text, secrets)
+
+
+def save(recording, path, secrets=()):
+    """Write atomically: a temporary file in the same folder, synced, then renamed over the target."""
+    text = dumps(recording, secrets)
+    parse(text, str(path))  # never write a file that would not load
+    write_atomic(path, text)
+
+
+def write_atomic(path, text):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+def provenance(kind, model, how, **extra):
+    if kind not in KINDS:
+        raise ValueError(f"unknown provenance kind {kind!r}")
+    data = {
+        "kind": kind,
+        "model": model,
+        "how": how,
+        "recorded": datetime.date.today().isoformat(),
+        "replaylab": __version__,
+    }
+    data.update({k: v for k, v in extra.items() if v is not None})
+    return data

@@ -1,0 +1,98 @@
+"""Replay: run a recording's messages through the current code and compare every result.
+
+A difference beyond the tolerance is a `ReplayMismatch` whose text names the step, the tool, both
+values and the command that records the run again.
+"""
+
+import math
+
+from replaylab.agents import loop
+from replaylab.agents.clients.replay import OutOfMessages, RecordedMessagesClient
+
+DEFAULT_TOLERANCE = 1e-6
+
+
+class ReplayMismatch(Exception):
+    """The recomputed run differs from the recorded one."""
+
+
+def rerecord_command(recording):
+    """The real command that records this run again, by the kind of its provenance."""
+    kind = recording.provenance["kind"]
+    lesson, run = recording.lesson, recording.run
+    source = recording.source or f"recordings/{lesson}/{run}.json"
+    if kind == "authored":
+        return f"replaylab record {lesson} --provider authored --from {source} --out {source}"
+    if kind == "scripted":
+        seed = recording.provenance.get("seed", 0)
+        return f"replaylab record {lesson} --variant {recording.variant} --provider scripted --seed {seed} --run {run}"
+    if kind == "interactive":
+        return f"replaylab session {lesson} --variant {recording.variant} --run {run}"
+    return (
+        f"replaylab record {lesson} --variant {recording.variant} --provider openai "
+        f"--model {recording.provenance['model']} --run {run}"
+    )
+
+
+def replay(recording, variant, tolerance=DEFAULT_TOLERANCE, **settings):
+    """The transcript recomputed by the current code; `ReplayMismatch` if it differs from the recording.
+
+    `variant` gives the prompts, the allowlist (built with `settings`) and the step limit.
+    """
+    recorded = recording.transcript
+    command = rerecord_command(recording)
+
+    def fail(text):
+        raise ReplayMismatch(f"{text}. If the change is intended, record the run again with: {command}")
+
+    if recorded.system != variant.system:
+        fail("the system prompt has changed since the run was recorded")
+    if recorded.task != variant.task:
+        fail("the task has changed since the run was recorded")
+    client = RecordedMessagesClient([s.message for s in recorded.steps], recorded.model)
+    try:
+        now = loop.run(client, variant.system, variant.task, variant.allowlist(**settings), variant.max_steps)
+    except OutOfMessages as error:
+        fail(f"the recording ends before the run does ({error})")
+    if len(now.steps) != len(recorded.steps):
+        fail(f"the run had {len(recorded.steps)} steps when recorded and has {len(now.steps)} now")
+    for number, (old, new) in enumerate(zip(recorded.steps, now.steps), start=1):
+        for old_result, new_result in zip(old.results, new.results):
+            difference = compare_result(old_result, new_result, tolerance)
+            if difference:
+                fail(f"step {number}, tool {old_result.name}: {difference}")
+    return now
+
+
+def compare_result(old, new, tolerance):
+    """What differs between a recorded and a recomputed result, or None when they agree."""
+    if old.ok != new.ok:
+        if old.ok:
+            return "the call was accepted when recorded and is rejected now"
+        return "the call was rejected when recorded and is accepted now"
+    if not old.ok:
+        return None  # refusal texts are not compared
+    if set(old.content) != set(new.content):
+        return f"the result keys were {sorted(old.content)} when recorded and are {sorted(new.content)} now"
+    for key, was in old.content.items():
+        now = _stored(new.content[key])
+        if not _same(was, now, tolerance):
+            return f"{key} was {was!r} when recorded and is {now!r} now (tolerance {tolerance:g})"
+    return None
+
+
+def _stored(value):
+    """A recomputed value as the file stores it: not finite becomes None ("not measured")."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _same(was, now, tolerance):
+    if was is None or now is None:
+        return was is None and now is None
+    if isinstance(was, bool) or isinstance(now, bool):
+        return was is now
+    if isinstance(was, (int, float)) and isinstance(now, (int, float)):
+        return math.isclose(was, now, rel_tol=tolerance, abs_tol=tolerance)
+    return was == now

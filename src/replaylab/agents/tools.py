@@ -1,0 +1,173 @@
+"""Tools and the allowlist: the only way a model's request reaches a simulation.
+
+Every text here is part of the harness's behaviour (the model reads it, the pages print it) and
+follows harness.md exactly. A model's tool name is only ever used as a key of the allowlist.
+"""
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+from replaylab.agents.messages import ToolResult
+
+
+class Refused(Exception):
+    """A call the allowlist does not run; its text is what the model reads."""
+
+
+def _shown_number(value):
+    if isinstance(value, int):
+        try:
+            return str(value)
+        except ValueError:  # longer than Python prints by default (4300 digits)
+            return f"an integer of {_digit_count(value)} digits"
+    text = f"{value:g}"
+    return text if float(text) == value else repr(value)
+
+
+def _shown_name(name):
+    try:
+        return repr(name)
+    except ValueError:  # holds an int longer than Python prints (4300 digits)
+        if isinstance(name, int):
+            return _shown_number(name)
+        return f"a {type(name).__name__} holding an integer too long to print"
+
+
+def _digit_count(value):
+    value = abs(value)
+    digits = int(math.log10(value)) + 1
+    if 10 ** (digits - 1) > value:
+        digits -= 1
+    elif 10**digits <= value:
+        digits += 1
+    return digits
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A bounded number; `integer=True` refuses floats, even 3.0."""
+
+    name: str
+    description: str
+    low: float
+    high: float
+    integer: bool = False
+
+    def validate(self, value):
+        name = self.name
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise Refused(f"{name} must be a number, got {type(value).__name__}")
+        if self.integer and isinstance(value, float):
+            raise Refused(f"{name} must be an integer, got {value!r}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise Refused(f"{name} must be finite, got {value!r}")
+        if not self.low <= value <= self.high:
+            raise Refused(
+                f"{name} must be between {self.low:g} and {self.high:g}, got {_shown_number(value)}"
+            )
+        return value
+
+    def spec(self):
+        return {
+            "type": "integer" if self.integer else "number",
+            "description": self.description,
+            "minimum": self.low,
+            "maximum": self.high,
+        }
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One of a fixed list of names (case- and space-sensitive)."""
+
+    name: str
+    description: str
+    options: tuple
+
+    def validate(self, value):
+        if not isinstance(value, str) or value not in self.options:
+            shown = value if isinstance(value, str) else type(value).__name__
+            raise Refused(f"{self.name} must be one of {', '.join(self.options)}, got {shown!r}")
+        return value
+
+    def spec(self):
+        return {"type": "string", "description": self.description, "enum": list(self.options)}
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    parameters: tuple
+    function: Callable
+
+    def validate(self, arguments):
+        """The arguments as the function receives them, or `Refused` with the reason."""
+        if not isinstance(arguments, dict):
+            raise Refused(f"the arguments must be an object, got {type(arguments).__name__}")
+        declared = [p.name for p in self.parameters]
+        unknown = sorted((str(k) for k in arguments if k not in declared))
+        if unknown:
+            raise Refused(f"unknown arguments: {', '.join(unknown)}")
+        missing = sorted(n for n in declared if n not in arguments)
+        if missing:
+            raise Refused(f"missing arguments: {', '.join(missing)}")
+        return {p.name: p.validate(arguments[p.name]) for p in self.parameters}
+
+    def spec(self):
+        """The JSON schema the model sees."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": {
+                "type": "object",
+                "properties": {p.name: p.spec() for p in self.parameters},
+                "required": [p.name for p in self.parameters],
+                "additionalProperties": False,
+            },
+        }
+
+
+class Allowlist:
+    """Named tools and an optional budget of experiments; each new allowlist has a fresh budget."""
+
+    def __init__(self, tools, budget=None):
+        self.tools = {}
+        for tool in tools:
+            if tool.name in self.tools:
+                raise ValueError(f"duplicate tool name: {tool.name}")
+            self.tools[tool.name] = tool
+        if budget is not None and budget < 1:
+            raise ValueError(f"the budget must be at least 1, got {budget}")
+        self.budget = budget
+        self.used = 0
+
+    def specs(self):
+        return [tool.spec() for tool in self.tools.values()]
+
+    def check(self, name, arguments):
+        """The tool and validated arguments of a call, or `Refused`. Runs nothing, costs nothing."""
+        if not isinstance(name, str) or name not in self.tools:
+            raise Refused(f"{_shown_name(name)} is not an allowed tool")
+        tool = self.tools[name]
+        return tool, tool.validate(arguments)
+
+    def dispatch(self, call):
+        """Run one call if it passes, and return its `ToolResult` (never raises for bad input)."""
+        try:
+            tool, arguments = self.check(call.name, call.arguments)
+            if self.budget is not None and self.used >= self.budget:
+                raise Refused(f"the budget of {self.budget} experiments is spent")
+        except Refused as refusal:
+            return refused(call, str(refusal))
+        self.used += 1
+        try:
+            content = tool.function(**arguments)
+        except (ValueError, RuntimeError) as error:
+            return refused(call, str(error))
+        return ToolResult(call.id, call.name, True, dict(content))
+
+
+def refused(call, reason):
+    return ToolResult(call.id, call.name, False, {"error": reason})

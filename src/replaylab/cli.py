@@ -1,0 +1,274 @@
+"""The `replaylab` command. Exit codes: 0 ok, 1 unexpected error, 2 invalid input, 3 refused or mismatched."""
+
+import argparse
+import os
+import json
+import sys
+from pathlib import Path
+
+from replaylab import __version__
+from replaylab.agents import loop
+from replaylab.agents import recording as recording_io
+from replaylab.agents.clients import load_provider
+from replaylab.agents.clients.interactive import message_from_data
+from replaylab.agents.messages import ToolCall
+from replaylab.agents.replay import DEFAULT_TOLERANCE, ReplayMismatch, replay
+from replaylab.lessons import LESSONS, lab, variant
+
+OK, UNEXPECTED, INVALID, REFUSED = 0, 1, 2, 3
+
+
+class InvalidInput(Exception):
+    """Input the user can fix: one line, exit code 2."""
+
+
+def _print_json(data):
+    print(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=str))
+
+
+def _number_text(value):
+    return f"{value:.6g}" if isinstance(value, float) else repr(value)
+
+
+def _call_text(call):
+    if isinstance(call.arguments, dict):
+        arguments = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
+    else:
+        arguments = repr(call.arguments)
+    return f"{call.name}({arguments})" if isinstance(call.name, str) else f"{call.name!r}({arguments})"
+
+
+def _result_text(result):
+    if not result.ok:
+        return f"refused: {result.content['error']}"
+    return ", ".join(f"{k} {_number_text(v)}" for k, v in result.content.items())
+
+
+def print_step(number, step, stream=sys.stdout):
+    """One message and its results, as a person follows a run."""
+    text = step.message.text.strip()
+    print(f"step {number}: {text if text else '(no text)'}", file=stream)
+    for call, result in zip(step.message.tool_calls, step.results):
+        print(f"  {_call_text(call)} -> {_result_text(result)}", file=stream)
+
+
+def _tool_specs(lesson):
+    return {name: {"budget": v.budget, "max_steps": v.max_steps, "tools": v.allowlist().specs()} for name, v in lab(lesson).VARIANTS.items()}
+
+
+def cmd_tools(args):
+    specs = _tool_specs(args.lesson)
+    if args.json:
+        _print_json(specs)
+        return OK
+    for name, spec in specs.items():
+        budget = f", budget {spec['budget']} experiments" if spec["budget"] else ""
+        print(f"{args.lesson} / {name}: at most {spec['max_steps']} messages{budget}")
+        for tool in spec["tools"]:
+            parameters = []
+            for pname, p in tool["parameters"]["properties"].items():
+                if "enum" in p:
+                    parameters.append(f"{pname} in {{{', '.join(p['enum'])}}}")
+                else:
+                    kind = "integer" if p["type"] == "integer" else "number"
+                    parameters.append(f"{pname} {kind} {p['minimum']:g}..{p['maximum']:g}")
+            print(f"  {tool['name']}({', '.join(parameters)}): {tool['description']}")
+    return OK
+
+
+def cmd_call(args):
+    try:
+        arguments = json.loads(args.arguments)
+    except json.JSONDecodeError as error:
+        raise InvalidInput(f"the arguments are not valid JSON: {error}") from None
+    result = lab(args.lesson).all_tools().dispatch(ToolCall("1", args.tool, arguments))
+    _print_json({"ok": result.ok, "content": result.content})
+    return OK if result.ok else REFUSED
+
+
+def _load(path):
+    from replaylab.pipeline import check_recording
+
+    return check_recording(path)
+
+
+def cmd_replay(args):
+    run = _load(args.recording)
+    try:
+        transcript = replay(run, variant(run.lesson, run.variant), args.tolerance)
+    except ReplayMismatch as mismatch:
+        print(f"replaylab: {args.recording}: {mismatch}", file=sys.stderr)
+        return REFUSED
+    replayed = recording_io.Recording(run.lesson, run.run, run.variant, run.group, run.provenance, transcript, run.source)
+    if args.json:
+        _print_json(recording_io.to_data(replayed))
+        return OK
+    results = [r for s in transcript.steps for r in s.results]
+    ran = sum(r.ok for r in results)
+    print(f"{run.lesson}/{run.run} ({run.label}; messages by: {run.provenance['model']})")
+    print(
+        f"replayed {len(results)} calls ({ran} ran, {len(results) - ran} refused): every result agrees "
+        f"with the recording within {args.tolerance:g}"
+    )
+    for number, step in enumerate(transcript.steps, start=1):
+        print_step(number, step)
+    print("finished" if transcript.finished else "stopped at the step limit (not finished)")
+    return OK
+
+
+def _live_path(lesson, run, out):
+    return Path(out) if out else Path("results") / "live" / lesson / f"{run}.json"
+
+
+def _save_run(lesson, name, variant_name, group, provenance, transcript, out, as_json):
+    path = _live_path(lesson, name, out)
+    run = recording_io.Recording(lesson, name, variant_name, group, provenance, transcript, str(path))
+    recording_io.save(run, path)
+    if as_json:
+        _print_json({"written": str(path), "finished": transcript.finished, "steps": len(transcript.steps)})
+    else:
+        print(f"wrote {path} ({len(transcript.steps)} messages, {'finished' if transcript.finished else 'not finished'})")
+    return OK
+
+
+def cmd_session(args):
+    v = variant(args.lesson, args.variant)
+    client = load_provider("interactive").make_client()
+    transcript = loop.run(client, v.system, v.task, v.allowlist(), v.max_steps)
+    how = "A person or a program typed each message as a JSON line into `replaylab session`; the harness computed every result."
+    provenance = recording_io.provenance("interactive", client.model, how)
+    path = _live_path(args.lesson, args.run, args.out)
+    recording_io.save(recording_io.Recording(args.lesson, args.run, args.variant, args.group, provenance, transcript, str(path)), path)
+    print(f"wrote {path}", file=sys.stderr)
+    return OK
+
+
+def read_messages(path):
+    """The lesson, variant, group, run and messages of a recording or of a file of messages."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InvalidInput(f"{path}: no such file") from None
+    except json.JSONDecodeError as error:
+        raise InvalidInput(f"{path}: not valid JSON: {error}") from None
+    if isinstance(data, dict) and "format" in data:
+        run = recording_io.from_data(recording_io.parse(path.read_text(encoding="utf-8"), str(path)), str(path))
+        messages = [s.message for s in run.transcript.steps]
+        return {"lesson": run.lesson, "variant": run.variant, "group": run.group, "run": run.run}, messages
+    if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
+        raise InvalidInput(f"{path}: $.messages: a file of messages is an object with a list of messages")
+    unknown = sorted(set(data) - {"lesson", "variant", "group", "run", "messages"})
+    if unknown:
+        raise InvalidInput(f"{path}: $: unknown field {', '.join(map(repr, unknown))}")
+    messages = []
+    for i, item in enumerate(data["messages"]):
+        try:
+            messages.append(message_from_data(item))
+        except ValueError as error:
+            raise InvalidInput(f"{path}: $.messages[{i}]: {error}") from None
+    meta = {k: data[k] for k in ("lesson", "variant", "group", "run") if k in data}
+    return meta, messages
+
+
+def cmd_record(args):
+    if args.provider != "authored":
+        raise InvalidInput(f"--provider {args.provider}: only 'authored' records here so far (it needs --from FILE)")
+    if not args.source:
+        raise InvalidInput("--from FILE is required with --provider authored")
+    meta, messages = read_messages(args.source)
+    if meta.get("lesson", args.lesson) != args.lesson:
+        raise InvalidInput(f"{args.source}: $.lesson: {meta['lesson']!r}, but the command records lesson {args.lesson!r}")
+    variant_name = args.variant or meta.get("variant", "default")
+    v = variant(args.lesson, variant_name)
+    name = args.run or meta.get("run") or Path(args.source).stem
+    group = args.group or meta.get("group", "reference")
+    authored = load_provider("authored")
+    client = authored.make_client(messages)
+    on_step = None if args.json else (lambda step, n=[0]: (n.__setitem__(0, n[0] + 1), print_step(n[0], step)))
+    transcript = loop.run(client, v.system, v.task, v.allowlist(), v.max_steps, on_step=on_step)
+    provenance = recording_io.provenance("authored", client.model, authored.HOW)
+    return _save_run(args.lesson, name, variant_name, group, provenance, transcript, args.out, args.json)
+
+
+def cmd_build(args):
+    from replaylab.pipeline import build
+
+    lessons = args.lessons or list(LESSONS)
+    for lesson in lessons:
+        lab(lesson)
+    build(lessons, args.recordings, args.results, args.tolerance, progress=(lambda text: None) if args.json else print)
+    if args.json:
+        _print_json({"results": args.results, "lessons": lessons})
+    return OK
+
+
+def parser():
+    main = argparse.ArgumentParser(prog="replaylab", description=__doc__)
+    main.add_argument("--version", action="version", version=f"replaylab {__version__}")
+    verbs = main.add_subparsers(dest="verb", required=True, metavar="VERB")
+
+    def verb(name, function, help_text):
+        sub = verbs.add_parser(name, help=help_text, description=help_text)
+        sub.add_argument("--json", action="store_true", help="machine-readable output")
+        sub.set_defaults(function=function)
+        return sub
+
+    sub = verb("tools", cmd_tools, "print the allowlist(s) of a lesson as the model sees them")
+    sub.add_argument("lesson", metavar="LESSON", help=", ".join(LESSONS))
+    sub = verb("call", cmd_call, "run one tool call through a fresh allowlist with all of a lesson's tools")
+    sub.add_argument("lesson", metavar="LESSON")
+    sub.add_argument("tool", metavar="TOOL")
+    sub.add_argument("arguments", metavar="JSON-ARGUMENTS")
+    sub = verb("replay", cmd_replay, "replay one recording and print the run with recomputed results")
+    sub.add_argument("recording", metavar="RECORDING")
+    sub.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE, help="relative and absolute (default 1e-6)")
+    sub = verb("session", cmd_session, "record a run typed as JSON lines on stdin (results/live/LESSON/RUN.json)")
+    sub.add_argument("lesson", metavar="LESSON")
+    sub.add_argument("--variant", default="default")
+    sub.add_argument("--run", default="session")
+    sub.add_argument("--group", default="live")
+    sub.add_argument("--out", help="where to write (default results/live/LESSON/RUN.json)")
+    sub = verb("record", cmd_record, "record a run with a provider (authored: the messages of --from FILE)")
+    sub.add_argument("lesson", metavar="LESSON")
+    sub.add_argument("--provider", default="authored")
+    sub.add_argument("--from", dest="source", metavar="FILE", help="a recording or a file of messages")
+    sub.add_argument("--run", help="the run's name (default: from FILE)")
+    sub.add_argument("--variant", help="default: from FILE, else 'default'")
+    sub.add_argument("--group", help="default: from FILE, else 'reference'")
+    sub.add_argument("--out", help="where to write (default results/live/LESSON/RUN.json)")
+    sub = verb("build", cmd_build, "compute every result of the lessons in one process, without Snakemake")
+    sub.add_argument("lessons", nargs="*", metavar="LESSON")
+    sub.add_argument("--recordings", default="recordings")
+    sub.add_argument("--results", default="results")
+    sub.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE)
+    return main
+
+
+def main(argv=None):
+    args = parser().parse_args(argv)
+    try:
+        if hasattr(args, "lesson"):
+            lab(args.lesson)
+        return args.function(args)
+    except (InvalidInput, ValueError) as error:  # RecordingError and UnknownLesson are ValueErrors
+        print(f"replaylab: {error}", file=sys.stderr)
+        return INVALID
+    except ReplayMismatch as mismatch:
+        print(f"replaylab: {mismatch}", file=sys.stderr)
+        return REFUSED
+    except BrokenPipeError:  # the reader (e.g. `head`) went away: not an error of ours
+        sys.stderr.close()
+        return OK
+    except KeyboardInterrupt:
+        print("replaylab: interrupted; nothing half-written was kept", file=sys.stderr)
+        return UNEXPECTED
+    except Exception as error:  # a bug: one line, and the traceback only on request
+        print(f"replaylab: unexpected error: {type(error).__name__}: {error}", file=sys.stderr)
+        if "REPLAYLAB_DEBUG" in os.environ:
+            raise
+        return UNEXPECTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

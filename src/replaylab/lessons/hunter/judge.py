@@ -1,0 +1,104 @@
+"""The hunter's judge: the verdict on a claim, computed from the arguments of the agent's experiments.
+
+It never reads the model's text and never trusts a stored result (physics.md 2.5).
+"""
+
+import dataclasses
+import math
+
+from replaylab.lessons import accepted_calls, shown
+from replaylab.lessons.hunter import lab
+
+STRICTER_LIMIT = 0.035  # the exercise's stricter claim: 3.5 % instead of 4 %
+EVIDENCE = "numerically verified: the simulated oscillator, {method}, {steps} steps per period, {periods} periods"
+
+
+def _experiment(arguments, value):
+    return {**arguments, "value": shown(value, f"{value:.6g}")}
+
+
+def hunt_verdict(transcript, claim):
+    tool = lab.drift_tool()
+    tested, witness, closest = 0, None, None
+    for _, call, arguments in accepted_calls(transcript, {tool.name: tool}):
+        if call.name != claim.tool or tested >= claim.budget:
+            continue
+        if not claim.covers(arguments):
+            continue
+        value = tool.function(**arguments)[claim.key]
+        if not math.isfinite(value):
+            continue
+        tested += 1
+        if witness is None and not claim.holds_on(value):
+            witness = (arguments, value)
+        if closest is None or value > closest[1]:
+            closest = (arguments, value)
+    verdict = {
+        "claim": claim.name,
+        "statement": claim.statement,
+        "limit": claim.limit,
+        "tested": tested,
+        "outcome": "counterexample" if witness else "inconclusive",
+        "witness": _experiment(*witness) if witness else None,
+        "closest": _experiment(*closest) if closest else None,
+    }
+    if witness:
+        arguments = witness[0]
+        verdict["evidence"] = EVIDENCE.format(
+            method=arguments["method"], steps=arguments["steps_per_period"], periods=arguments["periods"]
+        )
+    else:
+        verdict["evidence"] = None
+    return verdict
+
+
+def judge(runs):
+    """The verdict of each replayed hunt against its own claim, and the probes of the verdict's honesty."""
+    verdicts = {}
+    for run in runs:
+        claim = lab.CLAIMS[run.variant]
+        verdicts[run.run] = {
+            "verdict": hunt_verdict(run.transcript, claim),
+            "words_ignored": words_ignored(run.transcript, claim),
+        }
+        if run.variant == "open":
+            stricter = dataclasses.replace(
+                claim, name="open-stricter", limit=STRICTER_LIMIT,
+                statement=claim.statement.replace("within 4 %", "within 3.5 %"),
+            )
+            verdicts[run.run]["stricter_claim"] = hunt_verdict(run.transcript, stricter)
+    return verdicts
+
+
+def _with_last_text(transcript, text):
+    last = transcript.steps[-1]
+    steps = transcript.steps[:-1] + (dataclasses.replace(last, message=dataclasses.replace(last.message, text=text)),)
+    return dataclasses.replace(transcript, steps=steps)
+
+
+def _with_stored_results(transcript, value):
+    steps = tuple(
+        dataclasses.replace(
+            step,
+            results=tuple(
+                dataclasses.replace(r, content={k: value for k in r.content}) if r.ok else r for r in step.results
+            ),
+        )
+        for step in transcript.steps
+    )
+    return dataclasses.replace(transcript, steps=steps)
+
+
+BOAST = "I found a counterexample: the claim is false, the energy drifts far beyond the limit."
+
+
+def words_ignored(transcript, claim):
+    """The verdict again, after the last text is emptied, replaced by a boast, and results forged to 0.9."""
+    if not transcript.steps:
+        return []
+    probes = (
+        ("last text emptied", _with_last_text(transcript, "")),
+        ("last text replaced by a boast of a counterexample", _with_last_text(transcript, BOAST)),
+        ("every stored result overwritten by 0.9", _with_stored_results(transcript, 0.9)),
+    )
+    return [{"probe": what, "outcome": hunt_verdict(changed, claim)["outcome"]} for what, changed in probes]

@@ -1,0 +1,101 @@
+"""The hunter lab: the drift tool, the two claims, and the prompts of a hunt."""
+
+from dataclasses import dataclass
+
+from replaylab.agents.tools import Allowlist, Choice, Parameter, Tool
+from replaylab.lessons import Variant
+from replaylab.physics.drift import max_energy_drift
+from replaylab.physics.integrators import STEPPERS
+
+BUDGET = 8
+MAX_STEPS = 12
+TOOL_NAME = "oscillator_energy_drift"
+RESULT_KEY = "max_energy_drift"
+PARAMETERS = (
+    Choice("method", "the integrator", tuple(STEPPERS)),
+    Parameter("steps_per_period", "integration steps per oscillation period", 4, 200, integer=True),
+    Parameter("periods", "number of periods simulated", 1, 50, integer=True),
+)
+
+
+def drift_tool():
+    def oscillator_energy_drift(method, steps_per_period, periods):
+        return {RESULT_KEY: max_energy_drift(method, steps_per_period, periods)}
+
+    return Tool(
+        TOOL_NAME,
+        "Largest relative energy error |E/E0 - 1| of the oscillator (m = 0.5 kg, k = 2 N/m, "
+        "released from rest at 1 m) over the whole run.",
+        PARAMETERS,
+        oscillator_energy_drift,
+    )
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A statement about a tool's result over a domain; one experiment above the limit refutes it."""
+
+    name: str
+    statement: str
+    tool: str
+    fixed: dict
+    ranges: dict
+    key: str
+    limit: float
+    budget: int
+
+    def covers(self, arguments):
+        if any(arguments.get(k) != v for k, v in self.fixed.items()):
+            return False
+        return all(k in arguments and low <= arguments[k] <= high for k, (low, high) in self.ranges.items())
+
+    def holds_on(self, value):
+        return value <= self.limit
+
+
+DOMAIN = {"steps_per_period": (16, 200), "periods": (1, 50)}
+CLAIMS = {
+    "false": Claim(
+        "false",
+        "Symplectic Euler keeps the oscillator's energy within 5 % of its initial value for every "
+        "run of 16 to 200 steps per period and 1 to 50 periods.",
+        TOOL_NAME, {"method": "symplectic Euler"}, DOMAIN, RESULT_KEY, 0.05, BUDGET,
+    ),
+    "open": Claim(
+        "open",
+        "Velocity Verlet keeps the oscillator's energy within 4 % of its initial value for every "
+        "run of 16 to 200 steps per period and 1 to 50 periods.",
+        TOOL_NAME, {"method": "velocity Verlet"}, DOMAIN, RESULT_KEY, 0.04, BUDGET,
+    ),
+}
+
+SYSTEM = (
+    "You hunt for counterexamples. You are given a claim about a numerical integrator and a tool "
+    "that measures the largest energy error of a simulated oscillator. Each call of the tool is "
+    "one experiment; you have a fixed budget of experiments, and calls outside the tool's bounds "
+    "are refused. Use at most 4 tool calls per message. Look for one experiment inside the claim's "
+    "domain whose result breaks the claim. When you stop, answer without calling a tool and say "
+    "whether you found a counterexample."
+)
+
+
+def task(claim):
+    return (
+        f"The claim: {claim.statement} You may run at most {claim.budget} experiments with "
+        f"{claim.tool}. Find a counterexample if one exists."
+    )
+
+
+def tools():
+    return [drift_tool()]
+
+
+VARIANTS = {
+    name: Variant(name, SYSTEM, task(claim), tools, budget=BUDGET, max_steps=MAX_STEPS)
+    for name, claim in CLAIMS.items()
+}
+
+
+def all_tools():
+    """Every tool of the lesson on a fresh allowlist (with its fresh budget)."""
+    return Allowlist(tools(), budget=BUDGET)

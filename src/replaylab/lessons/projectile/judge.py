@@ -1,0 +1,79 @@
+"""What the build decides about a projectile run, from numbers it recomputes (never the model's words)."""
+
+import numpy as np
+
+from replaylab.agents.replay import ReplayMismatch, replay
+from replaylab.lessons import accepted_calls, shown
+from replaylab.lessons.projectile import lab
+from replaylab.physics import projectile
+
+GRID_STEP = 0.25  # degrees
+GRID_MARGIN = 2  # degrees below and above the agent's bracket
+ROUGH_FACTOR = 1.01
+EVIDENCE = "numerically verified: the simulated tennis ball, explicit Euler, no measurement"
+
+
+def agent_conclusion(transcript):
+    """Check the agent's bracket against an independent quarter-degree scan (physics.md 1.5)."""
+    tools = {t.name: t for t in lab.tools()}
+    calls = [
+        args
+        for _, call, args in accepted_calls(transcript, tools)
+        if call.name == "range_with_drag" and args["speed"] == lab.SPEED
+    ]
+    if not calls:
+        return {"checkable": False, "reason": "the agent made no accepted range_with_drag call at 25 m/s"}
+    smallest = min(args["dt"] for args in calls)
+    at_smallest = {}
+    for args in calls:
+        if args["dt"] == smallest:
+            at_smallest[args["angle"]] = projectile.range_with_drag(args["speed"], args["angle"], smallest)
+    if len(at_smallest) < 2:
+        return {
+            "checkable": False,
+            "smallest_dt": smallest,
+            "reason": f"fewer than two distinct angles at the smallest dt the agent used ({smallest:g} s)",
+        }
+    ranked = sorted(at_smallest.items(), key=lambda item: item[1])
+    low, high = sorted(angle for angle, _ in ranked[-2:])
+    grid = np.arange(low - GRID_MARGIN, high + GRID_MARGIN + 1e-9, GRID_STEP)
+    ranges = projectile.ranges_with_drag(lab.SPEED, grid, smallest)
+    best = int(np.argmax(ranges))
+    best_angle, best_range = float(grid[best]), float(ranges[best])
+    range_45 = projectile.range_with_drag(lab.SPEED, 45.0, smallest)
+    gain = best_range - range_45
+    gain_percent = (100 * gain) / range_45
+    inside = low <= best_angle <= high
+    return {
+        "checkable": True,
+        "smallest_dt": smallest,
+        "at_smallest": [{"angle": a, "range_m": shown(r, f"{r:.6g}")} for a, r in sorted(at_smallest.items())],
+        "bracket": [low, high],
+        "grid": [{"angle": float(a), "range_m": float(r)} for a, r in zip(grid, ranges)],
+        "best_angle": shown(best_angle, f"{best_angle:.2f}"),
+        "best_range_m": shown(best_range, f"{best_range:.4g}"),
+        "range_at_45_m": shown(range_45, f"{range_45:.4g}"),
+        "gain_m": shown(gain, f"{gain:.4g}"),
+        "gain_percent": shown(gain_percent, f"{gain_percent:.4g}"),
+        "inside": inside,
+        "verdict": "verified" if inside else "refuted",
+        "evidence": EVIDENCE if inside else None,
+    }
+
+
+def rough_ball(run, tolerance):
+    """Replay the run against a ball with 1.01 times the drag: the replay must catch the change."""
+    variant = lab.VARIANTS[run.variant]
+    try:
+        replay(run, variant, tolerance, drag=ROUGH_FACTOR * projectile.DRAG)
+    except ReplayMismatch as mismatch:
+        return {"caught": True, "drag_factor": ROUGH_FACTOR, "message": str(mismatch)}
+    return {"caught": False, "drag_factor": ROUGH_FACTOR, "message": ""}
+
+
+def judge(runs, tolerance):
+    """Per replayed run: its agent-conclusion check and the rough-ball replay."""
+    return {
+        run.run: {"conclusion": agent_conclusion(run.transcript), "rough_ball": rough_ball(run, tolerance)}
+        for run in runs
+    }

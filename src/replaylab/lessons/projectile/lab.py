@@ -1,0 +1,72 @@
+"""The projectile lab: the prompts, the tools with their bounds, and the allowlist of a run."""
+
+from replaylab.agents.tools import Allowlist, Parameter, Tool
+from replaylab.lessons import Variant
+from replaylab.physics import projectile
+
+SPEED = 25  # m/s, the speed of the lesson's question
+SPEED_PARAMETER = Parameter("speed", "launch speed, m/s", 1, 50)
+ANGLE_PARAMETER = Parameter("angle", "launch angle above the horizontal, degrees", 1, 89)
+DT_PARAMETER = Parameter("dt", "time step of the explicit Euler integration, s", 0.001, 0.05)
+MAX_STEPS = 12
+
+SYSTEM = (
+    "You are a careful experimental physicist with a simulator of a tennis ball (58 g, 6.7 cm) "
+    "flying through air with quadratic drag, launched from the ground. You can only act through "
+    "the tools you are given; every call is checked against their bounds before it runs. The "
+    "simulator integrates the flight with explicit Euler steps of size dt, so its answers depend "
+    "on dt: before you trust a result, check that it no longer changes when dt gets smaller. "
+    "Use at most 4 tool calls per message. When you are done, answer without calling a tool."
+)
+TASK = (
+    f"At a launch speed of {SPEED} m/s, which launch angle throws this ball the furthest? "
+    "Give the answer to within one degree, as the two whole-degree angles that bracket the best "
+    "angle, and say how you checked convergence in dt."
+)
+
+
+def tools(drag=projectile.DRAG):
+    """The two tools of a run; `drag` replaces the ball's drag constant (the rough-ball demo)."""
+
+    def range_with_drag(speed, angle, dt):
+        return {"range_m": projectile.range_with_drag(speed, angle, dt, drag)}
+
+    def range_without_drag(speed, angle):
+        return {"range_m": projectile.range_without_drag(speed, angle)}
+
+    return [
+        Tool(
+            "range_with_drag",
+            "Horizontal distance (m) at which the ball lands, simulated with drag and time step dt.",
+            (SPEED_PARAMETER, ANGLE_PARAMETER, DT_PARAMETER),
+            range_with_drag,
+        ),
+        Tool(
+            "range_without_drag",
+            "Exact horizontal distance (m) at which the ball would land in vacuum.",
+            (SPEED_PARAMETER, ANGLE_PARAMETER),
+            range_without_drag,
+        ),
+    ]
+
+
+def flight_time_tool():
+    """The exercise's new tool: same bounds as the others, added to the allowlist by code."""
+
+    def flight_time_without_drag(speed, angle):
+        return {"time_s": projectile.flight_time_without_drag(speed, angle)}
+
+    return Tool(
+        "flight_time_without_drag",
+        "Exact time of flight (s) of the ball in vacuum.",
+        (SPEED_PARAMETER, ANGLE_PARAMETER),
+        flight_time_without_drag,
+    )
+
+
+VARIANTS = {"default": Variant("default", SYSTEM, TASK, tools, budget=None, max_steps=MAX_STEPS)}
+
+
+def all_tools():
+    """Every tool of the lesson, exercise tools included, on a fresh allowlist."""
+    return Allowlist(tools() + [flight_time_tool()])

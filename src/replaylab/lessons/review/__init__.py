@@ -1,0 +1,1 @@
+"""Lesson `review`: three reviewer agents check two steppers; a recomputed failed check stands."""

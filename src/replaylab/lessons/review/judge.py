@@ -1,0 +1,113 @@
+"""The reviewers' verdicts, read from recomputed tool results only, and their resolution per piece.
+
+A failed recomputed check stands whoever passed the piece: no voting (physics.md 3.4).
+"""
+
+from dataclasses import dataclass
+
+from replaylab.agents.replay import ReplayMismatch, replay
+from replaylab.lessons import accepted_calls
+from replaylab.lessons.review import lab
+from replaylab.verification.checks import CHECK_NAMES
+
+EVIDENCE = "numerically verified: the simulated oscillator stepped by piece {piece}, no measurement"
+STRICT_EXACT = 1e-30
+
+
+@dataclass(frozen=True)
+class Verdict:
+    reviewer: str
+    candidate: int
+    check: str
+    measured: float
+    tolerance: float
+    passed: bool
+
+    def as_dict(self):
+        return {
+            "reviewer": self.reviewer,
+            "candidate": self.candidate,
+            "check": self.check,
+            "measured": {"value": self.measured, "shown": f"{self.measured:.3g}"},
+            "tolerance": {"value": self.tolerance, "shown": f"{self.tolerance:g}"},
+            "passed": self.passed,
+        }
+
+
+def check_of(name, arguments):
+    """The check a tool call runs, or None for a tool that is not a check (oscillator_error)."""
+    if name == "reproduce_check":
+        return CHECK_NAMES[arguments["check"] - 1]
+    if name.startswith("check_"):
+        return name[len("check_"):].replace("_", "-")
+    return None
+
+
+def verdicts(reviewer, transcript):
+    """The verdicts of one reviewer's run, each recomputed from the call's arguments."""
+    tools = {t.name: t for t in lab.all_tools().tools.values()}
+    found = []
+    for _, call, arguments in accepted_calls(transcript, tools):
+        check = check_of(call.name, arguments)
+        if check is None:
+            continue
+        content = tools[call.name].function(**arguments)
+        found.append(
+            Verdict(reviewer, arguments["candidate"], check, content["measured"], content["tolerance"], content["passed"] == 1.0)
+        )
+    return found
+
+
+def resolve(all_verdicts, candidate):
+    """The decision on one piece: rejected as soon as one recomputed check failed."""
+    mine = [v for v in all_verdicts if v.candidate == candidate]
+    outcomes = {}
+    for v in mine:
+        outcomes.setdefault(v.check, set()).add(v.passed)
+    failed = [c for c in CHECK_NAMES if False in outcomes.get(c, ())]
+    flagged = sorted({v.reviewer for v in mine if not v.passed})
+    clear = sorted({v.reviewer for v in mine} - set(flagged))
+    return {
+        "candidate": candidate,
+        "name": lab.PIECES[candidate].name,
+        "rejected": bool(failed),
+        "failed": failed,
+        "flagged_by": flagged,
+        "clear_by": clear,
+        "not_covered": [c for c in CHECK_NAMES if c not in outcomes],
+        "conflicts": [c for c in CHECK_NAMES if outcomes.get(c) == {True, False}],
+    }
+
+
+def with_evidence(resolution):
+    """A resolution of recomputed verdicts: a rejection is numerically verified."""
+    piece = resolution["candidate"]
+    return {**resolution, "evidence": EVIDENCE.format(piece=piece) if resolution["rejected"] else None}
+
+
+def replay_with_strict_exact(run, tolerance):
+    """Replay a run with the exact-check tolerance made 1e-30: the replay must notice the flipped pass flag."""
+    try:
+        replay(run, lab.VARIANTS[run.variant], tolerance, exact=STRICT_EXACT)
+    except ReplayMismatch as mismatch:
+        return {"exact": STRICT_EXACT, "caught": True, "message": str(mismatch)}
+    return {"exact": STRICT_EXACT, "caught": False, "message": ""}
+
+
+def judge(runs, tolerance):
+    """Verdicts per reviewer, the resolution of each piece per group, and the strict-tolerance replay."""
+    groups = {}
+    for run in runs:
+        groups.setdefault(run.group, []).append(run)
+    result = {}
+    for group, members in sorted(groups.items()):
+        found = [v for run in members for v in verdicts(run.variant, run.transcript)]
+        result[group] = {
+            "reviewers": {run.variant: run.run for run in members},
+            "verdicts": [v.as_dict() for v in found],
+            "resolution": [with_evidence(resolve(found, piece)) for piece in lab.PIECES],
+            "strict_replays": {
+                run.run: replay_with_strict_exact(run, tolerance) for run in members if run.variant == "physics"
+            },
+        }
+    return result

@@ -1,0 +1,117 @@
+"""The review lab: the two pieces of code, the check tools, and the three reviewers' prompts."""
+
+from replaylab.agents.tools import Allowlist, Parameter, Tool
+from replaylab.lessons import Variant
+from replaylab.physics.integrators import symplectic_euler
+from replaylab.verification import checks
+from replaylab.verification.faulty import build_mislabelled_symplectic
+
+MAX_STEPS = 12
+PIECES = {
+    1: checks.Candidate("symplectic Euler", lambda: symplectic_euler),
+    2: checks.Candidate("explicit Euler as symplectic", build_mislabelled_symplectic),
+}
+PIECE_CLAIMS = "claims to be symplectic Euler, of order 1, with bounded energy"
+CANDIDATE = Parameter("candidate", "the piece of code under review: 1 or 2", 1, 2, integer=True)
+CHECK_NUMBER = Parameter(
+    "check", "the check of the contract: 1 clock, 2 purity, 3 limits, 4 convergence-order, 5 bounded-energy",
+    1, 5, integer=True,
+)
+STEPS_PER_PERIOD = Parameter("steps_per_period", "integration steps per oscillation period", 20, 800, integer=True)
+
+CHECK_DESCRIPTIONS = {
+    "clock": "one step must advance the time by exactly dt",
+    "purity": "the same step twice, with unrelated steps between, must give the same result",
+    "limits": "no force gives uniform motion; a constant force gives the exact velocity",
+    "convergence-order": "the error must shrink at the claimed order as the step shrinks",
+    "bounded-energy": "the energy error late in a long run may not grow beyond 1.5 times the early one",
+}
+
+
+def check_content(result):
+    """A check's result as a tool returns it: measured, tolerance, passed (1.0 or 0.0), in that order."""
+    return {"measured": result.measured, "tolerance": result.tolerance, "passed": 1.0 if result.passed else 0.0}
+
+
+def _check_tool(name, exact):
+    def function(candidate):
+        return check_content(checks.run_check(name, PIECES[candidate], exact))
+
+    return Tool(
+        "check_" + name.replace("-", "_"),
+        f"Run the {name} check on a piece of code: {CHECK_DESCRIPTIONS[name]}. "
+        "Returns measured, tolerance and passed (1.0 or 0.0).",
+        (CANDIDATE,),
+        function,
+    )
+
+
+def reproduce_tool(exact):
+    def reproduce_check(check, candidate):
+        return check_content(checks.run_check(checks.CHECK_NAMES[check - 1], PIECES[candidate], exact))
+
+    return Tool(
+        "reproduce_check",
+        "Run any check of the contract by its number on a piece of code. Returns measured, tolerance and passed.",
+        (CHECK_NUMBER, CANDIDATE),
+        reproduce_check,
+    )
+
+
+def error_tool():
+    def oscillator_error(candidate, steps_per_period):
+        return {"error": checks.oscillator_error(PIECES[candidate], steps_per_period)}
+
+    return Tool(
+        "oscillator_error",
+        "Largest distance (m) to the exact oscillator in the phase plane (x, v/omega) over two periods.",
+        (CANDIDATE, STEPS_PER_PERIOD),
+        oscillator_error,
+    )
+
+
+REVIEWER_CHECKS = {
+    "physics": ("limits", "bounded-energy"),
+    "numerics": ("clock", "purity", "convergence-order"),
+}
+REVIEWER_ROLES = {
+    "physics": "You review the physics: does the code reproduce the known limits, and does it keep the energy bounded?",
+    "numerics": "You review the numerics: is the clock right, is each step a pure function, is the order as claimed?",
+    "evidence": "You reproduce evidence: you may rerun any check by number and measure the error against the exact solution.",
+}
+
+
+def reviewer_tools(reviewer):
+    def tools(exact=checks.EXACT):
+        if reviewer == "evidence":
+            return [reproduce_tool(exact), error_tool()]
+        return [_check_tool(name, exact) for name in REVIEWER_CHECKS[reviewer]]
+
+    return tools
+
+
+def system(reviewer):
+    return (
+        "You are one of three reviewers of two pieces of code that step a harmonic oscillator "
+        f"(m = 0.5 kg, k = 2 N/m). Both {PIECE_CLAIMS}. {REVIEWER_ROLES[reviewer]} "
+        "You act only through your tools, at most 4 calls per message; every tolerance was fixed "
+        "before the review began. When you are done, answer without calling a tool and give your "
+        "verdict on each piece."
+    )
+
+
+TASK = (
+    "Review piece 1 and piece 2. For each, run the checks your tools allow and say whether it "
+    "passes them."
+)
+
+VARIANTS = {
+    reviewer: Variant(reviewer, system(reviewer), TASK, reviewer_tools(reviewer), budget=None, max_steps=MAX_STEPS)
+    for reviewer in ("physics", "numerics", "evidence")
+}
+
+
+def all_tools(exact=checks.EXACT):
+    """Every tool of the lesson on a fresh allowlist."""
+    tools = [_check_tool(name, exact) for name in checks.CHECK_NAMES]
+    return Allowlist(tools + [reproduce_tool(exact), error_tool()])

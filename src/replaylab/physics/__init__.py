@@ -1,0 +1,1 @@
+"""The simulations: a tennis ball with quadratic drag, and a harmonic oscillator with four steppers."""

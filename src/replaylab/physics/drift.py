@@ -1,0 +1,57 @@
+"""Largest relative energy drift of the oscillator over a run, for one run or a scan of runs."""
+
+import math
+
+import numpy as np
+
+from replaylab.physics import oscillator
+from replaylab.physics.integrators import STEPPERS
+
+
+def max_energy_drift(method, steps_per_period, periods):
+    """max |E_i / E_0 - 1| over the initial state and every step (physics.md 2.3).
+
+    Python floats: one run is about ten times faster this way than through numpy.
+    """
+    stepper = STEPPERS[method]
+    dt = oscillator.PERIOD / steps_per_period
+    t, x, v = 0.0, oscillator.X0, oscillator.V0
+    worst = 0.0
+    for _ in range(steps_per_period * periods):
+        t, x, v = stepper(t, x, v, dt, oscillator.acceleration)
+        try:
+            energy = oscillator.energy(x, v)
+        except OverflowError:
+            energy = math.inf
+        if not math.isfinite(energy):
+            raise ValueError("the energy of the run is not finite")
+        worst = max(worst, abs(energy / oscillator.INITIAL_ENERGY - 1))
+    return worst
+
+
+def max_energy_drifts(method, steps_per_period, periods):
+    """`max_energy_drift` for several steps-per-period values at once (numpy, element-wise).
+
+    Every run is stepped together up to the longest one; each keeps its maximum only while it
+    has steps left, so each element equals the one-point result bit for bit.
+    """
+    stepper = STEPPERS[method]
+    counts = np.asarray(steps_per_period, dtype=np.int64)
+    dt = oscillator.PERIOD / counts.astype(float)
+    steps = counts * periods
+    t = np.zeros(len(counts))
+    x = np.full(len(counts), oscillator.X0)
+    v = np.full(len(counts), oscillator.V0)
+    worst = np.zeros(len(counts))
+    finite = np.ones(len(counts), dtype=bool)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for i in range(1, int(steps.max()) + 1):
+            t, x, v = stepper(t, x, v, dt, oscillator.acceleration)
+            active = steps >= i
+            energy = oscillator.energy(x, v)
+            finite &= np.isfinite(energy) | ~active
+            drift = np.abs(energy / oscillator.INITIAL_ENERGY - 1)
+            worst = np.where(active & (drift > worst), drift, worst)
+    if not finite.all():
+        raise ValueError("the energy of the run is not finite")
+    return worst

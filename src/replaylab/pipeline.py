@@ -1,0 +1,198 @@
+"""The stages of a build, each reading files and writing its outputs atomically.
+
+The Snakemake rules call these through thin scripts, and `replaylab build` calls them in one
+process. They write files, so they live outside the audited packages.
+"""
+
+import csv
+import io
+import json
+from importlib import import_module
+from pathlib import Path
+
+from replaylab.agents import recording as recording_io
+from replaylab.agents.replay import replay, rerecord_command
+from replaylab.lessons import LESSONS, lab, variant
+
+RESULTS_FORMAT = "replaylab-results/1"
+
+
+def write_json(path, data):
+    recording_io.write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def read_json(path):
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def lesson_module(lesson, part):
+    """A part of a lesson package (judge, scans, exercises, tables, figures, page)."""
+    lab(lesson)  # refuses an unknown lesson with a clear message
+    return import_module(f"replaylab.lessons.{lesson}.{part}")
+
+
+def check_recording(path, lesson=None):
+    """Load one recording and check that it belongs where it lies; `RecordingError` otherwise."""
+    run = recording_io.load(path)
+    if lesson is not None and run.lesson != lesson:
+        raise recording_io.RecordingError(f"{path}: $.lesson: {run.lesson!r}, but the file lies in the folder of {lesson!r}")
+    try:
+        variant(run.lesson, run.variant)
+    except ValueError as error:
+        raise recording_io.RecordingError(f"{path}: $.variant: {error}") from None
+    return run
+
+
+def replay_run(source, target, tolerance):
+    """Replay one recording; write its transcript with the recomputed results, or raise `ReplayMismatch`."""
+    run = check_recording(source)
+    transcript = replay(run, variant(run.lesson, run.variant), tolerance)
+    recomputed = recording_io.Recording(
+        run.lesson, run.run, run.variant, run.group, run.provenance, transcript, run.source,
+        {"from": str(source), "tolerance": tolerance},
+    )
+    recording_io.save(recomputed, target)
+    return recomputed
+
+
+def load_transcripts(paths):
+    return [recording_io.load(p) for p in paths]
+
+
+def judge_lesson(lesson, transcript_paths, target, tolerance):
+    runs = load_transcripts(transcript_paths)
+    judge = lesson_module(lesson, "judge")
+    verdicts = judge.judge(runs) if lesson == "hunter" else judge.judge(runs, tolerance)
+    write_json(target, verdicts)
+    return verdicts
+
+
+def scan_lesson(lesson, target):
+    data = lesson_module(lesson, "scans").scans()
+    write_json(target, data)
+    return data
+
+
+def exercise_lesson(lesson, target):
+    data = lesson_module(lesson, "exercises").exercises()
+    write_json(target, data)
+    return data
+
+
+def allowlists(lesson):
+    """The allowlists as the model sees them, printed from the code, per variant."""
+    return {
+        name: {"tools": v.allowlist().specs(), "budget": v.budget, "max_steps": v.max_steps}
+        for name, v in lab(lesson).VARIANTS.items()
+    }
+
+
+def collect_results(lesson, transcript_paths, verdicts_path, scans_path, exercises_path, target, tolerance):
+    """Every number of the lesson in one file: full precision and the text as shown."""
+    runs = {}
+    for path in transcript_paths:
+        run = recording_io.load(path)
+        runs[run.run] = {
+            "variant": run.variant,
+            "group": run.group,
+            "label": run.label,
+            "provenance": run.provenance,
+            "rerecord": rerecord_command(run),
+            "transcript": recording_io.to_data(run),
+        }
+    data = {
+        "format": RESULTS_FORMAT,
+        "lesson": lesson,
+        "tolerance": tolerance,
+        "allowlists": allowlists(lesson),
+        "runs": runs,
+        "verdicts": read_json(verdicts_path),
+        "scans": read_json(scans_path),
+        "exercises": read_json(exercises_path),
+    }
+    write_json(target, data)
+    return data
+
+
+def csv_text(rows):
+    stream = io.StringIO()
+    if rows:
+        writer = csv.DictWriter(stream, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    return stream.getvalue()
+
+
+def write_tables(lesson, results_path, folder):
+    tables = lesson_module(lesson, "tables").tables(read_json(results_path))
+    paths = []
+    for name, rows in tables.items():
+        path = Path(folder) / f"{name}.csv"
+        recording_io.write_atomic(path, csv_text(rows))
+        paths.append(path)
+    return paths
+
+
+def figure_names(lesson):
+    return list(lesson_module(lesson, "figures").FIGURES)
+
+
+def table_names(lesson):
+    return list(lesson_module(lesson, "tables").TABLES)
+
+
+def write_figure(lesson, name, results_path, target):
+    """Draw one figure of a lesson to PNG (written to a temporary name, then renamed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    figure = lesson_module(lesson, "figures").FIGURES[name](read_json(results_path))
+    target = Path(target)
+    temporary = target.with_name(f".{target.name}.tmp.png")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        figure.savefig(temporary, dpi=110, metadata={"Software": None})
+        temporary.replace(target)
+    finally:
+        pyplot.close(figure)
+        temporary.unlink(missing_ok=True)
+
+
+def write_page(lesson, results_path, target):
+    text = lesson_module(lesson, "page").page(read_json(results_path))
+    recording_io.write_atomic(target, text)
+
+
+def write_index(results_paths, target):
+    from replaylab import index_page
+
+    text = index_page.index([read_json(p) for p in results_paths])
+    recording_io.write_atomic(target, text)
+
+
+def build(lessons=LESSONS, recordings="recordings", results="results", tolerance=1e-6, progress=print):
+    """Every result of every lesson in one process, without Snakemake (the same stages, in order)."""
+    results = Path(results)
+    for lesson in lessons:
+        folder = results / lesson
+        transcripts = []
+        for source in sorted(Path(recordings, lesson).glob("*.json")):
+            target = folder / "transcripts" / source.name
+            replay_run(source, target, tolerance)
+            transcripts.append(target)
+            progress(f"{lesson}: replayed {source}")
+        judge_lesson(lesson, transcripts, folder / "verdicts.json", tolerance)
+        scan_lesson(lesson, folder / "scans.json")
+        exercise_lesson(lesson, folder / "exercises.json")
+        collect_results(
+            lesson, transcripts, folder / "verdicts.json", folder / "scans.json", folder / "exercises.json",
+            folder / "results.json", tolerance,
+        )
+        write_tables(lesson, folder / "results.json", folder / "tables")
+        for name in figure_names(lesson):
+            write_figure(lesson, name, folder / "results.json", folder / "figures" / f"{name}.png")
+        write_page(lesson, folder / "results.json", folder / "index.md")
+        progress(f"{lesson}: results in {folder}")
+    write_index([results / lesson / "results.json" for lesson in lessons], results / "index.md")

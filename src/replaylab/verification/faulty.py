@@ -1,0 +1,15 @@
+"""Piece 2 of the review: claims to be symplectic Euler but moves the particle with the OLD velocity.
+
+Arithmetically it is explicit Euler. Only the review lesson imports it.
+"""
+
+
+def build_mislabelled_symplectic():
+    """A fresh stepper of the faulty piece (fresh per check, as the contract asks)."""
+
+    def step(t, x, v, dt, accel):
+        a = accel(t, x, v)
+        x_new = x + v * dt  # the bug: the old velocity, not the updated one
+        return t + dt, x_new, v + a * dt
+
+    return step

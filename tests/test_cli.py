@@ -1,0 +1,148 @@
+"""The command line as a user runs it: real processes, exit codes 0/1/2/3, one-line errors."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import RECORDINGS, ROOT
+
+
+def cli(*args, stdin=None, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "replaylab", *args], capture_output=True, text=True, input=stdin, cwd=cwd or ROOT, timeout=120
+    )
+
+
+def test_tools_prints_bounds_from_the_code():
+    out = cli("tools", "projectile")
+    assert out.returncode == 0
+    assert "range_with_drag(speed number 1..50, angle number 1..89, dt number 0.001..0.05)" in out.stdout
+    data = json.loads(cli("tools", "hunter", "--json").stdout)
+    assert data["false"]["budget"] == 8
+    assert data["false"]["tools"][0]["parameters"]["additionalProperties"] is False
+
+
+def test_unknown_lesson_is_invalid_input():
+    out = cli("tools", "astronomy")
+    assert out.returncode == 2
+    assert out.stderr.strip() == "replaylab: unknown lesson 'astronomy'; the lessons are: projectile, hunter, review"
+
+
+def test_call_runs_and_refuses():
+    out = cli("call", "projectile", "range_with_drag", '{"speed": 25, "angle": 40, "dt": 0.01}')
+    assert out.returncode == 0
+    assert json.loads(out.stdout) == {"ok": True, "content": {"range_m": 35.78932829382288}}
+    out = cli("call", "projectile", "flight_time_without_drag", '{"speed": 25, "angle": 90}')
+    assert out.returncode == 3
+    assert json.loads(out.stdout) == {"ok": False, "content": {"error": "angle must be between 1 and 89, got 90"}}
+    out = cli("call", "projectile", "os.system", '{"command": "touch /tmp/replaylab-should-not-exist"}')
+    assert out.returncode == 3 and "'os.system' is not an allowed tool" in out.stdout
+    out = cli("call", "review", "check_bounded_energy", '{"candidate": 2}')
+    assert out.returncode == 0 and json.loads(out.stdout)["content"]["passed"] == 0.0
+
+
+def test_call_with_bad_json_is_invalid_input():
+    out = cli("call", "projectile", "range_with_drag", "{speed: 25}")
+    assert out.returncode == 2
+    assert out.stderr.startswith("replaylab: the arguments are not valid JSON")
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_replay_prints_recomputed_results():
+    out = cli("replay", "recordings/projectile/reference.json")
+    assert out.returncode == 0, out.stderr
+    assert "Authored example, not a recorded model run" in out.stdout
+    assert "range_with_drag(speed=25, angle=35, dt=0.01) -> range_m 35.2776" in out.stdout
+    data = json.loads(cli("replay", "recordings/hunter/open.json", "--json").stdout)
+    assert data["steps"][2]["results"][0]["content"]["error"] == "the budget of 8 experiments is spent"
+
+
+def test_replay_of_a_forged_recording_is_a_mismatch(tmp_path):
+    data = json.loads((RECORDINGS / "hunter" / "false.json").read_text())
+    data["steps"][0]["results"][2]["content"]["max_energy_drift"] = 0.049
+    forged = tmp_path / "false.json"
+    forged.write_text(json.dumps(data))
+    out = cli("replay", str(forged))
+    assert out.returncode == 3
+    assert "step 1, tool oscillator_energy_drift: max_energy_drift was 0.049 when recorded and is 0.05156720861978181 now" in out.stderr
+    assert f"--from {forged}" in out.stderr
+
+
+def test_malformed_recording_is_one_line_naming_file_and_field(tmp_path):
+    data = json.loads((RECORDINGS / "projectile" / "reference.json").read_text())
+    data["provenance"]["api_key"] = "x"
+    bad = tmp_path / "reference.json"
+    bad.write_text(json.dumps(data))
+    out = cli("replay", str(bad))
+    assert out.returncode == 2
+    assert out.stderr.strip() == f"replaylab: {bad}: $.provenance: unknown field 'api_key'"
+    assert "Traceback" not in out.stderr
+
+
+def test_record_authored_writes_under_results_live_and_replays(tmp_path):
+    messages = {
+        "variant": "false",
+        "messages": [
+            {"text": "try", "tool_calls": [{"id": "a", "name": "oscillator_energy_drift",
+                                            "arguments": {"method": "symplectic Euler", "steps_per_period": 32, "periods": 20}}]},
+            {"text": "found one", "tool_calls": []},
+        ],
+    }
+    source = tmp_path / "mine.json"
+    source.write_text(json.dumps(messages))
+    out = cli("record", "hunter", "--provider", "authored", "--from", str(source), "--run", "mine", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    written = tmp_path / "results" / "live" / "hunter" / "mine.json"
+    data = json.loads(written.read_text())
+    assert data["provenance"]["kind"] == "authored"
+    assert data["steps"][0]["results"][0]["content"]["max_energy_drift"] == 0.10886167570727201
+    assert not (tmp_path / "recordings").exists()
+    assert cli("replay", str(written)).returncode == 0
+
+
+def test_record_from_a_bad_messages_file(tmp_path):
+    source = tmp_path / "bad.json"
+    source.write_text(json.dumps({"messages": [{"text": 3}]}))
+    out = cli("record", "projectile", "--provider", "authored", "--from", str(source), cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr.strip() == f"replaylab: {source}: $.messages[0]: text must be a string"
+
+
+def test_rerecording_a_reference_run_reproduces_it(tmp_path):
+    target = tmp_path / "reference.json"
+    out = cli("record", "projectile", "--provider", "authored", "--from", "recordings/projectile/reference.json",
+              "--out", str(target), "--json")
+    assert out.returncode == 0, out.stderr
+    old = json.loads((RECORDINGS / "projectile" / "reference.json").read_text())
+    new = json.loads(target.read_text())
+    old["provenance"].pop("recorded"), new["provenance"].pop("recorded")
+    assert new == old
+
+
+def test_session_reads_json_lines_and_writes_results_live(tmp_path):
+    lines = [
+        json.dumps({"text": "go", "tool_calls": [{"id": "1", "name": "range_with_drag", "arguments": {"speed": 25, "angle": 40, "dt": 0.01}},
+                                                 {"id": "2", "name": "eval", "arguments": {"code": "1"}}]}),
+        "not json",
+        json.dumps({"text": "done", "tool_calls": []}),
+    ]
+    out = cli("session", "projectile", "--run", "typed", stdin="\n".join(lines) + "\n", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    answers = [json.loads(line) for line in out.stdout.splitlines()]
+    assert answers[0] == [
+        {"call_id": "1", "ok": True, "content": {"range_m": 35.78932829382288}},
+        {"call_id": "2", "ok": False, "content": {"error": "'eval' is not an allowed tool"}},
+    ]
+    assert "error" in answers[1]
+    data = json.loads((tmp_path / "results" / "live" / "projectile" / "typed.json").read_text())
+    assert data["provenance"]["kind"] == "interactive" and data["finished"] is True
+
+
+def test_python_dash_m_and_console_script_agree():
+    script = ROOT / ".venv" / "bin" / "replaylab"
+    if not script.exists():
+        pytest.skip("no console script in this environment")
+    a = subprocess.run([str(script), "tools", "review", "--json"], capture_output=True, text=True, cwd=ROOT)
+    assert a.stdout == cli("tools", "review", "--json").stdout

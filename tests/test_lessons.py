@@ -1,0 +1,245 @@
+"""The six reference recordings replay without a key or network and give the specification's verdicts."""
+
+import dataclasses
+
+import pytest
+
+from conftest import RECORDINGS
+from replaylab.agents import recording
+from replaylab.agents.replay import ReplayMismatch, replay
+from replaylab.lessons import variant
+from replaylab.lessons.hunter import exercises as hunter_exercises
+from replaylab.lessons.hunter import judge as hunter_judge
+from replaylab.lessons.hunter import lab as hunter_lab
+from replaylab.lessons.projectile import exercises as projectile_exercises
+from replaylab.lessons.projectile import judge as projectile_judge
+from replaylab.lessons.review import exercises as review_exercises
+from replaylab.lessons.review import judge as review_judge
+from replaylab.physics import projectile
+
+REFERENCE_RUNS = {
+    "projectile": ["reference"],
+    "hunter": ["false", "open"],
+    "review": ["physics", "numerics", "evidence"],
+}
+
+
+def replayed(lesson, run):
+    loaded = recording.load(RECORDINGS / lesson / f"{run}.json")
+    transcript = replay(loaded, variant(lesson, loaded.variant))
+    return dataclasses.replace(loaded, transcript=transcript)
+
+
+def test_exactly_the_reference_recordings_are_committed():
+    found = {p.parent.name + "/" + p.stem for p in RECORDINGS.glob("*/*.json")}
+    assert found == {f"{lesson}/{run}" for lesson, runs in REFERENCE_RUNS.items() for run in runs}
+
+
+@pytest.mark.parametrize("lesson,run", [(lesson, run) for lesson, runs in REFERENCE_RUNS.items() for run in runs])
+def test_reference_recording_is_authored_and_replays(lesson, run):
+    loaded = recording.load(RECORDINGS / lesson / f"{run}.json")
+    assert loaded.provenance["kind"] == "authored"
+    assert "authored client" in loaded.provenance["how"]
+    assert loaded.label == "Authored example, not a recorded model run"
+    assert loaded.transcript.finished
+    replayed(lesson, run)
+
+
+def calls_of(run):
+    return [
+        (call.name, tuple(call.arguments.values()), result.ok)
+        for step in run.transcript.steps
+        for call, result in zip(step.message.tool_calls, step.results)
+    ]
+
+
+def test_reference_tool_calls_are_the_specified_ones():
+    ref = calls_of(replayed("projectile", "reference"))
+    assert [(n, a) for n, a, _ in ref] == [
+        ("range_without_drag", (25, 45)),
+        ("range_with_drag", (25, 35, 0.01)), ("range_with_drag", (25, 40, 0.01)), ("range_with_drag", (25, 45, 0.01)),
+        ("range_with_drag", (25, 40, 0.002)), ("range_with_drag", (25, 41, 0.002)), ("range_with_drag", (25, 45, 0.002)),
+        ("range_with_drag", (25, 40, 0.001)), ("range_with_drag", (25, 41, 0.001)), ("range_with_drag", (25, 45, 0.001)),
+    ]
+    opened = calls_of(replayed("hunter", "open"))
+    assert [a[1:] for _, a, _ in opened] == [(200, 50), (100, 50), (32, 50), (16, 50), (16, 1), (16, 25), (17, 50), (20, 50), (24, 50)]
+    assert [ok for *_, ok in opened] == [True] * 8 + [False]
+    evidence = calls_of(replayed("review", "evidence"))
+    assert len(evidence) == 16 and evidence[-1] == ("oscillator_error", (2, 200), True)
+
+
+def test_projectile_bracket_contains_the_scan_best_angle():
+    conclusion = projectile_judge.agent_conclusion(replayed("projectile", "reference").transcript)
+    assert conclusion["bracket"] == [40, 41]
+    assert conclusion["best_angle"]["value"] == 40.5
+    assert conclusion["inside"] and conclusion["evidence"].startswith("numerically verified")
+    assert [conclusion[k]["shown"] for k in ("best_angle", "best_range_m", "range_at_45_m", "gain_m", "gain_percent")] == [
+        "40.50", "35.74", "35.4", "0.3332", "0.9411"
+    ]
+
+
+def test_projectile_conclusion_uses_the_smallest_dt_and_needs_two_angles():
+    run = replayed("projectile", "reference")
+    # Only the first message (dt 0.01): the two best angles there are 40 and 45.
+    steps = run.transcript.steps[:1] + (run.transcript.steps[-1],)
+    partial = dataclasses.replace(run.transcript, steps=steps)
+    conclusion = projectile_judge.agent_conclusion(partial)
+    assert conclusion["bracket"] == [40, 45] and conclusion["best_angle"]["value"] == 40.5 and conclusion["inside"]
+    only_two = dataclasses.replace(run.transcript, steps=(run.transcript.steps[2],))  # 40, 41, 45 at 0.002
+    one_angle = dataclasses.replace(
+        only_two,
+        steps=(dataclasses.replace(only_two.steps[0], message=dataclasses.replace(
+            only_two.steps[0].message, tool_calls=only_two.steps[0].message.tool_calls[:1]), results=only_two.steps[0].results[:1]),),
+    )
+    assert projectile_judge.agent_conclusion(one_angle)["checkable"] is False
+    empty = dataclasses.replace(run.transcript, steps=())
+    assert projectile_judge.agent_conclusion(empty)["checkable"] is False
+
+
+def test_projectile_bracket_outside_the_scan_is_refuted():
+    from replaylab.agents import loop
+    from replaylab.agents.clients.authored import make_client
+    from replaylab.agents.messages import ModelMessage, ToolCall
+
+    v = variant("projectile", "default")
+    calls = tuple(ToolCall(str(a), "range_with_drag", {"speed": 25, "angle": a, "dt": 0.05}) for a in (30, 31, 60))
+    transcript = loop.run(make_client([ModelMessage("coarse", calls), ModelMessage("done")]), v.system, v.task, v.allowlist(), 12)
+    conclusion = projectile_judge.agent_conclusion(transcript)
+    assert conclusion["bracket"] == [30, 31]
+    assert not conclusion["inside"] and conclusion["verdict"] == "refuted" and conclusion["evidence"] is None
+
+
+def test_rough_ball_is_caught_at_step_one_on_the_35_degree_call():
+    run = recording.load(RECORDINGS / "projectile" / "reference.json")
+    result = projectile_judge.rough_ball(run, 1e-6)
+    assert result["caught"]
+    assert result["message"].startswith(
+        "step 1, tool range_with_drag: range_m was 35.27758864537781 when recorded and is 35.14527765986668 now "
+        "(tolerance 1e-06). If the change is intended, record the run again with: replaylab record projectile "
+        "--provider authored --from "
+    )
+    with pytest.raises(ReplayMismatch):
+        replay(run, variant("projectile", "default"), drag=1.01 * projectile.DRAG)
+
+
+def test_projectile_exercises():
+    calls = projectile_exercises.misbehaving_calls()
+    assert calls[0]["ok"] and calls[0]["value"]["shown"] == "35.789"
+    assert [c.get("error") for c in calls[1:]] == [
+        "'os.system' is not an allowed tool",
+        "dt must be between 0.001 and 0.05, got 0",
+        "missing arguments: dt",
+        "speed must be a number, got str",
+        "unknown arguments: code",
+    ]
+    bounds = projectile_exercises.step_bounds()
+    assert [bounds[k]["shown"] for k in ("fine_m", "coarse_m", "difference_m")] == ["35.732", "36.042", "0.311"]
+    refused, ran = projectile_exercises.new_tool()
+    assert refused["error"] == "angle must be between 1 and 89, got 90"
+    assert ran["value"]["shown"] == "4.416"
+
+
+def test_hunter_verdicts():
+    false = hunter_judge.hunt_verdict(replayed("hunter", "false").transcript, hunter_lab.CLAIMS["false"])
+    assert false["outcome"] == "counterexample" and false["tested"] == 4
+    assert (false["witness"]["steps_per_period"], false["witness"]["periods"]) == (64, 20)
+    assert false["witness"]["value"]["value"] == 0.05156720861978181
+    assert false["evidence"].startswith("numerically verified")
+    opened = hunter_judge.hunt_verdict(replayed("hunter", "open").transcript, hunter_lab.CLAIMS["open"])
+    assert opened["outcome"] == "inconclusive" and opened["tested"] == 8 and opened["evidence"] is None
+    assert (opened["closest"]["steps_per_period"], opened["closest"]["periods"]) == (16, 50)
+    assert opened["closest"]["value"]["value"] == 0.038553134656324484
+
+
+def test_hunter_verdict_ignores_the_words_and_stored_results():
+    for run, outcome in (("false", "counterexample"), ("open", "inconclusive")):
+        transcript = replayed("hunter", run).transcript
+        probes = hunter_judge.words_ignored(transcript, hunter_lab.CLAIMS[run])
+        assert [p["outcome"] for p in probes] == [outcome] * 3
+
+
+def test_hunter_stricter_claim_and_judge_output():
+    verdicts = hunter_judge.judge([replayed("hunter", "false"), replayed("hunter", "open")])
+    stricter = verdicts["open"]["stricter_claim"]
+    assert stricter["outcome"] == "counterexample" and stricter["limit"] == 0.035
+    assert (stricter["witness"]["steps_per_period"], stricter["witness"]["periods"]) == (16, 50)
+    assert "3.5 %" in stricter["statement"]
+    assert verdicts["open"]["verdict"]["outcome"] == "inconclusive"
+
+
+def test_hunter_judge_skips_refused_uncovered_and_over_budget_calls():
+    from replaylab.agents.messages import ModelMessage, Step, ToolCall, ToolResult, Transcript
+
+    claim = hunter_lab.CLAIMS["false"]
+    def call(i, **a):
+        return ToolCall(str(i), "oscillator_energy_drift", a)
+    se = "symplectic Euler"
+    steps = (
+        Step(ModelMessage("", (call(1, method=se, steps_per_period=8, periods=20),  # outside the domain
+                               call(2, method="velocity Verlet", steps_per_period=64, periods=20),  # other method
+                               call(3, method=se, steps_per_period=64, periods=20))),
+             (ToolResult("1", "oscillator_energy_drift", True, {"max_energy_drift": 0.5}),
+              ToolResult("2", "oscillator_energy_drift", True, {"max_energy_drift": 0.5}),
+              ToolResult("3", "oscillator_energy_drift", False, {"error": "refused"}))),  # not accepted
+    )
+    verdict = hunter_judge.hunt_verdict(Transcript("m", "s", "t", steps, True), claim)
+    assert verdict["tested"] == 0 and verdict["outcome"] == "inconclusive" and verdict["closest"] is None
+
+
+def test_hunter_boundary_exercise():
+    boundary = hunter_exercises.boundary()
+    assert boundary["attempts"][0]["value"]["shown"] == "0.0096"
+    assert [a.get("error") for a in boundary["attempts"][1:]] == [
+        "method must be one of explicit Euler, symplectic Euler, velocity Verlet, Runge-Kutta 4, got 'os.system'",
+        "method must be one of explicit Euler, symplectic Euler, velocity Verlet, Runge-Kutta 4, got 'list'",
+        "steps_per_period must be between 4 and 200, got 0",
+        "periods must be between 1 and 50, got 1000000",
+        "steps_per_period must be an integer, got 32.5",
+        "unknown arguments: code",
+    ]
+    repeats = boundary["repeats"]
+    assert [r["ok"] for r in repeats] == [True] * 8 + [False]
+    assert repeats[-1]["error"] == "the budget of 8 experiments is spent"
+
+
+def review_runs():
+    return [replayed("review", r) for r in REFERENCE_RUNS["review"]]
+
+
+def test_review_resolution():
+    verdicts = review_judge.judge(review_runs(), 1e-6)["reference"]
+    one, two = verdicts["resolution"]
+    assert not one["rejected"] and one["clear_by"] == ["evidence", "numerics", "physics"]
+    assert two["rejected"] and two["failed"] == ["bounded-energy"]
+    assert two["flagged_by"] == ["evidence", "physics"] and two["clear_by"] == ["numerics"]
+    assert two["conflicts"] == [] and two["not_covered"] == []
+    assert two["evidence"].startswith("numerically verified") and one["evidence"] is None
+
+
+def test_review_strict_tolerance_replay_fails_on_passed():
+    result = review_judge.judge(review_runs(), 1e-6)["reference"]["strict_replays"]["physics"]
+    assert result["caught"]
+    assert result["message"].startswith("step 1, tool check_limits: passed was 1.0 when recorded and is 0.0 now (tolerance 1e-06).")
+
+
+def test_review_verdicts_are_recomputed_not_read():
+    run = replayed("review", "physics")
+    forged_steps = tuple(
+        dataclasses.replace(step, results=tuple(
+            dataclasses.replace(r, content={"measured": 0.0, "tolerance": 1.5, "passed": 1.0}) for r in step.results))
+        for step in run.transcript.steps
+    )
+    forged = dataclasses.replace(run.transcript, steps=forged_steps)
+    found = review_judge.verdicts("physics", forged)
+    energy_two = [v for v in found if v.candidate == 2 and v.check == "bounded-energy"]
+    assert len(energy_two) == 1 and not energy_two[0].passed
+
+
+def test_review_exercises():
+    boast = review_exercises.boasting_reviewer()
+    assert [v["summary"] for v in boast["verdicts"]] == ["failed (measured 9.1e+49, tolerance 1.5)"]
+    rows = review_exercises.every_check()
+    failed = [(r["candidate"], r["check"]) for r in rows if not r["passed"]]
+    assert failed == [(2, "bounded-energy")]
+    conflict = review_exercises.conflict()["resolution"]
+    assert conflict["rejected"] and conflict["conflicts"] == ["limits"]
