@@ -9,7 +9,7 @@ from pathlib import Path
 from replaylab import __version__
 from replaylab.agents import loop
 from replaylab.agents import recording as recording_io
-from replaylab.agents.clients import load_provider
+from replaylab.agents.clients import ProviderError, load_provider
 from replaylab.agents.clients.interactive import message_from_data
 from replaylab.agents.messages import ToolCall
 from replaylab.agents.replay import DEFAULT_TOLERANCE, ReplayMismatch, replay
@@ -171,23 +171,78 @@ def read_messages(path):
     return meta, messages
 
 
-def cmd_record(args):
-    if args.provider != "authored":
-        raise InvalidInput(f"--provider {args.provider}: only 'authored' records here so far (it needs --from FILE)")
+def _printer(as_json):
+    """Print each message and its results as they happen (to stderr when stdout carries JSON)."""
+    count = [0]
+
+    def on_step(step):
+        count[0] += 1
+        print_step(count[0], step, sys.stderr if as_json else sys.stdout)
+
+    return on_step
+
+
+def _authored(args):
     if not args.source:
         raise InvalidInput("--from FILE is required with --provider authored")
     meta, messages = read_messages(args.source)
     if meta.get("lesson", args.lesson) != args.lesson:
         raise InvalidInput(f"{args.source}: $.lesson: {meta['lesson']!r}, but the command records lesson {args.lesson!r}")
-    variant_name = args.variant or meta.get("variant", "default")
-    v = variant(args.lesson, variant_name)
-    name = args.run or meta.get("run") or Path(args.source).stem
-    group = args.group or meta.get("group", "reference")
     authored = load_provider("authored")
-    client = authored.make_client(messages)
-    on_step = None if args.json else (lambda step, n=[0]: (n.__setitem__(0, n[0] + 1), print_step(n[0], step)))
-    transcript = loop.run(client, v.system, v.task, v.allowlist(), v.max_steps, on_step=on_step)
-    provenance = recording_io.provenance("authored", client.model, authored.HOW)
+    provenance = recording_io.provenance("authored", authored.MODEL, authored.HOW)
+    name = args.run or meta.get("run") or Path(args.source).stem
+    variant_name = args.variant or meta.get("variant", "default")
+    return authored.make_client(messages), provenance, name, variant_name, args.group or meta.get("group", "reference")
+
+
+def _scripted(args):
+    from replaylab.pipeline import lesson_module
+
+    if args.source:
+        raise InvalidInput("--from FILE belongs to --provider authored; a scripted agent decides its own calls")
+    variant_name = args.variant or next(iter(lab(args.lesson).VARIANTS))
+    variant(args.lesson, variant_name)
+    agent = lesson_module(args.lesson, "agent")
+    how = (
+        f"Scripted baseline: replaylab's built-in program for this lesson (seed {args.seed}) chose each call "
+        "from the results it had read; the harness computed every result."
+    )
+    provenance = recording_io.provenance("scripted", agent.MODEL, how, seed=args.seed)
+    client = load_provider("scripted").make_client(agent.baseline(variant_name, args.seed), agent.MODEL)
+    name = args.run or f"scripted-{variant_name}-{args.seed}"
+    return client, provenance, name, variant_name, args.group or "scripted"
+
+
+def _openai(args):
+    if args.source:
+        raise InvalidInput("--from FILE belongs to --provider authored; a model decides its own calls")
+    variant_name = args.variant or next(iter(lab(args.lesson).VARIANTS))
+    variant(args.lesson, variant_name)
+    client = load_provider("openai").make_client(args.model, args.base_url)
+    how = (
+        "Recorded run: the model answered through an OpenAI-compatible chat completions API with tools; "
+        "the harness checked every call against the allowlist and computed every result."
+    )
+    provenance = recording_io.provenance("provider-api", client.model, how)
+    return client, provenance, args.run or f"{client.model}-{variant_name}", variant_name, args.group or "live"
+
+
+PROVIDERS = {"authored": _authored, "scripted": _scripted, "openai": _openai}
+
+
+def cmd_record(args):
+    if args.provider not in PROVIDERS:
+        load_provider(args.provider)  # refuses a name that is not a provider name
+        raise InvalidInput(f"--provider {args.provider}: the providers are {', '.join(PROVIDERS)}")
+    client, provenance, name, variant_name, group = PROVIDERS[args.provider](args)
+    if args.out and not args.run:
+        name = Path(args.out).stem  # a run's name is its file name
+    if args.out and Path(args.out).stem != name:
+        raise InvalidInput(f"--out {args.out}: the file name must be the run's name, {name}.json")
+    v = variant(args.lesson, variant_name)
+    transcript = loop.run(client, v.system, v.task, v.allowlist(), v.max_steps, on_step=_printer(args.json))
+    if hasattr(client, "provenance_extra"):
+        provenance.update(client.provenance_extra())
     return _save_run(args.lesson, name, variant_name, group, provenance, transcript, args.out, args.json)
 
 
@@ -229,13 +284,16 @@ def parser():
     sub.add_argument("--run", default="session")
     sub.add_argument("--group", default="live")
     sub.add_argument("--out", help="where to write (default results/live/LESSON/RUN.json)")
-    sub = verb("record", cmd_record, "record a run with a provider (authored: the messages of --from FILE)")
+    sub = verb("record", cmd_record, "record a new run (authored: the messages of --from FILE; scripted: a built-in program)")
     sub.add_argument("lesson", metavar="LESSON")
-    sub.add_argument("--provider", default="authored")
+    sub.add_argument("--provider", default="scripted", help="scripted (default, no key), openai, or authored")
+    sub.add_argument("--model", help="openai: the model (default gpt-4o-mini)")
+    sub.add_argument("--base-url", help="openai: an OpenAI-compatible server (default: OPENAI_BASE_URL or OpenAI's)")
+    sub.add_argument("--seed", type=int, default=0, help="scripted: the seed of the program")
     sub.add_argument("--from", dest="source", metavar="FILE", help="a recording or a file of messages")
     sub.add_argument("--run", help="the run's name (default: from FILE)")
     sub.add_argument("--variant", help="default: from FILE, else 'default'")
-    sub.add_argument("--group", help="default: from FILE, else 'reference'")
+    sub.add_argument("--group", help="default: from FILE, else 'reference' (authored) or 'scripted'")
     sub.add_argument("--out", help="where to write (default results/live/LESSON/RUN.json)")
     sub = verb("build", cmd_build, "compute every result of the lessons in one process, without Snakemake")
     sub.add_argument("lessons", nargs="*", metavar="LESSON")
@@ -257,6 +315,9 @@ def main(argv=None):
     except ReplayMismatch as mismatch:
         print(f"replaylab: {mismatch}", file=sys.stderr)
         return REFUSED
+    except ProviderError as error:
+        print(f"replaylab: {error}", file=sys.stderr)
+        return UNEXPECTED
     except BrokenPipeError:  # the reader (e.g. `head`) went away: not an error of ours
         sys.stderr.close()
         return OK

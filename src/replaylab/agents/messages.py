@@ -53,3 +53,16 @@ def conversation_for(task, steps):
         conversation.append({"role": "assistant", "message": step.message})
         conversation.extend({"role": "tool", "result": result} for result in step.results)
     return conversation
+
+
+def exchanges(conversation):
+    """Every (ToolCall, ToolResult) pair the model has seen so far, in order."""
+    pairs = []
+    pending = {}
+    for item in conversation:
+        if item["role"] == "assistant":
+            pending = {call.id: call for call in item["message"].tool_calls}
+        elif item["role"] == "tool":
+            result = item["result"]
+            pairs.append((pending.get(result.call_id), result))
+    return pairs

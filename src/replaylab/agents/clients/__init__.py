@@ -10,6 +10,10 @@ import importlib
 from replaylab.agents.secrets import is_provider_name
 
 
+class ProviderError(RuntimeError):
+    """A provider failed; the text is cleaned of secrets and keeps the useful part (status, reason)."""
+
+
 def load_provider(name):
     """The client module of a provider; the name is checked before it becomes a module name."""
     if not is_provider_name(name):

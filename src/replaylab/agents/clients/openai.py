@@ -1,0 +1,141 @@
+"""The live client: OpenAI chat completions with tools, through the official SDK.
+
+The only module that imports the SDK. Any OpenAI-compatible server works through the base URL
+(OPENAI_BASE_URL or --base-url). The key is read once into a `Secret` and handed to the SDK as a
+callable, so its value is read only when a request is made; every message, error and log record
+that comes back is cleaned of it before anything else sees it.
+"""
+
+import json
+import logging
+
+import openai
+
+from replaylab.agents import environment
+from replaylab.agents.clients import ProviderError
+from replaylab.agents.messages import ModelMessage, ToolCall
+from replaylab.agents.secrets import clean_text
+
+KEY_VARIABLE = "OPENAI_API_KEY"
+BASE_URL_VARIABLE = "OPENAI_BASE_URL"
+DEFAULT_MODEL = "gpt-4o-mini"
+TIMEOUT_S = 60.0
+MAX_RETRIES = 4  # the SDK retries 408/409/429/5xx and connection errors with exponential backoff
+
+
+def _clean_log_records(secrets):
+    """Make every log record, of any logger and level, without the key (the SDK and its HTTP
+    library log at DEBUG; a logger's own filter would miss its child loggers)."""
+    previous = logging.getLogRecordFactory()
+
+    def factory(*args, **kwargs):
+        record = previous(*args, **kwargs)
+        try:
+            text = record.getMessage()
+        except Exception:  # a record whose arguments don't fit its format: keep only the format
+            text = str(record.msg)
+        cleaned = clean_text(text, secrets)
+        if cleaned != text:
+            record.msg, record.args = cleaned, ()
+        return record
+
+    logging.setLogRecordFactory(factory)
+
+
+def _request_messages(system, conversation):
+    messages = [{"role": "system", "content": system}]
+    for item in conversation:
+        if item["role"] == "user":
+            messages.append({"role": "user", "content": item["content"]})
+        elif item["role"] == "assistant":
+            message = item["message"]
+            entry = {"role": "assistant", "content": message.text or None}
+            if message.tool_calls:
+                entry["tool_calls"] = [
+                    {
+                        "id": call.id,
+                        "type": "function",
+                        "function": {
+                            "name": call.name if isinstance(call.name, str) else json.dumps(call.name),
+                            "arguments": call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments),
+                        },
+                    }
+                    for call in message.tool_calls
+                ]
+            messages.append(entry)
+        else:
+            result = item["result"]
+            messages.append({"role": "tool", "tool_call_id": result.call_id, "content": json.dumps(result.content)})
+    return messages
+
+
+def _arguments(text):
+    """The model's arguments as JSON data; text that is not JSON stays text, which the allowlist refuses."""
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return text
+
+
+def _describe(error, timeout):
+    status = getattr(error, "status_code", None)
+    if isinstance(error, openai.AuthenticationError):
+        return f"the provider refused the key in {KEY_VARIABLE} ({status}): {error}"
+    if isinstance(error, openai.APITimeoutError):
+        return f"the provider did not answer within {timeout:g} s (after retries)"
+    if isinstance(error, openai.APIConnectionError):
+        return f"could not reach the provider: {error}"
+    if status is not None:
+        return f"the provider answered {status}: {error}"
+    return f"{type(error).__name__}: {error}"
+
+
+class OpenAIClient:
+    def __init__(self, model, key, base_url=None, timeout=TIMEOUT_S, max_retries=MAX_RETRIES):
+        self.model = model
+        self.secrets = (key,)
+        self.usage = {"input_tokens": 0, "output_tokens": 0}
+        self.usage_reported = False
+        self.request_ids = []
+        self._timeout = timeout
+        self._sdk = openai.OpenAI(api_key=key.reveal, base_url=base_url, timeout=timeout, max_retries=max_retries)
+        _clean_log_records(self.secrets)
+
+    def complete(self, system, conversation, tools):
+        try:
+            response = self._sdk.chat.completions.create(
+                model=self.model,
+                messages=_request_messages(system, conversation),
+                tools=[{"type": "function", "function": spec} for spec in tools],
+            )
+        except openai.OpenAIError as error:
+            raise ProviderError(clean_text(_describe(error, self._timeout), self.secrets)) from None
+        request_id = getattr(response, "_request_id", None)
+        if request_id:
+            self.request_ids.append(clean_text(request_id, self.secrets))
+        if response.usage is not None:
+            self.usage_reported = True
+            self.usage["input_tokens"] += response.usage.prompt_tokens or 0
+            self.usage["output_tokens"] += response.usage.completion_tokens or 0
+        if not response.choices:
+            raise ProviderError("the provider answered with no message")
+        message = response.choices[0].message
+        calls = tuple(
+            ToolCall(call.id, call.function.name, _arguments(call.function.arguments))
+            for call in (message.tool_calls or ())
+        )
+        return ModelMessage(message.content or "", calls)  # the loop cleans it before anything sees it
+
+    def provenance_extra(self):
+        """Only what the provider reported: token usage and request ids."""
+        extra = {}
+        if self.usage_reported:
+            extra["usage"] = dict(self.usage)
+        if self.request_ids:
+            extra["request_ids"] = list(self.request_ids)
+        return extra
+
+
+def make_client(model=None, base_url=None):
+    key = environment.secret(KEY_VARIABLE)
+    return OpenAIClient(model or DEFAULT_MODEL, key, base_url or environment.setting(BASE_URL_VARIABLE))

@@ -1,0 +1,50 @@
+"""The scripted baseline agent of the hunter lesson: a program, not a language model.
+
+It knows the drift grows as the step grows, so it tries the coarsest steps and longest runs of
+the claim's domain first, and stops as soon as an experiment breaks the claim.
+"""
+
+from replaylab.agents.messages import ModelMessage, ToolCall, exchanges
+from replaylab.lessons.hunter import lab
+
+MODEL = "hunter baseline search (a scripted program, not a language model)"
+
+
+def _plan(claim, seed):
+    (low_n, high_n), (low_p, high_p) = claim.ranges["steps_per_period"], claim.ranges["periods"]
+    points = [(low_n, high_p), (low_n + 1, high_p), (low_n, low_p), (low_n + 2, high_p)]
+    points += [(low_n + 4 + 2 * i + seed % 3, high_p) for i in range(claim.budget)]
+    return [p for i, p in enumerate(points) if p[0] <= high_n and p not in points[:i]][: claim.budget]
+
+
+def baseline(variant, seed=0):
+    claim = lab.CLAIMS[variant]
+    plan = _plan(claim, seed)
+
+    def program(conversation):
+        seen = [(c, r) for c, r in exchanges(conversation) if c is not None and r.ok]
+        broken = [(c, r) for c, r in seen if not claim.holds_on(r.content[claim.key])]
+        if broken:
+            call, result = broken[0]
+            a = call.arguments
+            return ModelMessage(
+                f"Counterexample: {a['method']} with {a['steps_per_period']} steps per period over {a['periods']} "
+                f"periods drifts by {result.content[claim.key]:.4g}, above the limit {claim.limit:g}.",
+                (),
+            )
+        done = len(exchanges(conversation))
+        if done >= len(plan):
+            worst = max((r.content[claim.key] for _, r in seen), default=float("nan"))
+            return ModelMessage(
+                f"No counterexample in {len(seen)} experiments; the largest drift was {worst:.4g}, below the limit "
+                f"{claim.limit:g}. This does not show that the claim is true.",
+                (),
+            )
+        batch = plan[done : done + 4]
+        calls = tuple(
+            ToolCall(str(done + i + 1), claim.tool, {**claim.fixed, "steps_per_period": n, "periods": p})
+            for i, (n, p) in enumerate(batch)
+        )
+        return ModelMessage("Trying the coarsest steps and the longest runs first.", calls)
+
+    return program

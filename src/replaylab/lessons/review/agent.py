@@ -1,0 +1,47 @@
+"""The scripted baseline reviewers of the review lesson: programs, not language models.
+
+Each reviewer runs every check its tools allow on both pieces, then reports what the results say.
+"""
+
+from replaylab.agents.messages import ModelMessage, ToolCall, exchanges
+from replaylab.lessons.review import lab
+from replaylab.verification.checks import CHECK_NAMES
+
+MODEL = "review baseline reviewer (a scripted program, not a language model)"
+
+
+def _planned_calls(reviewer):
+    if reviewer == "evidence":
+        calls = [("reproduce_check", {"check": n, "candidate": piece}) for piece in lab.PIECES for n in range(1, 6)]
+        return calls + [("oscillator_error", {"candidate": piece, "steps_per_period": 100}) for piece in lab.PIECES]
+    return [
+        ("check_" + name.replace("-", "_"), {"candidate": piece})
+        for piece in lab.PIECES
+        for name in lab.REVIEWER_CHECKS[reviewer]
+    ]
+
+
+def _check_name(name, arguments):
+    return CHECK_NAMES[arguments["check"] - 1] if name == "reproduce_check" else name[len("check_"):].replace("_", "-")
+
+
+def baseline(variant, seed=0):
+    plan = _planned_calls(variant)
+
+    def program(conversation):
+        seen = exchanges(conversation)
+        if len(seen) < len(plan):
+            batch = plan[len(seen) : len(seen) + 4]
+            calls = tuple(ToolCall(str(len(seen) + i + 1), name, args) for i, (name, args) in enumerate(batch))
+            return ModelMessage("Running my checks.", calls)
+        failures = {}
+        for call, result in seen:
+            if result.ok and "passed" in result.content and result.content["passed"] == 0.0:
+                failures.setdefault(call.arguments["candidate"], []).append(_check_name(call.name, call.arguments))
+        lines = [
+            f"Piece {piece}: " + (f"fails {', '.join(failures[piece])}." if piece in failures else "passes my checks.")
+            for piece in lab.PIECES
+        ]
+        return ModelMessage(" ".join(lines), ())
+
+    return program
