@@ -13,6 +13,7 @@ from replaylab.agents.clients import ProviderError, load_provider
 from replaylab.agents.clients.interactive import message_from_data
 from replaylab.agents.messages import ToolCall
 from replaylab.agents.replay import DEFAULT_TOLERANCE, ReplayMismatch, replay
+from replaylab.display import print_step
 from replaylab.lessons import LESSONS, lab, variant
 
 OK, UNEXPECTED, INVALID, REFUSED = 0, 1, 2, 3
@@ -24,32 +25,6 @@ class InvalidInput(Exception):
 
 def _print_json(data):
     print(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=str))
-
-
-def _number_text(value):
-    return f"{value:.6g}" if isinstance(value, float) else repr(value)
-
-
-def _call_text(call):
-    if isinstance(call.arguments, dict):
-        arguments = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
-    else:
-        arguments = repr(call.arguments)
-    return f"{call.name}({arguments})" if isinstance(call.name, str) else f"{call.name!r}({arguments})"
-
-
-def _result_text(result):
-    if not result.ok:
-        return f"refused: {result.content['error']}"
-    return ", ".join(f"{k} {_number_text(v)}" for k, v in result.content.items())
-
-
-def print_step(number, step, stream=sys.stdout):
-    """One message and its results, as a person follows a run."""
-    text = step.message.text.strip()
-    print(f"step {number}: {text if text else '(no text)'}", file=stream)
-    for call, result in zip(step.message.tool_calls, step.results):
-        print(f"  {_call_text(call)} -> {_result_text(result)}", file=stream)
 
 
 def _tool_specs(lesson):
@@ -246,6 +221,32 @@ def cmd_record(args):
     return _save_run(args.lesson, name, variant_name, group, provenance, transcript, args.out, args.json)
 
 
+def cmd_promote(args):
+    from replaylab.promote import promote
+
+    lines = promote(args.run_file, args.recordings, args.dry_run, args.tolerance)
+    if args.json:
+        _print_json({"changes": lines})
+    else:
+        print("\n".join(lines))
+    return OK
+
+
+def cmd_doctor(args):
+    from replaylab.doctor import diagnose
+
+    rows = diagnose(args.recordings)
+    failed = [what for what, ok, _ in rows if ok is False]
+    if args.json:
+        _print_json({"ok": not failed, "checks": [{"what": w, "ok": ok, "detail": d} for w, ok, d in rows]})
+    else:
+        for what, ok, detail in rows:
+            mark = {True: "ok  ", False: "FAIL", None: "    "}[ok]
+            print(f"{mark} {what}: {detail}")
+        print("everything needed works" if not failed else f"{len(failed)} problem(s): {', '.join(failed)}")
+    return OK if not failed else UNEXPECTED
+
+
 def cmd_build(args):
     from replaylab.pipeline import build
 
@@ -295,6 +296,13 @@ def parser():
     sub.add_argument("--variant", help="default: from FILE, else 'default'")
     sub.add_argument("--group", help="default: from FILE, else 'reference' (authored) or 'scripted'")
     sub.add_argument("--out", help="where to write (default results/live/LESSON/RUN.json)")
+    sub = verb("promote", cmd_promote, "show what a new run changes, then copy it into recordings/")
+    sub.add_argument("run_file", metavar="RUN", help="a recording, e.g. results/live/hunter/mine.json")
+    sub.add_argument("--recordings", default="recordings", help="the folder of committed recordings")
+    sub.add_argument("--dry-run", action="store_true", help="only show what would change")
+    sub.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE)
+    sub = verb("doctor", cmd_doctor, "versions, optional plugins, key set or not (never its value), recordings replay")
+    sub.add_argument("--recordings", default="recordings")
     sub = verb("build", cmd_build, "compute every result of the lessons in one process, without Snakemake")
     sub.add_argument("lessons", nargs="*", metavar="LESSON")
     sub.add_argument("--recordings", default="recordings")

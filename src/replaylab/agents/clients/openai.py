@@ -13,12 +13,10 @@ import openai
 
 from replaylab.agents import environment
 from replaylab.agents.clients import ProviderError
+from replaylab.agents.clients.openai_settings import BASE_URL_VARIABLE, DEFAULT_MODEL, KEY_VARIABLE
 from replaylab.agents.messages import ModelMessage, ToolCall
 from replaylab.agents.secrets import clean_text
 
-KEY_VARIABLE = "OPENAI_API_KEY"
-BASE_URL_VARIABLE = "OPENAI_BASE_URL"
-DEFAULT_MODEL = "gpt-4o-mini"
 TIMEOUT_S = 60.0
 MAX_RETRIES = 4  # the SDK retries 408/409/429/5xx and connection errors with exponential backoff
 

@@ -1,0 +1,29 @@
+"""How a run is shown to a person: one line per tool call, numbers with 6 significant digits."""
+
+import sys
+
+
+def number_text(value):
+    return f"{value:.6g}" if isinstance(value, float) else repr(value)
+
+
+def call_text(call):
+    if isinstance(call.arguments, dict):
+        arguments = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
+    else:
+        arguments = repr(call.arguments)
+    return f"{call.name}({arguments})" if isinstance(call.name, str) else f"{call.name!r}({arguments})"
+
+
+def result_text(result):
+    if not result.ok:
+        return f"refused: {result.content['error']}"
+    return ", ".join(f"{k} {number_text(v)}" for k, v in result.content.items())
+
+
+def print_step(number, step, stream=sys.stdout):
+    """One message and its results, as a person follows a run."""
+    text = step.message.text.strip()
+    print(f"step {number}: {text if text else '(no text)'}", file=stream)
+    for call, result in zip(step.message.tool_calls, step.results):
+        print(f"  {call_text(call)} -> {result_text(result)}", file=stream)

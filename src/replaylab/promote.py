@@ -1,0 +1,91 @@
+"""`replaylab promote`: show what a new run changes, then copy it into recordings/.
+
+No rule of the workflow ever writes under recordings/; this deliberate step is the only way a
+run recorded under results/live/ becomes a committed recording.
+"""
+
+from pathlib import Path
+
+from replaylab.agents import recording as recording_io
+from replaylab.agents.replay import replay
+from replaylab.display import call_text, result_text
+from replaylab.lessons import variant
+
+
+def verdict(run):
+    """One line: what the build decides about this run alone, from recomputed numbers."""
+    if run.lesson == "projectile":
+        from replaylab.lessons.projectile.judge import agent_conclusion
+
+        c = agent_conclusion(run.transcript)
+        if not c["checkable"]:
+            return f"not checkable: {c['reason']}"
+        return f"bracket {c['bracket'][0]}..{c['bracket'][1]} degrees, scan best {c['best_angle']['shown']}: {c['verdict']}"
+    if run.lesson == "hunter":
+        from replaylab.lessons.hunter import lab
+        from replaylab.lessons.hunter.judge import hunt_verdict
+
+        v = hunt_verdict(run.transcript, lab.CLAIMS[run.variant])
+        found = v["witness"] or v["closest"]
+        where = f", {'witness' if v['witness'] else 'closest'} {found['steps_per_period']}/{found['periods']}" if found else ""
+        return f"{v['outcome']} ({v['tested']} tested{where})"
+    from replaylab.lessons.review.judge import verdicts
+
+    found = verdicts(run.variant, run.transcript)
+    return "; ".join(f"piece {v.candidate} {v.check} {'passed' if v.passed else 'failed'}" for v in found) or "no checks run"
+
+
+def _calls(run):
+    return [
+        (number, call, result)
+        for number, step in enumerate(run.transcript.steps, start=1)
+        for call, result in zip(step.message.tool_calls, step.results)
+    ]
+
+
+def _shown(entry):
+    if entry is None:
+        return "(none)"
+    number, call, result = entry
+    return f"step {number}, {call_text(call)} -> {result_text(result)}"
+
+
+def describe_changes(new, old):
+    """Readable lines: provenance, steps, calls, results and verdict, old against new."""
+    lines = [f"run {new.lesson}/{new.run}: {new.label} ({new.provenance['model']})"]
+    if old is None:
+        lines.append("new recording (nothing to replace)")
+        lines.append(f"  {len(new.transcript.steps)} messages, {len(_calls(new))} calls")
+        lines.append(f"  verdict: {verdict(new)}")
+        return lines
+    if old.provenance["kind"] != new.provenance["kind"] or old.provenance["model"] != new.provenance["model"]:
+        lines.append(f"  produced by: {old.provenance['model']} -> {new.provenance['model']}")
+    lines.append(f"  messages: {len(old.transcript.steps)} -> {len(new.transcript.steps)}")
+    old_calls, new_calls = _calls(old), _calls(new)
+    for index in range(max(len(old_calls), len(new_calls))):
+        before = old_calls[index] if index < len(old_calls) else None
+        after = new_calls[index] if index < len(new_calls) else None
+        if before and after and before[1:] == after[1:]:
+            continue
+        lines.append(f"  call {index + 1} was: {_shown(before)}")
+        lines.append(f"  call {index + 1} now: {_shown(after)}")
+    if [c[1:] for c in old_calls] == [c[1:] for c in new_calls]:
+        lines.append("  calls and results: unchanged")
+    before, after = verdict(old), verdict(new)
+    lines.append(f"  verdict: {before}" if before == after else f"  verdict: {before} -> {after}")
+    return lines
+
+
+def promote(source, recordings="recordings", dry_run=False, tolerance=1e-6):
+    """Check the run (it must load and replay), describe the change, then copy it. Returns the lines shown."""
+    new = recording_io.load(source)
+    replay(new, variant(new.lesson, new.variant), tolerance)
+    target = Path(recordings) / new.lesson / f"{new.run}.json"
+    old = recording_io.load(target) if target.exists() else None
+    lines = describe_changes(new, old)
+    if dry_run:
+        lines.append(f"dry run: {target} left as it was")
+    else:
+        recording_io.write_atomic(target, Path(source).read_text(encoding="utf-8"))
+        lines.append(f"copied {source} -> {target}")
+    return lines

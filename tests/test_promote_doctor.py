@@ -1,0 +1,69 @@
+"""`replaylab promote` (the only way into recordings/) and `replaylab doctor`."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from conftest import RECORDINGS, ROOT
+from openai_server import FakeProvider
+
+
+def cli(*args, cwd=ROOT, env=None):
+    return subprocess.run([sys.executable, "-m", "replaylab", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
+
+
+def test_promote_shows_the_change_then_copies(tmp_path):
+    recordings = tmp_path / "recordings"
+    shutil.copytree(RECORDINGS, recordings)
+    out = cli("record", "hunter", "--variant", "open", "--provider", "scripted", "--run", "open", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    new = tmp_path / "results" / "live" / "hunter" / "open.json"
+    before = (recordings / "hunter" / "open.json").read_text()
+
+    dry = cli("promote", str(new), "--recordings", str(recordings), "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "produced by: written by a person (no language model) -> hunter baseline search" in dry.stdout
+    assert "messages: 4 -> 3" in dry.stdout
+    assert "verdict: inconclusive (8 tested, closest 16/50)" in dry.stdout
+    assert (recordings / "hunter" / "open.json").read_text() == before
+
+    done = cli("promote", str(new), "--recordings", str(recordings))
+    assert done.returncode == 0 and "copied" in done.stdout
+    assert (recordings / "hunter" / "open.json").read_text() == new.read_text()
+
+
+def test_promote_refuses_a_run_that_does_not_replay(tmp_path):
+    data = json.loads((RECORDINGS / "hunter" / "false.json").read_text())
+    data["steps"][0]["results"][0]["content"]["max_energy_drift"] = 0.5
+    forged = tmp_path / "false.json"
+    forged.write_text(json.dumps(data))
+    recordings = tmp_path / "recordings"
+    out = cli("promote", str(forged), "--recordings", str(recordings))
+    assert out.returncode == 3 and "max_energy_drift was 0.5 when recorded" in out.stderr
+    assert not recordings.exists()
+
+
+def test_doctor_reports_without_showing_the_key():
+    key = "sk-test-DOCTORKEY0123456789abcdef"
+    with FakeProvider([]) as provider:
+        env = {**os.environ, "OPENAI_API_KEY": key, "OPENAI_BASE_URL": provider.base_url}
+        out = cli("doctor", "--json", env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert key not in out.stdout + out.stderr
+    checks = {c["what"]: c for c in json.loads(out.stdout)["checks"]}
+    assert checks["OPENAI_API_KEY"]["detail"] == "set (value not shown)"
+    assert checks[f"OPENAI_BASE_URL {provider.base_url}"]["ok"] is True
+    assert checks["recording recordings/projectile/reference.json"]["ok"] is True
+
+
+def test_doctor_fails_on_a_recording_that_does_not_replay(tmp_path):
+    (tmp_path / "hunter").mkdir()
+    data = json.loads((RECORDINGS / "hunter" / "false.json").read_text())
+    data["task"] = "a different task"
+    (tmp_path / "hunter" / "false.json").write_text(json.dumps(data))
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    out = cli("doctor", "--recordings", str(tmp_path), env=env)
+    assert out.returncode == 1
+    assert "FAIL recording" in out.stdout and "the task has changed" in out.stdout
