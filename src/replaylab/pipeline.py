@@ -11,6 +11,7 @@ from importlib import import_module
 from pathlib import Path
 
 from replaylab.agents import recording as recording_io
+from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
 from replaylab.agents.replay import replay, rerecord_command
 from replaylab.lessons import LESSONS, lab, variant
 
@@ -82,7 +83,12 @@ def exercise_lesson(lesson, target):
 def allowlists(lesson):
     """The allowlists as the model sees them, printed from the code, per variant."""
     return {
-        name: {"tools": v.allowlist().specs(), "budget": v.budget, "max_steps": v.max_steps}
+        name: {
+            "tools": v.allowlist().specs(),
+            "budget": v.budget,
+            "max_steps": v.max_steps,
+            "max_calls_per_message": MAX_CALLS_PER_MESSAGE,
+        }
         for name, v in lab(lesson).VARIANTS.items()
     }
 

@@ -180,6 +180,16 @@ def _number(value):
     return value
 
 
+def _as_sent(value):
+    """What the model sent, as standard JSON can hold it: a value holding NaN or infinity (which a
+    parser accepts, and the allowlist refused) is kept as its JSON text, which is refused alike."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except ValueError:
+        return json.dumps(value)
+    return value
+
+
 def to_data(recording):
     t = recording.transcript
     data = {
@@ -194,7 +204,10 @@ def to_data(recording):
         "steps": [
             {
                 "text": step.message.text,
-                "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in step.message.tool_calls],
+                "tool_calls": [
+                    {"id": c.id, "name": _as_sent(c.name), "arguments": _as_sent(c.arguments)}
+                    for c in step.message.tool_calls
+                ],
                 "results": [
                     {"call_id": r.call_id, "ok": r.ok, "content": {k: _number(v) for k, v in r.content.items()}}
                     for r in step.results

@@ -76,7 +76,7 @@ def _arguments(text):
 
 
 def _describe(error, timeout):
-    status = getattr(error, "status_code", None)
+    status = error.status_code if isinstance(error, openai.APIStatusError) else None
     if isinstance(error, openai.AuthenticationError):
         return f"the provider refused the key in {KEY_VARIABLE} ({status}): {error}"
     if isinstance(error, openai.APITimeoutError):
@@ -108,7 +108,7 @@ class OpenAIClient:
             )
         except openai.OpenAIError as error:
             raise ProviderError(clean_text(_describe(error, self._timeout), self.secrets)) from None
-        request_id = getattr(response, "_request_id", None)
+        request_id = response._request_id  # from the x-request-id header; None when absent
         if request_id:
             self.request_ids.append(clean_text(request_id, self.secrets))
         if response.usage is not None:

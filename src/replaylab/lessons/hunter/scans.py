@@ -5,6 +5,7 @@ from replaylab.physics.drift import max_energy_drifts
 DRIFT_STEPS = (16, 20, 24, 32, 48, 64, 100, 150, 200)
 DRIFT_PERIODS = 50
 DRIFT_METHODS = ("symplectic Euler", "velocity Verlet")
+BOUNDARY_METHOD = "symplectic Euler"
 BOUNDARY_STEPS = range(16, 201)
 BOUNDARY_PERIODS = 20
 BOUNDARY_LIMIT = 0.05
@@ -24,11 +25,11 @@ def drift_scan():
 
 def false_claim_boundary():
     """The smallest steps per period (16..200) at which symplectic Euler stays within 5 % over 20 periods."""
-    drifts = max_energy_drifts("symplectic Euler", list(BOUNDARY_STEPS), BOUNDARY_PERIODS)
+    drifts = max_energy_drifts(BOUNDARY_METHOD, list(BOUNDARY_STEPS), BOUNDARY_PERIODS)
     holding = [n for n, d in zip(BOUNDARY_STEPS, drifts) if d <= BOUNDARY_LIMIT]
     first = holding[0] if holding else None
     before = dict(zip(BOUNDARY_STEPS, drifts))
-    result = {"periods": BOUNDARY_PERIODS, "limit": BOUNDARY_LIMIT, "smallest": first}
+    result = {"method": BOUNDARY_METHOD, "periods": BOUNDARY_PERIODS, "limit": BOUNDARY_LIMIT, "smallest": first}
     if first is not None:
         result["drift_at_smallest"] = {"value": float(before[first]), "shown": f"{before[first]:.4f}"}
         if first - 1 in before:

@@ -10,6 +10,7 @@ from replaylab.physics import projectile
 GRID_STEP = 0.25  # degrees
 GRID_MARGIN = 2  # degrees below and above the agent's bracket
 ROUGH_FACTOR = 1.01
+REFERENCE_ANGLE = 45.0  # degrees: the best angle without drag, what the gain is measured against
 EVIDENCE = "numerically verified: the simulated tennis ball, explicit Euler, no measurement"
 
 
@@ -40,7 +41,7 @@ def agent_conclusion(transcript):
     ranges = projectile.ranges_with_drag(lab.SPEED, grid, smallest)
     best = int(np.argmax(ranges))
     best_angle, best_range = float(grid[best]), float(ranges[best])
-    range_45 = projectile.range_with_drag(lab.SPEED, 45.0, smallest)
+    range_45 = projectile.range_with_drag(lab.SPEED, REFERENCE_ANGLE, smallest)
     gain = best_range - range_45
     gain_percent = (100 * gain) / range_45
     inside = low <= best_angle <= high
@@ -52,6 +53,7 @@ def agent_conclusion(transcript):
         "grid": [{"angle": float(a), "range_m": float(r)} for a, r in zip(grid, ranges)],
         "best_angle": shown(best_angle, f"{best_angle:.2f}"),
         "best_range_m": shown(best_range, f"{best_range:.4g}"),
+        "reference_angle": REFERENCE_ANGLE,
         "range_at_45_m": shown(range_45, f"{range_45:.4g}"),
         "gain_m": shown(gain, f"{gain:.4g}"),
         "gain_percent": shown(gain_percent, f"{gain_percent:.4g}"),

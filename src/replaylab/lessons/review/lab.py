@@ -11,7 +11,7 @@ PIECES = {
     1: checks.Candidate("symplectic Euler", lambda: symplectic_euler),
     2: checks.Candidate("explicit Euler as symplectic", build_mislabelled_symplectic),
 }
-PIECE_CLAIMS = "claims to be symplectic Euler, of order 1, with bounded energy"
+PIECE_CLAIMS = "claim to be symplectic Euler, of order 1, with bounded energy"
 CANDIDATE = Parameter("candidate", "the piece of code under review: 1 or 2", 1, 2, integer=True)
 CHECK_NUMBER = Parameter(
     "check", "the check of the contract: 1 clock, 2 purity, 3 limits, 4 convergence-order, 5 bounded-energy",

@@ -1,0 +1,115 @@
+"""The hunter lesson's figures, drawn from results.json alone (no pyplot state, no file written).
+
+- drift: largest energy drift against steps per period (log-log) from the build's scan, one line
+  per method; each claim's limit as a dashed line; the hunts' experiments as recomputed points
+  (filled at the scan's number of periods, hollow at other run lengths, one marker per run).
+"""
+
+from matplotlib.figure import Figure
+
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+TOOL = "oscillator_energy_drift"
+KEY = "max_energy_drift"
+
+
+def experiments(results):
+    """{(run, method, periods): [(steps, drift)]} of the accepted drift calls, as recomputed."""
+    found = {}
+    for run_name, run in results.get("runs", {}).items():
+        for step in run["transcript"]["steps"]:
+            for call, result in zip(step["tool_calls"], step["results"]):
+                arguments = call.get("arguments")
+                if call.get("name") != TOOL or not result.get("ok") or not isinstance(arguments, dict):
+                    continue
+                value = result["content"].get(KEY)
+                if value is None or value <= 0:
+                    continue
+                key = (run_name, arguments.get("method"), arguments.get("periods"))
+                found.setdefault(key, []).append((arguments.get("steps_per_period"), value))
+    return found
+
+
+def _claim_method(statement, methods):
+    for method in methods:
+        if statement.lower().startswith(method.lower()):
+            return method
+    return None
+
+
+def drift(results):
+    scan = results["scans"]["drift"]
+    periods = scan["periods"]
+    methods = list(dict.fromkeys(row["method"] for row in scan["rows"]))
+    colours = {method: f"C{i}" for i, method in enumerate(methods)}
+    runs = list(results.get("runs", {}))
+    markers = {run: MARKERS[i % len(MARKERS)] for i, run in enumerate(runs)}
+
+    figure = Figure(figsize=(9.5, 6.6), layout="constrained")
+    axes = figure.subplots()
+    handles = {}
+
+    for method in methods:
+        rows = [r for r in scan["rows"] if r["method"] == method]
+        (line,) = axes.plot(
+            [r["steps_per_period"] for r in rows], [r[KEY] for r in rows], "-", color=colours[method], marker=".", linewidth=1.6
+        )
+        handles[f"{method}, {periods} periods (scan, this build)"] = line
+
+    claims = {}
+    for verdicts in results.get("verdicts", {}).values():
+        verdict = verdicts["verdict"]
+        claims.setdefault(verdict["claim"], verdict)
+    for name, verdict in claims.items():
+        method = _claim_method(verdict["statement"], methods)
+        line = axes.axhline(verdict["limit"], linestyle="--", linewidth=1.3, color=colours.get(method, "0.4"))
+        about = f" ({method})" if method else ""
+        handles[f"limit of the '{name}' claim{about}: {verdict['limit']:g}"] = line
+
+    groups = {}  # (run, method, filled) -> periods, points
+    for (run, method, run_periods), points in experiments(results).items():
+        group = groups.setdefault((run, method, run_periods == periods), ([], []))
+        group[0].append(run_periods)
+        group[1].extend(points)
+    order = sorted(groups, key=lambda key: (runs.index(key[0]), str(key[1]), not key[2]))
+    for run, method, filled in sorted(order, key=lambda key: key[2]):  # hollow first, filled on top
+        lengths, points = groups[(run, method, filled)]
+        xs, ys = zip(*points)
+        colour = colours.get(method, "0.3")
+        artist = axes.scatter(
+            xs, ys, s=55 if filled else 130, marker=markers.get(run, "o"), zorder=4 if filled else 3, linewidth=1.3,
+            facecolor=colour if filled else "none", edgecolor="k" if filled else colour,
+        )
+        counts = sorted(set(lengths))
+        words = ", ".join(f"{c:g}" for c in counts[:-1]) + (" and " if len(counts) > 1 else "") + f"{counts[-1]:g}"
+        unit = "period" if counts == [1] else "periods"
+        handles[(runs.index(run), str(method), not filled)] = (artist, f"hunt '{run}': {method}, {words} {unit} (agent's calls, recomputed)")
+    points_handles = [handles.pop(key) for key in sorted(k for k in handles if isinstance(k, tuple))]
+    for artist, label in points_handles:
+        handles[label] = artist
+
+    for run, verdicts in results.get("verdicts", {}).items():
+        witness = verdicts["verdict"].get("witness")
+        if witness:
+            axes.annotate(
+                f"counterexample of hunt '{run}':\n{witness['method']}, {witness['steps_per_period']} steps per period,\n"
+                f"{witness['periods']} periods: {witness['value']['shown']} > {verdicts['verdict']['limit']:g}",
+                (witness["steps_per_period"], witness["value"]["value"]), xytext=(30, 38), textcoords="offset points",
+                fontsize="small", arrowprops={"arrowstyle": "->", "color": "0.3"},
+                bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "0.7"},
+            )
+
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    steps = sorted({r["steps_per_period"] for r in scan["rows"]})
+    axes.set_xticks(steps)
+    axes.set_xticklabels([f"{s:g}" for s in steps])
+    axes.minorticks_off()
+    axes.set_xlabel("steps per period (log scale)")
+    axes.set_ylabel("largest energy drift |E/E0 - 1| (dimensionless, log scale)")
+    axes.set_title(f"Energy drift of the oscillator over {periods} periods, and the hunts' experiments")
+    axes.grid(True, which="major", color="0.9")
+    figure.legend(list(handles.values()), list(handles), loc="outside lower center", ncols=2, fontsize="small")
+    return figure
+
+
+FIGURES = {"drift": drift}

@@ -1,0 +1,117 @@
+"""The hunter lesson's tables, read from results.json (written as results/hunter/tables/<name>.csv).
+
+Rows are flat dicts of str, int and float; floats at full precision, with a "shown" column where
+the page rounds.
+
+- drift-scan: largest energy drift against steps per period, per method (the figure's lines);
+- verdicts: per run, the verdict on its claim (and the exercise's stricter claim);
+- words-ignored: per run, the verdict after its words or stored results were changed;
+- boundary: the attempts through the allowlist and the budget demonstration;
+- false-claim-boundary: the smallest steps per period that keep symplectic Euler within the limit;
+- run: every tool call of every run with its recomputed result.
+"""
+
+import json
+
+from replaylab.lessons.markdown import call_rows
+
+TABLES = ("drift-scan", "verdicts", "words-ignored", "boundary", "false-claim-boundary", "run")
+
+
+def _flag(value):
+    return "true" if value else "false"
+
+
+def _experiment(prefix, item):
+    if not item:
+        return {f"{prefix}_method": "", f"{prefix}_steps_per_period": "", f"{prefix}_periods": "", f"{prefix}_value": "", f"{prefix}_shown": ""}
+    return {
+        f"{prefix}_method": item["method"],
+        f"{prefix}_steps_per_period": item["steps_per_period"],
+        f"{prefix}_periods": item["periods"],
+        f"{prefix}_value": item["value"]["value"],
+        f"{prefix}_shown": item["value"]["shown"],
+    }
+
+
+def verdict_row(run, which, verdict):
+    return {
+        "run": run,
+        "which": which,
+        "claim": verdict["claim"],
+        "statement": verdict["statement"],
+        "limit": verdict["limit"],
+        "tested": verdict["tested"],
+        "outcome": verdict["outcome"],
+        **_experiment("witness", verdict.get("witness")),
+        **_experiment("closest", verdict.get("closest")),
+        "evidence": verdict.get("evidence") or "",
+    }
+
+
+def _outcome(item):
+    ok = bool(item.get("ok"))
+    return {
+        "ok": _flag(ok),
+        "max_energy_drift": item["value"]["value"] if ok else "",
+        "shown": item["value"]["shown"] if ok else "refused: " + item.get("error", ""),
+        "error": "" if ok else item.get("error", ""),
+    }
+
+
+def tables(results):
+    scans = results.get("scans", {})
+    drift = scans.get("drift", {})
+    out = {name: [] for name in TABLES}
+    out["drift-scan"] = [
+        {"method": row["method"], "steps_per_period": row["steps_per_period"], "periods": drift.get("periods"), "max_energy_drift": row["max_energy_drift"]}
+        for row in drift.get("rows", [])
+    ]
+    for run, verdicts in results.get("verdicts", {}).items():
+        out["verdicts"].append(verdict_row(run, "verdict", verdicts["verdict"]))
+        if verdicts.get("stricter_claim"):
+            out["verdicts"].append(verdict_row(run, "stricter claim (exercise)", verdicts["stricter_claim"]))
+        out["words-ignored"] += [
+            {"run": run, "probe": probe["probe"], "outcome": probe["outcome"], "verdict_unchanged": verdicts["verdict"]["outcome"]}
+            for probe in verdicts.get("words_ignored", [])
+        ]
+    boundary = results.get("exercises", {}).get("boundary", {})
+    out["boundary"] = [
+        {"part": "attempt", "number": number, "what": item["what"], "arguments": json.dumps(item["arguments"]), **_outcome(item)}
+        for number, item in enumerate(boundary.get("attempts", []), start=1)
+    ] + [
+        {
+            "part": "same valid experiment on a fresh allowlist",
+            "number": item["call"],
+            "what": f"call {item['call']}",
+            "arguments": json.dumps(boundary["attempts"][0]["arguments"]) if boundary.get("attempts") else "",
+            **_outcome(item),
+        }
+        for item in boundary.get("repeats", [])
+    ]
+    fcb = scans.get("false_claim_boundary", {})
+    if fcb.get("smallest") is not None:
+        out["false-claim-boundary"].append(
+            {
+                "quantity": "smallest steps per period within the limit",
+                "steps_per_period": fcb["smallest"],
+                "periods": fcb["periods"],
+                "limit": fcb["limit"],
+                "max_energy_drift": fcb["drift_at_smallest"]["value"],
+                "shown": fcb["drift_at_smallest"]["shown"],
+            }
+        )
+        below = fcb.get("drift_below")
+        if below:
+            out["false-claim-boundary"].append(
+                {
+                    "quantity": "one step per period fewer",
+                    "steps_per_period": below["steps_per_period"],
+                    "periods": fcb["periods"],
+                    "limit": fcb["limit"],
+                    "max_energy_drift": below["value"],
+                    "shown": below["shown"],
+                }
+            )
+    out["run"] = call_rows(results)
+    return out

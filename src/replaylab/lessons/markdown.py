@@ -1,0 +1,414 @@
+"""Shared pieces of the lesson pages: safe markdown, number texts, the allowlist and run sections.
+
+Everything a model (or the author of a recording) wrote is untrusted text: tool names, arguments,
+refusal texts that quote them, and the words of each message. It goes through `text`, `cell`,
+`quote` or `fenced`, which make sure it is shown as plain text and can never break a table, open
+a heading, a link or an HTML element. Texts made by the build (labels, summaries) are trusted and
+wrapped in `Md` so that tables keep them as they are.
+
+Every number comes from the lesson's results.json; nothing here types a number of a lesson.
+The calls-per-message limit is not part of results["allowlists"] yet, so it is read from the
+harness code (`replaylab.agents.loop.MAX_CALLS_PER_MESSAGE`) unless the results carry it.
+"""
+
+import json
+import math
+import re
+
+from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
+
+NOT_VERIFIED = "not verified: the build does not run this"
+NOT_MEASURED = "not measured"
+
+
+class Md(str):
+    """Markdown made by the build: put into a table or a page as it is."""
+
+
+# ---------------------------------------------------------------------------------------------
+# escaping of untrusted text
+
+_ALWAYS = set("\\`*[]|#~$")
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_LINE_START = re.compile(r"^(\d{1,9})([.)])(?=\s|$)")
+
+
+def _escape_line(line):
+    out = []
+    for i, char in enumerate(line):
+        if char in _ENTITIES:
+            out.append(_ENTITIES[char])
+        elif char in _ALWAYS:
+            out.append("\\" + char)
+        elif char == "_":
+            before = line[i - 1] if i > 0 else " "
+            after = line[i + 1] if i + 1 < len(line) else " "
+            out.append("_" if before.isalnum() and after.isalnum() else "\\_")
+        else:
+            out.append(char)
+    escaped = "".join(out)
+    if re.match(r"[-+](\s|$)", escaped) or re.fullmatch(r"[-=\s]+", escaped):
+        escaped = "\\" + escaped
+    return _LINE_START.sub(r"\1\\\2", escaped)
+
+
+def _lines(value):
+    value = value if isinstance(value, str) else str(value)
+    return value.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def text(value):
+    """Untrusted text as one line of plain markdown (line breaks become spaces)."""
+    return " ".join(_escape_line(line.strip()) for line in _lines(value) if line.strip())
+
+
+def cell(value):
+    """Any value as the content of a table cell: `Md` as it is, anything else escaped."""
+    if isinstance(value, Md):
+        return value.replace("\n", " ")
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)):
+        return number(value, "%g")
+    return "<br>".join(_escape_line(line.strip()) for line in _lines(value))
+
+
+def quote(value, prefix):
+    """A blockquote of untrusted text, introduced by the (trusted) `prefix`."""
+    lines = [f"> {prefix}", ">"]
+    body = [_escape_line(line.strip()) for line in _lines(value)]
+    if not any(body):
+        body = ["*(no text)*"]
+    lines += [f"> {line}" if line else ">" for line in body]
+    return "\n".join(lines)
+
+
+def fenced(value, info="text"):
+    """A fenced code block that no backtick run inside `value` can close."""
+    value = "\n".join(_lines(value))
+    longest = max((len(run) for run in re.findall(r"`+", value)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{value}\n{fence}"
+
+
+def code(value):
+    """A short trusted name (a tool, a parameter, a command) as inline code; never use it for untrusted text."""
+    value = " ".join(_lines(value))
+    longest = max((len(run) for run in re.findall(r"`+", value)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if value.startswith("`") or value.endswith("`") else ""
+    return Md(f"{fence}{pad}{value}{pad}{fence}")
+
+
+# ---------------------------------------------------------------------------------------------
+# numbers
+
+
+def number(value, fmt="%.6g"):
+    """A number as the page shows it; None (a value that was not finite) is "not measured"."""
+    if value is None:
+        return NOT_MEASURED
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float) and math.isnan(value):
+        return NOT_MEASURED
+    return fmt % value
+
+
+def shown(item):
+    """The text the build chose for a {"value", "shown"} pair (or a plain number with %.6g)."""
+    if isinstance(item, dict) and "shown" in item:
+        return item["shown"]
+    return number(item)
+
+
+def join_words(words, conjunction="and"):
+    words = list(words)
+    if not words:
+        return "none"
+    if len(words) == 1:
+        return words[0]
+    return f"{', '.join(words[:-1])} {conjunction} {words[-1]}"
+
+
+def limit_range(low, high):
+    return f"{number(low, '%g')} to {number(high, '%g')}"
+
+
+# ---------------------------------------------------------------------------------------------
+# tables
+
+
+def table(rows, columns):
+    """A markdown table; `columns` is a list of (key, header). Cells are escaped unless `Md`."""
+    if not rows:
+        return "*(no rows)*"
+    head = "| " + " | ".join(header for _, header in columns) + " |"
+    rule = "|" + "|".join("---" for _ in columns) + "|"
+    body = ["| " + " | ".join(cell(row.get(key, "")) for key, _ in columns) + " |" for row in rows]
+    return "\n".join([head, rule, *body])
+
+
+def figure(name, alt, caption):
+    """An embedded figure (figures/<name>.png) with a short alternative text and a caption."""
+    return f"![{text(alt)}](figures/{name}.png)\n\n*Figure `{name}`: {text(caption)}*"
+
+
+def name(value):
+    """A run, group or claim name: inline code when it is a plain identifier, else escaped text."""
+    if isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9_.-]{1,80}", value):
+        return code(value)
+    return Md(text(value))
+
+
+def evidence(label):
+    """The evidence label of a statement (given by the judge); None gives no label."""
+    return f"Evidence: **{label}**." if label else ""
+
+
+# ---------------------------------------------------------------------------------------------
+# tool calls and results
+
+
+def _json(value):
+    return json.dumps(value, ensure_ascii=False, allow_nan=True)
+
+
+def call_text(name, arguments):
+    """A tool call as plain (untrusted) text: name(key=value, ...), values as JSON."""
+    shown_name = name if isinstance(name, str) else _json(name)
+    if isinstance(arguments, dict):
+        inner = ", ".join(f"{k}={_json(v)}" for k, v in arguments.items())
+    else:
+        inner = _json(arguments)
+    return f"{shown_name}({inner})"
+
+
+def result_text(result):
+    """A result as recomputed by the build: numbers with %.6g; a refusal shows its text."""
+    content = result.get("content", {})
+    if not result.get("ok"):
+        return None
+    return ", ".join(f"{k} = {number(v)}" for k, v in content.items())
+
+
+def result_cell(result):
+    if result.get("ok"):
+        return Md(text(result_text(result)))
+    return Md("refused: " + cell(str(result.get("content", {}).get("error", ""))))
+
+
+def call_rows(results):
+    """One row per tool call of every run, with the recomputed result (full precision as JSON)."""
+    rows = []
+    for run_name, run in results.get("runs", {}).items():
+        for number_, step in enumerate(run["transcript"]["steps"], start=1):
+            for index, (call, result) in enumerate(zip(step["tool_calls"], step["results"]), start=1):
+                ok = bool(result.get("ok"))
+                content = result.get("content", {})
+                rows.append(
+                    {
+                        "run": run_name,
+                        "step": number_,
+                        "call": index,
+                        "tool": call["name"] if isinstance(call["name"], str) else _json(call["name"]),
+                        "arguments": _json(call["arguments"]),
+                        "ok": "true" if ok else "false",
+                        "result": _json(content) if ok else "",
+                        "error": "" if ok else str(content.get("error", "")),
+                        "shown": result_text(result) if ok else "refused: " + str(content.get("error", "")),
+                    }
+                )
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# sections shared by the three pages
+
+
+def _parameter_row(tool, pname, spec):
+    if "enum" in spec:
+        kind, allowed = "one of", ", ".join(spec["enum"])
+    else:
+        kind = "integer" if spec.get("type") == "integer" else "number"
+        allowed = limit_range(spec.get("minimum"), spec.get("maximum")) + " (inclusive)"
+    return {
+        "tool": code(tool["name"]),
+        "parameter": code(pname),
+        "kind": kind,
+        "allowed": allowed,
+        "meaning": spec.get("description", ""),
+    }
+
+
+def allowlist_section(results, intro=""):
+    """What the agent may and may not do, printed from results["allowlists"] (the code's specs)."""
+    allowlists = results.get("allowlists", {})
+    groups = []  # variants with identical allowlists are shown once
+    for name, spec in allowlists.items():
+        for group in groups:
+            if group["spec"] == spec:
+                group["names"].append(name)
+                break
+        else:
+            groups.append({"names": [name], "spec": spec})
+    out = ["## What the agent may and may not do", ""]
+    if intro:
+        out += [intro, ""]
+    out += [
+        "The agent acts only through these tools; every call is checked against the bounds below "
+        "before anything runs, and a call that fails the check is refused with a reason (the refusal "
+        "is what the agent reads next). Any other tool name, a missing or extra argument, a number "
+        "sent as text, or a value outside its bounds is refused. Printed from the code, not typed.",
+        "",
+    ]
+    for group in groups:
+        spec = group["spec"]
+        names = join_words([code(n) for n in group["names"]])
+        label = "Variant" if len(group["names"]) == 1 else "Variants"
+        budget = spec.get("budget")
+        calls = spec.get("max_calls_per_message", MAX_CALLS_PER_MESSAGE)
+        limits = [
+            f"at most {spec.get('max_steps')} messages per run",
+            f"at most {calls} tool calls executed per message (later calls in the same message are refused)",
+            f"a budget of {budget} experiments per run (refused calls cost nothing)"
+            if budget is not None
+            else "no experiment budget",
+        ]
+        out += [f"**{label} {names}**: " + "; ".join(limits) + ".", ""]
+        rows = []
+        for tool in spec.get("tools", []):
+            for pname, pspec in tool["parameters"]["properties"].items():
+                rows.append(_parameter_row(tool, pname, pspec))
+        out += [table(rows, [("tool", "tool"), ("parameter", "parameter"), ("kind", "type"), ("allowed", "allowed values"), ("meaning", "meaning")]), ""]
+        out += ["| tool | what it returns |", "|---|---|"]
+        out += [f"| {code(tool['name'])} | {cell(tool.get('description', ''))} |" for tool in spec.get("tools", [])]
+        out += [""]
+    return "\n".join(out)
+
+
+WORDS_PREFIX = {
+    "authored": "Author's words, written by a person (not a result):",
+    "scripted": "Program's words (not a result):",
+}
+
+
+def words_prefix(run):
+    return WORDS_PREFIX.get(run["provenance"].get("kind"), "Agent's words (not a result):")
+
+
+def provenance_lines(run):
+    p = run["provenance"]
+    lines = [
+        f"- **{text(run['label'])}**",
+        f"- Messages produced by: {text(p.get('model', ''))}",
+        f"- How: {text(p.get('how', ''))}",
+        f"- Recorded {text(p.get('recorded', ''))} with replaylab {text(p.get('replaylab', ''))}"
+        + (f"; seed {text(p['seed'])}" if "seed" in p else ""),
+    ]
+    usage = p.get("usage")
+    if usage:
+        lines.append("- Provider-reported usage: " + ", ".join(f"{text(k)} {text(v)}" for k, v in usage.items()))
+    return lines
+
+
+def run_section(run_name, run, results, level="###", title=None):
+    """One run: provenance, prompts, and each message with its calls and recomputed results."""
+    transcript = run["transcript"]
+    replayed = transcript.get("replayed") or {}
+    tolerance = replayed.get("tolerance", results.get("tolerance"))
+    out = [f"{level} {title or 'Run ' + name(run_name)}", ""]
+    out += provenance_lines(run)
+    out += [
+        f"- Variant {code(run['variant'])}, group {name(run['group'])}; "
+        + ("finished (its last message asks for no tool)." if transcript.get("finished") else "stopped at the message limit (not finished)."),
+        f"- Replayed by this build: every call went again through a fresh allowlist and the simulation; "
+        f"each recomputed result agreed with the recording within {number(tolerance, '%g')} (relative and absolute). "
+        "The results below are the recomputed ones.",
+        "",
+    ]
+    out += [quote(transcript.get("system", ""), "System prompt given to the model (from the code):"), ""]
+    out += [quote(transcript.get("task", ""), "Task given to the model (from the code):"), ""]
+    prefix = words_prefix(run)
+    for number_, step in enumerate(transcript["steps"], start=1):
+        out += [f"**Message {number_}**", ""]
+        out += [quote(step.get("text", ""), prefix), ""]
+        if step["tool_calls"]:
+            rows = [
+                {"n": index, "call": call_text(call["name"], call["arguments"]), "result": result_cell(result)}
+                for index, (call, result) in enumerate(zip(step["tool_calls"], step["results"]), start=1)
+            ]
+            out += [table(rows, [("n", "#"), ("call", "tool call (as the agent sent it)"), ("result", "result, recomputed by this build")]), ""]
+        else:
+            out += ["No tool call: this message ends the run.", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def runs_section(results, order=None, intro=""):
+    runs = results.get("runs", {})
+    names = order if order is not None else list(runs)
+    out = ["## The runs", ""]
+    if intro:
+        out += [intro, ""]
+    out += [
+        "Each run is shown as this build replayed it. The words of each message were written by "
+        "whoever produced the run (see its label): they are not results and the build never reads "
+        "them to decide anything. Every number in the result column was computed by this build "
+        "(rounded to 6 significant digits; the CSV table `run` has them at full precision).",
+        "",
+    ]
+    if not names:
+        out += ["*(no runs)*", ""]
+    for run_name in names:
+        out += [run_section(run_name, runs[run_name], results), ""]
+    return "\n".join(out)
+
+
+def recording_section(results):
+    """How to record a new run: commands only, marked as not verified by the build."""
+    lesson = results.get("lesson", "LESSON")
+    variants = list(results.get("allowlists", {}))
+    out = [
+        "## How to record a new run",
+        "",
+        f"*{NOT_VERIFIED}.* These commands are given for convenience; the build that made this page did not run them.",
+        "",
+        "From a file of messages you wrote (a JSON object with a list `messages`, each "
+        '`{"text": ..., "tool_calls": [{"id": ..., "name": ..., "arguments": {...}}]}`), '
+        "run through the allowlist and the simulation:",
+        "",
+        fenced(f"replaylab record {lesson} --provider authored --from FILE --run NAME", "sh"),
+        "",
+        "Typing the messages yourself, one JSON line at a time:",
+        "",
+        fenced(f"replaylab session {lesson} --variant V --run NAME", "sh"),
+        "",
+        f"where V is one of: {join_words([code(v) for v in variants], 'or')}.",
+        "",
+    ]
+    runs = results.get("runs", {})
+    if runs:
+        out += ["To record a run of this page again with the current code:", ""]
+        out += [fenced("\n".join(run["rerecord"] for run in runs.values()), "sh"), ""]
+    return "\n".join(out)
+
+
+def tables_section(lesson_tables, shown_here, extra=()):
+    """A list of the CSV files of the page (full precision), and the tables not shown above."""
+    out = ["## Tables", "", "Every table is also a CSV file with values at full precision:", ""]
+    out += [f"- [{t}](tables/{t}.csv)" + (" (shown above)" if t in shown_here else "") for t in lesson_tables]
+    out += [""]
+    for part in extra:
+        out += [part, ""]
+    return "\n".join(out)
+
+
+def section(lines_or_text):
+    return lines_or_text if isinstance(lines_or_text, str) else "\n".join(lines_or_text)
+
+
+def decision_block(page_text):
+    """The part of a page with the build's decisions (used by tests and by the index)."""
+    start = page_text.find("## What the build decided")
+    end = page_text.find("\n## ", start + 1)
+    return page_text[start:end if end != -1 else None] if start != -1 else ""

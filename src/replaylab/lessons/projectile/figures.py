@@ -1,0 +1,108 @@
+"""The projectile lesson's figures, drawn from results.json alone (no pyplot state, no file written).
+
+- evidence: the build's independent scan of range against angle as a line, the agent's calls with
+  a dt no larger than the scan's as points (as recomputed by this build, one marker per run), and a
+  close-up near the maximum with the build's fine scan at the agent's smallest dt, the agent's
+  bracket and the scan's best angle.
+"""
+
+from matplotlib.figure import Figure
+
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def agent_points(results, max_dt):
+    """{(run, dt): [(angle, range)]} of the accepted range_with_drag calls with dt <= max_dt."""
+    points = {}
+    for run_name, run in results.get("runs", {}).items():
+        for step in run["transcript"]["steps"]:
+            for call, result in zip(step["tool_calls"], step["results"]):
+                arguments = call.get("arguments")
+                if call.get("name") != "range_with_drag" or not result.get("ok") or not isinstance(arguments, dict):
+                    continue
+                dt, angle, value = arguments.get("dt"), arguments.get("angle"), result["content"].get("range_m")
+                if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (dt, angle, value)):
+                    continue
+                if dt <= max_dt:
+                    points.setdefault((run_name, dt), []).append((angle, value))
+    return points
+
+
+def evidence(results):
+    scan = results["scans"]["evidence"]
+    scan_dt, speed = scan["dt"], scan["speed"]
+    angles = [row["angle"] for row in scan["rows"]]
+    ranges = [row["range_m"] for row in scan["rows"]]
+    points = agent_points(results, scan_dt)
+    runs = list(results.get("runs", {}))
+    conclusions = {
+        run: verdict.get("conclusion", {})
+        for run, verdict in results.get("verdicts", {}).items()
+        if verdict.get("conclusion", {}).get("checkable")
+    }
+
+    dts = sorted(({dt for _, dt in points} | {c["smallest_dt"] for c in conclusions.values()}) - {scan_dt}, reverse=True)
+    colours = {scan_dt: "C0", **{dt: f"C{i + 1}" for i, dt in enumerate(dts)}}
+    markers = {run: MARKERS[i % len(MARKERS)] for i, run in enumerate(runs)}
+
+    figure = Figure(figsize=(11, 5.6), layout="constrained")
+    overview, close = figure.subplots(1, 2, gridspec_kw={"width_ratios": [1.15, 1]})
+    handles = {}
+
+    def remember(label, artist):
+        handles.setdefault(label, artist)
+
+    for axes in (overview, close):
+        (line,) = axes.plot(angles, ranges, "-", color=colours[scan_dt], linewidth=1.6, marker=".", markersize=5)
+        remember(f"independent scan (this build), dt = {scan_dt:g} s", line)
+
+    fine_lo, fine_hi = None, None
+    for run, conclusion in conclusions.items():
+        grid = conclusion.get("grid", [])
+        dt = conclusion["smallest_dt"]
+        if grid:
+            xs = [g["angle"] for g in grid]
+            (line,) = close.plot(xs, [g["range_m"] for g in grid], "--", color=colours[dt], linewidth=1.3)
+            remember(f"fine scan at the agent's smallest dt (this build), dt = {dt:g} s", line)
+            fine_lo = min(xs) if fine_lo is None else min(fine_lo, min(xs))
+            fine_hi = max(xs) if fine_hi is None else max(fine_hi, max(xs))
+        low, high = conclusion["bracket"]
+        span = close.axvspan(low, high, color="0.85", zorder=0)
+        remember(f"agent's bracket, run {run}: {low:g} to {high:g} deg", span)
+        best = conclusion["best_angle"]
+        marker_line = close.axvline(best["value"], color="k", linestyle=":", linewidth=1.2)
+        remember(f"best angle of the fine scan, run {run}: {best['shown']} deg", marker_line)
+
+    for (run, dt), pts in sorted(points.items(), key=lambda item: (runs.index(item[0][0]), -item[0][1])):
+        xs, ys = zip(*pts)
+        for axes in (overview, close):
+            artist = axes.scatter(
+                xs, ys, s=46, marker=markers.get(run, "o"), facecolor=colours.get(dt, "C7"), edgecolor="k", linewidth=0.7, zorder=3
+            )
+        remember(f"agent's calls, recomputed: run {run}, dt = {dt:g} s", artist)
+
+    if fine_lo is None:
+        best_index = max(range(len(ranges)), key=ranges.__getitem__) if ranges else 0
+        centre = angles[best_index] if angles else 0
+        fine_lo, fine_hi = centre - 3, centre + 3
+    pad = 0.25
+    close.set_xlim(fine_lo - pad, fine_hi + pad)
+    visible = [r for a, r in zip(angles, ranges) if fine_lo - pad <= a <= fine_hi + pad]
+    visible += [g["range_m"] for c in conclusions.values() for g in c.get("grid", [])]
+    visible += [y for pts in points.values() for x, y in pts if fine_lo - pad <= x <= fine_hi + pad]
+    if visible:
+        margin = 0.08 * (max(visible) - min(visible) or 1.0)
+        close.set_ylim(min(visible) - margin, max(visible) + margin)
+
+    overview.set_title("all scanned angles")
+    close.set_title("close-up near the maximum")
+    for axes in (overview, close):
+        axes.set_xlabel("launch angle (degrees)")
+        axes.set_ylabel("range with drag (m)")
+        axes.grid(True, color="0.9")
+    figure.suptitle(f"The agent's evidence: range of the tennis ball at {speed:g} m/s against launch angle")
+    figure.legend(list(handles.values()), list(handles), loc="outside lower center", ncols=2, fontsize="small")
+    return figure
+
+
+FIGURES = {"evidence": evidence}

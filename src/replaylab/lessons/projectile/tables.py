@@ -1,0 +1,125 @@
+"""The projectile lesson's tables, read from results.json (written as results/projectile/tables/<name>.csv).
+
+Each row is a flat dict of str, int and float: floats at full precision (the CSV writer prints
+their repr), next to a "shown" column with the text the page shows where the page rounds.
+
+- agent-conclusion: per run, the quantities of the agent-conclusion check (physics.md 1.5);
+- conclusion-scan: per run, the quarter-degree scan around the agent's bracket;
+- evidence-scan: the independent scan of the figure (angles at a fixed dt);
+- misbehaving-calls: the six calls through the allowlist and their outcomes;
+- step-bounds, new-tool: the two exercises;
+- rough-ball: per run, the replay against a ball with more drag;
+- run: every tool call of every run with its recomputed result.
+"""
+
+import json
+import re
+
+from replaylab.lessons.markdown import call_rows
+
+TABLES = (
+    "agent-conclusion",
+    "conclusion-scan",
+    "evidence-scan",
+    "misbehaving-calls",
+    "step-bounds",
+    "new-tool",
+    "rough-ball",
+    "run",
+)
+
+
+def _flag(value):
+    return "true" if value else "false"
+
+
+def reference_angle(conclusion):
+    """The angle of the comparison range (the number in the key `range_at_<angle>_m`)."""
+    for key in conclusion:
+        found = re.fullmatch(r"range_at_(\d+)_m", key)
+        if found:
+            return key, found.group(1)
+    return None, None
+
+
+def conclusion_rows(run, conclusion):
+    rows = []
+
+    def add(quantity, value, unit, shown):
+        rows.append({"run": run, "quantity": quantity, "value": value, "unit": unit, "shown": shown})
+
+    if not conclusion.get("checkable"):
+        add("checkable", "false", "", "not checkable")
+        add("reason", conclusion.get("reason", ""), "", conclusion.get("reason", ""))
+        return rows
+    smallest = conclusion["smallest_dt"]
+    add("smallest dt the agent used", smallest, "s", f"{smallest:g}")
+    for item in conclusion["at_smallest"]:
+        add(f"agent's range at {item['angle']:g} deg (dt {smallest:g} s), recomputed", item["range_m"]["value"], "m", item["range_m"]["shown"])
+    low, high = conclusion["bracket"]
+    add("agent's bracket, low angle", low, "deg", f"{low:g}")
+    add("agent's bracket, high angle", high, "deg", f"{high:g}")
+    add("best angle of the build's fine scan", conclusion["best_angle"]["value"], "deg", conclusion["best_angle"]["shown"])
+    add("range at the best angle", conclusion["best_range_m"]["value"], "m", conclusion["best_range_m"]["shown"])
+    key, angle = reference_angle(conclusion)
+    if key:
+        add(f"range at {angle} deg", conclusion[key]["value"], "m", conclusion[key]["shown"])
+        add(f"gain of the best angle over {angle} deg", conclusion["gain_m"]["value"], "m", conclusion["gain_m"]["shown"])
+        add(f"gain in per cent of the range at {angle} deg", conclusion["gain_percent"]["value"], "%", conclusion["gain_percent"]["shown"])
+    add("best angle inside the agent's bracket", _flag(conclusion["inside"]), "", "yes" if conclusion["inside"] else "no")
+    return rows
+
+
+def _outcome_columns(item, key):
+    ok = bool(item.get("ok"))
+    return {
+        "ok": _flag(ok),
+        key: item["value"]["value"] if ok else "",
+        "shown": item["value"]["shown"] if ok else "refused: " + item.get("error", ""),
+        "error": "" if ok else item.get("error", ""),
+    }
+
+
+def tables(results):
+    verdicts = results.get("verdicts", {})
+    exercises = results.get("exercises", {})
+    evidence = results.get("scans", {}).get("evidence", {})
+    out = {name: [] for name in TABLES}
+    for run, verdict in verdicts.items():
+        conclusion = verdict.get("conclusion", {})
+        out["agent-conclusion"] += conclusion_rows(run, conclusion)
+        out["conclusion-scan"] += [
+            {"run": run, "angle_deg": row["angle"], "range_m": row["range_m"], "dt_s": conclusion["smallest_dt"]}
+            for row in conclusion.get("grid", [])
+        ]
+        rough = verdict.get("rough_ball", {})
+        out["rough-ball"].append(
+            {"run": run, "drag_factor": rough.get("drag_factor", ""), "caught": _flag(rough.get("caught")), "message": rough.get("message", "")}
+        )
+    out["evidence-scan"] = [
+        {"angle_deg": row["angle"], "range_m": row["range_m"], "dt_s": evidence.get("dt"), "speed_m_s": evidence.get("speed")}
+        for row in evidence.get("rows", [])
+    ]
+    out["misbehaving-calls"] = [
+        {
+            "number": number,
+            "what": item["what"],
+            "tool": item["name"],
+            "arguments": json.dumps(item["arguments"]),
+            **_outcome_columns(item, "range_m"),
+        }
+        for number, item in enumerate(exercises.get("misbehaving_calls", []), start=1)
+    ]
+    bounds = exercises.get("step_bounds")
+    if bounds:
+        out["step-bounds"] = [
+            {"quantity": "range with the smallest dt", "angle_deg": bounds["angle"], "dt_s": bounds["fine_dt"], "value_m": bounds["fine_m"]["value"], "shown": bounds["fine_m"]["shown"]},
+            {"quantity": "range with the largest dt", "angle_deg": bounds["angle"], "dt_s": bounds["coarse_dt"], "value_m": bounds["coarse_m"]["value"], "shown": bounds["coarse_m"]["shown"]},
+            {"quantity": "difference (largest dt minus smallest dt)", "angle_deg": bounds["angle"], "dt_s": "", "value_m": bounds["difference_m"]["value"], "shown": bounds["difference_m"]["shown"]},
+        ]
+    out["new-tool"] = [
+        {"tool": "flight_time_without_drag", "arguments": json.dumps(item["arguments"]), **_outcome_columns(item, "time_s")}
+        for item in exercises.get("new_tool", [])
+    ]
+    out["run"] = call_rows(results)
+    return out

@@ -1,0 +1,75 @@
+"""The review lesson's figures, drawn from results.json alone (no pyplot state, no file written).
+
+- error: the largest distance to the exact oscillator over the scan's periods against steps per
+  period (log-log), one line per piece from the build's scan, and the evidence reviewer's
+  `oscillator_error` calls as recomputed points (one marker per evidence run).
+"""
+
+from matplotlib.figure import Figure
+
+from replaylab.lessons.review.tables import piece_names
+
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+TOOL = "oscillator_error"
+
+
+def evidence_points(results):
+    """{(run, candidate): [(steps, error)]} of the accepted oscillator_error calls of evidence runs."""
+    found = {}
+    for run_name, run in results.get("runs", {}).items():
+        if run.get("variant") != "evidence":
+            continue
+        for step in run["transcript"]["steps"]:
+            for call, result in zip(step["tool_calls"], step["results"]):
+                arguments = call.get("arguments")
+                if call.get("name") != TOOL or not result.get("ok") or not isinstance(arguments, dict):
+                    continue
+                value = result["content"].get("error")
+                if value is None or value <= 0:
+                    continue
+                found.setdefault((run_name, arguments.get("candidate")), []).append((arguments.get("steps_per_period"), value))
+    return found
+
+
+def error(results):
+    scan = results["scans"]["error"]
+    periods = scan["periods"]
+    names = piece_names(results)
+    pieces = list(dict.fromkeys(row["candidate"] for row in scan["rows"]))
+    colours = {piece: f"C{i}" for i, piece in enumerate(pieces)}
+    points = evidence_points(results)
+    runs = list(dict.fromkeys(run for run, _ in points))
+    markers = {run: MARKERS[i % len(MARKERS)] for i, run in enumerate(runs)}
+
+    figure = Figure(figsize=(9.5, 6.4), layout="constrained")
+    axes = figure.subplots()
+    handles = {}
+    for piece in pieces:
+        rows = [r for r in scan["rows"] if r["candidate"] == piece]
+        label = f"piece {piece}" + (f" ({names[piece]})" if piece in names else "") + ": scan (this build)"
+        (line,) = axes.plot(
+            [r["steps_per_period"] for r in rows], [r["error"] for r in rows], "-", marker=".", color=colours[piece], linewidth=1.6
+        )
+        handles[label] = line
+    for (run, piece), pts in sorted(points.items(), key=lambda item: (runs.index(item[0][0]), str(item[0][1]))):
+        xs, ys = zip(*pts)
+        artist = axes.scatter(
+            xs, ys, s=60, marker=markers[run], facecolor=colours.get(piece, "0.5"), edgecolor="k", linewidth=0.8, zorder=3
+        )
+        handles[f"piece {piece}: evidence reviewer's calls, recomputed (run '{run}')"] = artist
+
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    steps = sorted({r["steps_per_period"] for r in scan["rows"]} | {x for pts in points.values() for x, _ in pts})
+    axes.set_xticks(steps)
+    axes.set_xticklabels([f"{s:g}" for s in steps])
+    axes.minorticks_off()
+    axes.set_xlabel("steps per period (log scale)")
+    axes.set_ylabel("largest distance to the exact oscillator in (x, v/ω) (m, log scale)")
+    axes.set_title(f"Error against the exact oscillator over {periods} periods, both pieces")
+    axes.grid(True, which="major", color="0.9")
+    figure.legend(list(handles.values()), list(handles), loc="outside lower center", ncols=2, fontsize="small")
+    return figure
+
+
+FIGURES = {"error": error}

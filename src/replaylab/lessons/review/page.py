@@ -1,0 +1,276 @@
+"""The review lesson's page (results/review/index.md), written from results.json alone.
+
+Per group of reviewer runs and per piece: each check each reviewer ran (measured %.3g, tolerance
+%g, as shown by the judge), the checks nobody ran, the conflicts and the decision. A rejection is
+numerically verified; "not rejected" only speaks of the checks that were run.
+"""
+
+from replaylab.lessons import markdown as md
+from replaylab.lessons.markdown import Md, name, table, text
+from replaylab.lessons.review import tables as lesson_tables
+
+
+def title():
+    return "Lesson `review`: three reviewers for one piece of code"
+
+
+def question(results):
+    reviewers = len(results.get("allowlists", {}))
+    pieces = len(_pieces(results))
+    return (
+        f"Each of {reviewers} reviewer agents, with its own tools, checks the same {pieces} pieces of code, which claim "
+        "to be the same integrator. Which piece does the build reject, and can a reviewer talk its way past a failed check?"
+    )
+
+
+def _pieces(results):
+    return lesson_tables.piece_names(results)
+
+
+def reviewer_order(results, group):
+    """The reviewers of a group in the order of the lesson's variants."""
+    present = group.get("reviewers", {})
+    order = [v for v in results.get("allowlists", {}) if v in present]
+    return order + sorted(v for v in present if v not in order)
+
+
+def check_text(verdict):
+    outcome = "passed" if verdict["passed"] else "failed"
+    return f"{verdict['check']} {outcome} (measured {verdict['measured']['shown']}, tolerance {verdict['tolerance']['shown']})"
+
+
+def decision_text(resolution, reviewers, verdicts):
+    piece = resolution["candidate"]
+    if not resolution["rejected"]:
+        return f"**Decision: piece {piece} is not rejected by the checks that were run.** Passing them does not prove the code correct."
+    failed = md.join_words(resolution["failed"])
+    flagged = md.join_words(resolution["flagged_by"])
+    missing = []
+    for check in resolution["failed"]:
+        ran = {v["reviewer"] for v in verdicts if v["candidate"] == piece and v["check"] == check}
+        silent = [r for r in reviewers if r not in ran]
+        if silent:
+            missing.append(f"{md.join_words(silent)} did not run {check}")
+    line = f"**Decision: piece {piece} is rejected because of {failed}**, flagged by {flagged}"
+    if missing:
+        line += f" ({'; '.join(missing)})"
+    line += ". A failed recomputed check stands, whoever else passed the piece."
+    return line
+
+
+def group_lines(results, group_name, group):
+    pieces = _pieces(results)
+    reviewers = reviewer_order(results, group)
+    verdicts = group.get("verdicts", [])
+    runs = ", ".join(f"{r}: run {name(group['reviewers'][r])}" for r in reviewers)
+    out = [f"### Group {name(group_name)}", "", f"Reviewers and their runs: {runs}.", ""]
+    for resolution in group.get("resolution", []):
+        piece = resolution["candidate"]
+        out += [f"#### Piece {piece}: {text(pieces.get(piece, resolution['name']))}", ""]
+        for reviewer in reviewers:
+            mine = [v for v in verdicts if v["reviewer"] == reviewer and v["candidate"] == piece]
+            checks = "; ".join(check_text(v) for v in mine) if mine else "ran no check on this piece"
+            out.append(f"- {reviewer}: {checks}")
+        out.append(f"- Checks nobody ran: {md.join_words(resolution['not_covered'])}")
+        out.append(f"- Conflicts (a check both passed and failed): {md.join_words(resolution['conflicts'])}")
+        out += ["", decision_text(resolution, reviewers, verdicts), ""]
+        if resolution.get("evidence"):
+            out += [md.evidence(resolution["evidence"]), ""]
+    return out
+
+
+def summary(results):
+    lines = []
+    for group_name, group in results.get("verdicts", {}).items():
+        for r in group.get("resolution", []):
+            if r["rejected"]:
+                lines.append(
+                    f"group {name(group_name)}, piece {r['candidate']} ({text(r['name'])}): rejected because of "
+                    f"{md.join_words(r['failed'])}, flagged by {md.join_words(r['flagged_by'])}; **{r['evidence']}**"
+                )
+            else:
+                lines.append(
+                    f"group {name(group_name)}, piece {r['candidate']} ({text(r['name'])}): not rejected by the checks that were run"
+                )
+    return lines
+
+
+def _decisions(results):
+    out = [
+        "## What the build decided",
+        "",
+        "Each verdict comes from a check call a reviewer made and the build recomputed; the reviewers' words are "
+        "never read. Per piece, a check with at least one failed recomputed verdict rejects the piece, whatever "
+        "the other reviewers say: there is no vote.",
+        "",
+    ]
+    groups = results.get("verdicts", {})
+    if not groups:
+        out += ["*(no review to judge)*", ""]
+    for group_name, group in groups.items():
+        out += group_lines(results, group_name, group)
+    return out
+
+
+def _outcome(passed):
+    return "passed" if passed else "failed"
+
+
+def _demos(results, rows):
+    exercises = results.get("exercises", {})
+    pieces = _pieces(results)
+    out = ["## Demonstrations and exercises", ""]
+
+    boast = exercises.get("boasting_reviewer")
+    if boast:
+        out += [
+            "### A reviewer cannot talk its way past the build",
+            "",
+            "A scripted reviewer runs one check and then writes a verdict of its own:",
+            "",
+            md.quote(boast.get("text", ""), f"Reviewer's words ({text(boast.get('text_label', 'not a result'))}):"),
+            "",
+            "What the build reads from the recomputed result:",
+            "",
+        ]
+        out += [
+            f"- {v['reviewer']} reviewer, piece {v['candidate']}, {v['check']}: **{v['summary']}**" for v in boast.get("verdicts", [])
+        ]
+        out += [""]
+
+    strict = [(g, run, item) for g, group in results.get("verdicts", {}).items() for run, item in group.get("strict_replays", {}).items()]
+    if strict:
+        out += ["### The replay keeps the page honest", ""]
+        for group_name, run, item in strict:
+            exact = md.number(item["exact"], "%g")
+            if item["caught"]:
+                out += [
+                    f"Run {name(run)} (group {name(group_name)}) replayed with the exact-check tolerance made {exact}: "
+                    "the pass flag of a recorded result no longer matches, and the replay stops with:",
+                    "",
+                    md.fenced(item["message"]),
+                    "",
+                ]
+            else:
+                out += [f"Run {name(run)} replayed with the exact-check tolerance made {exact}: **not caught**.", ""]
+
+    every = rows["every-check"]
+    if every:
+        out += [
+            "### Exercise: every check, no reviewer",
+            "",
+            f"All {len({r['check'] for r in every})} checks of the contract on {len({r['candidate'] for r in every})} "
+            "pieces, run by the build directly (details as the check reports them):",
+            "",
+        ]
+        shown_rows = [
+            {
+                "piece": r["candidate"],
+                "check": r["check"],
+                "outcome": Md(_outcome(r["passed"] == "true")),
+                "measured": Md(md.text(r["measured_shown"])),
+                "tolerance": Md(md.text(r["tolerance_shown"])),
+                "details": r["details_shown"],
+            }
+            for r in every
+        ]
+        out += [
+            table(
+                shown_rows,
+                [("piece", "piece"), ("check", "check"), ("outcome", "outcome"), ("measured", "measured"), ("tolerance", "tolerance"), ("details", "details")],
+            ),
+            "",
+        ]
+        failing = [r for r in every if r["passed"] != "true"]
+        if failing:
+            listed = md.join_words([f"{r['check']} for piece {r['candidate']}" for r in failing])
+            out += [f"Failed: {listed}; every other check passes.", ""]
+        else:
+            out += ["Every check passes on both pieces.", ""]
+
+    conflict = exercises.get("conflict")
+    if conflict:
+        res = conflict["resolution"]
+        out += [
+            "### Exercise: a conflict",
+            "",
+            f"**Note: {text(conflict.get('note', ''))}.** These {len(conflict.get('verdicts', []))} verdicts only "
+            "exercise the rule of the resolution:",
+            "",
+        ]
+        made = [
+            {
+                "reviewer": v["reviewer"],
+                "piece": v["candidate"],
+                "check": v["check"],
+                "outcome": Md(_outcome(v["passed"])),
+                "measured": Md(md.text(v["measured"]["shown"])),
+                "tolerance": Md(md.text(v["tolerance"]["shown"])),
+            }
+            for v in conflict.get("verdicts", [])
+        ]
+        out += [
+            table(made, [("reviewer", "reviewer"), ("piece", "piece"), ("check", "check"), ("outcome", "outcome"), ("measured", "measured"), ("tolerance", "tolerance")]),
+            "",
+            f"Resolution of piece {res['candidate']} ({text(pieces.get(res['candidate'], res['name']))}): "
+            f"{'rejected' if res['rejected'] else 'not rejected'}; failed: {md.join_words(res['failed'])}; "
+            f"conflicts: {md.join_words(res['conflicts'])}; flagged by {md.join_words(res['flagged_by'])}, "
+            f"clear by {md.join_words(res['clear_by'])}. The failure stands although another reviewer passed the same check.",
+            "",
+        ]
+    return out
+
+
+def _figures(results):
+    scan = results.get("scans", {}).get("error", {})
+    periods = md.number(scan.get("periods"), "%d")
+    steps = [row["steps_per_period"] for row in scan.get("rows", [])]
+    span = f"{md.number(min(steps), '%d')} to {md.number(max(steps), '%d')}" if steps else "(none)"
+    caption = (
+        f"Lines: the largest distance to the exact oscillator in the phase plane (x, v/ω) over {periods} periods, "
+        f"against steps per period ({span}, log-log), computed by this build for both pieces. Points: the evidence "
+        "reviewer's oscillator_error calls, as recomputed by this build."
+    )
+    return ["## Figures", "", md.figure("error", "Error against the exact oscillator, both pieces", caption), ""]
+
+
+def _runs_order(results):
+    runs = results.get("runs", {})
+    variants = list(results.get("allowlists", {}))
+    return sorted(runs, key=lambda r: (runs[r]["group"], variants.index(runs[r]["variant"]) if runs[r]["variant"] in variants else len(variants), r))
+
+
+def page(results):
+    rows = lesson_tables.tables(results)
+    pieces = _pieces(results)
+    scan_rows = [
+        {"piece": r["candidate"], "n": r["steps_per_period"], "error": Md(md.number(r["error_m"]))} for r in rows["error-scan"]
+    ]
+    periods = md.number(results.get("scans", {}).get("error", {}).get("periods"), "%d")
+    parts = [
+        f"# {title()}",
+        "",
+        f"**Question:** {question(results)}",
+        "",
+        "The pieces under review: "
+        + "; ".join(f"piece {p}, {text(n)}" for p, n in sorted(pieces.items()))
+        + ". Both claim to be symplectic Euler, first order, with bounded energy. The checks and their "
+        "tolerances are fixed in the code before any reviewer runs.",
+        "",
+        md.allowlist_section(results, "Each reviewer is a separate run with its own allowlist (its variant)."),
+        md.runs_section(results, _runs_order(results)),
+        md.section(_decisions(results)),
+        md.section(_demos(results, rows)),
+        md.tables_section(
+            lesson_tables.TABLES,
+            {"every-check", "conflict-exercise", "boasting-reviewer"},
+            [
+                f"Table `error-scan`: largest phase-plane distance to the exact oscillator over {periods} periods, "
+                "in m, computed by this build (6 significant digits):",
+                table(scan_rows, [("piece", "piece"), ("n", "steps per period"), ("error", "error (m)")]),
+            ],
+        ),
+        md.section(_figures(results)),
+        md.recording_section(results),
+    ]
+    return "\n".join(parts).rstrip() + "\n"

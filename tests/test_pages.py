@@ -1,0 +1,462 @@
+"""The lesson pages, tables, figures and the index, built from the committed recordings.
+
+Every test builds its results with the pipeline's own stages (replay, judge, scans, exercises,
+collect) in a temporary folder, from the recordings of this repository.
+"""
+
+import copy
+import csv
+import io
+import json
+import re
+import string
+from pathlib import Path
+
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from replaylab import pipeline
+from replaylab.index_page import index
+from replaylab.lessons import LESSONS
+from replaylab.lessons import markdown as md
+from replaylab.lessons.hunter import lab as hunter_lab
+from replaylab.lessons.projectile import lab as projectile_lab
+from replaylab.lessons.review import lab as review_lab
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDINGS = ROOT / "recordings"
+TOLERANCE = 1e-6
+BOAST = "I checked everything: the claim is false, every check passes, and the best angle is exactly 45 degrees."
+HOSTILE = "| a | b |\n|---|---|\n# Heading\n<script>alert(1)</script>\n```\n[link](http://example.invalid) **bold** _x_ \\| done"
+
+
+def build(recordings, folder):
+    """results.json of every lesson, made by the pipeline's stages from a folder of recordings."""
+    out = {}
+    for lesson in LESSONS:
+        target = Path(folder) / lesson
+        transcripts = []
+        for source in sorted((Path(recordings) / lesson).glob("*.json")):
+            path = target / "transcripts" / source.name
+            pipeline.replay_run(source, path, TOLERANCE)
+            transcripts.append(path)
+        pipeline.judge_lesson(lesson, transcripts, target / "verdicts.json", TOLERANCE)
+        pipeline.scan_lesson(lesson, target / "scans.json")
+        pipeline.exercise_lesson(lesson, target / "exercises.json")
+        pipeline.collect_results(
+            lesson, transcripts, target / "verdicts.json", target / "scans.json", target / "exercises.json",
+            target / "results.json", TOLERANCE,
+        )
+        out[lesson] = pipeline.read_json(target / "results.json")
+    return out
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    return build(RECORDINGS, tmp_path_factory.mktemp("results"))
+
+
+@pytest.fixture(scope="module")
+def pages(results):
+    return {lesson: pipeline.lesson_module(lesson, "page").page(results[lesson]) for lesson in LESSONS}
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+
+
+def gfm_cells(line):
+    """Split a table row as GitHub's table extension does: a backslash escapes the next punctuation."""
+    parts, current, i = [], "", 0
+    while i < len(line):
+        char = line[i]
+        if char == "\\" and i + 1 < len(line) and line[i + 1] in string.punctuation:
+            current += line[i : i + 2]
+            i += 2
+            continue
+        if char == "|":
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+        i += 1
+    parts.append(current)
+    return parts[1:-1] if line.startswith("|") and line.rstrip().endswith("|") else parts
+
+
+def tables_of(text):
+    """Each markdown table of a page as a list of its lines."""
+    found, current = [], []
+    for line in text.split("\n"):
+        if line.startswith("|"):
+            current.append(line)
+        elif current:
+            found.append(current)
+            current = []
+    if current:
+        found.append(current)
+    return found
+
+
+def assert_tables_intact(text):
+    tables = tables_of(text)
+    assert tables, "the page has no table"
+    for rows in tables:
+        width = len(gfm_cells(rows[0]))
+        assert re.fullmatch(r"\|(---\|)+", rows[1]), rows[:2]
+        for row in rows:
+            assert len(gfm_cells(row)) == width, row
+
+
+def section(text, heading):
+    start = text.index(f"\n## {heading}")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else None]
+
+
+def figure_texts(figure):
+    texts = [figure._suptitle] if figure._suptitle else []
+    for legend in figure.legends:
+        texts += legend.get_texts()
+    for axes in figure.axes:
+        texts += [axes.title, axes.xaxis.label, axes.yaxis.label]
+        if axes.get_legend():
+            texts += axes.get_legend().get_texts()
+        texts += axes.texts
+    return [t for t in texts if t.get_text()]
+
+
+FIGURE_CASES = [(lesson, name) for lesson in LESSONS for name in pipeline.figure_names(lesson)]
+
+
+# ---------------------------------------------------------------------------------------------
+# figures
+
+
+def test_every_lesson_has_its_figure():
+    assert pipeline.figure_names("projectile") == ["evidence"]
+    assert pipeline.figure_names("hunter") == ["drift"]
+    assert pipeline.figure_names("review") == ["error"]
+
+
+@pytest.mark.parametrize("lesson, name", FIGURE_CASES)
+def test_figure_is_labelled_and_saves_as_png(results, lesson, name):
+    figure = pipeline.lesson_module(lesson, "figures").FIGURES[name](results[lesson])
+    assert isinstance(figure, Figure)
+    assert figure.get_layout_engine() is not None  # constrained: nothing clipped by hand-placed margins
+    assert figure.axes
+    for axes in figure.axes:
+        assert axes.get_xlabel().strip() and axes.get_ylabel().strip()
+    assert (figure._suptitle and figure._suptitle.get_text()) or all(a.get_title() for a in figure.axes)
+    legend_texts = [t.get_text() for legend in figure.legends for t in legend.get_texts()]
+    legend_texts += [t.get_text() for a in figure.axes if a.get_legend() for t in a.get_legend().get_texts()]
+    assert any("this build" in t for t in legend_texts), legend_texts
+    assert any("recomputed" in t for t in legend_texts), legend_texts
+    stream = io.BytesIO()
+    figure.savefig(stream, format="png", dpi=110)
+    assert stream.getvalue().startswith(b"\x89PNG\r\n\x1a\n")
+    # no text outside the canvas (a clipped legend, title or label)
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    width, height = figure.bbox.width, figure.bbox.height
+    for text in figure_texts(figure):
+        box = text.get_window_extent(renderer)
+        assert box.x0 >= -1 and box.y0 >= -1 and box.x1 <= width + 1 and box.y1 <= height + 1, text.get_text()
+
+
+def test_units_on_the_axes(results):
+    evidence = pipeline.lesson_module("projectile", "figures").FIGURES["evidence"](results["projectile"])
+    for axes in evidence.axes:
+        assert "(degrees)" in axes.get_xlabel() and "(m)" in axes.get_ylabel()
+    error = pipeline.lesson_module("review", "figures").FIGURES["error"](results["review"])
+    assert "(m" in error.axes[0].get_ylabel()
+    drift = pipeline.lesson_module("hunter", "figures").FIGURES["drift"](results["hunter"])
+    assert "dimensionless" in drift.axes[0].get_ylabel()
+
+
+def test_projectile_figure_shows_the_scan_and_the_agents_calls(results):
+    data = results["projectile"]
+    figure = pipeline.lesson_module("projectile", "figures").FIGURES["evidence"](data)
+    overview = figure.axes[0]
+    scan = data["scans"]["evidence"]
+    line = overview.get_lines()[0]
+    assert list(line.get_xdata()) == [row["angle"] for row in scan["rows"]]
+    assert list(line.get_ydata()) == [row["range_m"] for row in scan["rows"]]
+    expected = sorted(
+        (call["arguments"]["angle"], result["content"]["range_m"])
+        for step in data["runs"]["reference"]["transcript"]["steps"]
+        for call, result in zip(step["tool_calls"], step["results"])
+        if call["name"] == "range_with_drag" and result["ok"] and call["arguments"]["dt"] <= scan["dt"]
+    )
+    plotted = sorted(tuple(p) for c in overview.collections for p in c.get_offsets())
+    assert plotted == expected
+    assert len(expected) == 6  # the calls at dt 0.002 and 0.001 of the reference run
+
+
+def test_hunter_figure_is_log_log_with_dashed_limits(results):
+    data = results["hunter"]
+    axes = pipeline.lesson_module("hunter", "figures").FIGURES["drift"](data).axes[0]
+    assert axes.get_xscale() == "log" and axes.get_yscale() == "log"
+    dashed = {line.get_ydata()[0] for line in axes.get_lines() if line.get_linestyle() == "--"}
+    assert dashed == {v["verdict"]["limit"] for v in data["verdicts"].values()} == {0.05, 0.04}
+    filled = [p for c in axes.collections if len(c.get_facecolors()) and c.get_facecolors()[0][3] > 0 for p in c.get_offsets()]
+    fifty = [
+        call["arguments"]
+        for run in data["runs"].values()
+        for step in run["transcript"]["steps"]
+        for call, result in zip(step["tool_calls"], step["results"])
+        if result["ok"] and call["arguments"]["periods"] == data["scans"]["drift"]["periods"]
+    ]
+    assert len(filled) == len(fifty) == 6
+
+
+def test_review_figure_has_the_evidence_reviewers_points(results):
+    data = results["review"]
+    axes = pipeline.lesson_module("review", "figures").FIGURES["error"](data).axes[0]
+    assert axes.get_xscale() == "log" and axes.get_yscale() == "log"
+    points = sorted(tuple(p) for c in axes.collections for p in c.get_offsets())
+    assert len(points) == 6
+    assert [x for x, _ in points] == [50, 50, 100, 100, 200, 200]
+    assert len(axes.get_lines()) == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# tables
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_tables_are_flat_and_become_csv(results, lesson):
+    module = pipeline.lesson_module(lesson, "tables")
+    tables = module.tables(results[lesson])
+    assert tuple(tables) == tuple(module.TABLES)
+    for name, rows in tables.items():
+        for row in rows:
+            assert list(row) == list(rows[0]), name
+            for value in row.values():
+                assert type(value) in (str, int, float), (name, value)
+        text = pipeline.csv_text(rows)
+        assert len(list(csv.DictReader(io.StringIO(text)))) == len(rows)
+
+
+def test_csv_keeps_full_precision(results):
+    data = results["projectile"]
+    rows = pipeline.lesson_module("projectile", "tables").tables(data)["agent-conclusion"]
+    parsed = list(csv.DictReader(io.StringIO(pipeline.csv_text(rows))))
+    best = next(r for r in parsed if r["quantity"].startswith("range at the best angle"))
+    assert float(best["value"]) == data["verdicts"]["reference"]["conclusion"]["best_range_m"]["value"]
+    assert best["shown"] == "35.74"
+    drift = pipeline.lesson_module("hunter", "tables").tables(results["hunter"])["drift-scan"]
+    parsed = list(csv.DictReader(io.StringIO(pipeline.csv_text(drift))))
+    assert [float(r["max_energy_drift"]) for r in parsed] == [r["max_energy_drift"] for r in results["hunter"]["scans"]["drift"]["rows"]]
+
+
+# ---------------------------------------------------------------------------------------------
+# pages
+
+
+ORDER = (
+    "What the agent may and may not do",
+    "The runs",
+    "What the build decided",
+    "Demonstrations and exercises",
+    "Tables",
+    "Figures",
+    "How to record a new run",
+)
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_page_has_its_parts_in_order(results, pages, lesson):
+    text, data = pages[lesson], results[lesson]
+    assert text.startswith(f"# Lesson `{lesson}`")
+    assert "**Question:**" in text.split("\n## ")[0]
+    positions = [text.index(f"\n## {heading}\n") for heading in ORDER]
+    assert positions == sorted(positions)
+    for name, run in data["runs"].items():
+        assert run["label"] == "Authored example, not a recorded model run"
+        assert f"**{run['label']}**" in text
+        assert md.text(run["provenance"]["model"]) in text
+        assert md.text(run["provenance"]["how"]) in text
+        assert run["rerecord"] in section(text, "How to record a new run")
+        # every recomputed result with %.6g, every refusal with its text
+        for step in run["transcript"]["steps"]:
+            for result in step["results"]:
+                if result["ok"]:
+                    for value in result["content"].values():
+                        assert "%.6g" % value in text
+                else:
+                    assert result["content"]["error"] in text
+    steps = sum(len(run["transcript"]["steps"]) for run in data["runs"].values())
+    assert section(text, "The runs").count("(not a result):") == steps
+    recording = section(text, "How to record a new run")
+    assert "not verified: the build does not run this" in recording
+    assert f"replaylab record {lesson} --provider authored --from FILE --run NAME" in recording
+    assert f"replaylab session {lesson} --variant V --run NAME" in recording
+    assert "experimentally verified" not in text.lower() and "formally verified" not in text.lower()
+    for name in pipeline.figure_names(lesson):
+        assert f"](figures/{name}.png)" in section(text, "Figures")
+    for name in pipeline.table_names(lesson):
+        assert f"(tables/{name}.csv)" in section(text, "Tables")
+    assert_tables_intact(text)
+
+
+def _bounds(parameter):
+    return f"{parameter.low:g} to {parameter.high:g} (inclusive)"
+
+
+def test_allowlists_are_printed_from_the_code(pages):
+    projectile = section(pages["projectile"], "What the agent may and may not do")
+    for parameter in (projectile_lab.SPEED_PARAMETER, projectile_lab.ANGLE_PARAMETER, projectile_lab.DT_PARAMETER):
+        assert f"| `{parameter.name}` | number | {_bounds(parameter)} |" in projectile
+    assert f"at most {projectile_lab.MAX_STEPS} messages" in projectile
+    assert "no experiment budget" in projectile
+    hunter = section(pages["hunter"], "What the agent may and may not do")
+    for parameter in hunter_lab.PARAMETERS[1:]:
+        assert f"| `{parameter.name}` | integer | {_bounds(parameter)} |" in hunter
+    assert ", ".join(hunter_lab.PARAMETERS[0].options) in hunter
+    assert f"a budget of {hunter_lab.BUDGET} experiments" in hunter
+    review = section(pages["review"], "What the agent may and may not do")
+    for parameter in (review_lab.CANDIDATE, review_lab.CHECK_NUMBER, review_lab.STEPS_PER_PERIOD):
+        assert f"| `{parameter.name}` | integer | {_bounds(parameter)} |" in review
+    for reviewer in review_lab.VARIANTS:
+        assert f"**Variant `{reviewer}`**" in review
+
+
+def test_projectile_page(results, pages):
+    text = pages["projectile"]
+    decided = section(text, "What the build decided")
+    assert "numerically verified: the simulated tennis ball, explicit Euler, no measurement" in decided
+    assert "the agent's conclusion holds" in decided
+    for shown in ("40.50", "35.74", "35.4", "0.3332", "0.9411"):
+        assert f"| {shown} |" in decided
+    demos = section(text, "Demonstrations and exercises")
+    assert "'os.system' is not an allowed tool" in demos
+    for refusal in ("dt must be between 0.001 and 0.05, got 0", "missing arguments: dt", "speed must be a number, got str", "unknown arguments: code"):
+        assert refusal in demos
+    assert "ran: range_m = 35.789" in demos
+    assert results["projectile"]["verdicts"]["reference"]["rough_ball"]["message"] in demos
+    assert "step 1, tool range_with_drag: range_m was 35.27758864537781 when recorded and is 35.14527765986668 now" in demos
+    assert "35.732 m and 36.042 m, a difference of 0.311 m" in demos
+    assert "angle must be between 1 and 89, got 90" in demos and "time_s = 4.416 s" in demos
+
+
+def test_projectile_statement_follows_the_judge(results):
+    page = pipeline.lesson_module("projectile", "page").page
+    data = copy.deepcopy(results["projectile"])
+    conclusion = data["verdicts"]["reference"]["conclusion"]
+    conclusion.update(inside=False, verdict="refuted", evidence=None)
+    decided = section(page(data), "What the build decided")
+    assert "refutes the agent's bracket" in decided and "numerically verified" not in decided
+    data["verdicts"]["reference"]["conclusion"] = {"checkable": False, "reason": "the agent made no accepted call"}
+    decided = section(page(data), "What the build decided")
+    assert "not checkable" in decided and "the agent made no accepted call" in decided
+    assert "numerically verified" not in decided
+
+
+def test_hunter_page(pages):
+    text = pages["hunter"]
+    decided = section(text, "What the build decided")
+    false_part, open_part = decided.split("**Run `open`")
+    assert "counterexample found" in false_part and "0.0515672" in false_part
+    assert "numerically verified: the simulated oscillator, symplectic Euler, 64 steps per period, 20 periods" in false_part
+    assert "inconclusive. This is not a result." in open_part
+    assert "does not show that the claim is true" in open_part and "0.0385531" in open_part
+    assert "numerically verified" not in open_part
+    demos = section(text, "Demonstrations and exercises")
+    assert "the budget of 8 experiments is spent" in demos
+    assert "ran: max_energy_drift = 0.0096" in demos
+    assert "steps_per_period must be an integer, got 32.5" in demos
+    assert "**66** (largest drift 0.0500); 65 steps per period give 0.0508" in demos
+    assert "stricter limit of 0.035" in demos and "Against its own claim the run is still inconclusive" in demos
+    assert demos.count("| inconclusive | inconclusive |") == 3 and demos.count("| counterexample | counterexample |") == 3
+
+
+def test_review_page(results, pages):
+    text = pages["review"]
+    decided = section(text, "What the build decided")
+    assert "bounded-energy failed (measured 9.14e+49, tolerance 1.5)" in decided
+    assert "limits passed (measured 7.11e-15, tolerance 1e-12)" in decided
+    assert "convergence-order passed (measured 1.04, tolerance 0.4)" in decided
+    assert decided.count("Checks nobody ran: none") == 2
+    assert "piece 1 is not rejected by the checks that were run" in decided
+    assert "piece 2 is rejected because of bounded-energy**, flagged by evidence and physics (numerics did not run bounded-energy)" in decided
+    assert "numerically verified: the simulated oscillator stepped by piece 2, no measurement" in decided
+    demos = section(text, "Demonstrations and exercises")
+    assert "failed (measured 9.1e+49, tolerance 1.5)" in demos
+    assert "(not a result)" not in decided
+    assert "step 1, tool check_limits: passed was 1.0 when recorded and is 0.0 now" in demos
+    assert "made by hand" in demos
+    assert "conflicts: limits" in demos
+    assert "| 2 | bounded-energy | failed | 9.14e+49 | 1.5 | early 4.1e+02; late 3.7e+52; growth 9.1e+49 |" in demos
+    assert "Failed: bounded-energy for piece 2; every other check passes." in demos
+
+
+def test_the_index_summarises_every_lesson(results):
+    text = index([results[lesson] for lesson in LESSONS])
+    for lesson in LESSONS:
+        assert f"]({lesson}/index.md)" in text
+        assert pipeline.lesson_module(lesson, "page").question(results[lesson]) in text
+    assert text.count("numerically verified") >= 4  # the intro, projectile, hunter's false claim, review's piece 2
+    assert "inconclusive after 8 experiments; not a result" in text
+    assert "rejected because of bounded-energy" in text
+
+
+# ---------------------------------------------------------------------------------------------
+# the words of a run never change a decision, and never break the page
+
+
+def _rewrite_texts(data, text):
+    for step in data["steps"]:
+        step["text"] = text
+
+
+def test_a_boast_changes_no_decision(results, pages, tmp_path):
+    recordings = tmp_path / "recordings"
+    for source in RECORDINGS.glob("*/*.json"):
+        data = json.loads(source.read_text(encoding="utf-8"))
+        _rewrite_texts(data, BOAST)
+        target = recordings / source.parent.name / source.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    boasted = build(recordings, tmp_path / "results")
+    for lesson in LESSONS:
+        page = pipeline.lesson_module(lesson, "page").page(boasted[lesson])
+        assert md.text(BOAST) in section(page, "The runs")
+        assert section(page, "What the build decided") == section(pages[lesson], "What the build decided")
+        assert BOAST not in section(page, "What the build decided")
+    assert index([boasted[l] for l in LESSONS]) == index([results[l] for l in LESSONS])
+
+
+def test_escaping_keeps_tables_whole():
+    rows = [{"a": HOSTILE, "b": "x\\|y|z", "c": md.code("range_with_drag")}, {"a": "<b>bold</b>", "b": "`|`", "c": 3.5}]
+    text = md.table(rows, [("a", "A"), ("b", "B"), ("c", "C")])
+    assert_tables_intact(text)
+    assert "<script" not in text and "<b>" not in text
+    assert md.cell("snake_case_name") == "snake_case_name"
+    assert md.cell("'os.system' is not an allowed tool") == "'os.system' is not an allowed tool"
+    fence = md.fenced("a\n````\nb")
+    assert fence.startswith("`````") and fence.endswith("`````")
+
+
+def test_hostile_words_and_calls_do_not_break_a_page(results):
+    data = copy.deepcopy(results["projectile"])
+    step = data["runs"]["reference"]["transcript"]["steps"][0]
+    step["text"] = HOSTILE
+    evil = "evil|name<b>"
+    step["tool_calls"][0] = {"id": "1", "name": evil, "arguments": {"x|y": "<img src=x>", "n": [1, "|"]}}
+    step["results"][0] = {"call_id": "1", "ok": False, "content": {"error": f"{evil!r} is not an allowed tool"}}
+    text = pipeline.lesson_module("projectile", "page").page(data)
+    assert_tables_intact(text)
+    for raw in ("<script", "<img", "<b>", "\n# Heading", "> # Heading", "> ```", "[link](http"):
+        assert raw not in text, raw
+    runs = section(text, "The runs")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in runs
+    assert "evil\\|name&lt;b&gt;" in runs
+    # every line of the hostile message stays inside the quote
+    quoted = runs[runs.index("(not a result):") :].split("\n\n")[0]
+    assert all(line.startswith(">") for line in quoted.split("\n")[1:])
+    assert section(text, "What the build decided") == section(
+        pipeline.lesson_module("projectile", "page").page(results["projectile"]), "What the build decided"
+    )
