@@ -24,7 +24,7 @@ def test_promote_shows_the_change_then_copies(tmp_path):
 
     dry = cli("promote", str(new), "--recordings", str(recordings), "--dry-run")
     assert dry.returncode == 0, dry.stderr
-    assert "produced by: written by a person (no language model) -> hunter baseline search" in dry.stdout
+    assert "produced by: written by a person (no language model) -> hunter baseline, coarse-first" in dry.stdout
     assert "messages: 4 -> 3" in dry.stdout
     assert "verdict: inconclusive (8 tested, closest 16/50)" in dry.stdout
     assert (recordings / "hunter" / "open.json").read_text() == before

@@ -182,8 +182,9 @@ def _scripted(args):
         f"Scripted baseline: replaylab's built-in program for this lesson (seed {args.seed}) chose each call "
         "from the results it had read; the harness computed every result."
     )
-    provenance = recording_io.provenance("scripted", agent.MODEL, how, seed=args.seed)
-    client = load_provider("scripted").make_client(agent.baseline(variant_name, args.seed), agent.MODEL)
+    name = agent.model(variant_name, args.seed)
+    provenance = recording_io.provenance("scripted", name, how, seed=args.seed)
+    client = load_provider("scripted").make_client(agent.baseline(variant_name, args.seed), name)
     name = args.run or f"scripted-{variant_name}-{args.seed}"
     return client, provenance, name, variant_name, args.group or "scripted"
 

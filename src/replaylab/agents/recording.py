@@ -236,12 +236,23 @@ def save(recording, path, secrets=()):
     write_atomic(path, text)
 
 
+def _file_mode(path):
+    """The permissions of the file being replaced, or those a new file gets under the umask."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def write_atomic(path, text):
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            os.fchmod(stream.fileno(), _file_mode(path))  # mkstemp's 0600 would replace a readable file
             stream.write(text)
             stream.flush()
             os.fsync(stream.fileno())

@@ -72,3 +72,9 @@ def accepted_calls(transcript, tools):
 def shown(value, text):
     """A number at full precision with the text the page shows for it."""
     return {"value": value, "shown": text}
+
+
+def count_calls(transcript):
+    """Calls asked for and calls that ran, over the whole run."""
+    results = [r for step in transcript.steps for r in step.results]
+    return {"calls": len(results), "ran": sum(r.ok for r in results)}

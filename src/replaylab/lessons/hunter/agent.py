@@ -1,20 +1,39 @@
-"""The scripted baseline agent of the hunter lesson: a program, not a language model.
+"""The scripted baseline agents of the hunter lesson: programs, not language models.
 
-It knows the drift grows as the step grows, so it tries the coarsest steps and longest runs of
-the claim's domain first, and stops as soon as an experiment breaks the claim.
+`coarse-first` (seed 0) knows the drift grows as the step grows, so it tries the coarsest steps
+and longest runs of the claim's domain first and stops as soon as an experiment breaks the claim.
+The others are wrong on purpose, to test the scorecard: `safe-region` never leaves fine steps,
+`random` spends its budget on points drawn at random from the domain (seeded).
 """
+
+import random
 
 from replaylab.agents.messages import ModelMessage, ToolCall, exchanges
 from replaylab.lessons.hunter import lab
 
-MODEL = "hunter baseline search (a scripted program, not a language model)"
+STRATEGIES = ("coarse-first", "safe-region", "random")
+
+
+def strategy(seed):
+    return STRATEGIES[seed % len(STRATEGIES)]
+
+
+def model(variant, seed=0):
+    return f"hunter baseline, {strategy(seed)} (a scripted program, not a language model)"
 
 
 def _plan(claim, seed):
     (low_n, high_n), (low_p, high_p) = claim.ranges["steps_per_period"], claim.ranges["periods"]
-    points = [(low_n, high_p), (low_n + 1, high_p), (low_n, low_p), (low_n + 2, high_p)]
-    points += [(low_n + 4 + 2 * i + seed % 3, high_p) for i in range(claim.budget)]
-    return [p for i, p in enumerate(points) if p[0] <= high_n and p not in points[:i]][: claim.budget]
+    plan = strategy(seed)
+    if plan == "coarse-first":
+        points = [(low_n, high_p), (low_n + 1, high_p), (low_n, low_p), (low_n + 2, high_p)]
+        points += [(low_n + 4 + 2 * i + seed % 3, high_p) for i in range(claim.budget)]
+    elif plan == "safe-region":
+        points = [(high_n - 10 * i, high_p) for i in range(claim.budget)]
+    else:
+        draw = random.Random(seed)
+        points = [(draw.randint(low_n, high_n), draw.randint(low_p, high_p)) for _ in range(4 * claim.budget)]
+    return [p for i, p in enumerate(points) if low_n <= p[0] <= high_n and p not in points[:i]][: claim.budget]
 
 
 def baseline(variant, seed=0):

@@ -6,7 +6,7 @@ It never reads the model's text and never trusts a stored result (physics.md 2.5
 import dataclasses
 import math
 
-from replaylab.lessons import accepted_calls, shown
+from replaylab.lessons import accepted_calls, count_calls, shown
 from replaylab.lessons.hunter import lab
 
 STRICTER_LIMIT = 0.035  # the exercise's stricter claim: 3.5 % instead of 4 %
@@ -55,12 +55,29 @@ def hunt_verdict(transcript, claim):
     return verdict
 
 
+def score(entry, scans):
+    """False claim: right when a counterexample was found. A claim without one in its domain:
+    right when the hunt reached the domain's worst case, the largest value the scan finds."""
+    verdict = entry["verdict"]
+    worst = scans["worst_case"][verdict["claim"]]
+    if verdict["outcome"] == "counterexample":
+        return None if worst["value"] > verdict["limit"] else "a counterexample to a claim that has none"
+    if worst["value"] > verdict["limit"]:
+        return f"no counterexample in {verdict['tested']} experiments, though the domain has one"
+    if verdict["closest"] is None or verdict["closest"]["value"]["value"] < worst["value"]:
+        reached = verdict["closest"]["value"]["shown"] if verdict["closest"] else "nothing"
+        return f"did not reach the domain's worst case ({worst['value']:.6g}); its largest was {reached}"
+    return None
+
+
 def judge(runs):
     """The verdict of each replayed hunt against its own claim, and the probes of the verdict's honesty."""
     verdicts = {}
     for run in runs:
         claim = lab.CLAIMS[run.variant]
         verdicts[run.run] = {
+            "model": run.provenance["model"],
+            **count_calls(run.transcript),
             "verdict": hunt_verdict(run.transcript, claim),
             "words_ignored": words_ignored(run.transcript, claim),
         }

@@ -1,5 +1,6 @@
 """Independent drift scans of the oscillator; they depend on the code only, never on a hunt."""
 
+from replaylab.lessons.hunter import lab
 from replaylab.physics.drift import max_energy_drifts
 
 DRIFT_STEPS = (16, 20, 24, 32, 48, 64, 100, 150, 200)
@@ -41,5 +42,19 @@ def false_claim_boundary():
     return result
 
 
+def worst_case(claim):
+    """The largest value over a claim's domain (the drift never shrinks with more periods, so the
+    longest runs over every steps-per-period value of the domain cover it)."""
+    (low_n, high_n), (_, high_p) = claim.ranges["steps_per_period"], claim.ranges["periods"]
+    counts = list(range(low_n, high_n + 1))
+    drifts = max_energy_drifts(claim.fixed["method"], counts, high_p)
+    best = max(range(len(counts)), key=lambda i: (drifts[i], -i))
+    return {"method": claim.fixed["method"], "steps_per_period": counts[best], "periods": high_p, "value": float(drifts[best])}
+
+
 def scans():
-    return {"drift": drift_scan(), "false_claim_boundary": false_claim_boundary()}
+    return {
+        "drift": drift_scan(),
+        "false_claim_boundary": false_claim_boundary(),
+        "worst_case": {name: worst_case(claim) for name, claim in lab.CLAIMS.items()},
+    }

@@ -1,14 +1,24 @@
-"""The scripted baseline agent of the projectile lesson: a program, not a language model.
+"""The scripted baseline agents of the projectile lesson: programs, not language models.
 
-It narrows the best whole-degree angle with a coarse step, then checks that the answer survives
-smaller steps, deciding each message from the results it has read so far.
+`careful` (seed 0 and every seed that is a multiple of 3) narrows the best whole-degree angle
+with a coarse step, then checks that the answer survives smaller steps, deciding each message
+from the results it has read so far. The others are wrong on purpose, to test the scorecard:
+`stops-early` concludes from its first coarse survey, `no-convergence-check` never makes dt smaller.
 """
 
 from replaylab.agents.messages import ModelMessage, ToolCall, exchanges
 from replaylab.lessons.projectile import lab
 
 COARSE_DT, FINE_DTS = 0.01, (0.002, 0.001)
-MODEL = "projectile baseline search (a scripted program, not a language model)"
+STRATEGIES = ("careful", "stops-early", "no-convergence-check")
+
+
+def strategy(seed):
+    return STRATEGIES[seed % len(STRATEGIES)]
+
+
+def model(variant="default", seed=0):
+    return f"projectile baseline, {strategy(seed)} (a scripted program, not a language model)"
 
 
 def _ranges(conversation):
@@ -41,9 +51,20 @@ def _around(ranges, centre, reach):
     return best, _clamp(range(best - reach, best + reach + 1), ranges)
 
 
+def _conclude(ranges, dt, best):
+    neighbour = max((a for a in ranges if a != best), key=lambda a: ranges[a])
+    low, high = sorted((best, neighbour))
+    return ModelMessage(
+        f"At dt = {dt:g} s the best angle I measured is {best} degrees and the runner-up {neighbour}; "
+        f"the best angle lies between {low} and {high} degrees.",
+        (),
+    )
+
+
 def baseline(variant="default", seed=0):
-    """A program(conversation) -> ModelMessage; `seed` shifts the first coarse angles by whole degrees."""
+    """A program(conversation) -> ModelMessage; `seed` picks the strategy and shifts the first angles."""
     first = [30 + seed % 5, 36 + seed % 5, 42 + seed % 5, 48 + seed % 5]
+    plan = strategy(seed)
 
     def program(conversation):
         found = _ranges(conversation)
@@ -51,7 +72,11 @@ def baseline(variant="default", seed=0):
         coarse = found.get(COARSE_DT, {})
         if not coarse:
             return ModelMessage("Coarse survey with dt = 0.01 s.", _calls(first, COARSE_DT, 1))
+        if plan == "stops-early":
+            return _conclude(coarse, COARSE_DT, _best(coarse))
         best, missing = _around(coarse, None, 2)
+        if not missing and plan == "no-convergence-check":
+            return _conclude({a: r for a, r in coarse.items() if abs(a - best) == 1} | {best: coarse[best]}, COARSE_DT, best)
         if missing:
             return ModelMessage(f"Narrowing around {best} degrees at dt = 0.01 s.", _calls(missing[:4], COARSE_DT, count + 1))
         for dt in FINE_DTS:
@@ -62,12 +87,6 @@ def baseline(variant="default", seed=0):
                     _calls(missing, dt, count + 1),
                 )
         finest = found[FINE_DTS[-1]]
-        neighbour = max((a for a in (best - 1, best + 1) if a in finest), key=lambda a: finest[a])
-        low, high = sorted((best, neighbour))
-        return ModelMessage(
-            f"At dt = {FINE_DTS[-1]:g} s the best whole-degree angle is {best} and the runner-up {neighbour}; "
-            f"the best angle lies between {low} and {high} degrees.",
-            (),
-        )
+        return _conclude({a: finest[a] for a in (best - 1, best, best + 1) if a in finest}, FINE_DTS[-1], best)
 
     return program

@@ -3,7 +3,7 @@
 import numpy as np
 
 from replaylab.agents.replay import ReplayMismatch, replay
-from replaylab.lessons import accepted_calls, shown
+from replaylab.lessons import accepted_calls, count_calls, shown
 from replaylab.lessons.projectile import lab
 from replaylab.physics import projectile
 
@@ -74,8 +74,26 @@ def rough_ball(run, tolerance):
 
 
 def judge(runs, tolerance):
-    """Per replayed run: its agent-conclusion check and the rough-ball replay."""
+    """Per replayed run: who made it, its calls, its agent-conclusion check and the rough-ball replay."""
     return {
-        run.run: {"conclusion": agent_conclusion(run.transcript), "rough_ball": rough_ball(run, tolerance)}
+        run.run: {
+            "model": run.provenance["model"],
+            **count_calls(run.transcript),
+            "conclusion": agent_conclusion(run.transcript),
+            "rough_ball": rough_ball(run, tolerance),
+        }
         for run in runs
     }
+
+
+
+def score(entry, scans):
+    """Right when the bracket holds the scan's best angle and is at most one degree wide."""
+    conclusion = entry["conclusion"]
+    if not conclusion["checkable"]:
+        return f"not checkable: {conclusion['reason']}"
+    if not conclusion["inside"]:
+        return "the scan's best angle lies outside the bracket"
+    if conclusion["bracket"][1] - conclusion["bracket"][0] > 1:
+        return "the bracket is wider than one degree"
+    return None

@@ -1,24 +1,32 @@
 """The scripted baseline reviewers of the review lesson: programs, not language models.
 
-Each reviewer runs every check its tools allow on both pieces, then reports what the results say.
+A `thorough` reviewer (even seeds) runs every check its tools allow on both pieces, then reports
+what the results say. A `hasty` one (odd seeds) is wrong on purpose, to test the scorecard: it
+runs only the first check its tools allow.
 """
 
 from replaylab.agents.messages import ModelMessage, ToolCall, exchanges
 from replaylab.lessons.review import lab
 from replaylab.verification.checks import CHECK_NAMES
 
-MODEL = "review baseline reviewer (a scripted program, not a language model)"
+STRATEGIES = ("thorough", "hasty")
 
 
-def _planned_calls(reviewer):
+def strategy(seed):
+    return STRATEGIES[seed % len(STRATEGIES)]
+
+
+def model(variant, seed=0):
+    return f"review baseline, {strategy(seed)} reviewer (a scripted program, not a language model)"
+
+
+def _planned_calls(reviewer, plan):
+    checks = range(1, 6) if plan == "thorough" else range(1, 2)
     if reviewer == "evidence":
-        calls = [("reproduce_check", {"check": n, "candidate": piece}) for piece in lab.PIECES for n in range(1, 6)]
+        calls = [("reproduce_check", {"check": n, "candidate": piece}) for piece in lab.PIECES for n in checks]
         return calls + [("oscillator_error", {"candidate": piece, "steps_per_period": 100}) for piece in lab.PIECES]
-    return [
-        ("check_" + name.replace("-", "_"), {"candidate": piece})
-        for piece in lab.PIECES
-        for name in lab.REVIEWER_CHECKS[reviewer]
-    ]
+    names = lab.REVIEWER_CHECKS[reviewer] if plan == "thorough" else lab.REVIEWER_CHECKS[reviewer][:1]
+    return [("check_" + name.replace("-", "_"), {"candidate": piece}) for piece in lab.PIECES for name in names]
 
 
 def _check_name(name, arguments):
@@ -26,7 +34,7 @@ def _check_name(name, arguments):
 
 
 def baseline(variant, seed=0):
-    plan = _planned_calls(variant)
+    plan = _planned_calls(variant, strategy(seed))
 
     def program(conversation):
         seen = exchanges(conversation)

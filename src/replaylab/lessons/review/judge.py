@@ -6,7 +6,7 @@ A failed recomputed check stands whoever passed the piece: no voting (physics.md
 from dataclasses import dataclass
 
 from replaylab.agents.replay import ReplayMismatch, replay
-from replaylab.lessons import accepted_calls
+from replaylab.lessons import accepted_calls, count_calls
 from replaylab.lessons.review import lab
 from replaylab.verification.checks import CHECK_NAMES
 
@@ -94,6 +94,17 @@ def replay_with_strict_exact(run, tolerance):
     return {"exact": STRICT_EXACT, "caught": False, "message": ""}
 
 
+def score(entry, scans):
+    """A review is right when piece 2 is rejected and piece 1 is not."""
+    one, two = entry["resolution"]
+    if two["rejected"] and not one["rejected"]:
+        return None
+    if not two["rejected"]:
+        missing = "bounded-energy was not run on it" if "bounded-energy" in two["not_covered"] else "no failed check"
+        return f"piece 2 not rejected ({missing})"
+    return f"piece 1 rejected ({', '.join(one['failed'])})"
+
+
 def judge(runs, tolerance):
     """Verdicts per reviewer, the resolution of each piece per group, and the strict-tolerance replay."""
     groups = {}
@@ -102,10 +113,14 @@ def judge(runs, tolerance):
     result = {}
     for group, members in sorted(groups.items()):
         found = [v for run in members for v in verdicts(run.variant, run.transcript)]
+        resolution = [with_evidence(resolve(found, piece)) for piece in lab.PIECES]
         result[group] = {
             "reviewers": {run.variant: run.run for run in members},
             "verdicts": [v.as_dict() for v in found],
-            "resolution": [with_evidence(resolve(found, piece)) for piece in lab.PIECES],
+            "resolution": resolution,
+            "model": " + ".join(sorted({run.provenance["model"] for run in members})),
+            "calls": sum(count_calls(run.transcript)["calls"] for run in members),
+            "ran": sum(count_calls(run.transcript)["ran"] for run in members),
             "strict_replays": {
                 run.run: replay_with_strict_exact(run, tolerance) for run in members if run.variant == "physics"
             },
