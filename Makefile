@@ -7,20 +7,22 @@ STAMP := $(VENV)/.installed
 .PHONY: all results test bench clean
 all: results
 
+# The virtual environment, with replaylab and its pinned dependencies (reinstalled when pyproject.toml changes).
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test]" 2>&1 | grep -v "is ignored" || true
+	$(BIN)/python -c "import replaylab, snakemake"
 	touch $(STAMP)
 
+# Every result of every lesson, through the Snakemake workflow (only what changed is rebuilt).
 results: $(STAMP)
-	$(BIN)/replaylab build-all
+	$(BIN)/snakemake --cores all
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
-	$(BIN)/python scripts/bench.py
+	$(BIN)/python bench/library.py --pytest
 
 clean:
 	rm -rf results logs benchmarks .snakemake

@@ -399,7 +399,9 @@ def test_rerecord_command_by_kind(projectile_run):
         f"replaylab record projectile --provider authored --from {source} --out {source}"
     )
     scripted = dataclasses.replace(projectile_run, provenance={**projectile_run.provenance, "kind": "scripted", "seed": 7})
-    assert rerecord_command(scripted) == "replaylab record projectile --variant default --provider scripted --seed 7 --run reference"
+    assert rerecord_command(scripted) == (
+        "replaylab record projectile --variant default --provider scripted --seed 7 --run reference --group reference"
+    )
     interactive = dataclasses.replace(projectile_run, provenance={**projectile_run.provenance, "kind": "interactive"})
     assert rerecord_command(interactive) == "replaylab session projectile --variant default --run reference"
     api = dataclasses.replace(projectile_run, provenance={**projectile_run.provenance, "kind": "provider-api", "model": "gpt-x"})
@@ -413,7 +415,7 @@ def test_a_scripted_mismatch_names_the_scripted_command(tmp_path):
     message = mismatch(rec, projectile_default(), drag=2 * projectile.DRAG)
     assert message.endswith(
         "If the change is intended, record the run again with: "
-        "replaylab record projectile --variant default --provider scripted --seed 3 --run scripted-run"
+        f"replaylab record projectile --variant default --provider scripted --seed 3 --run scripted-run --group {rec.group}"
     )
 
 

@@ -222,6 +222,17 @@ def cmd_record(args):
     return _save_run(args.lesson, name, variant_name, group, provenance, transcript, args.out, args.json)
 
 
+def cmd_generate(args):
+    from replaylab.generate import generate
+
+    written = generate(args.lesson, args.count, args.out, args.first_seed)
+    if args.json:
+        _print_json({"written": [str(p) for p in written]})
+    else:
+        print(f"wrote {len(written)} scripted runs of {args.lesson} into {Path(args.out) / args.lesson}")
+    return OK
+
+
 def cmd_promote(args):
     from replaylab.promote import promote
 
@@ -297,6 +308,11 @@ def parser():
     sub.add_argument("--variant", help="default: from FILE, else 'default'")
     sub.add_argument("--group", help="default: from FILE, else 'reference' (authored) or 'scripted'")
     sub.add_argument("--out", help="where to write (default results/live/LESSON/RUN.json)")
+    sub = verb("generate", cmd_generate, "write N scripted runs of a lesson, varied by seed (for tests and benchmarks)")
+    sub.add_argument("lesson", metavar="LESSON")
+    sub.add_argument("--count", type=int, required=True, help="how many runs (review: groups of three reviewers)")
+    sub.add_argument("--out", required=True, help="folder: the runs go to OUT/LESSON/<run>.json")
+    sub.add_argument("--first-seed", type=int, default=0)
     sub = verb("promote", cmd_promote, "show what a new run changes, then copy it into recordings/")
     sub.add_argument("run_file", metavar="RUN", help="a recording, e.g. results/live/hunter/mine.json")
     sub.add_argument("--recordings", default="recordings", help="the folder of committed recordings")

@@ -25,7 +25,10 @@ def rerecord_command(recording):
         return f"replaylab record {lesson} --provider authored --from {source} --out {source}"
     if kind == "scripted":
         seed = recording.provenance.get("seed", 0)
-        return f"replaylab record {lesson} --variant {recording.variant} --provider scripted --seed {seed} --run {run}"
+        return (
+            f"replaylab record {lesson} --variant {recording.variant} --provider scripted --seed {seed} "
+            f"--run {run} --group {recording.group}"
+        )
     if kind == "interactive":
         return f"replaylab session {lesson} --variant {recording.variant} --run {run}"
     return (

@@ -1,0 +1,440 @@
+"""The Snakemake workflow, run for real in a temporary copy of the project.
+
+One full build per module (fixture `built`). Each rerun test changes the CONTENT of one file of
+the copy (never only its mtime), asks Snakemake what it would run (`--summary`: one line per
+output with its rule and plan), and puts the file back: Snakemake keeps a checksum of every
+input, so the copy is up to date again afterwards. The copy imports its own src/ (the rule scripts
+put it first on sys.path), so a change made there is the code the jobs run.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+COPIED = ("Snakefile", "workflow", "scripts", "config", "recordings", "src")
+LESSONS = ("projectile", "hunter", "review")
+RULES = {"all", "replay", "judge", "scan", "exercises", "results", "tables", "figure", "page", "index", *LESSONS}
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+
+
+def copy_project(target):
+    """The files the workflow needs, copied (results, logs and caches are not)."""
+    target.mkdir(parents=True, exist_ok=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", ".snakemake")
+    for name in COPIED:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, target / name, symlinks=True, ignore=ignore)
+        else:
+            shutil.copy2(source, target / name)
+    return target
+
+
+def environment():
+    """The test's environment without any API key: the workflow must never need one."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    env["MPLBACKEND"] = "Agg"
+    return env
+
+
+def snakemake(copy, *args, check=True):
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", *args],
+        cwd=copy,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(
+            f"snakemake {' '.join(args)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
+        )
+    return result
+
+
+def summary(copy, *args):
+    """{output file: (rule, status, plan)} of every output of the DAG, from `--summary`."""
+    out = snakemake(copy, "--summary", *args).stdout.splitlines()
+    header = out[0].split("\t")
+    assert header[:3] == ["output_file", "date", "rule"], out[:3]
+    rows = {}
+    for line in out[1:]:
+        fields = dict(zip(header, line.split("\t")))
+        rows[fields["output_file"]] = (fields["rule"], fields["status"], fields["plan"])
+    return rows
+
+
+def lesson_of(output):
+    """The lesson of an output (results/<lesson>/...), None for results/index.md."""
+    parts = Path(output).parts
+    return parts[1] if len(parts) > 2 and parts[0] == "results" else None
+
+
+def pending(copy, *args):
+    """{(rule, lesson)} of the jobs a run would execute now, and the outputs they would write."""
+    rows = summary(copy, *args)
+    outputs = sorted(o for o, (_, _, plan) in rows.items() if plan == "update pending")
+    jobs = {(rows[o][0], lesson_of(o)) for o in outputs}
+    return jobs, outputs
+
+
+@contextmanager
+def edited(path, change):
+    """Change a file's content (`change(text) -> text`) for the duration of the block."""
+    original = path.read_bytes()
+    text = change(original.decode("utf-8"))
+    assert text.encode("utf-8") != original, f"the change left {path} as it was"
+    path.write_text(text, encoding="utf-8")
+    try:
+        yield path
+    finally:
+        path.write_bytes(original)
+
+
+def append_comment(text):
+    return text + "\n# a change of content, not only of the file's time\n"
+
+
+def first_result_value(data):
+    """(step, call, key) of the first recorded number of an accepted call."""
+    for i, step in enumerate(data["steps"]):
+        for j, result in enumerate(step["results"]):
+            if result["ok"]:
+                for key, value in result["content"].items():
+                    if isinstance(value, float):
+                        return i, j, key
+    raise AssertionError("no recorded number to forge")
+
+
+# ---------------------------------------------------------------------------------------------
+# The built copy
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    copy = copy_project(tmp_path_factory.mktemp("workflow") / "project")
+    snakemake(copy, "--cores", "2")
+    return copy
+
+
+pytestmark = pytest.mark.workflow
+
+
+def test_full_build_writes_every_result(built):
+    for lesson in LESSONS:
+        folder = built / "results" / lesson
+        for name in ("results.json", "verdicts.json", "scans.json", "exercises.json", "index.md"):
+            assert (folder / name).is_file(), f"{lesson}/{name}"
+        assert sorted(p.stem for p in (folder / "transcripts").glob("*.json")) == sorted(
+            p.stem for p in (built / "recordings" / lesson).glob("*.json")
+        )
+        assert list((folder / "figures").glob("*.png")), lesson
+        assert list((folder / "tables").glob("*.csv")), lesson
+    assert (built / "results" / "index.md").is_file()
+    # every rule keeps a log and a benchmark
+    assert (built / "logs" / "hunter" / "replay" / "open.log").is_file()
+    assert (built / "benchmarks" / "hunter" / "replay" / "open.tsv").is_file()
+
+
+def test_second_run_does_nothing(built):
+    result = snakemake(built, "--cores", "1")
+    assert "Nothing to be done" in result.stdout + result.stderr
+    assert pending(built) == (set(), [])
+
+
+@pytest.mark.parametrize("module", ["integrators.py", "oscillator.py"])
+def test_oscillator_code_reruns_hunter_and_review_only(built, module):
+    with edited(built / "src" / "replaylab" / "physics" / module, append_comment):
+        jobs, outputs = pending(built)
+    lessons = {lesson for _, lesson in jobs}
+    assert "projectile" not in lessons, outputs
+    assert {("replay", "hunter"), ("replay", "review"), ("page", "hunter"), ("page", "review")} <= jobs
+    replays = [o for o in outputs if "/transcripts/" in o]
+    assert len(replays) == len(list((built / "recordings").glob("hunter/*.json"))) + len(
+        list((built / "recordings").glob("review/*.json"))
+    )
+
+
+def test_projectile_code_reruns_projectile_only(built):
+    with edited(built / "src" / "replaylab" / "physics" / "projectile.py", append_comment):
+        jobs, outputs = pending(built)
+    assert {lesson for _, lesson in jobs} == {"projectile", None}, outputs  # None: results/index.md
+    assert {("replay", "projectile"), ("scan", "projectile"), ("page", "projectile")} <= jobs
+
+
+def test_one_recording_reruns_its_replay_and_what_follows_and_no_scan(built):
+    recording = built / "recordings" / "hunter" / "open.json"
+
+    def change_a_message(text):
+        data = json.loads(text)
+        data["steps"][0]["text"] += " (edited)"  # the words change, the calls and results do not
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+    with edited(recording, change_a_message):
+        jobs, outputs = pending(built)
+    assert "results/hunter/transcripts/open.json" in outputs
+    assert "results/hunter/transcripts/false.json" not in outputs
+    assert {rule for rule, _ in jobs}.isdisjoint({"scan", "exercises"}), outputs
+    assert {lesson for _, lesson in jobs} == {"hunter", None}, outputs
+    assert {("judge", "hunter"), ("results", "hunter"), ("page", "hunter"), ("index", None)} <= jobs
+
+
+def test_plotting_code_reruns_figures_and_pages_only(built):
+    with edited(built / "src" / "replaylab" / "lessons" / "review" / "figures.py", append_comment):
+        jobs, outputs = pending(built)
+    assert jobs == {("figure", "review"), ("page", "review")}, outputs
+
+
+def test_changed_tolerance_reruns_the_replays(built):
+    config = built / "config" / "config.yaml"
+    with edited(config, lambda text: re.sub(r"(?m)^tolerance: .*$", "tolerance: 2.0e-6", text)):
+        jobs, outputs = pending(built)
+    replays = {o for o in outputs if "/transcripts/" in o}
+    assert replays == {f"results/{p.parent.name}/transcripts/{p.name}" for p in (built / "recordings").glob("*/*.json")}
+    assert {rule for rule, _ in jobs}.isdisjoint({"scan", "exercises"})
+
+
+def test_restored_copy_is_up_to_date_again(built):
+    """Putting the contents back needs no rerun: Snakemake compares checksums, not only times."""
+    assert pending(built) == (set(), [])
+
+
+def test_code_inputs_are_precise_per_lesson_and_stage(built):
+    out = snakemake(built, "--detailed-summary").stdout.splitlines()
+    header = out[0].split("\t")
+    inputs = {}
+    for line in out[1:]:
+        fields = dict(zip(header, line.split("\t")))
+        inputs[fields["output_file"]] = set(fields["input-file(s)"].split(","))
+    oscillator = {"src/replaylab/physics/oscillator.py", "src/replaylab/physics/integrators.py"}
+    for output, files in inputs.items():
+        if lesson_of(output) == "projectile":
+            assert not files & oscillator, output
+            assert not any("/lessons/hunter/" in f or "/lessons/review/" in f for f in files), output
+        if output != "results/index.md":
+            assert "src/replaylab/index_page.py" not in files, output
+    assert "src/replaylab/physics/drift.py" in inputs["results/hunter/transcripts/open.json"]
+    assert "src/replaylab/physics/projectile.py" not in inputs["results/hunter/transcripts/open.json"]
+    judge = inputs["results/projectile/verdicts.json"]
+    assert "src/replaylab/lessons/projectile/judge.py" in judge
+    assert "src/replaylab/lessons/projectile/scans.py" not in judge
+    assert "src/replaylab/lessons/projectile/figures.py" not in judge
+    for lesson in LESSONS:
+        assert not any(f.startswith("recordings/") for f in inputs[f"results/{lesson}/scans.json"])
+        assert not any(f.startswith("recordings/") for f in inputs[f"results/{lesson}/exercises.json"])
+        figures = [o for o in inputs if o.startswith(f"results/{lesson}/figures/")]
+        assert figures and all(f"src/replaylab/lessons/{lesson}/figures.py" in inputs[o] for o in figures)
+        assert f"src/replaylab/lessons/{lesson}/page.py" in inputs["results/index.md"]
+
+
+def test_one_lesson_target_builds_that_lesson_alone(built):
+    jobs, outputs = pending(built, "--forceall", "hunter")
+    assert {lesson for _, lesson in jobs} == {"hunter"}, outputs
+    assert {rule for rule, _ in jobs} == {"replay", "judge", "scan", "exercises", "results", "tables", "figure", "page"}
+
+
+def test_no_rule_writes_under_recordings(built):
+    listed = snakemake(built, "--list-rules").stdout.splitlines()
+    rules = {line.split()[0] for line in listed if line.strip() and not line[0].isspace()}
+    assert rules == RULES
+    outputs = summary(built, "--forceall")
+    assert outputs and all(o.startswith("results/") for o in outputs), sorted(outputs)
+
+
+def test_dry_run_needs_no_api_key(built):
+    env = environment()
+    assert "OPENAI_API_KEY" not in env
+    result = snakemake(built, "-n", "--forceall")
+    assert "Job stats" in result.stdout
+    for path in [built / "Snakefile", *(built / "workflow").rglob("*.smk"), *(built / "scripts").glob("*.py")]:
+        text = path.read_text(encoding="utf-8")
+        assert "OPENAI_API_KEY" not in text and "environ" not in text, path
+
+
+@pytest.mark.parametrize(
+    "name, change, where",
+    [
+        ("broken", lambda d: d["steps"][0]["results"].pop(), "$.steps[0].results: "),
+        ("broken", lambda d: d.update(api_key="sk-not-a-key"), "$: unknown field 'api_key'"),
+        ("broken", lambda d: d.update(lesson="projectile"), "$.lesson: "),
+        ("other", lambda d: None, "$.run: 'open' differs from the file name 'other'"),
+    ],
+    ids=["results-for-calls", "unknown-field", "wrong-folder", "run-not-file-name"],
+)
+def test_malformed_recording_fails_the_dry_run_on_one_line(built, name, change, where):
+    data = json.loads((built / "recordings" / "hunter" / "open.json").read_text(encoding="utf-8"))
+    if name != "other":
+        data["run"] = name
+    change(data)
+    path = built / "recordings" / "hunter" / f"{name}.json"
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    try:
+        result = snakemake(built, "-n", check=False)
+    finally:
+        path.unlink()
+    assert result.returncode != 0
+    first = result.stderr.splitlines()[0]
+    assert first.startswith(f"recordings/hunter/{name}.json: {where}"), result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda t: re.sub(r"(?m)^tolerance: .*$", "tolerance: -1", t), "config/config.yaml: $.tolerance: -1 "),
+        (lambda t: re.sub(r"(?m)^tolerance: .*$", "tolerance: small", t), "config/config.yaml: $.tolerance: 'small' "),
+        (lambda t: t.replace("  - hunter", "  - hunt"), "config/config.yaml: $.lessons[1]: 'hunt' is not a lesson"),
+        (lambda t: t + "api_key: x\n", "config/config.yaml: $: Additional properties are not allowed"),
+    ],
+    ids=["negative-tolerance", "text-tolerance", "unknown-lesson", "unknown-key"],
+)
+def test_malformed_config_fails_the_dry_run_on_one_line(built, change, message):
+    with edited(built / "config" / "config.yaml", change):
+        result = snakemake(built, "-n", check=False)
+    assert result.returncode != 0
+    assert result.stderr.splitlines()[0].startswith(message), result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_report_holds_every_figure_and_page(built):
+    snakemake(built, "--report", "results/report.zip")
+    with zipfile.ZipFile(built / "results" / "report.zip") as archive:
+        names = archive.namelist()
+    assert "report/report.html" in names
+    figures = sorted(p.name for p in (built / "results").glob("*/figures/*.png"))
+    assert figures and sorted(Path(n).name for n in names if n.endswith(".png")) == figures
+    assert sum(Path(n).name == "index.md" for n in names) == len(LESSONS) + 1  # the pages and the index
+
+
+def test_slurm_profile_dry_run_without_slurm(built):
+    result = snakemake(built, "-n", "--forceall", "--workflow-profile", "workflow/profiles/slurm")
+    text = result.stdout + result.stderr
+    assert "workflow/profiles/slurm" in text
+    assert text.count("Group job lesson") == len(LESSONS)  # one submission per lesson
+
+
+def test_lint_and_format_are_clean(built):
+    lint = snakemake(built, "--lint")
+    assert "Congratulations" in lint.stdout + lint.stderr
+    fmt = subprocess.run(
+        [sys.executable, "-m", "snakefmt", "--check", "."], cwd=built, capture_output=True, text=True, timeout=120
+    )
+    assert fmt.returncode == 0, fmt.stdout + fmt.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# A forged recording: its replay fails, the rest is still built
+
+
+MARKER = '\nimport sys as _sys\n\nprint(f"replaylab imported from {__file__}", file=_sys.stderr)\n'
+
+
+@pytest.fixture(scope="module")
+def forged(tmp_path_factory):
+    copy = copy_project(tmp_path_factory.mktemp("forged") / "project")
+    path = copy / "recordings" / "hunter" / "false.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    i, j, key = first_result_value(data)
+    data["steps"][i]["results"][j]["content"][key] *= 1.5  # a stored result the code does not give
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    # every process that imports replaylab says from where: it must be this copy's src/
+    init = copy / "src" / "replaylab" / "__init__.py"
+    init.write_text(init.read_text(encoding="utf-8") + MARKER, encoding="utf-8")
+    result = snakemake(copy, "--cores", "2", "--keep-going", check=False)
+    return copy, result, key
+
+
+def test_replay_mismatch_fails_only_that_replay(forged):
+    copy, result, key = forged
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    assert re.findall(r"Error in rule (\w+):", result.stderr) == ["replay"]
+    message = next(line for line in result.stderr.splitlines() if line.startswith("step "))
+    assert f"{key} was " in message and "when recorded and is" in message
+    assert message.endswith("--from recordings/hunter/false.json --out recordings/hunter/false.json"), message
+    assert "record the run again with: replaylab record hunter" in message
+    assert message in (copy / "logs" / "hunter" / "replay" / "false.log").read_text(encoding="utf-8")
+
+
+def test_jobs_import_the_copys_own_library(forged):
+    copy, result, _ = forged
+    imported = set(re.findall(r"replaylab imported from (\S+)", result.stderr))
+    assert imported == {str(copy / "src" / "replaylab" / "__init__.py")}, imported
+    assert result.stderr.count("replaylab imported from") > 10  # Snakemake itself and each job
+
+
+def test_replay_mismatch_leaves_no_transcript_and_keeps_going(forged):
+    copy, _, _ = forged
+    assert not (copy / "results" / "hunter" / "transcripts" / "false.json").exists()
+    assert (copy / "results" / "hunter" / "transcripts" / "open.json").is_file()
+    assert (copy / "results" / "hunter" / "scans.json").is_file()
+    for lesson in ("projectile", "review"):
+        assert (copy / "results" / lesson / "index.md").is_file(), lesson
+    assert not (copy / "results" / "index.md").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# Environment files
+
+
+def pins_of(requirements):
+    pins = {}
+    for requirement in requirements:
+        name, version = re.fullmatch(r"\s*([A-Za-z0-9_.-]+)\s*==\s*([^\s;]+)\s*", requirement).groups()
+        pins[name.lower()] = version
+    return pins
+
+
+CONDA_NAMES = {"matplotlib-base": "matplotlib"}  # conda-forge's matplotlib without a GUI toolkit
+
+
+def conda_pins(dependencies):
+    pins = {}
+    for entry in dependencies:
+        if isinstance(entry, dict):
+            pins.update(pins_of(e for e in entry.get("pip", []) if not e.startswith("-e")))
+            continue
+        match = re.fullmatch(r"([A-Za-z0-9_.-]+)\s*=?=\s*(\S+)", entry)
+        if match:
+            name = match.group(1).lower()
+            pins[CONDA_NAMES.get(name, name)] = match.group(2)
+    return pins
+
+
+def pyproject_pins():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return pins_of(project["dependencies"] + project["optional-dependencies"]["test"])
+
+
+def test_environment_yml_pins_equal_pyproject():
+    env = yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
+    assert env["channels"] == ["conda-forge", "nodefaults"]
+    pins = conda_pins(env["dependencies"])
+    assert pins.pop("python") == "3.11"
+    assert pins == pyproject_pins()
+    pip = next(e for e in env["dependencies"] if isinstance(e, dict))["pip"]
+    assert "-e ." in pip
+
+
+def test_rule_environment_pins_are_pyproject_pins():
+    env = yaml.safe_load((ROOT / "workflow" / "envs" / "replaylab.yaml").read_text(encoding="utf-8"))
+    assert env["channels"] == ["conda-forge", "nodefaults"]
+    pins = conda_pins(env["dependencies"])
+    assert pins.pop("python") == "3.11"
+    expected = pyproject_pins()
+    assert pins and all(expected[name] == version for name, version in pins.items()), pins

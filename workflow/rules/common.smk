@@ -1,0 +1,394 @@
+"""Helpers of the workflow, run while Snakemake builds the DAG (no rule here).
+
+- the lessons of the configuration and their recordings, each loaded and validated now, so that a
+  malformed recording or configuration stops even a dry run with one line naming the file, the
+  JSON path of the field and what is wrong;
+- the `code=` inputs of every job: the files of src/replaylab that its script really imports,
+  from the import graph (stdlib `modulefinder`, which reads the code without running it), so that
+  a change in the library reruns exactly the jobs that use it;
+- the file lists of the target rules.
+"""
+
+import ast
+import hashlib
+import io
+import json
+import modulefinder
+import os
+import sys
+from functools import cache
+from pathlib import Path
+
+import jsonschema
+import yaml
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
+
+ROOT = Path(workflow.basedir)  # the folder of the top-level Snakefile
+SRC = ROOT / "src"
+PACKAGE = SRC / "replaylab"
+SCRIPTS = ROOT / "scripts"
+RULES = ROOT / "workflow" / "rules"
+# validate() reads a schema path relative to the file that calls it: this one.
+CONFIG_SCHEMA = "../schemas/config.schema.yaml"
+
+# The workflow's own library comes first, before any installed copy (the rule scripts do the same).
+if sys.path[:1] != [str(SRC)]:
+    sys.path.insert(0, str(SRC))
+
+from replaylab import pipeline  # noqa: E402
+from replaylab.agents.recording import RecordingError, json_path  # noqa: E402
+from replaylab.lessons import LESSONS as KNOWN_LESSONS  # noqa: E402
+
+
+def stop(message):
+    """End the run while the DAG is built: `message` alone on stderr, no traceback, exit code 1."""
+    print(message, file=sys.stderr)
+    sys.exit(1)
+
+
+def relative(path):
+    """A path as the rules name files: relative to the working directory (the project's root)."""
+    return os.path.relpath(path)
+
+
+# ---------------------------------------------------------------------------------------------
+# Configuration
+
+
+def config_files():
+    """Where the configuration came from, to name it in an error."""
+    names = [relative(f) for f in workflow.configfiles]
+    if workflow.config_settings.config:
+        names.append("--config")
+    return " + ".join(names) or "the configuration"
+
+
+def check_config():
+    """Validate `config` with snakemake.utils.validate; on failure, one line with the field's path."""
+    try:
+        validate(config, schema=CONFIG_SCHEMA)
+    except WorkflowError:
+        with open(RULES / CONFIG_SCHEMA, encoding="utf-8") as stream:
+            schema = yaml.safe_load(stream)
+        errors = sorted(
+            jsonschema.Draft202012Validator(schema).iter_errors(config),
+            key=lambda e: (len(e.absolute_path), str(list(e.absolute_path))),
+        )
+        if not errors:
+            raise
+        error = errors[0]
+        stop(f"{config_files()}: {json_path(error.absolute_path)}: {error.message}")
+    for index, lesson in enumerate(config["lessons"]):
+        if lesson not in KNOWN_LESSONS:
+            stop(
+                f"{config_files()}: $.lessons[{index}]: {lesson!r} is not a lesson of replaylab; "
+                f"the lessons are: {', '.join(KNOWN_LESSONS)}"
+            )
+
+
+check_config()
+LESSONS = tuple(config["lessons"])
+TOLERANCE = config["tolerance"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Recordings: found now, each loaded and validated now
+
+
+def find_runs(lesson):
+    """The runs of a lesson: recordings/<lesson>/<run>.json (hidden files are not recordings)."""
+    pattern = f"recordings/{lesson}/{{run,[^/.][^/]*}}.json"
+    return sorted(glob_wildcards(pattern).run)
+
+
+def check_recordings(runs):
+    for lesson, names in runs.items():
+        for run in names:
+            try:
+                pipeline.check_recording(f"recordings/{lesson}/{run}.json", lesson)
+            except RecordingError as error:
+                stop(str(error))
+
+
+RUNS = {lesson: find_runs(lesson) for lesson in LESSONS}
+check_recordings(RUNS)
+
+
+wildcard_constraints:
+    lesson="|".join(LESSONS),
+    run=r"[^/.][^/]*",
+    name=r"[A-Za-z0-9_-]+",
+
+
+# ---------------------------------------------------------------------------------------------
+# The code each job imports
+
+
+class ImportGraph(modulefinder.ModuleFinder):
+    """A ModuleFinder that also records which module imports which."""
+
+    def __init__(self, path):
+        super().__init__(path=path)
+        self.edges = {}
+        self._loading = []
+
+    def load_module(self, fqname, fp, pathname, file_info):
+        self._loading.append(fqname)
+        try:
+            return super().load_module(fqname, fp, pathname, file_info)
+        finally:
+            self._loading.pop()
+
+    def import_module(self, partname, fqname, parent):
+        found = super().import_module(partname, fqname, parent)
+        if found is not None and self._loading:
+            self.edges.setdefault(self._loading[-1], set()).add(found.__name__)
+        return found
+
+    def ensure_fromlist(self, m, fromlist, recursive=0):
+        # `from package import submodule` skips import_module once the submodule is known.
+        super().ensure_fromlist(m, fromlist, recursive)
+        if self._loading:
+            for sub in fromlist:
+                found = self.modules.get(f"{m.__name__}.{sub}")
+                if found is not None:
+                    self.edges.setdefault(self._loading[-1], set()).add(found.__name__)
+
+
+def source_files():
+    """Every Python file the graph is made of: the library and the rule scripts."""
+    return sorted(PACKAGE.rglob("*.py")) + sorted(SCRIPTS.glob("*.py"))
+
+
+def lesson_parts():
+    """Module names of every lesson's parts, imported by name in pipeline.lesson_module."""
+    return sorted(
+        f"replaylab.lessons.{path.parent.name}.{path.stem}"
+        for path in PACKAGE.glob("lessons/*/*.py")
+        if path.stem != "__init__"
+    )
+
+
+def scan_sources(finder):
+    """Read every rule script, and every lesson part (imported by name, so unseen from a script)."""
+    for script in sorted(SCRIPTS.glob("*.py")):
+        with io.open_code(str(script)) as stream:
+            finder.load_module(
+                f"script:{script.stem}",
+                stream,
+                str(script),
+                ("", "rb", modulefinder._PY_SOURCE),
+            )
+    for name in lesson_parts():
+        try:
+            finder.import_hook(name)
+        except ImportError:
+            pass
+
+
+def build_import_graph():
+    """{module: [modules it imports]} and {module: file} for the scripts and the lessons' parts.
+
+    Only files under src/replaylab and scripts/ are read: the search path holds nothing else, so
+    numpy, matplotlib and the standard library are never followed.
+    """
+    finder = ImportGraph([str(SCRIPTS), str(SRC)])
+    try:
+        scan_sources(finder)
+    except SyntaxError as error:
+        stop(f"{relative(error.filename)}, line {error.lineno}: {error.msg}")
+    keep = (PACKAGE.resolve(), SCRIPTS.resolve())
+    files = {}
+    for name, found in finder.modules.items():
+        if found.__file__ and not name.startswith("script:"):
+            path = Path(found.__file__).resolve()
+            if any(path.is_relative_to(folder) for folder in keep):
+                files[name] = str(path.relative_to(ROOT.resolve()))
+    edges = {name: sorted(targets) for name, targets in finder.edges.items()}
+    return {"edges": edges, "files": files}
+
+
+def fingerprint():
+    """A hash of the contents of every source file and of this file: the cache's key."""
+    digest = hashlib.sha256()
+    for path in source_files() + [RULES / "common.smk"]:
+        content = path.read_bytes()
+        digest.update(f"{path.relative_to(ROOT)}\0{len(content)}\0".encode())
+        digest.update(content)
+    return digest.hexdigest()
+
+
+@cache
+def import_graph():
+    """The import graph, cached in .snakemake/replaylab/ under the hash of the sources."""
+    key = fingerprint()
+    cached = Path(".snakemake/replaylab/import-graph.json")
+    try:
+        data = json.loads(cached.read_text(encoding="utf-8"))
+        if data.get("key") == key:
+            return data["graph"]
+    except (OSError, ValueError):
+        pass
+    graph = build_import_graph()
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        temporary = cached.with_name(f".{cached.name}.{os.getpid()}.tmp")
+        temporary.write_text(json.dumps({"key": key, "graph": graph}), encoding="utf-8")
+        temporary.replace(cached)
+    except OSError:
+        pass  # a read-only working copy: compute it again next time
+    return graph
+
+
+def lesson_of(name):
+    """'hunter' for replaylab.lessons.hunter and its modules, None otherwise."""
+    parts = name.split(".")
+    if parts[:2] == ["replaylab", "lessons"] and len(parts) > 2:
+        return parts[2]
+    return None
+
+
+def followed(importer, imported, script, lesson):
+    """Whether a job follows an import that modulefinder found (by default, yes).
+
+    Two imports sit inside functions that only some jobs call; everything else is followed, so a
+    new import can never be missed (an extra one only costs a rerun):
+    - `replaylab.lessons.lab(lesson)` imports the lab of the lesson it is asked for and no other;
+    - `replaylab.pipeline.write_index` alone imports `replaylab.index_page`.
+    """
+    if importer == "replaylab.lessons" and lesson_of(imported) is not None:
+        return lesson_of(imported) == lesson
+    if (importer, imported) == ("replaylab.pipeline", "replaylab.index_page"):
+        return script == "index"
+    return True
+
+
+@cache
+def code_files(script, lesson=None, roots=()):
+    """The files of src/replaylab (and scripts/) that the job of `script` for `lesson` imports.
+
+    `roots` are the modules it imports by name, which modulefinder cannot see:
+    `pipeline.lesson_module(lesson, part)` and, for the index, the page of every lesson.
+    """
+    graph = import_graph()
+    seen, todo = set(), [f"script:{script}", *roots]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for target in graph["edges"].get(name, ()):
+            if followed(name, target, script, lesson):
+                todo.append(target)
+    return sorted(
+        relative(ROOT / graph["files"][m]) for m in seen if m in graph["files"]
+    )
+
+
+def code(script, *parts, every_lesson=False, data=()):
+    """Input function for `code=`: the files the job imports, and the package data it reads.
+
+    `parts`: the modules of the job's lesson (or, with `every_lesson`, of every lesson of the
+    configuration) that it imports by name (judge, scans, exercises, tables, figures, page).
+    `data`: files of src/replaylab that it reads (the recording schema).
+    """
+
+    def files(wildcards):
+        lesson = getattr(wildcards, "lesson", None)
+        lessons = LESSONS if every_lesson else (lesson,)
+        roots = tuple(
+            f"replaylab.lessons.{l}.{part}" for l in lessons for part in parts
+        )
+        return list(code_files(script, lesson, roots)) + [
+            relative(PACKAGE / name) for name in data
+        ]
+
+    files.__name__ = f"code_of_{script}"
+    return files
+
+
+# ---------------------------------------------------------------------------------------------
+# What the lessons produce
+
+
+def transcripts(wildcards):
+    return expand(
+        "results/{lesson}/transcripts/{run}.json",
+        lesson=wildcards.lesson,
+        run=RUNS[wildcards.lesson],
+    )
+
+
+def static_names(lesson, part, variable):
+    """The string keys of a module-level dict literal (a lesson's FIGURES), read without importing.
+
+    Importing the module would import matplotlib while the DAG is built; when the dict is not a
+    plain literal, the module is imported after all.
+    """
+    path = PACKAGE / "lessons" / lesson / f"{part}.py"
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, SyntaxError):
+        return None
+    for node in tree.body:
+        value = None
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == variable for t in node.targets
+        ):
+            value = node.value
+        elif (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == variable
+        ):
+            value = node.value
+        if isinstance(value, ast.Dict) and all(
+            isinstance(k, ast.Constant) and isinstance(k.value, str) for k in value.keys
+        ):
+            return [k.value for k in value.keys]
+    return None
+
+
+@cache
+def figure_names(lesson):
+    names = static_names(lesson, "figures", "FIGURES")
+    return names if names is not None else pipeline.figure_names(lesson)
+
+
+def figures(wildcards):
+    return expand(
+        "results/{lesson}/figures/{name}.png",
+        lesson=wildcards.lesson,
+        name=figure_names(wildcards.lesson),
+    )
+
+
+def lesson_outputs(lesson):
+    """Every file of one lesson (its page, figures, tables and results)."""
+    return [
+        f"results/{lesson}/index.md",
+        f"results/{lesson}/results.json",
+        f"results/{lesson}/tables",
+        *expand(
+            "results/{lesson}/figures/{name}.png",
+            lesson=lesson,
+            name=figure_names(lesson),
+        ),
+    ]
+
+
+def lesson_target(lesson):
+    """Input function of the target rule of one lesson."""
+
+    def files(wildcards):
+        return lesson_outputs(lesson)
+
+    files.__name__ = f"outputs_of_{lesson}"
+    return files
+
+
+def all_outputs(wildcards):
+    return [file for lesson in LESSONS for file in lesson_outputs(lesson)] + [
+        "results/index.md"
+    ]
