@@ -135,9 +135,9 @@ FIGURE_CASES = [(lesson, name) for lesson in LESSONS for name in pipeline.figure
 
 
 def test_every_lesson_has_its_figure():
-    assert pipeline.figure_names("projectile") == ["evidence"]
-    assert pipeline.figure_names("hunter") == ["drift"]
-    assert pipeline.figure_names("review") == ["error"]
+    assert pipeline.figure_names("projectile") == ["evidence", "scorecard"]
+    assert pipeline.figure_names("hunter") == ["drift", "scorecard"]
+    assert pipeline.figure_names("review") == ["error", "scorecard"]
 
 
 @pytest.mark.parametrize("lesson, name", FIGURE_CASES)
@@ -260,6 +260,7 @@ ORDER = (
     "What the agent may and may not do",
     "The runs",
     "What the build decided",
+    "Scorecard",
     "Demonstrations and exercises",
     "Tables",
     "Figures",
@@ -296,7 +297,8 @@ def test_every_page_has_its_parts_in_order(results, pages, lesson):
     assert f"replaylab session {lesson} --variant V --run NAME" in recording
     assert "experimentally verified" not in text.lower() and "formally verified" not in text.lower()
     for name in pipeline.figure_names(lesson):
-        assert f"](figures/{name}.png)" in section(text, "Figures")
+        where = "Scorecard" if name == "scorecard" else "Figures"
+        assert f"](figures/{name}.png)" in section(text, where)
     for name in pipeline.table_names(lesson):
         assert f"(tables/{name}.csv)" in section(text, "Tables")
     assert_tables_intact(text)

@@ -7,13 +7,15 @@ process. They write files, so they live outside the audited packages.
 import csv
 import io
 import json
+import shutil
 from importlib import import_module
 from pathlib import Path
 
 from replaylab.agents import recording as recording_io
 from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
-from replaylab.agents.replay import replay, rerecord_command
+from replaylab.agents.replay import ReplayMismatch, replay, rerecord_command
 from replaylab.lessons import LESSONS, lab, variant
+from replaylab.lessons.scorecard import scorecard, scorecard_table, scores
 
 RESULTS_FORMAT = "replaylab-results/1"
 
@@ -44,26 +46,56 @@ def check_recording(path, lesson=None):
     return run
 
 
-def replay_run(source, target, tolerance):
-    """Replay one recording; write its transcript with the recomputed results, or raise `ReplayMismatch`."""
+def _replayed(source, tolerance):
     run = check_recording(source)
-    transcript = replay(run, variant(run.lesson, run.variant), tolerance)
-    recomputed = recording_io.Recording(
+    try:
+        transcript = replay(run, variant(run.lesson, run.variant), tolerance)
+    except ReplayMismatch as mismatch:
+        raise ReplayMismatch(f"{source}: {mismatch}") from None
+    return recording_io.Recording(
         run.lesson, run.run, run.variant, run.group, run.provenance, transcript, run.source,
         {"from": str(source), "tolerance": tolerance},
     )
+
+
+def replay_run(source, target, tolerance):
+    """Replay one recording; write its transcript with the recomputed results, or raise `ReplayMismatch`."""
+    recomputed = _replayed(source, tolerance)
     recording_io.save(recomputed, target)
     return recomputed
 
 
+def replay_batch(sources, folder, tolerance):
+    """Replay several recordings into one folder of transcripts (one job for runs too small to be
+    worth a process each). The folder appears whole or not at all: a mismatch names its run."""
+    folder = Path(folder)
+    building = folder.with_name(f".{folder.name}.partial")
+    shutil.rmtree(building, ignore_errors=True)
+    try:
+        for source in sources:
+            run = _replayed(source, tolerance)
+            recording_io.save(run, building / f"{run.run}.json")
+        building.mkdir(parents=True, exist_ok=True)  # an empty batch is still a batch
+        shutil.rmtree(folder, ignore_errors=True)
+        building.rename(folder)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+
+
+def transcript_files(paths):
+    """Transcript files, with each folder (a replayed batch) replaced by the files in it."""
+    files = []
+    for path in map(Path, paths):
+        files.extend(sorted(path.glob("*.json")) if path.is_dir() else [path])
+    return files
+
+
 def load_transcripts(paths):
-    return [recording_io.load(p) for p in paths]
+    return [recording_io.load(p) for p in transcript_files(paths)]
 
 
 def judge_lesson(lesson, transcript_paths, target, tolerance):
-    runs = load_transcripts(transcript_paths)
-    judge = lesson_module(lesson, "judge")
-    verdicts = judge.judge(runs) if lesson == "hunter" else judge.judge(runs, tolerance)
+    verdicts = lesson_module(lesson, "judge").judge(load_transcripts(transcript_paths), tolerance)
     write_json(target, verdicts)
     return verdicts
 
@@ -93,11 +125,19 @@ def allowlists(lesson):
     }
 
 
-def collect_results(lesson, transcript_paths, verdicts_path, scans_path, exercises_path, target, tolerance):
-    """Every number of the lesson in one file: full precision and the text as shown."""
+def score_lesson(lesson, verdicts, scans):
+    """Each judged run's score (right or what it got wrong) and the scorecard per model."""
+    found = scores(verdicts, scans, lesson_module(lesson, "judge").score)
+    return found, scorecard(found)
+
+
+def collect_results(lesson, transcript_paths, verdicts_path, scans_path, exercises_path, target, tolerance, scorecard_json=None, scorecard_csv=None):
+    """Every number of the lesson in one file: full precision and the text as shown.
+
+    With `scorecard_json` and `scorecard_csv`, the scorecard is also written on its own.
+    """
     runs = {}
-    for path in transcript_paths:
-        run = recording_io.load(path)
+    for run in load_transcripts(transcript_paths):
         runs[run.run] = {
             "variant": run.variant,
             "group": run.group,
@@ -106,17 +146,26 @@ def collect_results(lesson, transcript_paths, verdicts_path, scans_path, exercis
             "rerecord": rerecord_command(run),
             "transcript": recording_io.to_data(run),
         }
+    verdicts, scans = read_json(verdicts_path), read_json(scans_path)
+    found, rows = score_lesson(lesson, verdicts, scans)
     data = {
         "format": RESULTS_FORMAT,
         "lesson": lesson,
         "tolerance": tolerance,
         "allowlists": allowlists(lesson),
         "runs": runs,
-        "verdicts": read_json(verdicts_path),
-        "scans": read_json(scans_path),
+        "verdicts": verdicts,
+        "right_answer": lesson_module(lesson, "judge").RIGHT_ANSWER,
+        "scores": found,
+        "scorecard": rows,
+        "scans": scans,
         "exercises": read_json(exercises_path),
     }
     write_json(target, data)
+    if scorecard_json:
+        write_json(scorecard_json, {"lesson": lesson, "scorecard": rows, "scores": found})
+    if scorecard_csv:
+        recording_io.write_atomic(scorecard_csv, csv_text(scorecard_table(rows)))
     return data
 
 
@@ -178,27 +227,39 @@ def write_index(results_paths, target):
     recording_io.write_atomic(target, text)
 
 
-def build(lessons=LESSONS, recordings="recordings", results="results", tolerance=1e-6, progress=print):
+def runs_of(lesson, folders):
+    """The recordings of a lesson in each folder (folder/<lesson>/<run>.json), in order."""
+    return [path for folder in folders for path in sorted(Path(folder, lesson).glob("*.json"))]
+
+
+def build_lesson(lesson, sources, folder, tolerance, scans=None, exercises=None, progress=print):
+    """Every result of one lesson from the given recordings; `scans` and `exercises` may be the
+    files of an earlier build (they never depend on a recording)."""
+    folder = Path(folder)
+    replay_batch(sources, folder / "transcripts", tolerance)
+    progress(f"{lesson}: replayed {len(sources)} runs")
+    transcripts = [folder / "transcripts"]
+    judge_lesson(lesson, transcripts, folder / "verdicts.json", tolerance)
+    if scans is None:
+        scans = folder / "scans.json"
+        scan_lesson(lesson, scans)
+    if exercises is None:
+        exercises = folder / "exercises.json"
+        exercise_lesson(lesson, exercises)
+    collect_results(
+        lesson, transcripts, folder / "verdicts.json", scans, exercises, folder / "results.json", tolerance,
+        folder / "scorecard.json", folder / "scorecard.csv",
+    )
+    write_tables(lesson, folder / "results.json", folder / "tables")
+    for name in figure_names(lesson):
+        write_figure(lesson, name, folder / "results.json", folder / "figures" / f"{name}.png")
+    write_page(lesson, folder / "results.json", folder / "index.md")
+    progress(f"{lesson}: results in {folder}")
+
+
+def build(lessons=LESSONS, recordings="recordings", results="results", tolerance=1e-6, progress=print, run_folders=()):
     """Every result of every lesson in one process, without Snakemake (the same stages, in order)."""
     results = Path(results)
     for lesson in lessons:
-        folder = results / lesson
-        transcripts = []
-        for source in sorted(Path(recordings, lesson).glob("*.json")):
-            target = folder / "transcripts" / source.name
-            replay_run(source, target, tolerance)
-            transcripts.append(target)
-            progress(f"{lesson}: replayed {source}")
-        judge_lesson(lesson, transcripts, folder / "verdicts.json", tolerance)
-        scan_lesson(lesson, folder / "scans.json")
-        exercise_lesson(lesson, folder / "exercises.json")
-        collect_results(
-            lesson, transcripts, folder / "verdicts.json", folder / "scans.json", folder / "exercises.json",
-            folder / "results.json", tolerance,
-        )
-        write_tables(lesson, folder / "results.json", folder / "tables")
-        for name in figure_names(lesson):
-            write_figure(lesson, name, folder / "results.json", folder / "figures" / f"{name}.png")
-        write_page(lesson, folder / "results.json", folder / "index.md")
-        progress(f"{lesson}: results in {folder}")
+        build_lesson(lesson, runs_of(lesson, [recordings, *run_folders]), results / lesson, tolerance, progress=progress)
     write_index([results / lesson / "results.json" for lesson in lessons], results / "index.md")

@@ -78,3 +78,15 @@ def count_calls(transcript):
     """Calls asked for and calls that ran, over the whole run."""
     results = [r for step in transcript.steps for r in step.results]
     return {"calls": len(results), "ran": sum(r.ok for r in results)}
+
+
+DRAWN_RUNS_LIMIT = 6
+
+
+def drawn_runs(results):
+    """The runs a figure draws one by one: all of them when few, else the reference runs only
+    (every run is still judged and counted in the scorecard)."""
+    runs = results.get("runs", {})
+    if len(runs) <= DRAWN_RUNS_LIMIT:
+        return runs
+    return {name: run for name, run in runs.items() if run["group"] == "reference"}

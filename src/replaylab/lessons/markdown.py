@@ -344,9 +344,16 @@ def run_section(run_name, run, results, level="###", title=None):
     return "\n".join(out).rstrip() + "\n"
 
 
+FULL_RUNS_LIMIT = 12  # beyond this, only the reference runs are shown message by message
+
+
 def runs_section(results, order=None, intro=""):
     runs = results.get("runs", {})
     names = order if order is not None else list(runs)
+    summarised = []
+    if len(names) > FULL_RUNS_LIMIT:
+        summarised = [n for n in names if runs[n]["group"] != "reference"]
+        names = [n for n in names if runs[n]["group"] == "reference"]
     out = ["## The runs", ""]
     if intro:
         out += [intro, ""]
@@ -361,6 +368,69 @@ def runs_section(results, order=None, intro=""):
         out += ["*(no runs)*", ""]
     for run_name in names:
         out += [run_section(run_name, runs[run_name], results), ""]
+    if summarised:
+        out += [
+            f"### {len(summarised)} more runs",
+            "",
+            f"With more than {FULL_RUNS_LIMIT} runs, only the reference runs are shown message by message; "
+            "every run was replayed and judged the same way, its transcript is in `transcripts/` and its "
+            "score in the scorecard.",
+            "",
+        ]
+        rows = [
+            {
+                "run": name(n),
+                "label": text(runs[n]["label"]),
+                "model": text(runs[n]["provenance"].get("model", "")),
+                "variant": code(runs[n]["variant"]),
+                "messages": len(runs[n]["transcript"]["steps"]),
+            }
+            for n in summarised
+        ]
+        out += [table(rows, [("run", "run"), ("variant", "variant"), ("label", "label"), ("model", "produced by"), ("messages", "messages")]), ""]
+    return "\n".join(out)
+
+
+def scorecard_section(results):
+    """How often the runs reached the right answer, per model or program, decided by the build."""
+    rows = results.get("scorecard", [])
+    out = [
+        "## Scorecard",
+        "",
+        f"Right answer, as the build decides it from recomputed numbers: {text(results.get('right_answer', ''))} The words of a "
+        "run never change its score. The interval is the 95 % Wilson score interval of the share of "
+        "right runs.",
+        "",
+    ]
+    if not rows:
+        return "\n".join(out + ["*(no runs)*", ""])
+    table_rows = []
+    for r in rows:
+        mistakes = "; ".join(f"{text(m['what'])} ({m['runs']})" for m in r["mistakes"]) or "none"
+        table_rows.append(
+            {
+                "model": text(r["model"]),
+                "task": code(r.get("task", "")),
+                "runs": r["runs"],
+                "right": f"{r['right']} ({100 * r['rate']:.0f} %)",
+                "interval": f"{100 * r['low']:.0f} % to {100 * r['high']:.0f} %",
+                "calls": f"{r['mean_calls']:.3g} ({r['mean_budget_used']:.3g} ran)",
+                "mistakes": mistakes,
+            }
+        )
+    columns = [("model", "model or program"), ("task", "task"), ("runs", "runs"), ("right", "right"),
+               ("interval", "95 % interval"), ("calls", "mean tool calls"), ("mistakes", "what the wrong runs got wrong")]
+    out += [table(table_rows, columns), ""]
+    few = [r for r in rows if not r["conclusive"]]
+    for r in few:
+        out += [
+            f"- **Too few runs to conclude anything** about {text(r['model'])} ({code(r.get('task', ''))}): "
+            f"with {r['runs']} run{'s' if r['runs'] != 1 else ''}, the share of right answers could be anywhere "
+            f"from {100 * r['low']:.0f} % to {100 * r['high']:.0f} %."
+        ]
+    if few:
+        out.append("")
+    out += [figure("scorecard", "scorecard", "Share of runs that reached the right answer, with its 95 % interval."), ""]
     return "\n".join(out)
 
 

@@ -28,24 +28,25 @@ def scores(verdicts, scans, decide):
     found = []
     for name, entry in verdicts.items():
         wrong = decide(entry, scans)
-        found.append({"run": name, "model": entry["model"], "right": wrong is None, "wrong": wrong,
-                      "calls": entry["calls"], "budget_used": entry["ran"]})
+        found.append({"run": name, "model": entry["model"], "task": entry["task"], "right": wrong is None,
+                      "wrong": wrong, "calls": entry["calls"], "budget_used": entry["ran"]})
     return found
 
 
 def scorecard(scores):
-    """Rows per model: runs, right, interval, calls and budget used, and what the wrong runs got wrong."""
+    """Rows per model and task: runs, right, interval, calls and budget used, and what the wrong runs got wrong."""
     rows = []
     by_model = {}
     for score in scores:
-        by_model.setdefault(score["model"], []).append(score)
-    for model, mine in sorted(by_model.items()):
+        by_model.setdefault((score["model"], score["task"]), []).append(score)
+    for (model, task), mine in sorted(by_model.items()):
         runs, right = len(mine), sum(s["right"] for s in mine)
         low, high = wilson(right, runs)
         mistakes = Counter(s["wrong"] for s in mine if not s["right"])
         rows.append(
             {
                 "model": model,
+                "task": task,
                 "runs": runs,
                 "right": right,
                 "rate": right / runs,
@@ -58,3 +59,23 @@ def scorecard(scores):
             }
         )
     return rows
+
+
+def scorecard_table(rows):
+    """The scorecard as flat rows for a CSV file."""
+    return [
+        {
+            "model": r["model"],
+            "task": r["task"],
+            "runs": r["runs"],
+            "right": r["right"],
+            "rate": r["rate"],
+            "wilson95_low": r["low"],
+            "wilson95_high": r["high"],
+            "conclusive": r["conclusive"],
+            "mean_calls": r["mean_calls"],
+            "mean_calls_that_ran": r["mean_budget_used"],
+            "mistakes": "; ".join(f"{m['what']} ({m['runs']})" for m in r["mistakes"]),
+        }
+        for r in rows
+    ]

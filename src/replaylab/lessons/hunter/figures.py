@@ -6,6 +6,8 @@
 """
 
 from matplotlib.figure import Figure
+from replaylab.lessons import drawn_runs
+from replaylab.lessons.scorecard_figure import scorecard
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 TOOL = "oscillator_energy_drift"
@@ -15,7 +17,7 @@ KEY = "max_energy_drift"
 def experiments(results):
     """{(run, method, periods): [(steps, drift)]} of the accepted drift calls, as recomputed."""
     found = {}
-    for run_name, run in results.get("runs", {}).items():
+    for run_name, run in drawn_runs(results).items():
         for step in run["transcript"]["steps"]:
             for call, result in zip(step["tool_calls"], step["results"]):
                 arguments = call.get("arguments")
@@ -112,4 +114,4 @@ def drift(results):
     return figure
 
 
-FIGURES = {"drift": drift}
+FIGURES = {"drift": drift, "scorecard": scorecard}

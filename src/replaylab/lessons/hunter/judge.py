@@ -9,6 +9,7 @@ import math
 from replaylab.lessons import accepted_calls, count_calls, shown
 from replaylab.lessons.hunter import lab
 
+DEMONSTRATION_GROUP = "reference"
 STRICTER_LIMIT = 0.035  # the exercise's stricter claim: 3.5 % instead of 4 %
 EVIDENCE = "numerically verified: the simulated oscillator, {method}, {steps} steps per period, {periods} periods"
 
@@ -55,6 +56,12 @@ def hunt_verdict(transcript, claim):
     return verdict
 
 
+RIGHT_ANSWER = (
+    "for the false claim, a counterexample found; for the open claim (it has none in its domain), the hunt "
+    "reached the domain's worst case, the largest drift the independent scan finds."
+)
+
+
 def score(entry, scans):
     """False claim: right when a counterexample was found. A claim without one in its domain:
     right when the hunt reached the domain's worst case, the largest value the scan finds."""
@@ -63,24 +70,27 @@ def score(entry, scans):
     if verdict["outcome"] == "counterexample":
         return None if worst["value"] > verdict["limit"] else "a counterexample to a claim that has none"
     if worst["value"] > verdict["limit"]:
-        return f"no counterexample in {verdict['tested']} experiments, though the domain has one"
+        return "no counterexample found, though the domain has one"
     if verdict["closest"] is None or verdict["closest"]["value"]["value"] < worst["value"]:
-        reached = verdict["closest"]["value"]["shown"] if verdict["closest"] else "nothing"
-        return f"did not reach the domain's worst case ({worst['value']:.6g}); its largest was {reached}"
+        return f"did not reach the domain's worst case ({worst['value']:.6g} at {worst['steps_per_period']}/{worst['periods']})"
     return None
 
 
-def judge(runs):
+def judge(runs, tolerance=None):
     """The verdict of each replayed hunt against its own claim, and the probes of the verdict's honesty."""
     verdicts = {}
     for run in runs:
         claim = lab.CLAIMS[run.variant]
         verdicts[run.run] = {
             "model": run.provenance["model"],
+            "task": f"{run.variant} claim",
+            "group": run.group,
             **count_calls(run.transcript),
             "verdict": hunt_verdict(run.transcript, claim),
-            "words_ignored": words_ignored(run.transcript, claim),
         }
+        if run.group != DEMONSTRATION_GROUP:
+            continue  # the probes below are the page's demonstrations, made with the reference runs
+        verdicts[run.run]["words_ignored"] = words_ignored(run.transcript, claim)
         if run.variant == "open":
             stricter = dataclasses.replace(
                 claim, name="open-stricter", limit=STRICTER_LIMIT,

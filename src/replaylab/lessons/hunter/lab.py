@@ -1,6 +1,7 @@
 """The hunter lab: the drift tool, the two claims, and the prompts of a hunt."""
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from replaylab.agents.tools import Allowlist, Choice, Parameter, Tool
 from replaylab.lessons import Variant
@@ -18,9 +19,14 @@ PARAMETERS = (
 )
 
 
+# A pure function of its arguments: one job that replays or judges many hunts computes each
+# distinct experiment once.
+_max_energy_drift = lru_cache(maxsize=65536, typed=True)(max_energy_drift)
+
+
 def drift_tool():
     def oscillator_energy_drift(method, steps_per_period, periods):
-        return {RESULT_KEY: max_energy_drift(method, steps_per_period, periods)}
+        return {RESULT_KEY: _max_energy_drift(method, steps_per_period, periods)}
 
     return Tool(
         TOOL_NAME,

@@ -236,6 +236,7 @@ def page(results):
         md.allowlist_section(results),
         md.runs_section(results),
         md.section(_decisions(results)),
+        md.scorecard_section(results),
         md.section(_demos(results, rows)),
         md.tables_section(
             lesson_tables.TABLES,

@@ -7,6 +7,8 @@
 """
 
 from matplotlib.figure import Figure
+from replaylab.lessons import drawn_runs
+from replaylab.lessons.scorecard_figure import scorecard
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
@@ -14,7 +16,7 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 def agent_points(results, max_dt):
     """{(run, dt): [(angle, range)]} of the accepted range_with_drag calls with dt <= max_dt."""
     points = {}
-    for run_name, run in results.get("runs", {}).items():
+    for run_name, run in drawn_runs(results).items():
         for step in run["transcript"]["steps"]:
             for call, result in zip(step["tool_calls"], step["results"]):
                 arguments = call.get("arguments")
@@ -34,11 +36,11 @@ def evidence(results):
     angles = [row["angle"] for row in scan["rows"]]
     ranges = [row["range_m"] for row in scan["rows"]]
     points = agent_points(results, scan_dt)
-    runs = list(results.get("runs", {}))
+    runs = list(drawn_runs(results))
     conclusions = {
         run: verdict.get("conclusion", {})
         for run, verdict in results.get("verdicts", {}).items()
-        if verdict.get("conclusion", {}).get("checkable")
+        if run in runs and verdict.get("conclusion", {}).get("checkable")
     }
 
     dts = sorted(({dt for _, dt in points} | {c["smallest_dt"] for c in conclusions.values()}) - {scan_dt}, reverse=True)
@@ -105,4 +107,4 @@ def evidence(results):
     return figure
 
 
-FIGURES = {"evidence": evidence}
+FIGURES = {"evidence": evidence, "scorecard": scorecard}

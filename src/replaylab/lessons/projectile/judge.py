@@ -10,6 +10,7 @@ from replaylab.physics import projectile
 GRID_STEP = 0.25  # degrees
 GRID_MARGIN = 2  # degrees below and above the agent's bracket
 ROUGH_FACTOR = 1.01
+DEMONSTRATION_GROUP = "reference"  # the runs the page's demonstrations are made with
 REFERENCE_ANGLE = 45.0  # degrees: the best angle without drag, what the gain is measured against
 EVIDENCE = "numerically verified: the simulated tennis ball, explicit Euler, no measurement"
 
@@ -74,24 +75,30 @@ def rough_ball(run, tolerance):
 
 
 def judge(runs, tolerance):
-    """Per replayed run: who made it, its calls, its agent-conclusion check and the rough-ball replay."""
-    return {
-        run.run: {
+    """Per replayed run: who made it, its calls and its agent-conclusion check; the runs of the
+    reference group also get the rough-ball replay (a demonstration, not needed for every run)."""
+    verdicts = {}
+    for run in runs:
+        verdicts[run.run] = {
             "model": run.provenance["model"],
+            "task": run.variant,
+            "group": run.group,
             **count_calls(run.transcript),
             "conclusion": agent_conclusion(run.transcript),
-            "rough_ball": rough_ball(run, tolerance),
         }
-        for run in runs
-    }
+        if run.group == DEMONSTRATION_GROUP:
+            verdicts[run.run]["rough_ball"] = rough_ball(run, tolerance)
+    return verdicts
 
+
+RIGHT_ANSWER = "the agent's bracket holds the best angle of the quarter-degree scan and is at most one degree wide."
 
 
 def score(entry, scans):
     """Right when the bracket holds the scan's best angle and is at most one degree wide."""
     conclusion = entry["conclusion"]
     if not conclusion["checkable"]:
-        return f"not checkable: {conclusion['reason']}"
+        return "no checkable conclusion (fewer than two angles at its smallest dt)"
     if not conclusion["inside"]:
         return "the scan's best angle lies outside the bracket"
     if conclusion["bracket"][1] - conclusion["bracket"][0] > 1:

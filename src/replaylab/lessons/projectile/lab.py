@@ -1,5 +1,7 @@
 """The projectile lab: the prompts, the tools with their bounds, and the allowlist of a run."""
 
+from functools import lru_cache
+
 from replaylab.agents.tools import Allowlist, Parameter, Tool
 from replaylab.lessons import Variant
 from replaylab.physics import projectile
@@ -25,11 +27,16 @@ TASK = (
 )
 
 
+# The simulation is a pure function of its arguments: one job that replays or judges many runs
+# computes each distinct call once (`typed` keeps 25 and 25.0 apart).
+_range_with_drag = lru_cache(maxsize=65536, typed=True)(projectile.range_with_drag)
+
+
 def tools(drag=projectile.DRAG):
     """The two tools of a run; `drag` replaces the ball's drag constant (the rough-ball demo)."""
 
     def range_with_drag(speed, angle, dt):
-        return {"range_m": projectile.range_with_drag(speed, angle, dt, drag)}
+        return {"range_m": _range_with_drag(speed, angle, dt, drag)}
 
     def range_without_drag(speed, angle):
         return {"range_m": projectile.range_without_drag(speed, angle)}

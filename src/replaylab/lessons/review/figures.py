@@ -8,6 +8,8 @@
 from matplotlib.figure import Figure
 
 from replaylab.lessons.review.tables import piece_names
+from replaylab.lessons import drawn_runs
+from replaylab.lessons.scorecard_figure import scorecard
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 TOOL = "oscillator_error"
@@ -16,7 +18,7 @@ TOOL = "oscillator_error"
 def evidence_points(results):
     """{(run, candidate): [(steps, error)]} of the accepted oscillator_error calls of evidence runs."""
     found = {}
-    for run_name, run in results.get("runs", {}).items():
+    for run_name, run in drawn_runs(results).items():
         if run.get("variant") != "evidence":
             continue
         for step in run["transcript"]["steps"]:
@@ -72,4 +74,4 @@ def error(results):
     return figure
 
 
-FIGURES = {"error": error}
+FIGURES = {"error": error, "scorecard": scorecard}

@@ -12,6 +12,7 @@ from replaylab.verification.checks import CHECK_NAMES
 
 EVIDENCE = "numerically verified: the simulated oscillator stepped by piece {piece}, no measurement"
 STRICT_EXACT = 1e-30
+DEMONSTRATION_GROUP = "reference"  # the review the page's demonstrations are made with
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,9 @@ def replay_with_strict_exact(run, tolerance):
     return {"exact": STRICT_EXACT, "caught": False, "message": ""}
 
 
+RIGHT_ANSWER = "piece 2 rejected and piece 1 not, by the recomputed checks of the three reviewers together."
+
+
 def score(entry, scans):
     """A review is right when piece 2 is rejected and piece 1 is not."""
     one, two = entry["resolution"]
@@ -119,10 +123,13 @@ def judge(runs, tolerance):
             "verdicts": [v.as_dict() for v in found],
             "resolution": resolution,
             "model": " + ".join(sorted({run.provenance["model"] for run in members})),
+            "task": "review",
             "calls": sum(count_calls(run.transcript)["calls"] for run in members),
             "ran": sum(count_calls(run.transcript)["ran"] for run in members),
             "strict_replays": {
-                run.run: replay_with_strict_exact(run, tolerance) for run in members if run.variant == "physics"
+                run.run: replay_with_strict_exact(run, tolerance)
+                for run in members
+                if run.variant == "physics" and group == DEMONSTRATION_GROUP
             },
         }
     return result

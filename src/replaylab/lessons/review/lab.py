@@ -1,5 +1,7 @@
 """The review lab: the two pieces of code, the check tools, and the three reviewers' prompts."""
 
+from functools import lru_cache
+
 from replaylab.agents.tools import Allowlist, Parameter, Tool
 from replaylab.lessons import Variant
 from replaylab.physics.integrators import symplectic_euler
@@ -28,6 +30,17 @@ CHECK_DESCRIPTIONS = {
 }
 
 
+@lru_cache(maxsize=1024)
+def _check(name, candidate, exact):
+    """A check's result; pure, so one job that replays or judges many reviews runs each check once."""
+    return checks.run_check(name, PIECES[candidate], exact)
+
+
+@lru_cache(maxsize=4096)
+def _error(candidate, steps_per_period):
+    return checks.oscillator_error(PIECES[candidate], steps_per_period)
+
+
 def check_content(result):
     """A check's result as a tool returns it: measured, tolerance, passed (1.0 or 0.0), in that order."""
     return {"measured": result.measured, "tolerance": result.tolerance, "passed": 1.0 if result.passed else 0.0}
@@ -35,7 +48,7 @@ def check_content(result):
 
 def _check_tool(name, exact):
     def function(candidate):
-        return check_content(checks.run_check(name, PIECES[candidate], exact))
+        return check_content(_check(name, candidate, exact))
 
     return Tool(
         "check_" + name.replace("-", "_"),
@@ -48,7 +61,7 @@ def _check_tool(name, exact):
 
 def reproduce_tool(exact):
     def reproduce_check(check, candidate):
-        return check_content(checks.run_check(checks.CHECK_NAMES[check - 1], PIECES[candidate], exact))
+        return check_content(_check(checks.CHECK_NAMES[check - 1], candidate, exact))
 
     return Tool(
         "reproduce_check",
@@ -60,7 +73,7 @@ def reproduce_tool(exact):
 
 def error_tool():
     def oscillator_error(candidate, steps_per_period):
-        return {"error": checks.oscillator_error(PIECES[candidate], steps_per_period)}
+        return {"error": _error(candidate, steps_per_period)}
 
     return Tool(
         "oscillator_error",

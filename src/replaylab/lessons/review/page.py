@@ -260,6 +260,7 @@ def page(results):
         md.allowlist_section(results, "Each reviewer is a separate run with its own allowlist (its variant)."),
         md.runs_section(results, _runs_order(results)),
         md.section(_decisions(results)),
+        md.scorecard_section(results),
         md.section(_demos(results, rows)),
         md.tables_section(
             lesson_tables.TABLES,

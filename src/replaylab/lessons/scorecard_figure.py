@@ -1,0 +1,28 @@
+"""The scorecard as a figure: the share of right runs per model or program, with its 95 % interval."""
+
+from matplotlib.figure import Figure
+
+
+def scorecard(results):
+    rows = results.get("scorecard", [])
+    height = 3.0 + 0.55 * max(1, len(rows))
+    figure = Figure(figsize=(9, height), layout="constrained")
+    axes = figure.add_subplot()
+    labels = [f"{r['model']}\n{r['task']}, {r['right']}/{r['runs']} right" for r in rows]
+    rates = [100 * r["rate"] for r in rows]
+    low = [max(0.0, 100 * (r["rate"] - r["low"])) for r in rows]  # rounding can make these -1e-15
+    high = [max(0.0, 100 * (r["high"] - r["rate"])) for r in rows]
+    positions = list(range(len(rows)))
+    axes.barh(positions, rates, color="tab:blue", alpha=0.6, label="share of runs right, judged from recomputed numbers (this build)")
+    axes.errorbar(rates, positions, xerr=[low, high], fmt="none", ecolor="black", capsize=4, label="95 % Wilson interval")
+    axes.set_yticks(positions, labels, fontsize=8)
+    axes.invert_yaxis()
+    axes.set_xlim(0, 100)
+    axes.set_xlabel("runs that reached the right answer (%)")
+    axes.set_ylabel("who made the runs")
+    figure.suptitle(f"Scorecard of lesson {results.get('lesson', '')} (decided by the build)")
+    figure.legend(loc="outside lower center", ncols=2, fontsize=8)
+    axes.grid(axis="x", alpha=0.3)
+    if not rows:
+        axes.text(50, 0, "no runs", ha="center", va="center")
+    return figure
