@@ -22,6 +22,7 @@ include: "workflow/rules/judge.smk"
 include: "workflow/rules/scan.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/page.smk"
+include: "workflow/rules/record.smk"
 
 
 rule all:

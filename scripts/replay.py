@@ -1,10 +1,16 @@
-"""Rule `replay`: one recording, replayed through the current code, into its transcript.
+"""Rule `replay`: a batch of recordings, replayed through the current code, into a folder of transcripts.
 
-A mismatch fails the job with the message that names the command re-recording the run; the
-transcript is then not written.
+A mismatch fails the job with the message that names the run and the command re-recording it;
+the folder is then not written.
 """
 
 from _job import run
 from replaylab import pipeline
 
-run(snakemake, pipeline.replay_run, snakemake.input.recording, snakemake.output.transcript, snakemake.params.tolerance)
+run(
+    snakemake,
+    pipeline.replay_batch,
+    list(snakemake.input.recordings),
+    snakemake.output.transcripts,
+    snakemake.params.tolerance,
+)

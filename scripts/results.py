@@ -1,4 +1,4 @@
-"""Rule `results`: every number of a lesson in one file (results/<lesson>/results.json)."""
+"""Rule `results`: every number of a lesson in one file (results/<lesson>/results.json), and its scorecard."""
 
 from _job import run
 from replaylab import pipeline
@@ -13,4 +13,6 @@ run(
     snakemake.input.exercises,
     snakemake.output.results,
     snakemake.params.tolerance,
+    snakemake.output.scorecard_json,
+    snakemake.output.scorecard,
 )

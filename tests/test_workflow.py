@@ -25,14 +25,19 @@ ROOT = Path(__file__).resolve().parents[1]
 COPIED = ("Snakefile", "workflow", "scripts", "config", "recordings", "src")
 LESSONS = ("projectile", "hunter", "review")
 RULES = {"all", "replay", "judge", "scan", "exercises", "results", "tables", "figure", "page", "index", *LESSONS}
+RECORDING_RULES = {"record", "record_run", "live_page"}  # only when targeted
 
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
 
 
-def copy_project(target):
-    """The files the workflow needs, copied (results, logs and caches are not)."""
+def copy_project(target, batch_size=1):
+    """The files the workflow needs, copied (results, logs and caches are not).
+
+    With `batch_size` 1 (the tests' default), the reference runs are replayed in jobs of their
+    own, which shows the rebuild's precision run by run.
+    """
     target.mkdir(parents=True, exist_ok=True)
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", ".snakemake")
     for name in COPIED:
@@ -41,7 +46,15 @@ def copy_project(target):
             shutil.copytree(source, target / name, symlinks=True, ignore=ignore)
         else:
             shutil.copy2(source, target / name)
+    config = target / "config" / "config.yaml"
+    config.write_text(re.sub(r"(?m)^batch_size: .*$", f"batch_size: {batch_size}", config.read_text()))
     return target
+
+
+def batch_of(copy, lesson, run):
+    """The replayed batch (a folder of transcripts) that holds a run."""
+    (found,) = (copy / "results" / lesson / "transcripts").glob(f"*/{run}.json")
+    return str(found.parent.relative_to(copy))
 
 
 def environment():
@@ -140,15 +153,17 @@ def test_full_build_writes_every_result(built):
         folder = built / "results" / lesson
         for name in ("results.json", "verdicts.json", "scans.json", "exercises.json", "index.md"):
             assert (folder / name).is_file(), f"{lesson}/{name}"
-        assert sorted(p.stem for p in (folder / "transcripts").glob("*.json")) == sorted(
+        assert sorted(p.stem for p in (folder / "transcripts").glob("*/*.json")) == sorted(
             p.stem for p in (built / "recordings" / lesson).glob("*.json")
         )
         assert list((folder / "figures").glob("*.png")), lesson
         assert list((folder / "tables").glob("*.csv")), lesson
     assert (built / "results" / "index.md").is_file()
     # every rule keeps a log and a benchmark
-    assert (built / "logs" / "hunter" / "replay" / "open.log").is_file()
-    assert (built / "benchmarks" / "hunter" / "replay" / "open.tsv").is_file()
+    batch = Path(batch_of(built, "hunter", "open")).name
+    assert (built / "logs" / "hunter" / "replay" / f"{batch}.log").is_file()
+    assert (built / "benchmarks" / "hunter" / "replay" / f"{batch}.tsv").is_file()
+    assert (built / "results" / "hunter" / "scorecard.csv").is_file()
 
 
 def test_second_run_does_nothing(built):
@@ -164,10 +179,8 @@ def test_oscillator_code_reruns_hunter_and_review_only(built, module):
     lessons = {lesson for _, lesson in jobs}
     assert "projectile" not in lessons, outputs
     assert {("replay", "hunter"), ("replay", "review"), ("page", "hunter"), ("page", "review")} <= jobs
-    replays = [o for o in outputs if "/transcripts/" in o]
-    assert len(replays) == len(list((built / "recordings").glob("hunter/*.json"))) + len(
-        list((built / "recordings").glob("review/*.json"))
-    )
+    replays = {o for o in outputs if "/transcripts/" in o}
+    assert replays == {batch_of(built, p.parent.name, p.stem) for p in (built / "recordings").glob("[hr]*/*.json")}
 
 
 def test_projectile_code_reruns_projectile_only(built):
@@ -187,8 +200,8 @@ def test_one_recording_reruns_its_replay_and_what_follows_and_no_scan(built):
 
     with edited(recording, change_a_message):
         jobs, outputs = pending(built)
-    assert "results/hunter/transcripts/open.json" in outputs
-    assert "results/hunter/transcripts/false.json" not in outputs
+    assert batch_of(built, "hunter", "open") in outputs
+    assert batch_of(built, "hunter", "false") not in outputs
     assert {rule for rule, _ in jobs}.isdisjoint({"scan", "exercises"}), outputs
     assert {lesson for _, lesson in jobs} == {"hunter", None}, outputs
     assert {("judge", "hunter"), ("results", "hunter"), ("page", "hunter"), ("index", None)} <= jobs
@@ -205,7 +218,7 @@ def test_changed_tolerance_reruns_the_replays(built):
     with edited(config, lambda text: re.sub(r"(?m)^tolerance: .*$", "tolerance: 2.0e-6", text)):
         jobs, outputs = pending(built)
     replays = {o for o in outputs if "/transcripts/" in o}
-    assert replays == {f"results/{p.parent.name}/transcripts/{p.name}" for p in (built / "recordings").glob("*/*.json")}
+    assert replays == {batch_of(built, p.parent.name, p.stem) for p in (built / "recordings").glob("*/*.json")}
     assert {rule for rule, _ in jobs}.isdisjoint({"scan", "exercises"})
 
 
@@ -228,8 +241,9 @@ def test_code_inputs_are_precise_per_lesson_and_stage(built):
             assert not any("/lessons/hunter/" in f or "/lessons/review/" in f for f in files), output
         if output != "results/index.md":
             assert "src/replaylab/index_page.py" not in files, output
-    assert "src/replaylab/physics/drift.py" in inputs["results/hunter/transcripts/open.json"]
-    assert "src/replaylab/physics/projectile.py" not in inputs["results/hunter/transcripts/open.json"]
+    hunt = inputs[batch_of(built, "hunter", "open")]
+    assert "src/replaylab/physics/drift.py" in hunt
+    assert "src/replaylab/physics/projectile.py" not in hunt
     judge = inputs["results/projectile/verdicts.json"]
     assert "src/replaylab/lessons/projectile/judge.py" in judge
     assert "src/replaylab/lessons/projectile/scans.py" not in judge
@@ -251,7 +265,7 @@ def test_one_lesson_target_builds_that_lesson_alone(built):
 def test_no_rule_writes_under_recordings(built):
     listed = snakemake(built, "--list-rules").stdout.splitlines()
     rules = {line.split()[0] for line in listed if line.strip() and not line[0].isspace()}
-    assert rules == RULES
+    assert rules == RULES | RECORDING_RULES
     outputs = summary(built, "--forceall")
     assert outputs and all(o.startswith("results/") for o in outputs), sorted(outputs)
 
@@ -364,11 +378,12 @@ def test_replay_mismatch_fails_only_that_replay(forged):
     assert result.returncode != 0
     assert "Traceback" not in result.stderr
     assert re.findall(r"Error in rule (\w+):", result.stderr) == ["replay"]
-    message = next(line for line in result.stderr.splitlines() if line.startswith("step "))
+    message = next(line for line in result.stderr.splitlines() if line.startswith("recordings/hunter/false.json: step "))
     assert f"{key} was " in message and "when recorded and is" in message
     assert message.endswith("--from recordings/hunter/false.json --out recordings/hunter/false.json"), message
     assert "record the run again with: replaylab record hunter" in message
-    assert message in (copy / "logs" / "hunter" / "replay" / "false.log").read_text(encoding="utf-8")
+    logs = [p.read_text(encoding="utf-8") for p in (copy / "logs" / "hunter" / "replay").glob("*.log")]
+    assert any(message in log for log in logs)
 
 
 def test_jobs_import_the_copys_own_library(forged):
@@ -380,8 +395,9 @@ def test_jobs_import_the_copys_own_library(forged):
 
 def test_replay_mismatch_leaves_no_transcript_and_keeps_going(forged):
     copy, _, _ = forged
-    assert not (copy / "results" / "hunter" / "transcripts" / "false.json").exists()
-    assert (copy / "results" / "hunter" / "transcripts" / "open.json").is_file()
+    assert not list((copy / "results" / "hunter" / "transcripts").glob("*/false.json"))
+    assert not list((copy / "results" / "hunter" / "transcripts").glob(".*"))  # no partial batch either
+    assert list((copy / "results" / "hunter" / "transcripts").glob("*/open.json"))
     assert (copy / "results" / "hunter" / "scans.json").is_file()
     for lesson in ("projectile", "review"):
         assert (copy / "results" / lesson / "index.md").is_file(), lesson

@@ -96,28 +96,112 @@ TOLERANCE = config["tolerance"]
 # Recordings: found now, each loaded and validated now
 
 
+RUN_FOLDERS = ("recordings", *config["run_folders"])
+BATCH_SIZE = config["batch_size"]
+
+
 def find_runs(lesson):
-    """The runs of a lesson: recordings/<lesson>/<run>.json (hidden files are not recordings)."""
-    pattern = f"recordings/{lesson}/{{run,[^/.][^/]*}}.json"
-    return sorted(glob_wildcards(pattern).run)
+    """{run: recording} of a lesson, from <folder>/<lesson>/<run>.json of every run folder.
+
+    Hidden files are not recordings. A run name used twice stops the run: a transcript is named
+    after its run.
+    """
+    runs = {}
+    for folder in RUN_FOLDERS:
+        for path in sorted(Path(folder, lesson).glob("*.json")):
+            if path.name.startswith("."):
+                continue
+            if path.stem in runs:
+                stop(
+                    f"{relative(path)}: $.run: {path.stem!r} is also the run {runs[path.stem]}; "
+                    "run names must be unique within a lesson"
+                )
+            runs[path.stem] = relative(path)
+    return runs
 
 
 def check_recordings(runs):
-    for lesson, names in runs.items():
-        for run in names:
-            try:
-                pipeline.check_recording(f"recordings/{lesson}/{run}.json", lesson)
-            except RecordingError as error:
-                stop(str(error))
+    """Load and validate every recording; remember the ones that passed (by size and time)."""
+    cache_file = Path(".snakemake/replaylab/checked-recordings.json")
+    try:
+        checked = json.loads(cache_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        checked = {}
+    now = {}
+    for lesson, found in runs.items():
+        for path in found.values():
+            stat = Path(path).stat()
+            key = f"{lesson}:{path}"
+            stamp = [stat.st_size, stat.st_mtime_ns]
+            if checked.get(key) != stamp:
+                try:
+                    pipeline.check_recording(path, lesson)
+                except RecordingError as error:
+                    stop(str(error))
+            now[key] = stamp
+    if now != checked:
+        try:
+            cache_file.parent.mkdir(parents=True, exist_ok=True)
+            temporary = cache_file.with_name(f".{cache_file.name}.{os.getpid()}.tmp")
+            temporary.write_text(json.dumps(now), encoding="utf-8")
+            temporary.replace(cache_file)
+        except OSError:
+            pass  # a read-only working copy: check them all again next time
 
+
+def batches(lesson):
+    """{batch: [recordings]}: runs are replayed in batches of about BATCH_SIZE, so that many small
+    runs do not cost one job each. A run's batch depends on its name only (and on the number of
+    batches, which doubles as the lesson grows), so changing one recording reruns its batch only.
+    """
+    names = sorted(RUNS[lesson])
+    count = 1
+    while count * BATCH_SIZE < len(names):
+        count *= 2
+    found = {}
+    for run in names:
+        index = int(hashlib.sha256(run.encode()).hexdigest()[:8], 16) % count
+        found.setdefault(f"batch{index}of{count}", []).append(RUNS[lesson][run])
+    return dict(sorted(found.items()))
+
+
+def variants_of(lesson):
+    return list(pipeline.lab(lesson).VARIANTS)
+
+
+def record_variant(wildcards):
+    """The variant of a new run's file <run>-<variant>.json."""
+    variant = wildcards.name.rsplit("-", 1)[-1]
+    if variant not in variants_of(wildcards.lesson):
+        stop(
+            f"results/live/{wildcards.lesson}/{wildcards.name}.json: the name must end in -<variant>, one of {', '.join(variants_of(wildcards.lesson))}"
+        )
+    return variant
+
+
+def live_recordings(wildcards):
+    """The files of a new run: one per variant of its lesson."""
+    return [
+        f"results/live/{wildcards.lesson}/{wildcards.run}-{v}.json"
+        for v in variants_of(wildcards.lesson)
+    ]
+
+
+PYTHON = sys.executable
+if config["record_lesson"] not in LESSONS:
+    stop(
+        f"{config_files()}: $.record_lesson: {config['record_lesson']!r} is not one of the configured lessons ({', '.join(LESSONS)})"
+    )
 
 RUNS = {lesson: find_runs(lesson) for lesson in LESSONS}
 check_recordings(RUNS)
+BATCHES = {lesson: batches(lesson) for lesson in LESSONS}
 
 
 wildcard_constraints:
     lesson="|".join(LESSONS),
     run=r"[^/.][^/]*",
+    batch=r"batch[0-9]+of[0-9]+",
     name=r"[A-Za-z0-9_-]+",
 
 
@@ -313,11 +397,16 @@ def code(script, *parts, every_lesson=False, data=()):
 
 
 def transcripts(wildcards):
+    """The replayed batches of a lesson: folders of transcripts."""
     return expand(
-        "results/{lesson}/transcripts/{run}.json",
+        "results/{lesson}/transcripts/{batch}",
         lesson=wildcards.lesson,
-        run=RUNS[wildcards.lesson],
+        batch=BATCHES[wildcards.lesson],
     )
+
+
+def batch_recordings(wildcards):
+    return BATCHES[wildcards.lesson][wildcards.batch]
 
 
 def static_names(lesson, part, variable):
@@ -369,6 +458,7 @@ def lesson_outputs(lesson):
     return [
         f"results/{lesson}/index.md",
         f"results/{lesson}/results.json",
+        f"results/{lesson}/scorecard.csv",
         f"results/{lesson}/tables",
         *expand(
             "results/{lesson}/figures/{name}.png",

@@ -1,5 +1,5 @@
 rule results:
-    """Every number and table of a lesson, in one file."""
+    """Every number and table of a lesson in one file, and its scorecard."""
     input:
         transcripts=transcripts,
         verdicts="results/{lesson}/verdicts.json",
@@ -8,6 +8,14 @@ rule results:
         code=code("results", data=["schemas/recording.schema.json"]),
     output:
         results="results/{lesson}/results.json",
+        scorecard=report(
+            "results/{lesson}/scorecard.csv",
+            caption="../report/scorecard.rst",
+            category="{lesson}",
+            subcategory="scorecard",
+            labels={"lesson": "{lesson}", "table": "scorecard"},
+        ),
+        scorecard_json="results/{lesson}/scorecard.json",
     log:
         "logs/{lesson}/results.log",
     benchmark:

@@ -1,14 +1,14 @@
 rule replay:
-    """Replay one recording through the current code; a mismatch fails and writes nothing."""
+    """Replay a batch of recordings through the current code; a mismatch fails, names its run and writes nothing."""
     input:
-        recording="recordings/{lesson}/{run}.json",
+        recordings=batch_recordings,
         code=code("replay", data=["schemas/recording.schema.json"]),
     output:
-        transcript="results/{lesson}/transcripts/{run}.json",
+        transcripts=directory("results/{lesson}/transcripts/{batch}"),
     log:
-        "logs/{lesson}/replay/{run}.log",
+        "logs/{lesson}/replay/{batch}.log",
     benchmark:
-        "benchmarks/{lesson}/replay/{run}.tsv"
+        "benchmarks/{lesson}/replay/{batch}.tsv"
     conda:
         "../envs/replaylab.yaml"
     params:
