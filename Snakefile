@@ -20,7 +20,6 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/replay.smk"
 include: "workflow/rules/judge.smk"
 include: "workflow/rules/scan.smk"
-include: "workflow/rules/figures.smk"
 include: "workflow/rules/page.smk"
 include: "workflow/rules/record.smk"
 

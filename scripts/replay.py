@@ -4,13 +4,13 @@ A mismatch fails the job with the message that names the run and the command re-
 the folder is then not written.
 """
 
-from _job import run
+from _job import arguments, run
 from replaylab import pipeline
 
-run(
-    snakemake,
-    pipeline.replay_batch,
-    list(snakemake.input.recordings),
-    snakemake.output.transcripts,
-    snakemake.params.tolerance,
+args = arguments(
+    __doc__,
+    (["--tolerance"], {"type": float, "required": True}),
+    (["--out"], {"required": True}),
+    (["recordings"], {"nargs": "+"}),
 )
+run(args.log, pipeline.replay_batch, args.recordings, args.out, args.tolerance)

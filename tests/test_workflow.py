@@ -24,7 +24,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 COPIED = ("Snakefile", "workflow", "scripts", "config", "recordings", "src")
 LESSONS = ("projectile", "hunter", "review")
-RULES = {"all", "replay", "judge", "scan", "exercises", "results", "tables", "figure", "page", "index", *LESSONS}
+RULES = {"all", "replay", "judge", "scan", "render", "index", *LESSONS}
 RECORDING_RULES = {"record", "record_run", "live_page"}  # only when targeted
 
 
@@ -178,7 +178,7 @@ def test_oscillator_code_reruns_hunter_and_review_only(built, module):
         jobs, outputs = pending(built)
     lessons = {lesson for _, lesson in jobs}
     assert "projectile" not in lessons, outputs
-    assert {("replay", "hunter"), ("replay", "review"), ("page", "hunter"), ("page", "review")} <= jobs
+    assert {("replay", "hunter"), ("replay", "review"), ("render", "hunter"), ("render", "review")} <= jobs
     replays = {o for o in outputs if "/transcripts/" in o}
     assert replays == {batch_of(built, p.parent.name, p.stem) for p in (built / "recordings").glob("[hr]*/*.json")}
 
@@ -187,7 +187,7 @@ def test_projectile_code_reruns_projectile_only(built):
     with edited(built / "src" / "replaylab" / "physics" / "projectile.py", append_comment):
         jobs, outputs = pending(built)
     assert {lesson for _, lesson in jobs} == {"projectile", None}, outputs  # None: results/index.md
-    assert {("replay", "projectile"), ("scan", "projectile"), ("page", "projectile")} <= jobs
+    assert {("replay", "projectile"), ("scan", "projectile"), ("render", "projectile")} <= jobs
 
 
 def test_one_recording_reruns_its_replay_and_what_follows_and_no_scan(built):
@@ -202,15 +202,18 @@ def test_one_recording_reruns_its_replay_and_what_follows_and_no_scan(built):
         jobs, outputs = pending(built)
     assert batch_of(built, "hunter", "open") in outputs
     assert batch_of(built, "hunter", "false") not in outputs
-    assert {rule for rule, _ in jobs}.isdisjoint({"scan", "exercises"}), outputs
+    assert {rule for rule, _ in jobs}.isdisjoint({"scan"}), outputs
     assert {lesson for _, lesson in jobs} == {"hunter", None}, outputs
-    assert {("judge", "hunter"), ("results", "hunter"), ("page", "hunter"), ("index", None)} <= jobs
+    assert {("judge", "hunter"), ("render", "hunter"), ("index", None)} <= jobs
 
 
 def test_plotting_code_reruns_figures_and_pages_only(built):
     with edited(built / "src" / "replaylab" / "lessons" / "review" / "figures.py", append_comment):
         jobs, outputs = pending(built)
-    assert jobs == {("figure", "review"), ("page", "review")}, outputs
+    # figures, tables and page are drawn by one job per lesson (`render`), then the summary page:
+    # no replay, judge or scan
+    assert jobs == {("render", "review"), ("index", None)}, outputs
+    assert {"results/review/figures", "results/review/index.md"} <= set(outputs)
 
 
 def test_changed_tolerance_reruns_the_replays(built):
@@ -219,7 +222,7 @@ def test_changed_tolerance_reruns_the_replays(built):
         jobs, outputs = pending(built)
     replays = {o for o in outputs if "/transcripts/" in o}
     assert replays == {batch_of(built, p.parent.name, p.stem) for p in (built / "recordings").glob("*/*.json")}
-    assert {rule for rule, _ in jobs}.isdisjoint({"scan", "exercises"})
+    assert {rule for rule, _ in jobs}.isdisjoint({"scan"})
 
 
 def test_restored_copy_is_up_to_date_again(built):
@@ -251,15 +254,14 @@ def test_code_inputs_are_precise_per_lesson_and_stage(built):
     for lesson in LESSONS:
         assert not any(f.startswith("recordings/") for f in inputs[f"results/{lesson}/scans.json"])
         assert not any(f.startswith("recordings/") for f in inputs[f"results/{lesson}/exercises.json"])
-        figures = [o for o in inputs if o.startswith(f"results/{lesson}/figures/")]
-        assert figures and all(f"src/replaylab/lessons/{lesson}/figures.py" in inputs[o] for o in figures)
+        assert f"src/replaylab/lessons/{lesson}/figures.py" in inputs[f"results/{lesson}/figures"]
         assert f"src/replaylab/lessons/{lesson}/page.py" in inputs["results/index.md"]
 
 
 def test_one_lesson_target_builds_that_lesson_alone(built):
     jobs, outputs = pending(built, "--forceall", "hunter")
     assert {lesson for _, lesson in jobs} == {"hunter"}, outputs
-    assert {rule for rule, _ in jobs} == {"replay", "judge", "scan", "exercises", "results", "tables", "figure", "page"}
+    assert {rule for rule, _ in jobs} == {"replay", "judge", "scan", "render"}
 
 
 def test_no_rule_writes_under_recordings(built):

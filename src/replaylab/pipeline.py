@@ -215,6 +215,21 @@ def write_figure(lesson, name, results_path, target):
         temporary.unlink(missing_ok=True)
 
 
+def write_figures(lesson, results_path, folder):
+    """Every figure of a lesson, into a folder that appears whole or not at all."""
+    folder = Path(folder)
+    building = folder.with_name(f".{folder.name}.partial")
+    shutil.rmtree(building, ignore_errors=True)
+    try:
+        for name in figure_names(lesson):
+            write_figure(lesson, name, results_path, building / f"{name}.png")
+        building.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(folder, ignore_errors=True)
+        building.rename(folder)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+
+
 def write_page(lesson, results_path, target):
     text = lesson_module(lesson, "page").page(read_json(results_path))
     recording_io.write_atomic(target, text)
@@ -225,6 +240,18 @@ def write_index(results_paths, target):
 
     text = index_page.index([read_json(p) for p in results_paths])
     recording_io.write_atomic(target, text)
+
+
+def render_lesson(lesson, transcript_paths, verdicts_path, scans_path, exercises_path, folder, tolerance):
+    """What a lesson shows, from its judged runs: results.json, the scorecard, tables, figures, page."""
+    folder = Path(folder)
+    collect_results(
+        lesson, transcript_paths, verdicts_path, scans_path, exercises_path, folder / "results.json", tolerance,
+        folder / "scorecard.json", folder / "scorecard.csv",
+    )
+    write_tables(lesson, folder / "results.json", folder / "tables")
+    write_figures(lesson, folder / "results.json", folder / "figures")
+    write_page(lesson, folder / "results.json", folder / "index.md")
 
 
 def runs_of(lesson, folders):
@@ -246,14 +273,7 @@ def build_lesson(lesson, sources, folder, tolerance, scans=None, exercises=None,
     if exercises is None:
         exercises = folder / "exercises.json"
         exercise_lesson(lesson, exercises)
-    collect_results(
-        lesson, transcripts, folder / "verdicts.json", scans, exercises, folder / "results.json", tolerance,
-        folder / "scorecard.json", folder / "scorecard.csv",
-    )
-    write_tables(lesson, folder / "results.json", folder / "tables")
-    for name in figure_names(lesson):
-        write_figure(lesson, name, folder / "results.json", folder / "figures" / f"{name}.png")
-    write_page(lesson, folder / "results.json", folder / "index.md")
+    render_lesson(lesson, transcripts, folder / "verdicts.json", scans, exercises, folder, tolerance)
     progress(f"{lesson}: results in {folder}")
 
 

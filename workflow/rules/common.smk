@@ -9,7 +9,6 @@
 - the file lists of the target rules.
 """
 
-import ast
 import hashlib
 import io
 import json
@@ -384,9 +383,11 @@ def code(script, *parts, every_lesson=False, data=()):
         roots = tuple(
             f"replaylab.lessons.{l}.{part}" for l in lessons for part in parts
         )
-        return list(code_files(script, lesson, roots)) + [
-            relative(PACKAGE / name) for name in data
-        ]
+        return (
+            [relative(SCRIPTS / f"{script}.py")]
+            + list(code_files(script, lesson, roots))
+            + [relative(PACKAGE / name) for name in data]
+        )
 
     files.__name__ = f"code_of_{script}"
     return files
@@ -409,48 +410,9 @@ def batch_recordings(wildcards):
     return BATCHES[wildcards.lesson][wildcards.batch]
 
 
-def static_names(lesson, part, variable):
-    """The string keys of a module-level dict literal (a lesson's FIGURES), read without importing.
-
-    Importing the module would import matplotlib while the DAG is built; when the dict is not a
-    plain literal, the module is imported after all.
-    """
-    path = PACKAGE / "lessons" / lesson / f"{part}.py"
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    except (OSError, SyntaxError):
-        return None
-    for node in tree.body:
-        value = None
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == variable for t in node.targets
-        ):
-            value = node.value
-        elif (
-            isinstance(node, ast.AnnAssign)
-            and isinstance(node.target, ast.Name)
-            and node.target.id == variable
-        ):
-            value = node.value
-        if isinstance(value, ast.Dict) and all(
-            isinstance(k, ast.Constant) and isinstance(k.value, str) for k in value.keys
-        ):
-            return [k.value for k in value.keys]
-    return None
-
-
-@cache
-def figure_names(lesson):
-    names = static_names(lesson, "figures", "FIGURES")
-    return names if names is not None else pipeline.figure_names(lesson)
-
-
-def figures(wildcards):
-    return expand(
-        "results/{lesson}/figures/{name}.png",
-        lesson=wildcards.lesson,
-        name=figure_names(wildcards.lesson),
-    )
+def stage_script(name):
+    """The rule script of a stage, by absolute path (jobs may run in another folder)."""
+    return str(SCRIPTS / f"{name}.py")
 
 
 def lesson_outputs(lesson):
@@ -460,11 +422,7 @@ def lesson_outputs(lesson):
         f"results/{lesson}/results.json",
         f"results/{lesson}/scorecard.csv",
         f"results/{lesson}/tables",
-        *expand(
-            "results/{lesson}/figures/{name}.png",
-            lesson=lesson,
-            name=figure_names(lesson),
-        ),
+        f"results/{lesson}/figures",
     ]
 
 

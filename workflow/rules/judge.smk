@@ -12,6 +12,9 @@ rule judge:
     conda:
         "../envs/replaylab.yaml"
     params:
+        python=PYTHON,
+        script=stage_script("judge"),
         tolerance=TOLERANCE,
-    script:
-        "../../scripts/judge.py"
+    shell:
+        "{params.python} {params.script} --log {log} --lesson {wildcards.lesson}"
+        " --tolerance {params.tolerance} --out {output.verdicts} {input.transcripts}"

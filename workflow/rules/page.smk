@@ -1,11 +1,18 @@
-rule results:
-    """Every number and table of a lesson in one file, and its scorecard."""
+rule render:
+    """What a lesson shows: results.json (every number), the scorecard, the tables, the figures and the page."""
     input:
         transcripts=transcripts,
         verdicts="results/{lesson}/verdicts.json",
         scans="results/{lesson}/scans.json",
         exercises="results/{lesson}/exercises.json",
-        code=code("results", data=["schemas/recording.schema.json"]),
+        code=code(
+            "render",
+            "judge",
+            "tables",
+            "figures",
+            "page",
+            data=["schemas/recording.schema.json"],
+        ),
     output:
         results="results/{lesson}/results.json",
         scorecard=report(
@@ -16,24 +23,6 @@ rule results:
             labels={"lesson": "{lesson}", "table": "scorecard"},
         ),
         scorecard_json="results/{lesson}/scorecard.json",
-    log:
-        "logs/{lesson}/results.log",
-    benchmark:
-        "benchmarks/{lesson}/results.tsv"
-    conda:
-        "../envs/replaylab.yaml"
-    params:
-        tolerance=TOLERANCE,
-    script:
-        "../../scripts/results.py"
-
-
-rule tables:
-    """The lesson's tables as CSV files, one per table, in results/<lesson>/tables/."""
-    input:
-        results="results/{lesson}/results.json",
-        code=code("tables", "tables"),
-    output:
         tables=report(
             directory("results/{lesson}/tables"),
             caption="../report/tables.rst",
@@ -42,24 +31,14 @@ rule tables:
             patterns=["{table}.csv"],
             labels={"lesson": "{lesson}", "table": "{table}"},
         ),
-    log:
-        "logs/{lesson}/tables.log",
-    benchmark:
-        "benchmarks/{lesson}/tables.tsv"
-    conda:
-        "../envs/replaylab.yaml"
-    script:
-        "../../scripts/tables.py"
-
-
-rule page:
-    """The readable page of a lesson; it shows its figures and links its tables."""
-    input:
-        results="results/{lesson}/results.json",
-        figures=figures,
-        tables="results/{lesson}/tables",
-        code=code("page", "page"),
-    output:
+        figures=report(
+            directory("results/{lesson}/figures"),
+            caption="../report/figure.rst",
+            category="{lesson}",
+            subcategory="figures",
+            patterns=["{name}.png"],
+            labels={"lesson": "{lesson}", "figure": "{name}"},
+        ),
         page=report(
             "results/{lesson}/index.md",
             caption="../report/page.rst",
@@ -68,13 +47,19 @@ rule page:
             labels={"lesson": "{lesson}", "page": "index.md"},
         ),
     log:
-        "logs/{lesson}/page.log",
+        "logs/{lesson}/render.log",
     benchmark:
-        "benchmarks/{lesson}/page.tsv"
+        "benchmarks/{lesson}/render.tsv"
     conda:
         "../envs/replaylab.yaml"
-    script:
-        "../../scripts/page.py"
+    params:
+        python=PYTHON,
+        script=stage_script("render"),
+        tolerance=TOLERANCE,
+    shell:
+        "{params.python} {params.script} --log {log} --lesson {wildcards.lesson}"
+        " --tolerance {params.tolerance} --verdicts {input.verdicts} --scans {input.scans}"
+        " --exercises {input.exercises} --folder results/{wildcards.lesson} {input.transcripts}"
 
 
 rule index:
@@ -96,5 +81,8 @@ rule index:
     localrule: True
     conda:
         "../envs/replaylab.yaml"
-    script:
-        "../../scripts/index.py"
+    params:
+        python=PYTHON,
+        script=stage_script("index"),
+    shell:
+        "{params.python} {params.script} --log {log} --out {output.index} {input.results}"

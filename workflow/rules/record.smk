@@ -49,9 +49,13 @@ rule live_page:
     conda:
         "../envs/replaylab.yaml"
     params:
+        python=PYTHON,
+        script=stage_script("live"),
         tolerance=TOLERANCE,
-    script:
-        "../../scripts/live.py"
+    shell:
+        "{params.python} {params.script} --log {log} --lesson {wildcards.lesson}"
+        " --tolerance {params.tolerance} --scans {input.scans} --exercises {input.exercises}"
+        " --out {output.page} {input.recordings}"
 
 
 rule record:

@@ -12,6 +12,9 @@ rule replay:
     conda:
         "../envs/replaylab.yaml"
     params:
+        python=PYTHON,
+        script=stage_script("replay"),
         tolerance=TOLERANCE,
-    script:
-        "../../scripts/replay.py"
+    shell:
+        "{params.python} {params.script} --log {log} --tolerance {params.tolerance}"
+        " --out {output.transcripts} {input.recordings}"

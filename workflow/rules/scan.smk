@@ -2,32 +2,21 @@
 
 
 rule scan:
-    """The lesson's independent computation of the question the agent was asked."""
+    """The lesson's independent computation of the question the agent was asked, and its exercises."""
     input:
-        code=code("scan", "scans"),
+        code=code("scan", "scans", "exercises"),
     output:
         scans="results/{lesson}/scans.json",
+        exercises="results/{lesson}/exercises.json",
     log:
         "logs/{lesson}/scan.log",
     benchmark:
         "benchmarks/{lesson}/scan.tsv"
     conda:
         "../envs/replaylab.yaml"
-    script:
-        "../../scripts/scan.py"
-
-
-rule exercises:
-    """The lesson's exercises, computed without any recording."""
-    input:
-        code=code("exercises", "exercises"),
-    output:
-        exercises="results/{lesson}/exercises.json",
-    log:
-        "logs/{lesson}/exercises.log",
-    benchmark:
-        "benchmarks/{lesson}/exercises.tsv"
-    conda:
-        "../envs/replaylab.yaml"
-    script:
-        "../../scripts/exercises.py"
+    params:
+        python=PYTHON,
+        script=stage_script("scan"),
+    shell:
+        "{params.python} {params.script} --log {log} --lesson {wildcards.lesson}"
+        " --scans {output.scans} --exercises {output.exercises}"

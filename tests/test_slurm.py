@@ -1,0 +1,372 @@
+"""Cluster execution on a real SLURM cluster: one lesson through Snakemake's executor plugins.
+
+The module brings up a single-node SLURM cluster on this machine (cluster/slurm-local.sh: Debian's
+munge, slurmctld, slurmd; it installs what is missing) and builds the lesson `hunter` in temporary
+copies of the project three ways: locally, with `--executor slurm`
+(workflow/profiles/slurm-local) and with `--executor cluster-generic`
+(workflow/profiles/slurm-generic with its placeholders filled in, as a user does). The JSON and CSV
+results must be the same bytes, the jobs must have been SLURM jobs, and a forged recording must
+fail the cluster runs with the same one-line message as the local run.
+
+Without root, or without apt-get and SLURM, the cluster tests are skipped; with CI=true they fail
+instead. REPLAYLAB_SLURM=0 skips them on purpose (.ci/run runs them in a step of their own).
+The profile tests at the end need no cluster.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "cluster" / "slurm-local.sh"
+PROFILES = ROOT / "workflow" / "profiles"
+COPIED = ("Snakefile", "workflow", "scripts", "config", "recordings", "src")
+LESSON = "hunter"  # the lesson with a recording to forge (recordings/hunter/false.json)
+RUN_TIMEOUT = 240  # seconds per Snakemake run, then SIGINT (Snakemake ignores SIGTERM while it waits)
+SUBMITTED_SLURM = re.compile(r"submitted with SLURM jobid (\d+)")
+SUBMITTED_GENERIC = re.compile(r"Submitted (?:group )?job \S+ with external jobid '(\d+)")
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+
+
+def in_ci():
+    return os.environ.get("CI", "").lower() in ("true", "1")
+
+
+def cannot_run(reason):
+    """Skip on a developer's machine; fail under CI=true, where the cluster tests must run."""
+    if in_ci():
+        pytest.fail(f"the SLURM cluster tests must run under CI=true, but: {reason}")
+    pytest.skip(reason)
+
+
+def copy_project(target):
+    """The files the workflow needs, copied (results, logs and caches are not)."""
+    target.mkdir(parents=True, exist_ok=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", ".snakemake")
+    for name in COPIED:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, target / name, symlinks=True, ignore=ignore)
+        else:
+            shutil.copy2(source, target / name)
+    return target
+
+
+def environment():
+    """No API key (the workflow never needs one); a fixed matplotlib backend. sbatch exports it."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "SNAKEMAKE_PROFILE")}
+    env["MPLBACKEND"] = "Agg"
+    return env
+
+
+def snakemake(copy, *args, timeout=RUN_TIMEOUT):
+    """Run Snakemake in `copy`; stdout and stderr together, as a user sees them."""
+    command = ["timeout", "-s", "INT", "-k", "30", str(timeout), sys.executable, "-m", "snakemake", *args]
+    result = subprocess.run(
+        command,
+        cwd=copy,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=timeout + 60,
+    )
+    assert result.returncode not in (124, 137), f"snakemake {' '.join(args)} timed out:\n{result.stdout[-5000:]}"
+    return result
+
+
+def first_result_value(data):
+    """(step, call, key) of the first recorded number of an accepted call."""
+    for i, step in enumerate(data["steps"]):
+        for j, result in enumerate(step["results"]):
+            if result["ok"]:
+                for key, value in result["content"].items():
+                    if isinstance(value, float):
+                        return i, j, key
+    raise AssertionError("no recorded number to forge")
+
+
+def forge(copy):
+    """Change one stored tool result of recordings/hunter/false.json: its replay must fail."""
+    path = copy / "recordings" / LESSON / "false.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    i, j, key = first_result_value(data)
+    data["steps"][i]["results"][j]["content"][key] *= 1.5
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def fill_generic_profile(copy):
+    """Put the test cluster's partition and an account into the copy's generic profile."""
+    path = copy / "workflow" / "profiles" / "slurm-generic" / "profile.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert '"<partition>"' in text and '"<account>"' in text
+    path.write_text(text.replace('"<partition>"', '"debug"').replace('"<account>"', '"root"'), encoding="utf-8")
+
+
+def result_files(copy):
+    """{relative path: bytes} of every JSON and CSV file of the lesson's results."""
+    folder = copy / "results" / LESSON
+    return {
+        str(p.relative_to(copy)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.suffix in (".json", ".csv")
+    }
+
+
+def slurm_job(jobid):
+    """(state, working directory) of a SLURM job, from the controller (it keeps finished jobs 300 s)."""
+    out = subprocess.run(
+        ["squeue", "-h", "--states=all", "-j", jobid, "-o", "%T|%Z"], capture_output=True, text=True, timeout=30
+    ).stdout.strip()
+    if not out:
+        out = subprocess.run(["scontrol", "show", "job", jobid], capture_output=True, text=True, timeout=30).stdout
+        state = re.search(r"JobState=(\S+)", out)
+        workdir = re.search(r"WorkDir=(\S+)", out)
+        return (state.group(1) if state else None, workdir.group(1) if workdir else None)
+    state, _, workdir = out.splitlines()[0].partition("|")
+    return state, workdir
+
+
+def lesson_rules(output):
+    """The rules of the lesson's jobs, from the "Job stats" table of a Snakemake run."""
+    table = output.split("Job stats:", 1)[1].split("total", 1)[0]
+    return {m.group(1) for m in re.finditer(r"^(\w+)\s+\d+\s*$", table, re.M)} - {LESSON}
+
+
+def mismatch_line(output):
+    """The one-line message of a replay mismatch."""
+    lines = [line.strip() for line in output.splitlines() if "when recorded and is" in line]
+    assert lines, output[-5000:]
+    line = lines[0]
+    line = line.split("ReplayMismatch: ", 1)[-1]  # the form in which a job's log shows it
+    assert "record the run again with: replaylab record hunter" in line, line
+    return line
+
+
+def assert_fails_like_local(result, local_message, log_text):
+    output = result.stdout
+    assert result.returncode != 0, output[-5000:]
+    assert "Error in rule replay" in output, output[-5000:]
+    assert local_message in output, f"the local run's message is not in the cluster run's output:\n{local_message}"
+    assert local_message in log_text
+
+
+# ---------------------------------------------------------------------------------------------
+# The cluster and the builds
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    if os.environ.get("REPLAYLAB_SLURM") == "0":
+        pytest.skip("REPLAYLAB_SLURM=0: the SLURM cluster tests are turned off")
+    if os.geteuid() != 0:
+        cannot_run("bringing up a SLURM cluster needs root")
+    if not shutil.which("sinfo") and not shutil.which("apt-get"):
+        cannot_run("neither SLURM (sinfo) nor apt-get to install it")
+    was_up = subprocess.run(["bash", str(SCRIPT), "status"], capture_output=True).returncode == 0
+    up = subprocess.run(["bash", str(SCRIPT), "up"], capture_output=True, text=True, timeout=900)
+    if up.returncode != 0:
+        cannot_run(f"bash cluster/slurm-local.sh up failed:\n{up.stdout}{up.stderr}")
+    yield
+    if not was_up:  # leave a cluster that was already up (.ci/run's) as it was
+        subprocess.run(["bash", str(SCRIPT), "down"], capture_output=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def local(tmp_path_factory):
+    copy = copy_project(tmp_path_factory.mktemp("local") / "project")
+    result = snakemake(copy, "--cores", "2", LESSON)
+    assert result.returncode == 0, result.stdout[-5000:]
+    return copy, result
+
+
+@pytest.fixture(scope="module")
+def local_forged(tmp_path_factory):
+    copy = copy_project(tmp_path_factory.mktemp("local-forged") / "project")
+    forge(copy)
+    result = snakemake(copy, "--cores", "2", LESSON)
+    assert result.returncode != 0
+    return mismatch_line(result.stdout)
+
+
+@pytest.fixture(scope="module")
+def on_slurm(cluster, tmp_path_factory):
+    copy = copy_project(tmp_path_factory.mktemp("slurm") / "project")
+    return copy, snakemake(copy, LESSON, "--workflow-profile", "workflow/profiles/slurm-local")
+
+
+@pytest.fixture(scope="module")
+def on_slurm_forged(cluster, tmp_path_factory):
+    copy = copy_project(tmp_path_factory.mktemp("slurm-forged") / "project")
+    forge(copy)
+    return copy, snakemake(copy, LESSON, "--workflow-profile", "workflow/profiles/slurm-local")
+
+
+@pytest.fixture(scope="module")
+def on_generic(cluster, tmp_path_factory):
+    copy = copy_project(tmp_path_factory.mktemp("generic") / "project")
+    fill_generic_profile(copy)
+    return copy, snakemake(copy, LESSON, "--workflow-profile", "workflow/profiles/slurm-generic")
+
+
+@pytest.fixture(scope="module")
+def on_generic_forged(cluster, tmp_path_factory):
+    copy = copy_project(tmp_path_factory.mktemp("generic-forged") / "project")
+    fill_generic_profile(copy)
+    forge(copy)
+    return copy, snakemake(copy, LESSON, "--workflow-profile", "workflow/profiles/slurm-generic")
+
+
+# ---------------------------------------------------------------------------------------------
+# --executor slurm (snakemake-executor-plugin-slurm)
+
+
+def test_slurm_run_succeeds_as_one_slurm_job(on_slurm):
+    copy, result = on_slurm
+    assert result.returncode == 0, result.stdout[-5000:]
+    jobids = SUBMITTED_SLURM.findall(result.stdout)
+    assert len(jobids) == 1, f"the lesson should be one group job, submitted: {jobids}"
+    state, workdir = slurm_job(jobids[0])
+    assert state == "COMPLETED"
+    assert Path(workdir).resolve() == copy.resolve()
+
+
+def test_slurm_job_ran_every_job_of_the_lesson(on_slurm):
+    copy, result = on_slurm
+    (jobid,) = SUBMITTED_SLURM.findall(result.stdout)
+    logs = list((copy / ".snakemake" / "slurm_logs").rglob(f"{jobid}.log"))
+    assert len(logs) == 1, logs
+    inside = logs[0].read_text(encoding="utf-8")
+    ran = set(re.findall(r"Finished jobid: \d+ \(Rule: (\w+)\)", inside))
+    expected = lesson_rules(result.stdout)
+    assert {"replay", "judge", "scan", "results", "page"} <= expected
+    assert ran == expected
+    # and none of them ran on the submitting machine: only the lesson's target is local there
+    assert set(re.findall(r"^localrule (\w+):", result.stdout, re.M)) == {LESSON}
+
+
+def test_slurm_results_equal_local_results_byte_for_byte(local, on_slurm):
+    expected = result_files(local[0])
+    assert any(name.endswith(".csv") for name in expected) and any(name.endswith(".json") for name in expected)
+    assert result_files(on_slurm[0]) == expected
+
+
+def test_failing_slurm_job_fails_the_run_with_the_local_message(local_forged, on_slurm_forged):
+    copy, result = on_slurm_forged
+    jobids = SUBMITTED_SLURM.findall(result.stdout)
+    assert len(jobids) == 1, jobids
+    assert slurm_job(jobids[0])[0] == "FAILED"
+    (log,) = (copy / ".snakemake" / "slurm_logs").rglob(f"{jobids[0]}.log")
+    assert_fails_like_local(result, local_forged, log.read_text(encoding="utf-8"))
+    assert not list((copy / "results" / LESSON / "transcripts").glob("*/false.json"))
+
+
+# ---------------------------------------------------------------------------------------------
+# --executor cluster-generic (sbatch and workflow/profiles/slurm-generic/status-slurm.sh)
+
+
+def test_generic_run_succeeds_as_one_slurm_job(on_generic):
+    copy, result = on_generic
+    assert result.returncode == 0, result.stdout[-5000:]
+    jobids = SUBMITTED_GENERIC.findall(result.stdout)
+    assert len(jobids) == 1, jobids
+    state, workdir = slurm_job(jobids[0])
+    assert state == "COMPLETED"
+    assert Path(workdir).resolve() == copy.resolve()
+    inside = (copy / "logs" / "slurm" / f"GROUP-{jobids[0]}.log").read_text(encoding="utf-8")
+    assert set(re.findall(r"Finished jobid: \d+ \(Rule: (\w+)\)", inside)) == lesson_rules(result.stdout)
+
+
+def test_generic_results_equal_local_results_byte_for_byte(local, on_generic):
+    assert result_files(on_generic[0]) == result_files(local[0])
+
+
+def test_failing_generic_job_fails_the_run_with_the_local_message(local_forged, on_generic_forged):
+    copy, result = on_generic_forged
+    jobids = SUBMITTED_GENERIC.findall(result.stdout)
+    assert len(jobids) == 1, jobids
+    assert slurm_job(jobids[0])[0] == "FAILED"
+    log = (copy / "logs" / "slurm" / f"GROUP-{jobids[0]}.log").read_text(encoding="utf-8")
+    assert_fails_like_local(result, local_forged, log)
+
+
+# ---------------------------------------------------------------------------------------------
+# The profiles (no cluster needed)
+
+
+def profile(name):
+    return yaml.safe_load((PROFILES / name / "profile.yaml").read_text(encoding="utf-8"))
+
+
+CLUSTER_PROFILES = ("slurm", "slurm-local", "slurm-generic")
+
+
+def test_cluster_profiles_group_the_same_rules():
+    groups = {name: (profile(name)["groups"], profile(name)["group-components"]) for name in CLUSTER_PROFILES}
+    assert len({json.dumps(g, sort_keys=True) for g in groups.values()}) == 1, groups
+
+
+def test_resources_are_in_the_profiles_never_in_the_rules():
+    rules = [ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]
+    for path in rules:
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"^\s+(resources|threads):", text, re.M), path
+    for name in CLUSTER_PROFILES:
+        assert {"runtime", "mem_mb"} <= set(profile(name)["default-resources"]), name
+
+
+def test_user_profiles_keep_documented_placeholders():
+    for name in ("slurm", "slurm-generic"):
+        resources = profile(name)["default-resources"]
+        assert resources["slurm_partition"] == "<partition>" and resources["slurm_account"] == "<account>", name
+
+
+@pytest.mark.parametrize("name", ["slurm-local", "slurm-generic"])
+def test_cluster_profile_dry_run_submits_one_group_job_per_lesson(name, tmp_path):
+    copy = copy_project(tmp_path / "project")
+    if name == "slurm-generic":
+        fill_generic_profile(copy)
+    result = snakemake(copy, "-n", "--forceall", "--workflow-profile", f"workflow/profiles/{name}", timeout=120)
+    assert result.returncode == 0, result.stdout[-5000:]
+    lessons = yaml.safe_load((copy / "config" / "config.yaml").read_text(encoding="utf-8"))["lessons"]
+    assert result.stdout.count("Group job lesson") == len(lessons)
+
+
+STATES = {
+    "COMPLETED": "success",
+    "RUNNING": "running",
+    "PENDING": "running",
+    "COMPLETING": "running",
+    "": "running",
+    "FAILED": "failed",
+    "CANCELLED": "failed",
+    "TIMEOUT": "failed",
+    "OUT_OF_MEMORY": "failed",
+}
+
+
+@pytest.mark.parametrize("state", sorted(STATES))
+def test_generic_status_script_maps_slurm_states(state, tmp_path):
+    """status-slurm.sh, with stand-ins for squeue, sacct and scontrol that know one job."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "squeue").write_text(f"#!/bin/sh\n[ -n '{state}' ] && echo '{state}'\nexit 0\n")
+    (bin_dir / "sacct").write_text("#!/bin/sh\necho 'accounting storage is disabled' >&2\nexit 1\n")
+    (bin_dir / "scontrol").write_text("#!/bin/sh\nexit 1\n")
+    for tool in bin_dir.iterdir():
+        tool.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin"}
+    status = PROFILES / "slurm-generic" / "status-slurm.sh"
+    result = subprocess.run([str(status), "42;cluster"], env=env, capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0
+    assert result.stdout == STATES[state] + "\n"
