@@ -8,7 +8,7 @@ import pytest
 
 from replaylab.lessons.review.lab import PIECES
 from replaylab.physics import oscillator, projectile
-from replaylab.physics.drift import max_energy_drift, max_energy_drifts
+from replaylab.physics.drift import max_energy_drift, max_energy_drifts, max_energy_drifts_at
 from replaylab.physics.integrators import STEPPERS
 from replaylab.verification import checks
 
@@ -24,6 +24,14 @@ def test_angle_scan_equals_one_point_tool_bit_for_bit():
 def test_drift_scan_equals_one_point_tool_bit_for_bit(method):
     counts = [4, 7, 16, 33, 64, 200]
     assert [float(d) for d in max_energy_drifts(method, counts, 7)] == [max_energy_drift(method, n, 7) for n in counts]
+
+
+@pytest.mark.parametrize("method", list(STEPPERS))
+def test_drift_read_off_at_several_lengths_equals_one_point_tool(method):
+    counts, periods = [4, 16, 33, 200], [1, 7, 20]
+    found = max_energy_drifts_at(method, counts, periods)
+    assert found.shape == (3, 4)
+    assert [[float(d) for d in row] for row in found] == [[max_energy_drift(method, n, p) for n in counts] for p in periods]
 
 
 @pytest.mark.parametrize("piece", [1, 2])

@@ -249,7 +249,7 @@ def test_slurm_job_ran_every_job_of_the_lesson(on_slurm):
     inside = logs[0].read_text(encoding="utf-8")
     ran = set(re.findall(r"Finished jobid: \d+ \(Rule: (\w+)\)", inside))
     expected = lesson_rules(result.stdout)
-    assert {"replay", "judge", "scan", "results", "page"} <= expected
+    assert "replay" in expected and len(expected) > 1, expected
     assert ran == expected
     # and none of them ran on the submitting machine: only the lesson's target is local there
     assert set(re.findall(r"^localrule (\w+):", result.stdout, re.M)) == {LESSON}

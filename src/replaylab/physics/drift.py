@@ -30,20 +30,30 @@ def max_energy_drift(method, steps_per_period, periods):
 
 
 def max_energy_drifts(method, steps_per_period, periods):
-    """`max_energy_drift` for several steps-per-period values at once (numpy, element-wise).
+    """`max_energy_drift` for several steps-per-period values at once (numpy, element-wise)."""
+    return max_energy_drifts_at(method, steps_per_period, [periods])[0]
+
+
+def max_energy_drifts_at(method, steps_per_period, periods):
+    """The largest drift after each number of `periods`, for every steps-per-period value: an
+    array of shape (len(periods), len(steps_per_period)), from one simulation per value.
 
     Every run is stepped together up to the longest one; each keeps its maximum only while it
-    has steps left, so each element equals the one-point result bit for bit.
+    has steps left and is read off when it reaches each number of periods, so every element
+    equals the one-point result bit for bit (the drift of a run never depends on its length).
     """
     stepper = STEPPERS[method]
     counts = np.asarray(steps_per_period, dtype=np.int64)
+    checkpoints = counts[None, :] * np.asarray(periods, dtype=np.int64)[:, None]
     dt = oscillator.PERIOD / counts.astype(float)
-    steps = counts * periods
+    steps = checkpoints.max(axis=0)
     t = np.zeros(len(counts))
     x = np.full(len(counts), oscillator.X0)
     v = np.full(len(counts), oscillator.V0)
     worst = np.zeros(len(counts))
+    found = np.zeros(checkpoints.shape)
     finite = np.ones(len(counts), dtype=bool)
+    read_off = {int(i) for i in checkpoints.ravel()}
     with np.errstate(over="ignore", invalid="ignore"):
         for i in range(1, int(steps.max()) + 1):
             t, x, v = stepper(t, x, v, dt, oscillator.acceleration)
@@ -52,6 +62,8 @@ def max_energy_drifts(method, steps_per_period, periods):
             finite &= np.isfinite(energy) | ~active
             drift = np.abs(energy / oscillator.INITIAL_ENERGY - 1)
             worst = np.where(active & (drift > worst), drift, worst)
+            if i in read_off:
+                found = np.where(checkpoints == i, worst[None, :], found)
     if not finite.all():
         raise ValueError("the energy of the run is not finite")
-    return worst
+    return found
