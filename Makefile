@@ -21,8 +21,10 @@ results: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+# Measurements, not tests: the library's hot spots, then the workflow against the one-process floor.
 bench: $(STAMP)
-	$(BIN)/python bench/library.py --pytest
+	$(BIN)/python bench/library.py
+	$(BIN)/python bench/workflow.py
 
 clean:
 	rm -rf results logs benchmarks .snakemake
