@@ -299,7 +299,7 @@ def test_every_page_has_its_parts_in_order(results, pages, lesson):
     for name in pipeline.figure_names(lesson):
         where = "Scorecard" if name == "scorecard" else "Figures"
         assert f"](figures/{name}.png)" in section(text, where)
-    for name in pipeline.table_names(lesson):
+    for name in pipeline.lesson_module(lesson, "tables").TABLES:
         assert f"(tables/{name}.csv)" in section(text, "Tables")
     assert_tables_intact(text)
 

@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -182,49 +183,65 @@ def cluster():
         subprocess.run(["bash", str(SCRIPT), "down"], capture_output=True, timeout=300)
 
 
+def build(copy, *args):
+    """Run Snakemake in a copy; (copy, result)."""
+    return copy, snakemake(copy, *args)
+
+
 @pytest.fixture(scope="module")
-def local(tmp_path_factory):
-    copy = copy_project(tmp_path_factory.mktemp("local") / "project")
-    result = snakemake(copy, "--cores", "2", LESSON)
+def builds(cluster, tmp_path_factory):
+    """Every build of the module, run at the same time: most of a cluster run is spent waiting.
+
+    local and local-forged: `--cores 2`; slurm and slurm-forged: workflow/profiles/slurm-local;
+    generic and generic-forged: workflow/profiles/slurm-generic. `-forged`: a forged recording.
+    """
+    runs = {}
+    for name in ("local", "local-forged", "slurm", "slurm-forged", "generic", "generic-forged"):
+        copy = copy_project(tmp_path_factory.mktemp(name) / "project")
+        if name.endswith("forged"):
+            forge(copy)
+        if name.startswith("generic"):
+            fill_generic_profile(copy)
+        profile = {"local": ("--cores", "2"), "slurm": ("--workflow-profile", "workflow/profiles/slurm-local")}
+        profile["generic"] = ("--workflow-profile", "workflow/profiles/slurm-generic")
+        runs[name] = (copy, LESSON, *profile[name.split("-")[0]])
+    with ThreadPoolExecutor(max_workers=len(runs)) as pool:
+        futures = {name: pool.submit(build, *args) for name, args in runs.items()}
+        return {name: future.result() for name, future in futures.items()}
+
+
+@pytest.fixture(scope="module")
+def local(builds):
+    copy, result = builds["local"]
     assert result.returncode == 0, result.stdout[-5000:]
     return copy, result
 
 
 @pytest.fixture(scope="module")
-def local_forged(tmp_path_factory):
-    copy = copy_project(tmp_path_factory.mktemp("local-forged") / "project")
-    forge(copy)
-    result = snakemake(copy, "--cores", "2", LESSON)
+def local_forged(builds):
+    _, result = builds["local-forged"]
     assert result.returncode != 0
     return mismatch_line(result.stdout)
 
 
 @pytest.fixture(scope="module")
-def on_slurm(cluster, tmp_path_factory):
-    copy = copy_project(tmp_path_factory.mktemp("slurm") / "project")
-    return copy, snakemake(copy, LESSON, "--workflow-profile", "workflow/profiles/slurm-local")
+def on_slurm(builds):
+    return builds["slurm"]
 
 
 @pytest.fixture(scope="module")
-def on_slurm_forged(cluster, tmp_path_factory):
-    copy = copy_project(tmp_path_factory.mktemp("slurm-forged") / "project")
-    forge(copy)
-    return copy, snakemake(copy, LESSON, "--workflow-profile", "workflow/profiles/slurm-local")
+def on_slurm_forged(builds):
+    return builds["slurm-forged"]
 
 
 @pytest.fixture(scope="module")
-def on_generic(cluster, tmp_path_factory):
-    copy = copy_project(tmp_path_factory.mktemp("generic") / "project")
-    fill_generic_profile(copy)
-    return copy, snakemake(copy, LESSON, "--workflow-profile", "workflow/profiles/slurm-generic")
+def on_generic(builds):
+    return builds["generic"]
 
 
 @pytest.fixture(scope="module")
-def on_generic_forged(cluster, tmp_path_factory):
-    copy = copy_project(tmp_path_factory.mktemp("generic-forged") / "project")
-    fill_generic_profile(copy)
-    forge(copy)
-    return copy, snakemake(copy, LESSON, "--workflow-profile", "workflow/profiles/slurm-generic")
+def on_generic_forged(builds):
+    return builds["generic-forged"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import shutil
+from contextlib import contextmanager
 from importlib import import_module
 from pathlib import Path
 
@@ -65,21 +66,29 @@ def replay_run(source, target, tolerance):
     return recomputed
 
 
-def replay_batch(sources, folder, tolerance):
-    """Replay several recordings into one folder of transcripts (one job for runs too small to be
-    worth a process each). The folder appears whole or not at all: a mismatch names its run."""
+@contextmanager
+def whole_folder(folder):
+    """Fill a folder that appears whole or not at all: the block writes into a hidden sibling,
+    which replaces `folder` only when the block succeeds."""
     folder = Path(folder)
     building = folder.with_name(f".{folder.name}.partial")
     shutil.rmtree(building, ignore_errors=True)
+    building.mkdir(parents=True)
     try:
-        for source in sources:
-            run = _replayed(source, tolerance)
-            recording_io.save(run, building / f"{run.run}.json")
-        building.mkdir(parents=True, exist_ok=True)  # an empty batch is still a batch
+        yield building
         shutil.rmtree(folder, ignore_errors=True)
         building.rename(folder)
     finally:
         shutil.rmtree(building, ignore_errors=True)
+
+
+def replay_batch(sources, folder, tolerance):
+    """Replay several recordings into one folder of transcripts (one job for runs too small to be
+    worth a process each). A mismatch names its run, and the folder is then not written."""
+    with whole_folder(folder) as building:
+        for source in sources:
+            run = _replayed(source, tolerance)
+            recording_io.save(run, building / f"{run.run}.json")
 
 
 def transcript_files(paths):
@@ -179,21 +188,15 @@ def csv_text(rows):
 
 
 def write_tables(lesson, results_path, folder):
+    """Every table of a lesson as CSV, into a folder that appears whole or not at all."""
     tables = lesson_module(lesson, "tables").tables(read_json(results_path))
-    paths = []
-    for name, rows in tables.items():
-        path = Path(folder) / f"{name}.csv"
-        recording_io.write_atomic(path, csv_text(rows))
-        paths.append(path)
-    return paths
+    with whole_folder(folder) as building:
+        for name, rows in tables.items():
+            (building / f"{name}.csv").write_text(csv_text(rows), encoding="utf-8")
 
 
 def figure_names(lesson):
     return list(lesson_module(lesson, "figures").FIGURES)
-
-
-def table_names(lesson):
-    return list(lesson_module(lesson, "tables").TABLES)
 
 
 def write_figure(lesson, name, results_path, target):
@@ -217,17 +220,9 @@ def write_figure(lesson, name, results_path, target):
 
 def write_figures(lesson, results_path, folder):
     """Every figure of a lesson, into a folder that appears whole or not at all."""
-    folder = Path(folder)
-    building = folder.with_name(f".{folder.name}.partial")
-    shutil.rmtree(building, ignore_errors=True)
-    try:
+    with whole_folder(folder) as building:
         for name in figure_names(lesson):
             write_figure(lesson, name, results_path, building / f"{name}.png")
-        building.mkdir(parents=True, exist_ok=True)
-        shutil.rmtree(folder, ignore_errors=True)
-        building.rename(folder)
-    finally:
-        shutil.rmtree(building, ignore_errors=True)
 
 
 def write_page(lesson, results_path, target):
