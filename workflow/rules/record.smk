@@ -15,13 +15,14 @@ rule record_run:
         "../envs/replaylab.yaml"
     params:
         python=PYTHON,
+        src=SRC,
         variant=record_variant,
         provider=config["provider"],
         model=config["model"],
         seed=config["seed"],
         group=config["record_run"],
     shell:
-        "{params.python} -m replaylab record {wildcards.lesson} --variant {params.variant}"
+        "PYTHONPATH={params.src} {params.python} -m replaylab record {wildcards.lesson} --variant {params.variant}"
         " --provider {params.provider} --model {params.model} --seed {params.seed}"
         " --group {params.group} --out {output.recording} 2>&1 | tee {log}"
 
@@ -46,6 +47,8 @@ rule live_page:
         "logs/live/{lesson}/{run}.page.log",
     benchmark:
         "benchmarks/live/{lesson}/{run}.page.tsv"
+    wildcard_constraints:
+        run=r"[A-Za-z0-9][A-Za-z0-9_.]*",
     conda:
         "../envs/replaylab.yaml"
     params:

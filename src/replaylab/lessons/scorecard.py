@@ -19,7 +19,9 @@ def wilson(right, runs, z=Z95):
     centre = p + z * z / (2 * runs)
     spread = z * math.sqrt(p * (1 - p) / runs + z * z / (4 * runs * runs))
     denominator = 1 + z * z / runs
-    return max(0.0, (centre - spread) / denominator), min(1.0, (centre + spread) / denominator)
+    low = 0.0 if right == 0 else max(0.0, (centre - spread) / denominator)  # exact at the ends, not 5e-17
+    high = 1.0 if right == runs else min(1.0, (centre + spread) / denominator)
+    return low, high
 
 
 def scores(verdicts, scans, decide):

@@ -27,7 +27,7 @@ def _plan(claim, seed):
     plan = strategy(seed)
     if plan == "coarse-first":
         points = [(low_n, high_p), (low_n + 1, high_p), (low_n, low_p), (low_n + 2, high_p)]
-        points += [(low_n + 4 + 2 * i + seed % 3, high_p) for i in range(claim.budget)]
+        points += [(low_n + 4 + 2 * i + seed // 3 % 3, high_p) for i in range(claim.budget)]
     elif plan == "safe-region":
         points = [(high_n - 10 * i, high_p) for i in range(claim.budget)]
     else:

@@ -3,14 +3,15 @@
 `careful` (seed 0 and every seed that is a multiple of 3) narrows the best whole-degree angle
 with a coarse step, then checks that the answer survives smaller steps, deciding each message
 from the results it has read so far. The others are wrong on purpose, to test the scorecard:
-`stops-early` concludes from its first coarse survey, `no-convergence-check` never makes dt smaller.
+`stops-early` concludes from its first coarse survey; `wrong-neighbour` does the careful work but,
+at the finest step, measures the best angle and its worse neighbour instead of the better one.
 """
 
 from replaylab.agents.messages import ModelMessage, ToolCall, exchanges
 from replaylab.lessons.projectile import lab
 
 COARSE_DT, FINE_DTS = 0.01, (0.002, 0.001)
-STRATEGIES = ("careful", "stops-early", "no-convergence-check")
+STRATEGIES = ("careful", "stops-early", "wrong-neighbour")
 
 
 def strategy(seed):
@@ -52,6 +53,7 @@ def _around(ranges, centre, reach):
 
 
 def _conclude(ranges, dt, best):
+    """The conclusion, in words: the best angle measured and its runner-up."""
     neighbour = max((a for a in ranges if a != best), key=lambda a: ranges[a])
     low, high = sorted((best, neighbour))
     return ModelMessage(
@@ -75,18 +77,22 @@ def baseline(variant="default", seed=0):
         if plan == "stops-early":
             return _conclude(coarse, COARSE_DT, _best(coarse))
         best, missing = _around(coarse, None, 2)
-        if not missing and plan == "no-convergence-check":
-            return _conclude({a: r for a, r in coarse.items() if abs(a - best) == 1} | {best: coarse[best]}, COARSE_DT, best)
         if missing:
             return ModelMessage(f"Narrowing around {best} degrees at dt = 0.01 s.", _calls(missing[:4], COARSE_DT, count + 1))
         for dt in FINE_DTS:
-            best, missing = _around(found.get(dt, {}), best, 1)
+            if plan == "wrong-neighbour" and dt == FINE_DTS[-1]:
+                previous = found[FINE_DTS[-2]]
+                better = max((a for a in (best - 1, best + 1) if a in previous), key=lambda a: previous[a])
+                missing = _clamp([best, 2 * best - better], found.get(dt, {}))
+            else:
+                best, missing = _around(found.get(dt, {}), best, 1)
             if missing:
                 return ModelMessage(
                     f"Checking convergence: the angles around {best} degrees again with dt = {dt:g} s.",
                     _calls(missing, dt, count + 1),
                 )
         finest = found[FINE_DTS[-1]]
-        return _conclude({a: finest[a] for a in (best - 1, best, best + 1) if a in finest}, FINE_DTS[-1], best)
+        nearby = {a: finest[a] for a in (best - 1, best, best + 1) if a in finest}
+        return _conclude(nearby, FINE_DTS[-1], _best(nearby))
 
     return program
