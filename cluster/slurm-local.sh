@@ -190,12 +190,12 @@ EOF
 up() {
   need_root
   case "$acct" in "" | --accounting) ;; *) usage ;; esac
-  install_packages
-  install -d -o slurm -g slurm /var/lib/slurm/slurmctld /var/lib/slurm/slurmd "$LOGDIR"
   if [ -e "$CONF" ] && ! head -n1 "$CONF" | grep -qF "$MARKER"; then
     say "$CONF exists and was not written by this script: this machine has its own SLURM; nothing done"
     exit 1
   fi
+  install_packages
+  install -d -o slurm -g slurm /var/lib/slurm/slurmctld /var/lib/slurm/slurmd "$LOGDIR"
   start_munge
   local conf
   conf=$(write_conf)
@@ -233,6 +233,12 @@ down() {
     fi
   done
   rmdir "$STATE" 2>/dev/null || true
+  # Without a controller, a slurm.conf makes every client command wait ~10 s for it, and the
+  # SLURM executor plugin runs `scontrol show config` whenever Snakemake starts: remove ours
+  # (`up` writes it again), so that Snakemake starts at its usual speed once the cluster is down.
+  if [ -e "$CONF" ] && head -n1 "$CONF" | grep -qF "$MARKER"; then
+    rm -f "$CONF" /etc/slurm/slurmdbd.conf
+  fi
   say "down"
 }
 
