@@ -1,8 +1,8 @@
 """The `replaylab` command. Exit codes: 0 ok, 1 unexpected error, 2 invalid input, 3 refused or mismatched."""
 
 import argparse
-import os
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -27,18 +27,19 @@ def _print_json(data):
     print(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=str))
 
 
-def _tool_specs(lesson):
-    return {name: {"budget": v.budget, "max_steps": v.max_steps, "tools": v.allowlist().specs()} for name, v in lab(lesson).VARIANTS.items()}
-
-
 def cmd_tools(args):
-    specs = _tool_specs(args.lesson)
+    from replaylab.pipeline import allowlists
+
+    specs = allowlists(args.lesson)
     if args.json:
         _print_json(specs)
         return OK
     for name, spec in specs.items():
         budget = f", budget {spec['budget']} experiments" if spec["budget"] else ""
-        print(f"{args.lesson} / {name}: at most {spec['max_steps']} messages{budget}")
+        print(
+            f"{args.lesson} / {name}: at most {spec['max_steps']} messages, "
+            f"{spec['max_calls_per_message']} tool calls per message{budget}"
+        )
         for tool in spec["tools"]:
             parameters = []
             for pname, p in tool["parameters"]["properties"].items():
