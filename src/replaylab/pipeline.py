@@ -200,12 +200,10 @@ def figure_names(lesson):
 
 
 def write_figure(lesson, name, results_path, target):
-    """Draw one figure of a lesson to PNG (written to a temporary name, then renamed)."""
-    import matplotlib
+    """Draw one figure of a lesson to PNG (written to a temporary name, then renamed).
 
-    matplotlib.use("Agg")
-    from matplotlib import pyplot
-
+    The figures are `matplotlib.figure.Figure` objects, not pyplot's: no GUI backend, no pyplot
+    import, nothing to close."""
     figure = lesson_module(lesson, "figures").FIGURES[name](read_json(results_path))
     target = Path(target)
     temporary = target.with_name(f".{target.name}.tmp.png")
@@ -214,7 +212,6 @@ def write_figure(lesson, name, results_path, target):
         figure.savefig(temporary, dpi=110, metadata={"Software": None})
         temporary.replace(target)
     finally:
-        pyplot.close(figure)
         temporary.unlink(missing_ok=True)
 
 
