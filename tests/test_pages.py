@@ -462,3 +462,19 @@ def test_hostile_words_and_calls_do_not_break_a_page(results):
     assert section(text, "What the build decided") == section(
         pipeline.lesson_module("projectile", "page").page(results["projectile"]), "What the build decided"
     )
+
+
+def test_index_shows_the_scorecard_instead_of_a_line_per_run_when_there_are_many(results):
+    import copy
+
+    from replaylab import index_page
+
+    many = copy.deepcopy(results["hunter"])
+    run = many["runs"]["open"]
+    for i in range(md.FULL_RUNS_LIMIT):
+        many["runs"][f"extra{i}"] = run
+    text = index_page.index([many])
+    assert "Too many runs to list one by one" in text
+    assert "written by a person (no language model) (`open claim`): 1 of 1 runs right" in text
+    assert "run `open`" not in text
+    assert "run `open`" in index_page.index([results["hunter"]])

@@ -5,7 +5,7 @@ statement (none for an inconclusive hunt or an unchecked conclusion), and a link
 """
 
 from replaylab.lessons.hunter import page as hunter_page
-from replaylab.lessons.markdown import text
+from replaylab.lessons.markdown import FULL_RUNS_LIMIT, code, text
 from replaylab.lessons.projectile import page as projectile_page
 from replaylab.lessons.review import page as review_page
 
@@ -42,7 +42,15 @@ def index(all_results):
             f"Runs: {len(runs)} ({text('; '.join(labels)) if labels else 'none'}).",
             "",
         ]
-        lines = module.summary(results)
+        if len(runs) > FULL_RUNS_LIMIT:
+            lines = [
+                f"{text(r['model'])} ({code(r['task'])}): {r['right']} of {r['runs']} runs right "
+                f"(95 % interval {100 * r['low']:.0f} % to {100 * r['high']:.0f} %)"
+                for r in results.get("scorecard", [])
+            ]
+            out += ["Too many runs to list one by one; the scorecard, decided by the build:", ""]
+        else:
+            lines = module.summary(results)
         out += [f"- {line}" for line in lines] if lines else ["- no run was judged"]
         out += ["", f"Details, tables and figures: [{lesson}/index.md]({lesson}/index.md).", ""]
     return "\n".join(out).rstrip() + "\n"
