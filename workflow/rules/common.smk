@@ -186,15 +186,15 @@ def live_recordings(wildcards):
     ]
 
 
-def python_of_this_environment():
-    """The environment's python, named the same however Snakemake was started (`snakemake` runs
+def python_of_this_venv():
+    """The python of Snakemake's own venv, named the same however Snakemake was started (`snakemake` runs
     .venv/bin/python3.11, `python -m snakemake` .venv/bin/python): it is a rule parameter, and a
     changed parameter would rerun every job."""
     candidate = Path(sys.prefix) / "bin" / "python"
     return str(candidate) if candidate.exists() else sys.executable
 
 
-PYTHON = python_of_this_environment()
+PYTHON = python_of_this_venv()
 if config["record_lesson"] not in LESSONS:
     stop(
         f"{config_files()}: $.record_lesson: {config['record_lesson']!r} is not one of the configured lessons ({', '.join(LESSONS)})"
