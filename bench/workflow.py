@@ -11,8 +11,6 @@ import argparse
 import datetime
 import os
 import platform
-import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -24,21 +22,15 @@ from pathlib import Path
 import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
-COPIED = ("Snakefile", "workflow", "scripts", "config", "recordings", "src")
+sys.path.insert(0, str(ROOT / "tests"))
+from test_workflow import copy_project as copy_workflow  # noqa: E402
 PYTHON = sys.executable
 SNAKEMAKE = [PYTHON, "-m", "snakemake"]
 
 
 def copy_project(target):
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", ".snakemake")
-    target.mkdir(parents=True)
-    for name in COPIED:
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, target / name, symlinks=True, ignore=ignore)
-        else:
-            shutil.copy2(source, target / name)
-    return target
+    """A fresh copy of the project, as the workflow tests make it, with the committed configuration."""
+    return copy_workflow(target, batch_size=50)
 
 
 def measure(command, cwd):

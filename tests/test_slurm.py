@@ -24,11 +24,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_workflow import copy_project as copy_workflow
+from test_workflow import first_result_value
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "cluster" / "slurm-local.sh"
 PROFILES = ROOT / "workflow" / "profiles"
-COPIED = ("Snakefile", "workflow", "scripts", "config", "recordings", "src")
 LESSON = "hunter"  # the lesson with a recording to forge (recordings/hunter/false.json)
 RUN_TIMEOUT = 240  # seconds per Snakemake run, then SIGINT (Snakemake ignores SIGTERM while it waits)
 SUBMITTED_SLURM = re.compile(r"submitted with SLURM jobid (\d+)")
@@ -51,16 +52,8 @@ def cannot_run(reason):
 
 
 def copy_project(target):
-    """The files the workflow needs, copied (results, logs and caches are not)."""
-    target.mkdir(parents=True, exist_ok=True)
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", ".snakemake")
-    for name in COPIED:
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, target / name, symlinks=True, ignore=ignore)
-        else:
-            shutil.copy2(source, target / name)
-    return target
+    """A copy of the project with the configuration as committed (replays in batches of 50)."""
+    return copy_workflow(target, batch_size=50)
 
 
 def environment():
@@ -84,17 +77,6 @@ def snakemake(copy, *args, timeout=RUN_TIMEOUT):
     )
     assert result.returncode not in (124, 137), f"snakemake {' '.join(args)} timed out:\n{result.stdout[-5000:]}"
     return result
-
-
-def first_result_value(data):
-    """(step, call, key) of the first recorded number of an accepted call."""
-    for i, step in enumerate(data["steps"]):
-        for j, result in enumerate(step["results"]):
-            if result["ok"]:
-                for key, value in result["content"].items():
-                    if isinstance(value, float):
-                        return i, j, key
-    raise AssertionError("no recorded number to forge")
 
 
 def forge(copy):
