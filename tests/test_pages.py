@@ -32,24 +32,9 @@ HOSTILE = "| a | b |\n|---|---|\n# Heading\n<script>alert(1)</script>\n```\n[lin
 
 
 def build(recordings, folder):
-    """results.json of every lesson, made by the pipeline's stages from a folder of recordings."""
-    out = {}
-    for lesson in LESSONS:
-        target = Path(folder) / lesson
-        transcripts = []
-        for source in sorted((Path(recordings) / lesson).glob("*.json")):
-            path = target / "transcripts" / source.name
-            pipeline.replay_run(source, path, TOLERANCE)
-            transcripts.append(path)
-        pipeline.judge_lesson(lesson, transcripts, target / "verdicts.json", TOLERANCE)
-        pipeline.scan_lesson(lesson, target / "scans.json")
-        pipeline.exercise_lesson(lesson, target / "exercises.json")
-        pipeline.collect_results(
-            lesson, transcripts, target / "verdicts.json", target / "scans.json", target / "exercises.json",
-            target / "results.json", TOLERANCE,
-        )
-        out[lesson] = pipeline.read_json(target / "results.json")
-    return out
+    """results.json of every lesson, made by the pipeline from a folder of recordings."""
+    pipeline.build(LESSONS, recordings, folder, TOLERANCE, progress=lambda text: None)
+    return {lesson: pipeline.read_json(Path(folder) / lesson / "results.json") for lesson in LESSONS}
 
 
 @pytest.fixture(scope="module")

@@ -59,13 +59,6 @@ def _replayed(source, tolerance):
     )
 
 
-def replay_run(source, target, tolerance):
-    """Replay one recording; write its transcript with the recomputed results, or raise `ReplayMismatch`."""
-    recomputed = _replayed(source, tolerance)
-    recording_io.save(recomputed, target)
-    return recomputed
-
-
 @contextmanager
 def whole_folder(folder):
     """Fill a folder that appears whole or not at all: the block writes into a hidden sibling,
@@ -187,9 +180,10 @@ def csv_text(rows):
     return stream.getvalue()
 
 
-def write_tables(lesson, results_path, folder):
-    """Every table of a lesson as CSV, into a folder that appears whole or not at all."""
-    tables = lesson_module(lesson, "tables").tables(read_json(results_path))
+def write_tables(lesson, results, folder):
+    """Every table of a lesson (from its results.json data) as CSV, into a folder that appears
+    whole or not at all."""
+    tables = lesson_module(lesson, "tables").tables(results)
     with whole_folder(folder) as building:
         for name, rows in tables.items():
             (building / f"{name}.csv").write_text(csv_text(rows), encoding="utf-8")
@@ -199,12 +193,12 @@ def figure_names(lesson):
     return list(lesson_module(lesson, "figures").FIGURES)
 
 
-def write_figure(lesson, name, results_path, target):
+def write_figure(lesson, name, results, target):
     """Draw one figure of a lesson to PNG (written to a temporary name, then renamed).
 
     The figures are `matplotlib.figure.Figure` objects, not pyplot's: no GUI backend, no pyplot
     import, nothing to close."""
-    figure = lesson_module(lesson, "figures").FIGURES[name](read_json(results_path))
+    figure = lesson_module(lesson, "figures").FIGURES[name](results)
     target = Path(target)
     temporary = target.with_name(f".{target.name}.tmp.png")
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -215,15 +209,15 @@ def write_figure(lesson, name, results_path, target):
         temporary.unlink(missing_ok=True)
 
 
-def write_figures(lesson, results_path, folder):
+def write_figures(lesson, results, folder):
     """Every figure of a lesson, into a folder that appears whole or not at all."""
     with whole_folder(folder) as building:
         for name in figure_names(lesson):
-            write_figure(lesson, name, results_path, building / f"{name}.png")
+            write_figure(lesson, name, results, building / f"{name}.png")
 
 
-def write_page(lesson, results_path, target):
-    text = lesson_module(lesson, "page").page(read_json(results_path))
+def write_page(lesson, results, target):
+    text = lesson_module(lesson, "page").page(results)
     recording_io.write_atomic(target, text)
 
 
@@ -237,13 +231,13 @@ def write_index(results_paths, target):
 def render_lesson(lesson, transcript_paths, verdicts_path, scans_path, exercises_path, folder, tolerance):
     """What a lesson shows, from its judged runs: results.json, the scorecard, tables, figures, page."""
     folder = Path(folder)
-    collect_results(
+    results = collect_results(
         lesson, transcript_paths, verdicts_path, scans_path, exercises_path, folder / "results.json", tolerance,
         folder / "scorecard.json", folder / "scorecard.csv",
-    )
-    write_tables(lesson, folder / "results.json", folder / "tables")
-    write_figures(lesson, folder / "results.json", folder / "figures")
-    write_page(lesson, folder / "results.json", folder / "index.md")
+    )  # the data as written, used by every writer below (results.json is parsed by nobody here)
+    write_tables(lesson, results, folder / "tables")
+    write_figures(lesson, results, folder / "figures")
+    write_page(lesson, results, folder / "index.md")
 
 
 def runs_of(lesson, folders):

@@ -198,6 +198,11 @@ def result_cell(result):
     return Md("refused: " + cell(str(result.get("content", {}).get("error", ""))))
 
 
+def flag(value):
+    """A yes/no value as the CSV tables write it."""
+    return "true" if value else "false"
+
+
 def call_rows(results):
     """One row per tool call of every run, with the recomputed result (full precision as JSON)."""
     rows = []

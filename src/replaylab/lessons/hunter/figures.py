@@ -7,7 +7,7 @@
 
 from matplotlib.figure import Figure
 from replaylab.lessons import drawn_runs
-from replaylab.lessons.scorecard_figure import scorecard
+from replaylab.lessons.plotting import scorecard, steps_per_period_axes
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 TOOL = "oscillator_energy_drift"
@@ -100,16 +100,12 @@ def drift(results):
                 bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "0.7"},
             )
 
-    axes.set_xscale("log")
-    axes.set_yscale("log")
-    steps = sorted({r["steps_per_period"] for r in scan["rows"]})
-    axes.set_xticks(steps)
-    axes.set_xticklabels([f"{s:g}" for s in steps])
-    axes.minorticks_off()
-    axes.set_xlabel("steps per period (log scale)")
-    axes.set_ylabel("largest energy drift |E/E0 - 1| (dimensionless, log scale)")
-    axes.set_title(f"Energy drift of the oscillator over {periods} periods, and the hunts' experiments")
-    axes.grid(True, which="major", color="0.9")
+    steps_per_period_axes(
+        axes,
+        {r["steps_per_period"] for r in scan["rows"]},
+        "largest energy drift |E/E0 - 1| (dimensionless, log scale)",
+        f"Energy drift of the oscillator over {periods} periods, and the hunts' experiments",
+    )
     figure.legend(list(handles.values()), list(handles), loc="outside lower center", ncols=2, fontsize="small")
     return figure
 

@@ -13,13 +13,9 @@ the page rounds.
 
 import json
 
-from replaylab.lessons.markdown import call_rows
+from replaylab.lessons.markdown import call_rows, flag
 
 TABLES = ("drift-scan", "verdicts", "words-ignored", "boundary", "false-claim-boundary", "run")
-
-
-def _flag(value):
-    return "true" if value else "false"
 
 
 def _experiment(prefix, item):
@@ -52,7 +48,7 @@ def verdict_row(run, which, verdict):
 def _outcome(item):
     ok = bool(item.get("ok"))
     return {
-        "ok": _flag(ok),
+        "ok": flag(ok),
         "max_energy_drift": item["value"]["value"] if ok else "",
         "shown": item["value"]["shown"] if ok else "refused: " + item.get("error", ""),
         "error": "" if ok else item.get("error", ""),

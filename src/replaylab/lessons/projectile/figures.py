@@ -8,7 +8,7 @@
 
 from matplotlib.figure import Figure
 from replaylab.lessons import drawn_runs
-from replaylab.lessons.scorecard_figure import scorecard
+from replaylab.lessons.plotting import scorecard
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 

@@ -15,7 +15,7 @@ their repr), next to a "shown" column with the text the page shows where the pag
 import json
 import re
 
-from replaylab.lessons.markdown import call_rows
+from replaylab.lessons.markdown import call_rows, flag
 
 TABLES = (
     "agent-conclusion",
@@ -27,10 +27,6 @@ TABLES = (
     "rough-ball",
     "run",
 )
-
-
-def _flag(value):
-    return "true" if value else "false"
 
 
 def reference_angle(conclusion):
@@ -66,14 +62,14 @@ def conclusion_rows(run, conclusion):
         add(f"range at {angle} deg", conclusion[key]["value"], "m", conclusion[key]["shown"])
         add(f"gain of the best angle over {angle} deg", conclusion["gain_m"]["value"], "m", conclusion["gain_m"]["shown"])
         add(f"gain in per cent of the range at {angle} deg", conclusion["gain_percent"]["value"], "%", conclusion["gain_percent"]["shown"])
-    add("best angle inside the agent's bracket", _flag(conclusion["inside"]), "", "yes" if conclusion["inside"] else "no")
+    add("best angle inside the agent's bracket", flag(conclusion["inside"]), "", "yes" if conclusion["inside"] else "no")
     return rows
 
 
 def _outcome_columns(item, key):
     ok = bool(item.get("ok"))
     return {
-        "ok": _flag(ok),
+        "ok": flag(ok),
         key: item["value"]["value"] if ok else "",
         "shown": item["value"]["shown"] if ok else "refused: " + item.get("error", ""),
         "error": "" if ok else item.get("error", ""),
@@ -94,7 +90,7 @@ def tables(results):
         ]
         rough = verdict.get("rough_ball", {})
         out["rough-ball"].append(
-            {"run": run, "drag_factor": rough.get("drag_factor", ""), "caught": _flag(rough.get("caught")), "message": rough.get("message", "")}
+            {"run": run, "drag_factor": rough.get("drag_factor", ""), "caught": flag(rough.get("caught")), "message": rough.get("message", "")}
         )
     out["evidence-scan"] = [
         {"angle_deg": row["angle"], "range_m": row["range_m"], "dt_s": evidence.get("dt"), "speed_m_s": evidence.get("speed")}

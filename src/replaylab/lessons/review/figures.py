@@ -9,7 +9,7 @@ from matplotlib.figure import Figure
 
 from replaylab.lessons.review.tables import piece_names
 from replaylab.lessons import drawn_runs
-from replaylab.lessons.scorecard_figure import scorecard
+from replaylab.lessons.plotting import scorecard, steps_per_period_axes
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 TOOL = "oscillator_error"
@@ -60,16 +60,12 @@ def error(results):
         )
         handles[f"piece {piece}: evidence reviewer's calls, recomputed (run '{run}')"] = artist
 
-    axes.set_xscale("log")
-    axes.set_yscale("log")
-    steps = sorted({r["steps_per_period"] for r in scan["rows"]} | {x for pts in points.values() for x, _ in pts})
-    axes.set_xticks(steps)
-    axes.set_xticklabels([f"{s:g}" for s in steps])
-    axes.minorticks_off()
-    axes.set_xlabel("steps per period (log scale)")
-    axes.set_ylabel("largest distance to the exact oscillator in (x, v/ω) (m, log scale)")
-    axes.set_title(f"Error against the exact oscillator over {periods} periods, both pieces")
-    axes.grid(True, which="major", color="0.9")
+    steps_per_period_axes(
+        axes,
+        {r["steps_per_period"] for r in scan["rows"]} | {x for pts in points.values() for x, _ in pts},
+        "largest distance to the exact oscillator in (x, v/ω) (m, log scale)",
+        f"Error against the exact oscillator over {periods} periods, both pieces",
+    )
     figure.legend(list(handles.values()), list(handles), loc="outside lower center", ncols=2, fontsize="small")
     return figure
 

@@ -13,7 +13,7 @@ holding the texts the page shows (measured %.3g, tolerance %g, as chosen by the 
 
 import json
 
-from replaylab.lessons.markdown import call_rows
+from replaylab.lessons.markdown import call_rows, flag
 
 TABLES = (
     "verdicts",
@@ -30,17 +30,13 @@ TABLES = (
 CONFLICT_GROUP = "conflict exercise (verdicts made by hand)"
 
 
-def _flag(value):
-    return "true" if value else "false"
-
-
 def verdict_row(verdict, **extra):
     return {
         **extra,
         "reviewer": verdict["reviewer"],
         "candidate": verdict["candidate"],
         "check": verdict["check"],
-        "passed": _flag(verdict["passed"]),
+        "passed": flag(verdict["passed"]),
         "measured": verdict["measured"]["value"] if verdict["measured"]["value"] is not None else "",
         "measured_shown": verdict["measured"]["shown"],
         "tolerance": verdict["tolerance"]["value"],
@@ -53,7 +49,7 @@ def resolution_row(resolution, **extra):
         **extra,
         "candidate": resolution["candidate"],
         "name": resolution["name"],
-        "rejected": _flag(resolution["rejected"]),
+        "rejected": flag(resolution["rejected"]),
         "failed": ";".join(resolution["failed"]),
         "flagged_by": ";".join(resolution["flagged_by"]),
         "clear_by": ";".join(resolution["clear_by"]),
@@ -82,14 +78,14 @@ def tables(results):
         out["verdicts"] += [verdict_row(v, group=group) for v in judged.get("verdicts", [])]
         out["resolution"] += [resolution_row(r, group=group) for r in judged.get("resolution", [])]
         out["strict-replay"] += [
-            {"group": group, "run": run, "exact": item["exact"], "caught": _flag(item["caught"]), "message": item["message"]}
+            {"group": group, "run": run, "exact": item["exact"], "caught": flag(item["caught"]), "message": item["message"]}
             for run, item in judged.get("strict_replays", {}).items()
         ]
     out["every-check"] = [
         {
             "candidate": row["candidate"],
             "check": row["check"],
-            "passed": _flag(row["passed"]),
+            "passed": flag(row["passed"]),
             "measured": row["measured"]["value"],
             "measured_shown": row["measured"]["shown"],
             "tolerance": row["tolerance"]["value"],

@@ -1,4 +1,4 @@
-"""The scorecard as a figure: the share of right runs per model or program, with its 95 % interval."""
+"""What the lessons' figures share: the scorecard figure, and the log-log steps-per-period axes."""
 
 from matplotlib.figure import Figure
 
@@ -26,3 +26,17 @@ def scorecard(results):
     if not rows:
         axes.text(50, 0, "no runs", ha="center", va="center")
     return figure
+
+
+def steps_per_period_axes(axes, steps, ylabel, title):
+    """Log-log axes over steps per period, with a tick at each value that was simulated."""
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    steps = sorted(steps)
+    axes.set_xticks(steps)
+    axes.set_xticklabels([f"{s:g}" for s in steps])
+    axes.minorticks_off()
+    axes.set_xlabel("steps per period (log scale)")
+    axes.set_ylabel(ylabel)
+    axes.set_title(title)
+    axes.grid(True, which="major", color="0.9")
