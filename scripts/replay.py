@@ -4,13 +4,8 @@ A mismatch fails the job with the message that names the run and the command re-
 the folder is then not written.
 """
 
-from _job import arguments, run
 from replaylab import pipeline
 
-args = arguments(
-    __doc__,
-    (["--tolerance"], {"type": float, "required": True}),
-    (["--out"], {"required": True}),
-    (["recordings"], {"nargs": "+"}),
-)
-run(args.log, pipeline.replay_batch, args.recordings, args.out, args.tolerance)
+
+def main(recordings, out, tolerance):
+    pipeline.replay_batch(recordings, out, tolerance)

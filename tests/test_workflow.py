@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-COPIED = ("Snakefile", "workflow", "scripts", "config", "recordings", "src")
+COPIED = ("Snakefile", "workflow", "profiles", "scripts", "config", "recordings", "src")
 LESSONS = ("projectile", "hunter", "review")
 RULES = {"all", "replay", "judge", "scan", "render", "index", *LESSONS}
 RECORDING_RULES = {"record", "record_run", "live_page"}  # only when targeted
@@ -42,7 +42,9 @@ def copy_project(target, batch_size=1):
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", ".snakemake")
     for name in COPIED:
         source = ROOT / name
-        if source.is_dir():
+        if source.is_symlink():
+            (target / name).symlink_to(source.readlink())
+        elif source.is_dir():
             shutil.copytree(source, target / name, symlinks=True, ignore=ignore)
         else:
             shutil.copy2(source, target / name)
@@ -62,6 +64,19 @@ def environment():
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     env["MPLBACKEND"] = "Agg"
     return env
+
+
+# Snakemake's first line on stderr whenever it loads the workflow's default profile
+# (profiles -> workflow/profiles: Snakemake looks for profiles/default next to a top-level Snakefile).
+PROFILE_NOTICE = "Using workflow specific profile profiles/default for setting default command line arguments."
+
+
+def first_error_line(result):
+    """The first line that the workflow wrote on stderr: after Snakemake's profile notice."""
+    lines = result.stderr.strip().splitlines()
+    if lines[:1] == [PROFILE_NOTICE]:
+        lines = lines[1:]
+    return lines[0] if lines else ""
 
 
 def snakemake(copy, *args, check=True):
@@ -304,8 +319,7 @@ def test_malformed_recording_fails_the_dry_run_on_one_line(built, name, change, 
     finally:
         path.unlink()
     assert result.returncode != 0
-    first = result.stderr.splitlines()[0]
-    assert first.startswith(f"recordings/hunter/{name}.json: {where}"), result.stderr
+    assert first_error_line(result).startswith(f"recordings/hunter/{name}.json: {where}"), result.stderr
     assert "Traceback" not in result.stdout + result.stderr
 
 
@@ -323,7 +337,7 @@ def test_malformed_config_fails_the_dry_run_on_one_line(built, change, message):
     with edited(built / "config" / "config.yaml", change):
         result = snakemake(built, "-n", check=False)
     assert result.returncode != 0
-    assert result.stderr.splitlines()[0].startswith(message), result.stderr
+    assert first_error_line(result).startswith(message), result.stderr
     assert "Traceback" not in result.stdout + result.stderr
 
 
@@ -388,11 +402,13 @@ def test_replay_mismatch_fails_only_that_replay(forged):
     assert any(message in log for log in logs)
 
 
-def test_jobs_import_the_copys_own_library(forged):
+def test_jobs_run_in_snakemakes_process_with_the_copys_own_library(forged):
     copy, result, _ = forged
-    imported = set(re.findall(r"replaylab imported from (\S+)", result.stderr))
-    assert imported == {str(copy / "src" / "replaylab" / "__init__.py")}, imported
-    assert result.stderr.count("replaylab imported from") > 10  # Snakemake itself and each job
+    imported = re.findall(r"replaylab imported from (\S+)", result.stderr)
+    # imported once, by Snakemake: the default profile's force-use-threads runs every job in it
+    assert imported == [str(copy / "src" / "replaylab" / "__init__.py")], imported
+    assert result.stderr.startswith(PROFILE_NOTICE)
+    assert (copy / "results" / "review" / "index.md").is_file()
 
 
 def test_replay_mismatch_leaves_no_transcript_and_keeps_going(forged):

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from test_workflow import batch_of, copy_project, environment, pending, snakemake
+from test_workflow import batch_of, copy_project, environment, first_error_line, pending, snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -65,8 +65,7 @@ def test_a_run_name_used_twice_stops_the_dry_run(many):
     finally:
         twin.unlink()
     assert result.returncode != 0
-    first = result.stderr.strip().splitlines()[0]
-    assert first == "generated/hunter/open.json: $.run: 'open' is also the run recordings/hunter/open.json; run names must be unique within a lesson"
+    assert first_error_line(result) == "generated/hunter/open.json: $.run: 'open' is also the run recordings/hunter/open.json; run names must be unique within a lesson"
 
 
 def test_record_target_with_the_scripted_provider_needs_no_key(tmp_path):

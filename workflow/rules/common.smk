@@ -10,11 +10,14 @@
 """
 
 import hashlib
+import importlib.util
 import io
 import json
 import modulefinder
 import os
 import sys
+import time
+import traceback
 from functools import cache
 from pathlib import Path
 
@@ -37,7 +40,8 @@ if sys.path[:1] != [str(SRC)]:
 
 from replaylab import pipeline  # noqa: E402
 from replaylab.agents.recording import RecordingError, json_path  # noqa: E402
-from replaylab.lessons import LESSONS as KNOWN_LESSONS  # noqa: E402
+from replaylab.agents.replay import ReplayMismatch  # noqa: E402
+from replaylab.lessons import LESSONS as KNOWN_LESSONS, UnknownLesson  # noqa: E402
 
 
 def stop(message):
@@ -418,11 +422,6 @@ def batch_recordings(wildcards):
     return BATCHES[wildcards.lesson][wildcards.batch]
 
 
-def stage_script(name):
-    """The rule script of a stage, by absolute path (jobs may run in another folder)."""
-    return str(SCRIPTS / f"{name}.py")
-
-
 def lesson_outputs(lesson):
     """Every file of one lesson (its page, figures, tables and results)."""
     return [
@@ -448,3 +447,53 @@ def all_outputs(wildcards):
     return [file for lesson in LESSONS for file in lesson_outputs(lesson)] + [
         "results/index.md"
     ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Running a job: its entry point in scripts/, called inside Snakemake's own process
+
+
+class JobFailed(Exception):
+    """A job that failed unexpectedly: its message names the log that holds the traceback."""
+
+
+EXPECTED_FAILURES = (ReplayMismatch, RecordingError, UnknownLesson)
+
+
+@cache
+def entry_point(name):
+    """scripts/<name>.py as a module, loaded once per Snakemake process."""
+    spec = importlib.util.spec_from_file_location(
+        f"replaylab_rule_{name}", SCRIPTS / f"{name}.py"
+    )
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    return loaded
+
+
+def run_job(name, log, *args):
+    """Call `main(*args)` of scripts/<name>.py, in this process: the profiles set
+    force-use-threads, so that a job costs no new Python, no imports and no second Snakemake.
+
+    The log gets the job's time, or its error. A replay mismatch or a malformed input fails the
+    job with its one-line message, under its own type; any other error with its type, message
+    and the log holding its traceback. Either way, Snakemake shows a two-line stack of this file
+    and the rule, never the library's traceback.
+    """
+    start = time.perf_counter()
+    Path(log).parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w", encoding="utf-8") as stream:
+        try:
+            entry_point(name).main(*args)
+        except EXPECTED_FAILURES as error:
+            print(f"{type(error).__name__}: {error}", file=stream)
+            failure = type(error)(str(error))
+        except Exception as error:
+            traceback.print_exc(file=stream)
+            failure = JobFailed(
+                f"{type(error).__name__}: {error} (the traceback is in {log})"
+            )
+        else:
+            print(f"{name}: done in {time.perf_counter() - start:.2f} s", file=stream)
+            return
+    raise failure

@@ -9,12 +9,14 @@ rule judge:
         "logs/{lesson}/judge.log",
     benchmark:
         "benchmarks/{lesson}/judge.tsv"
-    conda:
-        "../envs/replaylab.yaml"
     params:
-        python=PYTHON,
-        script=stage_script("judge"),
         tolerance=TOLERANCE,
-    shell:
-        "{params.python} {params.script} --log {log} --lesson {wildcards.lesson}"
-        " --tolerance {params.tolerance} --out {output.verdicts} {input.transcripts}"
+    run:
+        run_job(
+            "judge",
+            log[0],
+            wildcards.lesson,
+            input.transcripts,
+            output.verdicts,
+            params.tolerance,
+        )

@@ -50,16 +50,20 @@ rule render:
         "logs/{lesson}/render.log",
     benchmark:
         "benchmarks/{lesson}/render.tsv"
-    conda:
-        "../envs/replaylab.yaml"
     params:
-        python=PYTHON,
-        script=stage_script("render"),
         tolerance=TOLERANCE,
-    shell:
-        "{params.python} {params.script} --log {log} --lesson {wildcards.lesson}"
-        " --tolerance {params.tolerance} --verdicts {input.verdicts} --scans {input.scans}"
-        " --exercises {input.exercises} --folder results/{wildcards.lesson} {input.transcripts}"
+    run:
+        run_job(
+            "render",
+            log[0],
+            wildcards.lesson,
+            input.transcripts,
+            input.verdicts,
+            input.scans,
+            input.exercises,
+            f"results/{wildcards.lesson}",
+            params.tolerance,
+        )
 
 
 rule index:
@@ -79,10 +83,5 @@ rule index:
     benchmark:
         "benchmarks/index.tsv"
     localrule: True
-    conda:
-        "../envs/replaylab.yaml"
-    params:
-        python=PYTHON,
-        script=stage_script("index"),
-    shell:
-        "{params.python} {params.script} --log {log} --out {output.index} {input.results}"
+    run:
+        run_job("index", log[0], input.results, output.index)

@@ -49,16 +49,19 @@ rule live_page:
         "benchmarks/live/{lesson}/{run}.page.tsv"
     wildcard_constraints:
         run=r"[A-Za-z0-9][A-Za-z0-9_.]*",
-    conda:
-        "../envs/replaylab.yaml"
     params:
-        python=PYTHON,
-        script=stage_script("live"),
         tolerance=TOLERANCE,
-    shell:
-        "{params.python} {params.script} --log {log} --lesson {wildcards.lesson}"
-        " --tolerance {params.tolerance} --scans {input.scans} --exercises {input.exercises}"
-        " --out {output.page} {input.recordings}"
+    run:
+        run_job(
+            "live",
+            log[0],
+            wildcards.lesson,
+            input.recordings,
+            output.page,
+            params.tolerance,
+            input.scans,
+            input.exercises,
+        )
 
 
 rule record:

@@ -9,12 +9,9 @@ rule replay:
         "logs/{lesson}/replay/{batch}.log",
     benchmark:
         "benchmarks/{lesson}/replay/{batch}.tsv"
-    conda:
-        "../envs/replaylab.yaml"
     params:
-        python=PYTHON,
-        script=stage_script("replay"),
         tolerance=TOLERANCE,
-    shell:
-        "{params.python} {params.script} --log {log} --tolerance {params.tolerance}"
-        " --out {output.transcripts} {input.recordings}"
+    run:
+        run_job(
+            "replay", log[0], input.recordings, output.transcripts, params.tolerance
+        )

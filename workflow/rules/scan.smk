@@ -12,11 +12,5 @@ rule scan:
         "logs/{lesson}/scan.log",
     benchmark:
         "benchmarks/{lesson}/scan.tsv"
-    conda:
-        "../envs/replaylab.yaml"
-    params:
-        python=PYTHON,
-        script=stage_script("scan"),
-    shell:
-        "{params.python} {params.script} --log {log} --lesson {wildcards.lesson}"
-        " --scans {output.scans} --exercises {output.exercises}"
+    run:
+        run_job("scan", log[0], wildcards.lesson, output.scans, output.exercises)
