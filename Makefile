@@ -3,22 +3,35 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The cluster executor plugins, for the cluster tests: a venv of its own, because installed they
+# slow every Snakemake start (the SLURM plugin imports pandas, about 0.4 s), local runs included.
+CLUSTER_VENV := .venv-cluster
+CLUSTER_STAMP := $(CLUSTER_VENV)/.installed
 
-.PHONY: all results test bench clean
+.PHONY: all results test cluster-env bench clean
 all: results
 
-# The virtual environment, with replaylab and its pinned dependencies (reinstalled when pyproject.toml changes).
+# The virtual environment, with replaylab and its pinned dependencies (made again from scratch when
+# pyproject.toml changes, so that it holds the pins and nothing else).
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+	$(PYTHON) -m venv --clear $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test]" 2>&1 | grep -v "is ignored" || true
 	$(BIN)/python -c "import replaylab, snakemake"
 	touch $(STAMP)
+
+$(CLUSTER_STAMP): pyproject.toml
+	$(PYTHON) -m venv --clear $(CLUSTER_VENV)
+	$(CLUSTER_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e ".[cluster]" 2>&1 | grep -v "is ignored" || true
+	$(CLUSTER_VENV)/bin/python -c "import snakemake_executor_plugin_slurm, snakemake_executor_plugin_cluster_generic"
+	touch $(CLUSTER_STAMP)
+
+cluster-env: $(CLUSTER_STAMP)
 
 # Every result of every lesson, through the Snakemake workflow (only what changed is rebuilt).
 results: $(STAMP)
 	$(BIN)/snakemake --cores all
 
-test: $(STAMP)
+test: $(STAMP) $(CLUSTER_STAMP)
 	$(BIN)/python -m pytest
 
 # Measurements, not tests: the library's hot spots, then the workflow against the one-process floor.

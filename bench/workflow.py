@@ -9,6 +9,7 @@ results are printed and written to bench/results.md.
 
 import argparse
 import datetime
+import importlib.util
 import os
 import platform
 import statistics
@@ -89,6 +90,9 @@ def built(path):
 def with_runs(lesson, count):
     def prepare(path):
         copy = copy_project(path)
+        (copy / "generated" / lesson).mkdir(parents=True)
+        if count == 0:
+            return copy
         subprocess.run(
             [PYTHON, "-m", "replaylab", "generate", lesson, "--count", str(count), "--out", "generated"],
             cwd=copy, check=True, capture_output=True,
@@ -96,6 +100,36 @@ def with_runs(lesson, count):
         return copy
 
     return prepare
+
+
+def side_by_side(repeat):
+    """The floor and the full runs, measured in turn within each round, so that a slower moment of
+    the machine weighs on all three alike: {name: (median seconds, median MiB, times)} and the
+    median of each round's ratio to the floor."""
+    commands = {
+        "floor": lambda c: [PYTHON, "-c", "from replaylab.pipeline import build; build(progress=lambda text: None)"],
+        "cores1": lambda c: [*SNAKEMAKE, "--cores", "1"],
+        "cores2": lambda c: [*SNAKEMAKE, "--cores", "2"],
+    }
+    runs = {name: [] for name in commands}
+    for _ in range(repeat):
+        for name, command in commands.items():
+            with tempfile.TemporaryDirectory() as folder:
+                copy = fresh(Path(folder) / "project")
+                runs[name].append(measure(command(copy), copy))
+    results = {
+        name: (statistics.median(t for t, _ in found), statistics.median(m for _, m in found), [t for t, _ in found])
+        for name, found in runs.items()
+    }
+    ratios = {
+        name: statistics.median(run[0] / floor[0] for run, floor in zip(runs[name], runs["floor"]))
+        for name in ("cores1", "cores2")
+    }
+    return results, ratios
+
+
+def cluster_plugin_installed():
+    return importlib.util.find_spec("snakemake_executor_plugin_slurm") is not None
 
 
 def main():
@@ -107,44 +141,47 @@ def main():
     args = parser.parse_args()
     rows = []
 
-    def record(what, result, runs=None):
+    def record(what, result, per_run=""):
         seconds, peak, times = result
-        per_run = f"{1000 * seconds / runs:.0f} ms" if runs else ""
         rows.append((what, seconds, peak, per_run, times))
-        print(f"{what:<60} {seconds:7.2f} s  {peak:7.0f} MiB  {per_run}", flush=True)
+        print(f"{what:<72} {seconds:7.2f} s  {peak:7.0f} MiB  {per_run}", flush=True)
 
-    floor = median_of(args.repeat, fresh, lambda c: [PYTHON, "-c", "from replaylab.pipeline import build; build(progress=lambda text: None)"])
-    record("floor: every result in one Python process, no Snakemake", floor)
-    record("full run from clean, --cores 1", median_of(args.repeat, fresh, lambda c: [*SNAKEMAKE, "--cores", "1"]))
-    full2 = median_of(args.repeat, fresh, lambda c: [*SNAKEMAKE, "--cores", "2"])
-    record("full run from clean, --cores 2", full2)
+    full, ratios = side_by_side(args.repeat)
+    record("floor: every result in one Python process, no Snakemake", full["floor"])
+    record("full run from clean, --cores 1", full["cores1"])
+    record("full run from clean, --cores 2", full["cores2"])
     record("no-op run (everything up to date), --cores 1", median_of(args.repeat, built, lambda c: [*SNAKEMAKE, "--cores", "1"]))
     record("dry run from clean (-n)", median_of(args.repeat, fresh, lambda c: [*SNAKEMAKE, "-n"]))
     record("one lesson from clean (projectile, --cores 1)", median_of(args.repeat, fresh, lambda c: [*SNAKEMAKE, "--cores", "1", "projectile"]))
     record("one replay (`replaylab replay recordings/hunter/open.json`)", median_of(args.repeat, fresh, lambda c: [PYTHON, "-m", "replaylab", "replay", "recordings/hunter/open.json"]))
+    command = lambda c: [*SNAKEMAKE, "--cores", "2", args.lesson, "--config", "run_folders=[generated]"]
+    alone = median_of(args.repeat, with_runs(args.lesson, 0), command)
+    record(f"{args.lesson} alone (its reference runs), from clean, --cores 2", alone)
     for size in [int(s) for s in args.sizes.split(",") if s]:
-        command = lambda c: [*SNAKEMAKE, "--cores", "2", args.lesson, "--config", "run_folders=[generated]"]
-        record(f"{size} scripted runs of {args.lesson} + its references, from clean, --cores 2",
-               median_of(args.repeat, with_runs(args.lesson, size), command), runs=size)
+        result = median_of(args.repeat, with_runs(args.lesson, size), command)
+        added = f"{1000 * (result[0] - alone[0]) / size:.1f} ms"
+        record(f"{size} scripted runs of {args.lesson} + its references, from clean, --cores 2", result, added)
 
-    ratio = [r for r in rows if r[0].startswith("full run from clean, --cores 1")][0][1] / floor[0]
-    ratio2 = full2[0] / floor[0]
     lines = [
         "# Benchmark of the workflow",
         "",
         f"Measured {datetime.date.today().isoformat()} by `bench/workflow.py` on {platform.node()} "
         f"({os.cpu_count()} cores, Python {platform.python_version()}), median of {args.repeat} runs, "
-        "each in a fresh copy of the project. Memory: peak resident memory of the whole process tree.",
+        "each in a fresh copy of the project. Memory: peak resident memory of the whole process tree. "
+        "The SLURM executor plugin was "
+        + ("installed" if cluster_plugin_installed() else "not installed (as after `make`)")
+        + ". The floor and the full runs were measured in turn, round after round.",
         "",
-        "| what | time | peak memory | per run | the runs |",
+        "| what | time | peak memory | added per run | the runs |",
         "|---|---|---|---|---|",
     ]
     for what, seconds, peak, per_run, times in rows:
         lines.append(f"| {what} | {seconds:.2f} s | {peak:.0f} MiB | {per_run} | {', '.join(f'{t:.2f}' for t in times)} |")
     lines += [
         "",
-        f"Full run from clean against the one-process floor: {ratio:.2f} times with `--cores 1`, "
-        f"{ratio2:.2f} times with `--cores 2`.",
+        f"Full run from clean against the one-process floor (median of the rounds' ratios): "
+        f"{ratios['cores1']:.2f} times with `--cores 1`, {ratios['cores2']:.2f} times with `--cores 2`. "
+        f"Added per run: the time above that of {args.lesson} alone, divided by the number of runs.",
         "",
     ]
     Path(args.out).write_text("\n".join(lines))

@@ -298,6 +298,19 @@ def test_hunter_safe_region_finds_no_counterexample_to_the_false_claim():
     assert hunter_judge.score({"verdict": verdict}, scans) == "no counterexample found, though the domain has one"
 
 
+def test_thorough_reviewers_of_other_seeds_take_other_paths_to_the_same_answer():
+    paths = {}
+    for seed in (0, 2, 4):
+        assert review_agent.strategy(seed) == "thorough"
+        transcripts = review(seed)
+        paths[seed] = tuple((name, tuple(sorted(args.items()))) for t in transcripts.values() for name, args in calls_of(t))
+        one, two = resolutions(transcripts).values()
+        assert two["rejected"] and not one["rejected"], seed
+        assert review_judge.score({"resolution": [one, two]}, {}) is None, seed
+    assert len(set(paths.values())) == 3  # three different orders of calls
+    assert {frozenset(p) for p in paths.values()} != {frozenset(paths[0])}  # not only the order: the step counts differ
+
+
 def test_hasty_reviewers_do_not_reject_piece_two():
     assert review_agent.strategy(1) == "hasty"
     one, two = resolutions(review(1)).values()

@@ -8,9 +8,12 @@ copies of the project three ways: locally, with `--executor slurm`
 results must be the same bytes, the jobs must have been SLURM jobs, and a forged recording must
 fail the cluster runs with the same one-line message as the local run.
 
-Without root, or without apt-get and SLURM, the cluster tests are skipped; with CI=true they fail
-instead. REPLAYLAB_SLURM=0 skips them on purpose (.ci/run runs them in a step of their own).
-The profile tests at the end need no cluster.
+Snakemake runs here from .venv-cluster (`make cluster-env`, part of `make test`), the venv with
+the `cluster` extra: the default .venv has no executor plugin (it would slow every local start).
+
+Without root, or without apt-get and SLURM, or without .venv-cluster, the cluster tests are
+skipped; with CI=true they fail instead. REPLAYLAB_SLURM=0 skips the cluster tests on purpose
+(.ci/run runs them in a step of their own). The profile tests at the end need no cluster.
 """
 
 import json
@@ -18,7 +21,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -31,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "cluster" / "slurm-local.sh"
 PROFILES = ROOT / "workflow" / "profiles"
 LESSON = "hunter"  # the lesson with a recording to forge (recordings/hunter/false.json)
+CLUSTER_PYTHON = ROOT / ".venv-cluster" / "bin" / "python"
 RUN_TIMEOUT = 240  # seconds per Snakemake run, then SIGINT (Snakemake ignores SIGTERM while it waits)
 SUBMITTED_SLURM = re.compile(r"submitted with SLURM jobid (\d+)")
 SUBMITTED_GENERIC = re.compile(r"Submitted (?:group )?job \S+ with external jobid '(\d+)")
@@ -64,8 +67,10 @@ def environment():
 
 
 def snakemake(copy, *args, timeout=RUN_TIMEOUT):
-    """Run Snakemake in `copy`; stdout and stderr together, as a user sees them."""
-    command = ["timeout", "-s", "INT", "-k", "30", str(timeout), sys.executable, "-m", "snakemake", *args]
+    """Run Snakemake of .venv-cluster in `copy`; stdout and stderr together, as a user sees them."""
+    if not CLUSTER_PYTHON.exists():
+        cannot_run(f"{CLUSTER_PYTHON} is missing: make it with `make cluster-env`")
+    command = ["timeout", "-s", "INT", "-k", "30", str(timeout), str(CLUSTER_PYTHON), "-m", "snakemake", *args]
     result = subprocess.run(
         command,
         cwd=copy,
@@ -330,7 +335,7 @@ def test_user_profiles_keep_documented_placeholders():
         assert resources["slurm_partition"] == "<partition>" and resources["slurm_account"] == "<account>", name
 
 
-@pytest.mark.parametrize("name", ["slurm-local", "slurm-generic"])
+@pytest.mark.parametrize("name", ["slurm", "slurm-local", "slurm-generic"])
 def test_cluster_profile_dry_run_submits_one_group_job_per_lesson(name, tmp_path):
     copy = copy_project(tmp_path / "project")
     if name == "slurm-generic":

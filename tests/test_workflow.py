@@ -351,13 +351,6 @@ def test_report_holds_every_figure_and_page(built):
     assert sum(Path(n).name == "index.md" for n in names) == len(LESSONS) + 1  # the pages and the index
 
 
-def test_slurm_profile_dry_run_without_slurm(built):
-    result = snakemake(built, "-n", "--forceall", "--workflow-profile", "workflow/profiles/slurm")
-    text = result.stdout + result.stderr
-    assert "workflow/profiles/slurm" in text
-    assert text.count("Group job lesson") == len(LESSONS)  # one submission per lesson
-
-
 def test_lint_and_format_are_clean(built):
     lint = snakemake(built, "--lint")
     assert "Congratulations" in lint.stdout + lint.stderr

@@ -14,7 +14,11 @@ from replaylab.agents import environment
 from replaylab.agents.clients.openai_settings import BASE_URL_VARIABLE, KEY_VARIABLE
 
 PACKAGES = ("replaylab", "numpy", "matplotlib", "jsonschema", "PyYAML", "openai", "snakemake", "pygments")
-OPTIONAL = ("snakemake-executor-plugin-slurm", "snakemake-executor-plugin-cluster-generic", "snakefmt")
+OPTIONAL = {  # package: the extra of pyproject.toml that installs it
+    "snakemake-executor-plugin-slurm": "cluster",
+    "snakemake-executor-plugin-cluster-generic": "cluster",
+    "snakefmt": "test",
+}
 
 
 def _version(name):
@@ -59,9 +63,9 @@ def diagnose(recordings="recordings"):
     for name in PACKAGES:
         version = _version(name)
         rows.append((name, version is not None, version or "not installed"))
-    for name in OPTIONAL:
+    for name, extra in OPTIONAL.items():
         version = _version(name)
-        rows.append((name, None, version or "not installed (optional)"))
+        rows.append((name, None, version or f'not installed (optional: pip install -e ".[{extra}]")'))
     rows.append((KEY_VARIABLE, None, "set (value not shown)" if environment.is_set(KEY_VARIABLE) else "not set: scripted and authored recording still work"))
     base_url = environment.setting(BASE_URL_VARIABLE)
     if base_url:

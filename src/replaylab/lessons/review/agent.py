@@ -1,9 +1,13 @@
 """The scripted baseline reviewers of the review lesson: programs, not language models.
 
 A `thorough` reviewer (even seeds) runs every check its tools allow on both pieces, then reports
-what the results say. A `hasty` one (odd seeds) is wrong on purpose, to test the scorecard: it
+what the results say; from seed 2 on, each takes the checks in an order of its own and the
+evidence reviewer measures the error at a step count of its own, so runs differ in their path,
+not in what they check. A `hasty` one (odd seeds) is wrong on purpose, to test the scorecard: it
 runs only the first check its tools allow.
 """
+
+import random
 
 from replaylab.agents.messages import ModelMessage, ToolCall, exchanges
 from replaylab.lessons.review import lab
@@ -20,12 +24,21 @@ def model(variant, seed=0):
     return f"review baseline, {strategy(seed)} reviewer (a scripted program, not a language model)"
 
 
-def _planned_calls(reviewer, plan):
-    checks = range(1, 6) if plan == "thorough" else range(1, 2)
+ERROR_STEPS = (100, 50, 200, 400)  # the evidence reviewer's step counts; seed 0 takes the first
+
+
+def _planned_calls(reviewer, plan, seed=0):
+    order = random.Random(seed)
+    checks = list(range(1, 6)) if plan == "thorough" else [1]
+    names = list(lab.REVIEWER_CHECKS.get(reviewer, ()))[: None if plan == "thorough" else 1]
+    steps = ERROR_STEPS[0]
+    if seed and plan == "thorough":
+        order.shuffle(checks)
+        order.shuffle(names)
+        steps = order.choice(ERROR_STEPS)
     if reviewer == "evidence":
         calls = [("reproduce_check", {"check": n, "candidate": piece}) for piece in lab.PIECES for n in checks]
-        return calls + [("oscillator_error", {"candidate": piece, "steps_per_period": 100}) for piece in lab.PIECES]
-    names = lab.REVIEWER_CHECKS[reviewer] if plan == "thorough" else lab.REVIEWER_CHECKS[reviewer][:1]
+        return calls + [("oscillator_error", {"candidate": piece, "steps_per_period": steps}) for piece in lab.PIECES]
     return [("check_" + name.replace("-", "_"), {"candidate": piece}) for piece in lab.PIECES for name in names]
 
 
@@ -34,7 +47,7 @@ def _check_name(name, arguments):
 
 
 def baseline(variant, seed=0):
-    plan = _planned_calls(variant, strategy(seed))
+    plan = _planned_calls(variant, strategy(seed), seed)
 
     def program(conversation):
         seen = exchanges(conversation)
