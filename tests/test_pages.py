@@ -463,3 +463,19 @@ def test_index_shows_the_scorecard_instead_of_a_line_per_run_when_there_are_many
     assert "written by a person (no language model) (`open claim`): 1 of 1 runs right" in text
     assert "run `open`" not in text
     assert "run `open`" in index_page.index([results["hunter"]])
+
+
+def test_drift_figure_annotates_the_reference_counterexample_only_when_there_are_many_runs(results):
+    from replaylab.lessons import DRAWN_RUNS_LIMIT
+    from replaylab.lessons.hunter import figures as hunter_figures
+
+    def counterexamples(data):
+        (axes,) = hunter_figures.drift(data).axes
+        return [t.get_text().splitlines()[0] for t in axes.texts if t.get_text().startswith("counterexample")]
+
+    assert counterexamples(results["hunter"]) == ["counterexample of hunt 'false':"]
+    many = copy.deepcopy(results["hunter"])
+    for i in range(DRAWN_RUNS_LIMIT):
+        many["runs"][f"extra{i}"] = dict(many["runs"]["false"], group="generated")
+        many["verdicts"][f"extra{i}"] = many["verdicts"]["false"]
+    assert counterexamples(many) == ["counterexample of hunt 'false':"]

@@ -81,7 +81,7 @@ def whole_folder(folder):
 
 def replay_batch(sources, folder, tolerance):
     """Replay several recordings into one folder of transcripts (one job for runs too small to be
-    worth a process each). A mismatch names its run, and the folder is then not written."""
+    worth a job each). A mismatch names its run, and the folder is then not written."""
     with whole_folder(folder) as building:
         for source in sources:
             run = _replayed(source, tolerance)

@@ -1,4 +1,4 @@
-"""Helpers of the workflow, run while Snakemake builds the DAG (no rule here).
+"""Helpers of the workflow (no rule here): most run while Snakemake builds the DAG.
 
 - the lessons of the configuration and their recordings, each loaded and validated now, so that a
   malformed recording or configuration stops even a dry run with one line naming the file, the
@@ -6,7 +6,8 @@
 - the `code=` inputs of every job: the files of src/replaylab that its script really imports,
   from the import graph (stdlib `modulefinder`, which reads the code without running it), so that
   a change in the library reruns exactly the jobs that use it;
-- the file lists of the target rules.
+- the file lists of the target rules;
+- `run_job`, which runs a job's entry point in scripts/ inside Snakemake's process.
 """
 
 import hashlib
@@ -472,8 +473,9 @@ def entry_point(name):
 
 
 def run_job(name, log, *args):
-    """Call `main(*args)` of scripts/<name>.py, in this process: the profiles set
-    force-use-threads, so that a job costs no new Python, no imports and no second Snakemake.
+    """Call `main(*args)` of scripts/<name>.py, in this process: the default profile sets
+    force-use-threads (a cluster executor implies it), so that a job costs no new Python, no
+    imports and no second Snakemake.
 
     The log gets the job's time, or its error. A replay mismatch or a malformed input fails the
     job with its one-line message, under its own type; any other error with its type, message

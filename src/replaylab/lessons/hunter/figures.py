@@ -2,7 +2,8 @@
 
 - drift: largest energy drift against steps per period (log-log) from the build's scan, one line
   per method; each claim's limit as a dashed line; the hunts' experiments as recomputed points
-  (filled at the scan's number of periods, hollow at other run lengths, one marker per run).
+  (filled at the scan's number of periods, hollow at other run lengths, one marker per run) and
+  their counterexamples; with many runs, those of the reference runs only (lessons.drawn_runs).
 """
 
 from matplotlib.figure import Figure
@@ -43,7 +44,7 @@ def drift(results):
     periods = scan["periods"]
     methods = list(dict.fromkeys(row["method"] for row in scan["rows"]))
     colours = {method: f"C{i}" for i, method in enumerate(methods)}
-    runs = list(results.get("runs", {}))
+    runs = list(drawn_runs(results))
     markers = {run: MARKERS[i % len(MARKERS)] for i, run in enumerate(runs)}
 
     figure = Figure(figsize=(9.5, 6.6), layout="constrained")
@@ -91,7 +92,7 @@ def drift(results):
 
     for run, verdicts in results.get("verdicts", {}).items():
         witness = verdicts["verdict"].get("witness")
-        if witness:
+        if witness and run in runs:  # with many runs, the reference runs' only
             axes.annotate(
                 f"counterexample of hunt '{run}':\n{witness['method']}, {witness['steps_per_period']} steps per period,\n"
                 f"{witness['periods']} periods: {witness['value']['shown']} > {verdicts['verdict']['limit']:g}",
