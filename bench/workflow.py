@@ -1,6 +1,6 @@
 """Benchmark of the workflow (not a test): wall time and peak memory, median of repeated runs.
 
-    .venv/bin/python bench/workflow.py [--repeat 3] [--sizes 10,100,1000] [--lesson hunter]
+    .venv/bin/python bench/workflow.py [--repeat 3] [--rounds 5] [--sizes 10,100,1000] [--lesson hunter]
 
 Each measurement runs in a fresh temporary copy of the project. Peak memory is the largest sum of
 the resident memory of the measured process and all its children, sampled every 50 ms. The
@@ -102,30 +102,24 @@ def with_runs(lesson, count):
     return prepare
 
 
-def side_by_side(repeat):
+def side_by_side(rounds):
     """The floor and the full runs, measured in turn within each round, so that a slower moment of
-    the machine weighs on all three alike: {name: (median seconds, median MiB, times)} and the
-    median of each round's ratio to the floor."""
+    the machine weighs on all three alike: {name: (median seconds, median MiB, times)}."""
     commands = {
         "floor": lambda c: [PYTHON, "-c", "from replaylab.pipeline import build; build(progress=lambda text: None)"],
         "cores1": lambda c: [*SNAKEMAKE, "--cores", "1"],
         "cores2": lambda c: [*SNAKEMAKE, "--cores", "2"],
     }
     runs = {name: [] for name in commands}
-    for _ in range(repeat):
+    for _ in range(rounds):
         for name, command in commands.items():
             with tempfile.TemporaryDirectory() as folder:
                 copy = fresh(Path(folder) / "project")
                 runs[name].append(measure(command(copy), copy))
-    results = {
+    return {
         name: (statistics.median(t for t, _ in found), statistics.median(m for _, m in found), [t for t, _ in found])
         for name, found in runs.items()
     }
-    ratios = {
-        name: statistics.median(run[0] / floor[0] for run, floor in zip(runs[name], runs["floor"]))
-        for name in ("cores1", "cores2")
-    }
-    return results, ratios
 
 
 def cluster_plugin_installed():
@@ -135,6 +129,7 @@ def cluster_plugin_installed():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of floor, --cores 1, --cores 2")
     parser.add_argument("--sizes", default="10,100,1000")
     parser.add_argument("--lesson", default="hunter")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results.md"))
@@ -146,7 +141,8 @@ def main():
         rows.append((what, seconds, peak, per_run, times))
         print(f"{what:<72} {seconds:7.2f} s  {peak:7.0f} MiB  {per_run}", flush=True)
 
-    full, ratios = side_by_side(args.repeat)
+    full = side_by_side(args.rounds)
+    ratios = {name: full[name][0] / full["floor"][0] for name in ("cores1", "cores2")}
     record("floor: every result in one Python process, no Snakemake", full["floor"])
     record("full run from clean, --cores 1", full["cores1"])
     record("full run from clean, --cores 2", full["cores2"])
@@ -166,11 +162,12 @@ def main():
         "# Benchmark of the workflow",
         "",
         f"Measured {datetime.date.today().isoformat()} by `bench/workflow.py` on {platform.node()} "
-        f"({os.cpu_count()} cores, Python {platform.python_version()}), median of {args.repeat} runs, "
-        "each in a fresh copy of the project. Memory: peak resident memory of the whole process tree. "
+        f"({os.cpu_count()} cores, Python {platform.python_version()}), median of {args.repeat} runs "
+        f"({args.rounds} for the first three rows), each in a fresh copy of the project. Memory: peak resident memory of the whole process tree. "
         "The SLURM executor plugin was "
         + ("installed" if cluster_plugin_installed() else "not installed (as after `make`)")
-        + ". The floor and the full runs were measured in turn, round after round.",
+        + ". The floor and the full runs were measured in turn, round after round, so that the machine's "
+        "slower moments weigh on them alike.",
         "",
         "| what | time | peak memory | added per run | the runs |",
         "|---|---|---|---|---|",
@@ -179,7 +176,7 @@ def main():
         lines.append(f"| {what} | {seconds:.2f} s | {peak:.0f} MiB | {per_run} | {', '.join(f'{t:.2f}' for t in times)} |")
     lines += [
         "",
-        f"Full run from clean against the one-process floor (median of the rounds' ratios): "
+        f"Full run from clean against the one-process floor (ratio of the medians): "
         f"{ratios['cores1']:.2f} times with `--cores 1`, {ratios['cores2']:.2f} times with `--cores 2`. "
         f"Added per run: the time above that of {args.lesson} alone, divided by the number of runs.",
         "",
