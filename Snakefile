@@ -24,6 +24,14 @@ include: "workflow/rules/page.smk"
 include: "workflow/rules/record.smk"
 
 
+onsuccess:
+    cancel_leftover_timers()
+
+
+onerror:
+    cancel_leftover_timers()
+
+
 rule all:
     default_target: True
     input:

@@ -1,14 +1,13 @@
 """The stages of a build, each reading files and writing its outputs atomically.
 
-The Snakemake rules call these through thin scripts (in threads of Snakemake's process), and
-`replaylab build` calls them in one process. They write files, so they live outside the audited packages.
+The Snakemake rules call these through thin scripts (inside Snakemake's process, one job at a
+time), and `replaylab build` calls them in one process. They write files, so they live outside the audited packages.
 """
 
 import csv
 import io
 import json
 import shutil
-import threading
 from contextlib import contextmanager
 from importlib import import_module
 from pathlib import Path
@@ -20,9 +19,6 @@ from replaylab.lessons import LESSONS, lab, variant
 from replaylab.lessons.scorecard import scorecard, scorecard_table, scores
 
 RESULTS_FORMAT = "replaylab-results/1"
-
-# Matplotlib is not thread-safe, and Snakemake may run two jobs at once in threads of one process.
-DRAWING = threading.Lock()
 
 
 def write_json(path, data):
@@ -206,9 +202,8 @@ def write_figure(lesson, name, results, target):
     temporary = target.with_name(f".{target.name}.tmp.png")
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        with DRAWING:
-            figure = lesson_module(lesson, "figures").FIGURES[name](results)
-            figure.savefig(temporary, dpi=110, metadata={"Software": None})
+        figure = lesson_module(lesson, "figures").FIGURES[name](results)
+        figure.savefig(temporary, dpi=110, metadata={"Software": None})
         temporary.replace(target)
     finally:
         temporary.unlink(missing_ok=True)

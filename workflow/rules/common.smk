@@ -1,4 +1,4 @@
-"""Helpers of the workflow (no rule here): most run while Snakemake builds the DAG.
+"""Helpers of the workflow, and no rules: most of them run while Snakemake builds the DAG.
 
 - the lessons of the configuration and their recordings, each loaded and validated now, so that a
   malformed recording or configuration stops even a dry run with one line naming the file, the
@@ -17,6 +17,7 @@ import json
 import modulefinder
 import os
 import sys
+import threading
 import time
 import traceback
 from functools import cache
@@ -460,6 +461,11 @@ class JobFailed(Exception):
 
 EXPECTED_FAILURES = (ReplayMismatch, RecordingError, UnknownLesson)
 
+# One job at a time, even with --cores 2: jobs are Python, and two at once in one process only
+# take turns on the interpreter lock (measured: slower than one after the other). It also keeps
+# matplotlib, which is not thread-safe, in one thread at a time.
+ONE_JOB_AT_A_TIME = threading.Lock()
+
 
 @cache
 def entry_point(name):
@@ -482,9 +488,9 @@ def run_job(name, log, *args):
     and the log holding its traceback. Either way, Snakemake shows a two-line stack of this file
     and the rule, never the library's traceback.
     """
-    start = time.perf_counter()
     Path(log).parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "w", encoding="utf-8") as stream:
+    with ONE_JOB_AT_A_TIME, open(log, "w", encoding="utf-8") as stream:
+        start = time.perf_counter()
         try:
             entry_point(name).main(*args)
         except EXPECTED_FAILURES as error:
@@ -499,3 +505,16 @@ def run_job(name, log, *args):
             print(f"{name}: done in {time.perf_counter() - start:.2f} s", file=stream)
             return
     raise failure
+
+
+def cancel_leftover_timers():
+    """End the threading.Timer threads that Snakemake's scheduler leaves behind.
+
+    Its job-rate limiter (100 jobs per second by default) starts a one-second Timer at each turn
+    of the scheduler, and Python waits for the last one before it exits: up to 1 s more at the end
+    of every run with jobs (measured). The run is over when the onsuccess and onerror hooks call
+    this.
+    """
+    for thread in threading.enumerate():
+        if isinstance(thread, threading.Timer):
+            thread.cancel()
