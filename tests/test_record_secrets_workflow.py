@@ -72,7 +72,7 @@ def test_recording_through_the_workflow_keeps_the_key_out_of_every_file(tmp_path
     assert len(requests) == 4
     assert all(r["path"] == "/v1/chat/completions" for r in requests)
     assert [r["headers"]["authorization"] for r in requests] == [f"Bearer {KEY}"] * 4  # the key was really sent
-    assert output.count("rule record_run:") == 2
+    assert output.count("Recording results/live/hunter/new-") == 2  # the record_run jobs
     # ...and the key the model repeated was never sent back to the server
     assert not any(KEY in json.dumps(r["body"]) for r in requests)
 

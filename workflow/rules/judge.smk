@@ -11,6 +11,8 @@ rule judge:
         "benchmarks/{lesson}/judge.tsv"
     params:
         tolerance=TOLERANCE,
+    message:
+        "Judging the runs of {wildcards.lesson} from their recomputed numbers"
     run:
         run_job(
             "judge",

@@ -52,6 +52,8 @@ rule render:
         "benchmarks/{lesson}/render.tsv"
     params:
         tolerance=TOLERANCE,
+    message:
+        "Writing what {wildcards.lesson} shows: results.json, scorecard, tables, figures, page"
     run:
         run_job(
             "render",
@@ -83,5 +85,7 @@ rule index:
     benchmark:
         "benchmarks/index.tsv"
     localrule: True
+    message:
+        "Writing results/index.md, the summary of every lesson"
     run:
         run_job("index", log[0], input.results, output.index)

@@ -21,6 +21,8 @@ rule record_run:
         model=config["model"],
         seed=config["seed"],
         group=config["record_run"],
+    message:
+        "Recording {output.recording} with the {params.provider} provider"
     shell:
         "PYTHONPATH={params.src} {params.python} -m replaylab record {wildcards.lesson} --variant {params.variant}"
         " --provider {params.provider} --model {params.model} --seed {params.seed}"
@@ -51,6 +53,8 @@ rule live_page:
         run=r"[A-Za-z0-9][A-Za-z0-9_.]*",
     params:
         tolerance=TOLERANCE,
+    message:
+        "Replaying, judging and drawing the new run {wildcards.run} of {wildcards.lesson}"
     run:
         run_job(
             "live",

@@ -11,6 +11,8 @@ rule replay:
         "benchmarks/{lesson}/replay/{batch}.tsv"
     params:
         tolerance=TOLERANCE,
+    message:
+        "Replaying the recordings of {wildcards.lesson}, {wildcards.batch}, through the current code"
     run:
         run_job(
             "replay", log[0], input.recordings, output.transcripts, params.tolerance

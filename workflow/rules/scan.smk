@@ -12,5 +12,7 @@ rule scan:
         "logs/{lesson}/scan.log",
     benchmark:
         "benchmarks/{lesson}/scan.tsv"
+    message:
+        "Scanning {wildcards.lesson}: its independent computations and exercises"
     run:
         run_job("scan", log[0], wildcards.lesson, output.scans, output.exercises)
