@@ -1,7 +1,8 @@
 """The stages of a build, each reading files and writing its outputs atomically.
 
 The Snakemake rules call these through thin scripts (inside Snakemake's process, one job at a
-time), and `replaylab build` calls them in one process. They write files, so they live outside the audited packages.
+time), and `replaylab build` calls them in one process. They write files, so they live outside
+the audited packages.
 """
 
 import csv
@@ -198,11 +199,11 @@ def write_figure(lesson, name, results, target):
 
     The figures are `matplotlib.figure.Figure` objects, not pyplot's: no GUI backend, no pyplot
     import, nothing to close."""
+    figure = lesson_module(lesson, "figures").FIGURES[name](results)
     target = Path(target)
     temporary = target.with_name(f".{target.name}.tmp.png")
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        figure = lesson_module(lesson, "figures").FIGURES[name](results)
         figure.savefig(temporary, dpi=110, metadata={"Software": None})
         temporary.replace(target)
     finally:
