@@ -65,20 +65,20 @@ def measure(command, cwd):
     return seconds, peak / 2**20
 
 
+def summary(found):
+    """(median seconds, median MiB, every time) of [(seconds, MiB)]."""
+    return statistics.median(t for t, _ in found), statistics.median(m for _, m in found), [t for t, _ in found]
+
+
+def once(prepare, command):
+    """(seconds, MiB) of `command` in a temporary copy made by `prepare(path)`."""
+    with tempfile.TemporaryDirectory() as folder:
+        copy = prepare(Path(folder) / "project")
+        return measure(command, copy)
+
+
 def median_of(repeat, prepare, command):
-    """Median time and memory of `repeat` runs, each in a copy made by `prepare()`."""
-    times, peaks = [], []
-    for _ in range(repeat):
-        with tempfile.TemporaryDirectory() as folder:
-            copy = prepare(Path(folder) / "project")
-            seconds, peak = measure(command(copy), copy)
-            times.append(seconds)
-            peaks.append(peak)
-    return statistics.median(times), statistics.median(peaks), times
-
-
-def fresh(path):
-    return copy_project(path)
+    return summary([once(prepare, command) for _ in range(repeat)])
 
 
 def built(path):
@@ -91,35 +91,28 @@ def with_runs(lesson, count):
     def prepare(path):
         copy = copy_project(path)
         (copy / "generated" / lesson).mkdir(parents=True)
-        if count == 0:
-            return copy
-        subprocess.run(
-            [PYTHON, "-m", "replaylab", "generate", lesson, "--count", str(count), "--out", "generated"],
-            cwd=copy, check=True, capture_output=True,
-        )
+        if count:
+            subprocess.run(
+                [PYTHON, "-m", "replaylab", "generate", lesson, "--count", str(count), "--out", "generated"],
+                cwd=copy, check=True, capture_output=True,
+            )
         return copy
 
     return prepare
 
 
+FLOOR = [PYTHON, "-c", "from replaylab.pipeline import build; build(progress=lambda text: None)"]
+
+
 def side_by_side(rounds):
     """The floor and the full runs, measured in turn within each round, so that a slower moment of
     the machine weighs on all three alike: {name: (median seconds, median MiB, times)}."""
-    commands = {
-        "floor": lambda c: [PYTHON, "-c", "from replaylab.pipeline import build; build(progress=lambda text: None)"],
-        "cores1": lambda c: [*SNAKEMAKE, "--cores", "1"],
-        "cores2": lambda c: [*SNAKEMAKE, "--cores", "2"],
-    }
+    commands = {"floor": FLOOR, "cores1": [*SNAKEMAKE, "--cores", "1"], "cores2": [*SNAKEMAKE, "--cores", "2"]}
     runs = {name: [] for name in commands}
     for _ in range(rounds):
         for name, command in commands.items():
-            with tempfile.TemporaryDirectory() as folder:
-                copy = fresh(Path(folder) / "project")
-                runs[name].append(measure(command(copy), copy))
-    return {
-        name: (statistics.median(t for t, _ in found), statistics.median(m for _, m in found), [t for t, _ in found])
-        for name, found in runs.items()
-    }
+            runs[name].append(once(copy_project, command))
+    return {name: summary(found) for name, found in runs.items()}
 
 
 def cluster_plugin_installed():
@@ -146,11 +139,11 @@ def main():
     record("floor: every result in one Python process, no Snakemake", full["floor"])
     record("full run from clean, --cores 1", full["cores1"])
     record("full run from clean, --cores 2", full["cores2"])
-    record("no-op run (everything up to date), --cores 1", median_of(args.repeat, built, lambda c: [*SNAKEMAKE, "--cores", "1"]))
-    record("dry run from clean (-n)", median_of(args.repeat, fresh, lambda c: [*SNAKEMAKE, "-n"]))
-    record("one lesson from clean (projectile, --cores 1)", median_of(args.repeat, fresh, lambda c: [*SNAKEMAKE, "--cores", "1", "projectile"]))
-    record("one replay (`replaylab replay recordings/hunter/open.json`)", median_of(args.repeat, fresh, lambda c: [PYTHON, "-m", "replaylab", "replay", "recordings/hunter/open.json"]))
-    command = lambda c: [*SNAKEMAKE, "--cores", "2", args.lesson, "--config", "run_folders=[generated]"]
+    record("no-op run (everything up to date), --cores 1", median_of(args.repeat, built, [*SNAKEMAKE, "--cores", "1"]))
+    record("dry run from clean (-n)", median_of(args.repeat, copy_project, [*SNAKEMAKE, "-n"]))
+    record("one lesson from clean (projectile, --cores 1)", median_of(args.repeat, copy_project, [*SNAKEMAKE, "--cores", "1", "projectile"]))
+    record("one replay (`replaylab replay recordings/hunter/open.json`)", median_of(args.repeat, copy_project, [PYTHON, "-m", "replaylab", "replay", "recordings/hunter/open.json"]))
+    command = [*SNAKEMAKE, "--cores", "2", args.lesson, "--config", "run_folders=[generated]"]
     alone = median_of(args.repeat, with_runs(args.lesson, 0), command)
     record(f"{args.lesson} alone (its reference runs), from clean, --cores 2", alone)
     for size in [int(s) for s in args.sizes.split(",") if s]:

@@ -103,6 +103,7 @@ def test_a_401_that_echoes_the_key_leaks_nowhere(caplog, capsys):
     assert_no_key(str(error), repr(error), formatted, captured.out, captured.err, log_text)
     assert "401" in str(error) and "OPENAI_API_KEY" in str(error)
     assert "Incorrect API key provided" in str(error)
+    assert "Bearer [redacted]" in str(error)  # the server's echo of the key arrived, cleaned
 
 
 def test_a_429_is_retried_then_succeeds():

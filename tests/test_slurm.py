@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 import yaml
 from test_workflow import copy_project as copy_workflow
-from test_workflow import first_result_value
+from test_workflow import forge
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "cluster" / "slurm-local.sh"
@@ -82,15 +82,6 @@ def snakemake(copy, *args, timeout=RUN_TIMEOUT):
     )
     assert result.returncode not in (124, 137), f"snakemake {' '.join(args)} timed out:\n{result.stdout[-5000:]}"
     return result
-
-
-def forge(copy):
-    """Change one stored tool result of recordings/hunter/false.json: its replay must fail."""
-    path = copy / "recordings" / LESSON / "false.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    i, j, key = first_result_value(data)
-    data["steps"][i]["results"][j]["content"][key] *= 1.5
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def fill_generic_profile(copy):
@@ -201,7 +192,9 @@ def builds(cluster, tmp_path_factory):
 def local(builds):
     copy, result = builds["local"]
     assert result.returncode == 0, result.stdout[-5000:]
-    return copy, result
+    files = result_files(copy)
+    assert any(name.endswith(".csv") for name in files) and any(name.endswith(".json") for name in files)
+    return files
 
 
 @pytest.fixture(scope="module")
@@ -211,97 +204,49 @@ def local_forged(builds):
     return mismatch_line(result.stdout)
 
 
-@pytest.fixture(scope="module")
-def on_slurm(builds):
-    return builds["slurm"]
-
-
-@pytest.fixture(scope="module")
-def on_slurm_forged(builds):
-    return builds["slurm-forged"]
-
-
-@pytest.fixture(scope="module")
-def on_generic(builds):
-    return builds["generic"]
-
-
-@pytest.fixture(scope="module")
-def on_generic_forged(builds):
-    return builds["generic-forged"]
-
-
 # ---------------------------------------------------------------------------------------------
-# --executor slurm (snakemake-executor-plugin-slurm)
+# The same checks for --executor slurm (snakemake-executor-plugin-slurm) and --executor
+# cluster-generic (sbatch and workflow/profiles/slurm-generic/status-slurm.sh)
+
+EXECUTORS = {  # build: (the job id in Snakemake's submission line, the SLURM log of a job id)
+    "slurm": (SUBMITTED_SLURM, lambda copy, jobid: next((copy / ".snakemake" / "slurm_logs").rglob(f"{jobid}.log"))),
+    "generic": (SUBMITTED_GENERIC, lambda copy, jobid: copy / "logs" / "slurm" / f"GROUP-{jobid}.log"),
+}
 
 
-def test_slurm_run_succeeds_as_one_slurm_job(on_slurm):
-    copy, result = on_slurm
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_the_lesson_is_one_slurm_job_that_ran_every_job_of_it(builds, executor):
+    copy, result = builds[executor]
     assert result.returncode == 0, result.stdout[-5000:]
-    jobids = SUBMITTED_SLURM.findall(result.stdout)
+    submitted, log_of = EXECUTORS[executor]
+    jobids = submitted.findall(result.stdout)
     assert len(jobids) == 1, f"the lesson should be one group job, submitted: {jobids}"
     state, workdir = slurm_job(jobids[0])
     assert state == "COMPLETED"
     assert Path(workdir).resolve() == copy.resolve()
-
-
-def test_slurm_job_ran_every_job_of_the_lesson(on_slurm):
-    copy, result = on_slurm
-    (jobid,) = SUBMITTED_SLURM.findall(result.stdout)
-    logs = list((copy / ".snakemake" / "slurm_logs").rglob(f"{jobid}.log"))
-    assert len(logs) == 1, logs
-    inside = logs[0].read_text(encoding="utf-8")
-    ran = set(re.findall(r"Finished jobid: \d+ \(Rule: (\w+)\)", inside))
+    inside = log_of(copy, jobids[0]).read_text(encoding="utf-8")
     expected = lesson_rules(result.stdout)
     assert "replay" in expected and len(expected) > 1, expected
-    assert ran == expected
+    assert set(re.findall(r"Finished jobid: \d+ \(Rule: (\w+)\)", inside)) == expected
     # and none of them ran on the submitting machine: only the lesson's target is local there
     assert set(re.findall(r"^localrule (\w+):", result.stdout, re.M)) == {LESSON}
 
 
-def test_slurm_results_equal_local_results_byte_for_byte(local, on_slurm):
-    expected = result_files(local[0])
-    assert any(name.endswith(".csv") for name in expected) and any(name.endswith(".json") for name in expected)
-    assert result_files(on_slurm[0]) == expected
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_results_equal_local_results_byte_for_byte(local, builds, executor):
+    copy, _ = builds[executor]
+    assert result_files(copy) == local
 
 
-def test_failing_slurm_job_fails_the_run_with_the_local_message(local_forged, on_slurm_forged):
-    copy, result = on_slurm_forged
-    jobids = SUBMITTED_SLURM.findall(result.stdout)
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_failing_job_fails_the_run_with_the_local_message(local_forged, builds, executor):
+    copy, result = builds[f"{executor}-forged"]
+    submitted, log_of = EXECUTORS[executor]
+    jobids = submitted.findall(result.stdout)
     assert len(jobids) == 1, jobids
     assert slurm_job(jobids[0])[0] == "FAILED"
-    (log,) = (copy / ".snakemake" / "slurm_logs").rglob(f"{jobids[0]}.log")
-    assert_fails_like_local(result, local_forged, log.read_text(encoding="utf-8"))
+    assert_fails_like_local(result, local_forged, log_of(copy, jobids[0]).read_text(encoding="utf-8"))
     assert not list((copy / "results" / LESSON / "transcripts").glob("*/false.json"))
-
-
-# ---------------------------------------------------------------------------------------------
-# --executor cluster-generic (sbatch and workflow/profiles/slurm-generic/status-slurm.sh)
-
-
-def test_generic_run_succeeds_as_one_slurm_job(on_generic):
-    copy, result = on_generic
-    assert result.returncode == 0, result.stdout[-5000:]
-    jobids = SUBMITTED_GENERIC.findall(result.stdout)
-    assert len(jobids) == 1, jobids
-    state, workdir = slurm_job(jobids[0])
-    assert state == "COMPLETED"
-    assert Path(workdir).resolve() == copy.resolve()
-    inside = (copy / "logs" / "slurm" / f"GROUP-{jobids[0]}.log").read_text(encoding="utf-8")
-    assert set(re.findall(r"Finished jobid: \d+ \(Rule: (\w+)\)", inside)) == lesson_rules(result.stdout)
-
-
-def test_generic_results_equal_local_results_byte_for_byte(local, on_generic):
-    assert result_files(on_generic[0]) == result_files(local[0])
-
-
-def test_failing_generic_job_fails_the_run_with_the_local_message(local_forged, on_generic_forged):
-    copy, result = on_generic_forged
-    jobids = SUBMITTED_GENERIC.findall(result.stdout)
-    assert len(jobids) == 1, jobids
-    assert slurm_job(jobids[0])[0] == "FAILED"
-    log = (copy / "logs" / "slurm" / f"GROUP-{jobids[0]}.log").read_text(encoding="utf-8")
-    assert_fails_like_local(result, local_forged, log)
 
 
 # ---------------------------------------------------------------------------------------------

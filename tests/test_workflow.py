@@ -253,10 +253,12 @@ def test_code_inputs_are_precise_per_lesson_and_stage(built):
         fields = dict(zip(header, line.split("\t")))
         inputs[fields["output_file"]] = set(fields["input-file(s)"].split(","))
     oscillator = {"src/replaylab/physics/oscillator.py", "src/replaylab/physics/integrators.py"}
+    projectile = {output: files for output, files in inputs.items() if lesson_of(output) == "projectile"}
+    assert len(projectile) > 3, sorted(inputs)  # its replay, judge, scan and render outputs
+    for output, files in projectile.items():
+        assert not files & oscillator, output
+        assert not any("/lessons/hunter/" in f or "/lessons/review/" in f for f in files), output
     for output, files in inputs.items():
-        if lesson_of(output) == "projectile":
-            assert not files & oscillator, output
-            assert not any("/lessons/hunter/" in f or "/lessons/review/" in f for f in files), output
         if output != "results/index.md":
             assert "src/replaylab/index_page.py" not in files, output
     hunt = inputs[batch_of(built, "hunter", "open")]
@@ -288,9 +290,7 @@ def test_no_rule_writes_under_recordings(built):
 
 
 def test_dry_run_needs_no_api_key(built):
-    env = environment()
-    assert "OPENAI_API_KEY" not in env
-    result = snakemake(built, "-n", "--forceall")
+    result = snakemake(built, "-n", "--forceall")  # environment() has no key
     assert "Job stats" in result.stdout
     for path in [built / "Snakefile", *(built / "workflow").rglob("*.smk"), *(built / "scripts").glob("*.py")]:
         text = path.read_text(encoding="utf-8")
@@ -367,14 +367,21 @@ def test_lint_and_format_are_clean(built):
 MARKER = '\nimport sys as _sys\n\nprint(f"replaylab imported from {__file__}", file=_sys.stderr)\n'
 
 
-@pytest.fixture(scope="module")
-def forged(tmp_path_factory):
-    copy = copy_project(tmp_path_factory.mktemp("forged") / "project")
+def forge(copy):
+    """Change one stored tool result of recordings/hunter/false.json to one the code does not give:
+    its replay must fail. Returns the name of the changed value."""
     path = copy / "recordings" / "hunter" / "false.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     i, j, key = first_result_value(data)
-    data["steps"][i]["results"][j]["content"][key] *= 1.5  # a stored result the code does not give
+    data["steps"][i]["results"][j]["content"][key] *= 1.5
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return key
+
+
+@pytest.fixture(scope="module")
+def forged(tmp_path_factory):
+    copy = copy_project(tmp_path_factory.mktemp("forged") / "project")
+    key = forge(copy)
     # every process that imports replaylab says from where: it must be this copy's src/
     init = copy / "src" / "replaylab" / "__init__.py"
     init.write_text(init.read_text(encoding="utf-8") + MARKER, encoding="utf-8")

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from test_workflow import batch_of, copy_project, environment, first_error_line, pending, snakemake
+from test_workflow import batch_of, copy_project, first_error_line, pending, snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -70,7 +70,6 @@ def test_a_run_name_used_twice_stops_the_dry_run(many):
 
 def test_record_target_with_the_scripted_provider_needs_no_key(tmp_path):
     copy = copy_project(tmp_path / "project")
-    assert "OPENAI_API_KEY" not in environment()
     result = snakemake(copy, "--cores", "1", "record", "--config", "provider=scripted", "record_lesson=hunter")
     assert "record_run" in result.stdout + result.stderr
     live = copy / "results" / "live" / "hunter"
@@ -84,3 +83,18 @@ def test_record_target_with_the_scripted_provider_needs_no_key(tmp_path):
     # the default target never records
     jobs, _ = pending(copy, "--forceall")
     assert not {rule for rule, _ in jobs} & {"record", "record_run", "live_page"}
+
+
+def test_find_runs_skips_hidden_files_and_refuses_a_name_used_twice(tmp_path):
+    """The one way runs are found, by the workflow and by `replaylab build` alike."""
+    from replaylab import pipeline
+    from replaylab.agents.recording import RecordingError
+
+    for folder, name in [("a", "one"), ("a", ".one.tmp"), ("b", "two")]:
+        (tmp_path / folder / "hunter").mkdir(parents=True, exist_ok=True)
+        (tmp_path / folder / "hunter" / f"{name}.json").write_text("{}")
+    found = pipeline.find_runs("hunter", [tmp_path / "a", tmp_path / "b"])
+    assert found == {"one": tmp_path / "a" / "hunter" / "one.json", "two": tmp_path / "b" / "hunter" / "two.json"}
+    (tmp_path / "b" / "hunter" / "one.json").write_text("{}")
+    with pytest.raises(RecordingError, match=r"b/hunter/one.json: \$.run: 'one' is also the run .*a/hunter/one.json"):
+        pipeline.find_runs("hunter", [tmp_path / "a", tmp_path / "b"])

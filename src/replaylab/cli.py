@@ -14,7 +14,7 @@ from replaylab.agents.clients.interactive import message_from_data
 from replaylab.agents.messages import ToolCall
 from replaylab.agents.replay import DEFAULT_TOLERANCE, ReplayMismatch, replay
 from replaylab.display import print_step
-from replaylab.lessons import LESSONS, lab, variant
+from replaylab.lessons import LESSONS, count_calls, lab, variant
 
 OK, UNEXPECTED, INVALID, REFUSED = 0, 1, 2, 3
 
@@ -79,11 +79,11 @@ def cmd_replay(args):
     if args.json:
         _print_json(recording_io.to_data(replayed))
         return OK
-    results = [r for s in transcript.steps for r in s.results]
-    ran = sum(r.ok for r in results)
+    counted = count_calls(transcript)
+    calls, ran = counted["calls"], counted["ran"]
     print(f"{run.lesson}/{run.run} ({run.label}; messages by: {run.provenance['model']})")
     print(
-        f"replayed {len(results)} calls ({ran} ran, {len(results) - ran} refused): every result agrees "
+        f"replayed {calls} calls ({ran} ran, {calls - ran} refused): every result agrees "
         f"with the recording within {args.tolerance:g}"
     )
     for number, step in enumerate(transcript.steps, start=1):
@@ -123,13 +123,14 @@ def read_messages(path):
     """The lesson, variant, group, run and messages of a recording or of a file of messages."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text)
     except FileNotFoundError:
         raise InvalidInput(f"{path}: no such file") from None
     except json.JSONDecodeError as error:
         raise InvalidInput(f"{path}: not valid JSON: {error}") from None
     if isinstance(data, dict) and "format" in data:
-        run = recording_io.from_data(recording_io.parse(path.read_text(encoding="utf-8"), str(path)), str(path))
+        run = recording_io.from_data(recording_io.parse(text, str(path)), str(path))
         messages = [s.message for s in run.transcript.steps]
         return {"lesson": run.lesson, "variant": run.variant, "group": run.group, "run": run.run}, messages
     if not isinstance(data, dict) or not isinstance(data.get("messages"), list):

@@ -5,15 +5,11 @@ statement (none for an inconclusive hunt or an unchecked conclusion), and a link
 """
 
 from replaylab.lessons.hunter import page as hunter_page
-from replaylab.lessons.markdown import FULL_RUNS_LIMIT, code, text
+from replaylab.lessons.markdown import FULL_RUNS_LIMIT, code, interval, text
 from replaylab.lessons.projectile import page as projectile_page
 from replaylab.lessons.review import page as review_page
 
 PAGES = {"projectile": projectile_page, "hunter": hunter_page, "review": review_page}
-
-
-def _page_module(lesson):
-    return PAGES.get(lesson)
 
 
 def index(all_results):
@@ -28,7 +24,7 @@ def index(all_results):
     ]
     for results in all_results:
         lesson = results.get("lesson", "")
-        module = _page_module(lesson)
+        module = PAGES.get(lesson)
         if module is None:
             out += [f"## {text(lesson)}", "", "Unknown lesson: no page.", ""]
             continue
@@ -45,7 +41,7 @@ def index(all_results):
         if len(runs) > FULL_RUNS_LIMIT:
             lines = [
                 f"{text(r['model'])} ({code(r['task'])}): {r['right']} of {r['runs']} runs right "
-                f"(95 % interval {100 * r['low']:.0f} % to {100 * r['high']:.0f} %)"
+                f"(95 % interval {interval(r)})"
                 for r in results.get("scorecard", [])
             ]
             out += ["Too many runs to list one by one; the scorecard, decided by the build:", ""]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from replaylab.agents import recording as recording_io
 from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
-from replaylab.agents.replay import ReplayMismatch, replay, rerecord_command
+from replaylab.agents.replay import DEFAULT_TOLERANCE, ReplayMismatch, replay, rerecord_command
 from replaylab.lessons import LESSONS, lab, variant
 from replaylab.lessons.scorecard import scorecard, scorecard_table, scores
 
@@ -134,11 +134,9 @@ def score_lesson(lesson, verdicts, scans):
     return found, scorecard(found)
 
 
-def collect_results(lesson, transcript_paths, verdicts_path, scans_path, exercises_path, target, tolerance, scorecard_json=None, scorecard_csv=None):
-    """Every number of the lesson in one file: full precision and the text as shown.
-
-    With `scorecard_json` and `scorecard_csv`, the scorecard is also written on its own.
-    """
+def collect_results(lesson, transcript_paths, verdicts_path, scans_path, exercises_path, target, tolerance, scorecard_json, scorecard_csv):
+    """Every number of the lesson in one file (`target`): full precision and the text as shown;
+    the scorecard also on its own, as JSON and CSV."""
     runs = {}
     for run in load_transcripts(transcript_paths):
         runs[run.run] = {
@@ -165,10 +163,8 @@ def collect_results(lesson, transcript_paths, verdicts_path, scans_path, exercis
         "exercises": read_json(exercises_path),
     }
     write_json(target, data)
-    if scorecard_json:
-        write_json(scorecard_json, {"lesson": lesson, "scorecard": rows, "scores": found})
-    if scorecard_csv:
-        recording_io.write_atomic(scorecard_csv, csv_text(scorecard_table(rows)))
+    write_json(scorecard_json, {"lesson": lesson, "scorecard": rows, "scores": found})
+    recording_io.write_atomic(scorecard_csv, csv_text(scorecard_table(rows)))
     return data
 
 
@@ -241,9 +237,24 @@ def render_lesson(lesson, transcript_paths, verdicts_path, scans_path, exercises
     write_page(lesson, results, folder / "index.md")
 
 
-def runs_of(lesson, folders):
-    """The recordings of a lesson in each folder (folder/<lesson>/<run>.json), in order."""
-    return [path for folder in folders for path in sorted(Path(folder, lesson).glob("*.json"))]
+def find_runs(lesson, folders):
+    """{run: recording} of a lesson, from <folder>/<lesson>/<run>.json of every folder, in order.
+
+    Hidden files are not recordings. A run name used twice is a `RecordingError`: a transcript is
+    named after its run, so one would silently replace the other.
+    """
+    runs = {}
+    for folder in folders:
+        for path in sorted(Path(folder, lesson).glob("*.json")):
+            if path.name.startswith("."):
+                continue
+            if path.stem in runs:
+                raise recording_io.RecordingError(
+                    f"{path}: $.run: {path.stem!r} is also the run {runs[path.stem]}; "
+                    "run names must be unique within a lesson"
+                )
+            runs[path.stem] = path
+    return runs
 
 
 def build_lesson(lesson, sources, folder, tolerance, scans=None, exercises=None, progress=print):
@@ -264,9 +275,10 @@ def build_lesson(lesson, sources, folder, tolerance, scans=None, exercises=None,
     progress(f"{lesson}: results in {folder}")
 
 
-def build(lessons=LESSONS, recordings="recordings", results="results", tolerance=1e-6, progress=print, run_folders=()):
+def build(lessons=LESSONS, recordings="recordings", results="results", tolerance=DEFAULT_TOLERANCE, progress=print, run_folders=()):
     """Every result of every lesson in one process, without Snakemake (the same stages, in order)."""
     results = Path(results)
     for lesson in lessons:
-        build_lesson(lesson, runs_of(lesson, [recordings, *run_folders]), results / lesson, tolerance, progress=progress)
+        sources = list(find_runs(lesson, [recordings, *run_folders]).values())
+        build_lesson(lesson, sources, results / lesson, tolerance, progress=progress)
     write_index([results / lesson / "results.json" for lesson in lessons], results / "index.md")

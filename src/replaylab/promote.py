@@ -7,7 +7,7 @@ run recorded under results/live/ becomes a committed recording.
 from pathlib import Path
 
 from replaylab.agents import recording as recording_io
-from replaylab.agents.replay import replay
+from replaylab.agents.replay import DEFAULT_TOLERANCE, replay
 from replaylab.display import call_text, result_text
 from replaylab.lessons import variant
 
@@ -76,9 +76,10 @@ def describe_changes(new, old):
     return lines
 
 
-def promote(source, recordings="recordings", dry_run=False, tolerance=1e-6):
+def promote(source, recordings="recordings", dry_run=False, tolerance=DEFAULT_TOLERANCE):
     """Check the run (it must load and replay), describe the change, then copy it. Returns the lines shown."""
-    new = recording_io.load(source)
+    text = recording_io.read(source)  # the bytes checked are the bytes copied
+    new = recording_io.loads(text, source)
     replay(new, variant(new.lesson, new.variant), tolerance)
     target = Path(recordings) / new.lesson / f"{new.run}.json"
     old = recording_io.load(target) if target.exists() else None
@@ -86,6 +87,6 @@ def promote(source, recordings="recordings", dry_run=False, tolerance=1e-6):
     if dry_run:
         lines.append(f"dry run: {target} left as it was")
     else:
-        recording_io.write_atomic(target, Path(source).read_text(encoding="utf-8"))
+        recording_io.write_atomic(target, text)
         lines.append(f"copied {source} -> {target}")
     return lines

@@ -106,23 +106,13 @@ BATCH_SIZE = config["batch_size"]
 
 
 def find_runs(lesson):
-    """{run: recording} of a lesson, from <folder>/<lesson>/<run>.json of every run folder.
-
-    Hidden files are not recordings. A run name used twice stops the run: a transcript is named
-    after its run.
-    """
-    runs = {}
-    for folder in RUN_FOLDERS:
-        for path in sorted(Path(folder, lesson).glob("*.json")):
-            if path.name.startswith("."):
-                continue
-            if path.stem in runs:
-                stop(
-                    f"{relative(path)}: $.run: {path.stem!r} is also the run {runs[path.stem]}; "
-                    "run names must be unique within a lesson"
-                )
-            runs[path.stem] = relative(path)
-    return runs
+    """{run: recording} of a lesson in every run folder (pipeline.find_runs), paths as rules name
+    them; a run name used twice stops the run."""
+    try:
+        found = pipeline.find_runs(lesson, RUN_FOLDERS)
+    except RecordingError as error:
+        stop(str(error))
+    return {run: relative(path) for run, path in found.items()}
 
 
 def check_recordings(runs):

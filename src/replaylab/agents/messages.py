@@ -4,6 +4,7 @@
 never trusted, and are only ever checked by the allowlist.
 """
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +14,14 @@ class ToolCall:
     id: str
     name: Any
     arguments: Any
+
+
+def stored(value):
+    """A result's value as recordings, transcripts and sessions write it: a number that is not
+    finite becomes null ("not measured"), which standard JSON can hold."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 import jsonschema
 
 from replaylab import __version__
-from replaylab.agents.messages import ModelMessage, Step, ToolCall, ToolResult, Transcript
+from replaylab.agents.messages import ModelMessage, Step, ToolCall, ToolResult, Transcript, stored
 from replaylab.agents.secrets import clean, clean_text
 
 FORMAT = "replaylab-recording/1"
@@ -158,26 +158,30 @@ def from_data(data, source=""):
     )
 
 
-def load(path):
-    """Read and validate one recording file."""
-    path = Path(path)
+def read(path):
+    """The text of a recording file, or `RecordingError`."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise RecordingError(f"{path}: no such file") from None
     except UnicodeDecodeError as error:
         raise RecordingError(f"{path}: not UTF-8 text ({error.reason})") from None
+
+
+def load(path):
+    """Read and validate one recording file."""
+    return loads(read(path), path)
+
+
+def loads(text, path):
+    """The recording in `text`, the content of the file at `path`, validated: the one check of
+    what a caller then copies or uses."""
+    path = Path(path)
     recording = from_data(parse(text, str(path)), str(path))
     expected = path.stem
     if recording.run != expected:
         raise RecordingError(f"{path}: $.run: {recording.run!r} differs from the file name {expected!r}")
     return recording
-
-
-def _number(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def _as_sent(value):
@@ -209,7 +213,7 @@ def to_data(recording):
                     for c in step.message.tool_calls
                 ],
                 "results": [
-                    {"call_id": r.call_id, "ok": r.ok, "content": {k: _number(v) for k, v in r.content.items()}}
+                    {"call_id": r.call_id, "ok": r.ok, "content": {k: stored(v) for k, v in r.content.items()}}
                     for r in step.results
                 ],
             }

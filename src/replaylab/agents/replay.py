@@ -7,6 +7,7 @@ values and the command that records the run again.
 import math
 
 from replaylab.agents import loop
+from replaylab.agents.messages import stored
 from replaylab.agents.clients.replay import OutOfMessages, RecordedMessagesClient
 
 DEFAULT_TOLERANCE = 1e-6
@@ -78,17 +79,10 @@ def compare_result(old, new, tolerance):
     if set(old.content) != set(new.content):
         return f"the result keys were {sorted(old.content)} when recorded and are {sorted(new.content)} now"
     for key, was in old.content.items():
-        now = _stored(new.content[key])
+        now = stored(new.content[key])
         if not _same(was, now, tolerance):
             return f"{key} was {was!r} when recorded and is {now!r} now (tolerance {tolerance:g})"
     return None
-
-
-def _stored(value):
-    """A recomputed value as the file stores it: not finite becomes None ("not measured")."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def _same(was, now, tolerance):

@@ -34,12 +34,6 @@ class Secret:
     def __reduce__(self):
         raise TypeError("a Secret cannot be pickled")
 
-    def __eq__(self, other):
-        return isinstance(other, Secret) and other._value == self._value
-
-    def __hash__(self):
-        return hash(self._value)
-
 
 def _values(secrets):
     return [s.reveal() if isinstance(s, Secret) else s for s in secrets if s]

@@ -115,13 +115,6 @@ def number(value, fmt="%.6g"):
     return fmt % value
 
 
-def shown(item):
-    """The text the build chose for a {"value", "shown"} pair (or a plain number with %.6g)."""
-    if isinstance(item, dict) and "shown" in item:
-        return item["shown"]
-    return number(item)
-
-
 def join_words(words, conjunction="and"):
     words = list(words)
     if not words:
@@ -185,7 +178,7 @@ def call_text(name, arguments):
 
 
 def result_text(result):
-    """A result as recomputed by the build: numbers with %.6g; a refusal shows its text."""
+    """A result as recomputed by the build, its numbers with %.6g; None for a refusal."""
     content = result.get("content", {})
     if not result.get("ok"):
         return None
@@ -203,6 +196,18 @@ def flag(value):
     return "true" if value else "false"
 
 
+def outcome_columns(item, key):
+    """The CSV columns of an exercise's tool call (an item with ok, value and error): its value
+    under `key` at full precision, as shown, or the refusal."""
+    ok = bool(item.get("ok"))
+    return {
+        "ok": flag(ok),
+        key: item["value"]["value"] if ok else "",
+        "shown": item["value"]["shown"] if ok else "refused: " + item.get("error", ""),
+        "error": "" if ok else item.get("error", ""),
+    }
+
+
 def call_rows(results):
     """One row per tool call of every run, with the recomputed result (full precision as JSON)."""
     rows = []
@@ -218,7 +223,7 @@ def call_rows(results):
                         "call": index,
                         "tool": call["name"] if isinstance(call["name"], str) else _json(call["name"]),
                         "arguments": _json(call["arguments"]),
-                        "ok": "true" if ok else "false",
+                        "ok": flag(ok),
                         "result": _json(content) if ok else "",
                         "error": "" if ok else str(content.get("error", "")),
                         "shown": result_text(result) if ok else "refused: " + str(content.get("error", "")),
@@ -317,12 +322,12 @@ def provenance_lines(run):
     return lines
 
 
-def run_section(run_name, run, results, level="###", title=None):
+def run_section(run_name, run, results):
     """One run: provenance, prompts, and each message with its calls and recomputed results."""
     transcript = run["transcript"]
     replayed = transcript.get("replayed") or {}
     tolerance = replayed.get("tolerance", results.get("tolerance"))
-    out = [f"{level} {title or 'Run ' + name(run_name)}", ""]
+    out = [f"### Run {name(run_name)}", ""]
     out += provenance_lines(run)
     out += [
         f"- Variant {code(run['variant'])}, group {name(run['group'])}; "
@@ -352,7 +357,7 @@ def run_section(run_name, run, results, level="###", title=None):
 FULL_RUNS_LIMIT = 12  # beyond this, only the reference runs are shown message by message
 
 
-def runs_section(results, order=None, intro=""):
+def runs_section(results, order=None):
     runs = results.get("runs", {})
     names = order if order is not None else list(runs)
     summarised = []
@@ -360,8 +365,6 @@ def runs_section(results, order=None, intro=""):
         summarised = [n for n in names if runs[n]["group"] != "reference"]
         names = [n for n in names if runs[n]["group"] == "reference"]
     out = ["## The runs", ""]
-    if intro:
-        out += [intro, ""]
     out += [
         "Each run is shown as this build replayed it. The words of each message were written by "
         "whoever produced the run (see its label): they are not results and the build never reads "
@@ -396,6 +399,11 @@ def runs_section(results, order=None, intro=""):
     return "\n".join(out)
 
 
+def interval(row):
+    """The 95 % Wilson interval of a scorecard row, in whole per cent."""
+    return f"{100 * row['low']:.0f} % to {100 * row['high']:.0f} %"
+
+
 def scorecard_section(results):
     """How often the runs reached the right answer, per model or program, decided by the build."""
     rows = results.get("scorecard", [])
@@ -418,7 +426,7 @@ def scorecard_section(results):
                 "task": code(r.get("task", "")),
                 "runs": r["runs"],
                 "right": f"{r['right']} ({100 * r['rate']:.0f} %)",
-                "interval": f"{100 * r['low']:.0f} % to {100 * r['high']:.0f} %",
+                "interval": interval(r),
                 "calls": f"{r['mean_calls']:.3g} ({r['mean_budget_used']:.3g} ran)",
                 "mistakes": mistakes,
             }
@@ -431,7 +439,7 @@ def scorecard_section(results):
         out += [
             f"- **Too few runs to conclude anything** about {text(r['model'])} ({code(r.get('task', ''))}): "
             f"with {r['runs']} run{'s' if r['runs'] != 1 else ''}, the share of right answers could be anywhere "
-            f"from {100 * r['low']:.0f} % to {100 * r['high']:.0f} %."
+            f"from {interval(r)}."
         ]
     if few:
         out.append("")
@@ -482,8 +490,24 @@ def section(lines_or_text):
     return lines_or_text if isinstance(lines_or_text, str) else "\n".join(lines_or_text)
 
 
-def decision_block(page_text):
-    """The part of a page with the build's decisions (used by tests and by the index)."""
-    start = page_text.find("## What the build decided")
-    end = page_text.find("\n## ", start + 1)
-    return page_text[start:end if end != -1 else None] if start != -1 else ""
+def lesson_page(results, *, title, question, intro, decisions, demos, tables, figure, runs_order=None, allowlist_intro=""):
+    """A lesson's page: the sections every lesson has, in the same order, around what is the
+    lesson's own. `tables` is (the lesson's table names, those shown on the page, the extra table
+    lines); `figure` is the Markdown of its figure."""
+    parts = [
+        f"# {title}",
+        "",
+        f"**Question:** {question}",
+        "",
+        intro,
+        "",
+        allowlist_section(results, allowlist_intro),
+        runs_section(results, runs_order),
+        section(decisions),
+        scorecard_section(results),
+        section(demos),
+        tables_section(*tables),
+        section(["## Figures", "", figure, ""]),
+        recording_section(results),
+    ]
+    return "\n".join(parts).rstrip() + "\n"

@@ -1,6 +1,28 @@
-"""What the lessons' figures share: the scorecard figure, and the log-log steps-per-period axes."""
+"""What the lessons' figures share: the agents' calls to draw, a marker per run, the scorecard
+figure, and the log-log steps-per-period axes."""
 
 from matplotlib.figure import Figure
+from replaylab.lessons import drawn_runs
+
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def run_markers(runs):
+    """A marker per run, in order (they repeat after eight runs)."""
+    return {run: MARKERS[i % len(MARKERS)] for i, run in enumerate(runs)}
+
+
+def accepted_calls(results, tool, variant=None):
+    """(run, arguments, recomputed content) of each call of `tool` that ran, in the runs a figure
+    draws (lessons.drawn_runs), from results.json; `variant` keeps the runs of one variant only."""
+    for run_name, run in drawn_runs(results).items():
+        if variant is not None and run.get("variant") != variant:
+            continue
+        for step in run["transcript"]["steps"]:
+            for call, result in zip(step["tool_calls"], step["results"]):
+                arguments = call.get("arguments")
+                if call.get("name") == tool and result.get("ok") and isinstance(arguments, dict):
+                    yield run_name, arguments, result["content"]
 
 
 def scorecard(results):

@@ -6,10 +6,9 @@ is answered with {"error": "..."} and the next line is read: the agent's input i
 """
 
 import json
-import math
 import sys
 
-from replaylab.agents.messages import ModelMessage, ToolCall
+from replaylab.agents.messages import ModelMessage, ToolCall, stored
 
 MODEL = "interactive session (a person or a program on stdin)"
 
@@ -42,11 +41,6 @@ def message_from_data(data):
     )
 
 
-def _content(content):
-    """A result's content as JSON: a value that is not finite is null ("not measured")."""
-    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in content.items()}
-
-
 class InteractiveClient:
     secrets = ()
 
@@ -66,7 +60,7 @@ class InteractiveClient:
                 break
             results.insert(0, item["result"])
         if results:
-            self._say([{"call_id": r.call_id, "ok": r.ok, "content": _content(r.content)} for r in results])
+            self._say([{"call_id": r.call_id, "ok": r.ok, "content": {k: stored(v) for k, v in r.content.items()}} for r in results])
         for line in self._in:
             if not line.strip():
                 continue

@@ -8,9 +8,9 @@
 
 from matplotlib.figure import Figure
 from replaylab.lessons import drawn_runs
-from replaylab.lessons.plotting import scorecard, steps_per_period_axes
+from replaylab.lessons.markdown import join_words
+from replaylab.lessons.plotting import accepted_calls, run_markers, scorecard, steps_per_period_axes
 
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 TOOL = "oscillator_energy_drift"
 KEY = "max_energy_drift"
 
@@ -18,17 +18,12 @@ KEY = "max_energy_drift"
 def experiments(results):
     """{(run, method, periods): [(steps, drift)]} of the accepted drift calls, as recomputed."""
     found = {}
-    for run_name, run in drawn_runs(results).items():
-        for step in run["transcript"]["steps"]:
-            for call, result in zip(step["tool_calls"], step["results"]):
-                arguments = call.get("arguments")
-                if call.get("name") != TOOL or not result.get("ok") or not isinstance(arguments, dict):
-                    continue
-                value = result["content"].get(KEY)
-                if value is None or value <= 0:
-                    continue
-                key = (run_name, arguments.get("method"), arguments.get("periods"))
-                found.setdefault(key, []).append((arguments.get("steps_per_period"), value))
+    for run_name, arguments, content in accepted_calls(results, TOOL):
+        value = content.get(KEY)
+        if value is None or value <= 0:
+            continue
+        key = (run_name, arguments.get("method"), arguments.get("periods"))
+        found.setdefault(key, []).append((arguments.get("steps_per_period"), value))
     return found
 
 
@@ -45,7 +40,7 @@ def drift(results):
     methods = list(dict.fromkeys(row["method"] for row in scan["rows"]))
     colours = {method: f"C{i}" for i, method in enumerate(methods)}
     runs = list(drawn_runs(results))
-    markers = {run: MARKERS[i % len(MARKERS)] for i, run in enumerate(runs)}
+    markers = run_markers(runs)
 
     figure = Figure(figsize=(9.5, 6.6), layout="constrained")
     axes = figure.subplots()
@@ -83,7 +78,7 @@ def drift(results):
             facecolor=colour if filled else "none", edgecolor="k" if filled else colour,
         )
         counts = sorted(set(lengths))
-        words = ", ".join(f"{c:g}" for c in counts[:-1]) + (" and " if len(counts) > 1 else "") + f"{counts[-1]:g}"
+        words = join_words(f"{c:g}" for c in counts)
         unit = "period" if counts == [1] else "periods"
         handles[(runs.index(run), str(method), not filled)] = (artist, f"hunt '{run}': {method}, {words} {unit} (agent's calls, recomputed)")
     points_handles = [handles.pop(key) for key in sorted(k for k in handles if isinstance(k, tuple))]

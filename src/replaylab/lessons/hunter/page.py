@@ -105,7 +105,7 @@ def _decisions(results):
     for run, item in verdicts.items():
         variant = results.get("runs", {}).get(run, {}).get("variant")
         budget = allowlists.get(variant, {}).get("budget")
-        out += [line for line in verdict_lines(run, item["verdict"], budget)] + [""]
+        out += verdict_lines(run, item["verdict"], budget) + [""]
     return out
 
 
@@ -203,7 +203,7 @@ def _demos(results, rows):
     return out
 
 
-def _figures(results):
+def _figure(results):
     drift = results.get("scans", {}).get("drift", {})
     periods = md.number(drift.get("periods"), "%d")
     methods = md.join_words(list(dict.fromkeys(row["method"] for row in drift.get("rows", []))))
@@ -212,7 +212,7 @@ def _figures(results):
         f"build for {methods}. Dashed: each claim's limit. Points: the hunts' experiments as recomputed by this "
         f"build (filled: {periods} periods, comparable with the lines; hollow: other run lengths)."
     )
-    return ["## Figures", "", md.figure("drift", "Energy drift against steps per period, with the hunts' experiments", caption), ""]
+    return md.figure("drift", "Energy drift against steps per period, with the hunts' experiments", caption)
 
 
 def page(results):
@@ -221,32 +221,25 @@ def page(results):
         {"method": r["method"], "n": r["steps_per_period"], "drift": Md(md.number(r["max_energy_drift"]))} for r in rows["drift-scan"]
     ]
     periods = md.number(results.get("scans", {}).get("drift", {}).get("periods"), "%d")
-    parts = [
-        f"# {title()}",
-        "",
-        f"**Question:** {question(results)}",
-        "",
+    intro = [
         "The claims (each run hunts one of them; the task given to the agent contains the claim and the budget):",
         "",
         *_claims(results),
         "",
         "The tool measures the largest relative energy error `|E/E0 - 1|` of a simulated oscillator over a run. "
         "One experiment above the limit refutes a claim; no number of experiments below it proves the claim.",
-        "",
-        md.allowlist_section(results),
-        md.runs_section(results),
-        md.section(_decisions(results)),
-        md.scorecard_section(results),
-        md.section(_demos(results, rows)),
-        md.tables_section(
-            lesson_tables.TABLES,
-            {"boundary", "words-ignored", "false-claim-boundary"},
-            [
-                f"Table `drift-scan`: largest energy drift over {periods} periods, computed by this build (6 significant digits):",
-                table(drift_rows, [("method", "method"), ("n", "steps per period"), ("drift", "largest drift")]),
-            ],
-        ),
-        md.section(_figures(results)),
-        md.recording_section(results),
     ]
-    return "\n".join(parts).rstrip() + "\n"
+    drift_table = [
+        f"Table `drift-scan`: largest energy drift over {periods} periods, computed by this build (6 significant digits):",
+        table(drift_rows, [("method", "method"), ("n", "steps per period"), ("drift", "largest drift")]),
+    ]
+    return md.lesson_page(
+        results,
+        title=title(),
+        question=question(results),
+        intro="\n".join(intro),
+        decisions=_decisions(results),
+        demos=_demos(results, rows),
+        tables=(lesson_tables.TABLES, {"boundary", "words-ignored", "false-claim-boundary"}, drift_table),
+        figure=_figure(results),
+    )

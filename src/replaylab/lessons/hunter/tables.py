@@ -13,7 +13,7 @@ the page rounds.
 
 import json
 
-from replaylab.lessons.markdown import call_rows, flag
+from replaylab.lessons.markdown import call_rows, outcome_columns
 
 TABLES = ("drift-scan", "verdicts", "words-ignored", "boundary", "false-claim-boundary", "run")
 
@@ -45,16 +45,6 @@ def verdict_row(run, which, verdict):
     }
 
 
-def _outcome(item):
-    ok = bool(item.get("ok"))
-    return {
-        "ok": flag(ok),
-        "max_energy_drift": item["value"]["value"] if ok else "",
-        "shown": item["value"]["shown"] if ok else "refused: " + item.get("error", ""),
-        "error": "" if ok else item.get("error", ""),
-    }
-
-
 def tables(results):
     scans = results.get("scans", {})
     drift = scans.get("drift", {})
@@ -73,7 +63,7 @@ def tables(results):
         ]
     boundary = results.get("exercises", {}).get("boundary", {})
     out["boundary"] = [
-        {"part": "attempt", "number": number, "what": item["what"], "arguments": json.dumps(item["arguments"]), **_outcome(item)}
+        {"part": "attempt", "number": number, "what": item["what"], "arguments": json.dumps(item["arguments"]), **outcome_columns(item, "max_energy_drift")}
         for number, item in enumerate(boundary.get("attempts", []), start=1)
     ] + [
         {
@@ -81,7 +71,7 @@ def tables(results):
             "number": item["call"],
             "what": f"call {item['call']}",
             "arguments": json.dumps(boundary["attempts"][0]["arguments"]) if boundary.get("attempts") else "",
-            **_outcome(item),
+            **outcome_columns(item, "max_energy_drift"),
         }
         for item in boundary.get("repeats", [])
     ]

@@ -8,25 +8,17 @@
 
 from matplotlib.figure import Figure
 from replaylab.lessons import drawn_runs
-from replaylab.lessons.plotting import scorecard
-
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
-
+from replaylab.lessons.plotting import accepted_calls, run_markers, scorecard
 
 def agent_points(results, max_dt):
     """{(run, dt): [(angle, range)]} of the accepted range_with_drag calls with dt <= max_dt."""
     points = {}
-    for run_name, run in drawn_runs(results).items():
-        for step in run["transcript"]["steps"]:
-            for call, result in zip(step["tool_calls"], step["results"]):
-                arguments = call.get("arguments")
-                if call.get("name") != "range_with_drag" or not result.get("ok") or not isinstance(arguments, dict):
-                    continue
-                dt, angle, value = arguments.get("dt"), arguments.get("angle"), result["content"].get("range_m")
-                if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (dt, angle, value)):
-                    continue
-                if dt <= max_dt:
-                    points.setdefault((run_name, dt), []).append((angle, value))
+    for run_name, arguments, content in accepted_calls(results, "range_with_drag"):
+        dt, angle, value = arguments.get("dt"), arguments.get("angle"), content.get("range_m")
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (dt, angle, value)):
+            continue
+        if dt <= max_dt:
+            points.setdefault((run_name, dt), []).append((angle, value))
     return points
 
 
@@ -45,7 +37,7 @@ def evidence(results):
 
     dts = sorted(({dt for _, dt in points} | {c["smallest_dt"] for c in conclusions.values()}) - {scan_dt}, reverse=True)
     colours = {scan_dt: "C0", **{dt: f"C{i + 1}" for i, dt in enumerate(dts)}}
-    markers = {run: MARKERS[i % len(MARKERS)] for i, run in enumerate(runs)}
+    markers = run_markers(runs)
 
     figure = Figure(figsize=(11, 5.6), layout="constrained")
     overview, close = figure.subplots(1, 2, gridspec_kw={"width_ratios": [1.15, 1]})

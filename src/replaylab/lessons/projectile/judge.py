@@ -12,6 +12,11 @@ GRID_MARGIN = 2  # degrees below and above the agent's bracket
 ROUGH_FACTOR = 1.01
 DEMONSTRATION_GROUP = "reference"  # the runs the page's demonstrations are made with
 REFERENCE_ANGLE = 45.0  # degrees: the best angle without drag, what the gain is measured against
+
+
+def range_key(angle):
+    """The key of the comparison range in a conclusion: range_at_45_m for 45 degrees."""
+    return f"range_at_{angle:g}_m"
 EVIDENCE = "numerically verified: the simulated tennis ball, explicit Euler, no measurement"
 
 
@@ -55,7 +60,7 @@ def agent_conclusion(transcript):
         "best_angle": shown(best_angle, f"{best_angle:.2f}"),
         "best_range_m": shown(best_range, f"{best_range:.4g}"),
         "reference_angle": REFERENCE_ANGLE,
-        "range_at_45_m": shown(range_45, f"{range_45:.4g}"),
+        range_key(REFERENCE_ANGLE): shown(range_45, f"{range_45:.4g}"),
         "gain_m": shown(gain, f"{gain:.4g}"),
         "gain_percent": shown(gain_percent, f"{gain_percent:.4g}"),
         "inside": inside,

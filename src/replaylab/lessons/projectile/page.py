@@ -181,7 +181,7 @@ def _demos(results, rows):
     return out
 
 
-def _figures(results):
+def _figure(results):
     evidence = results.get("scans", {}).get("evidence", {})
     angles = [row["angle"] for row in evidence.get("rows", [])]
     dt = md.number(evidence.get("dt"), "%g")
@@ -191,37 +191,27 @@ def _figures(results):
         f"Points: the agent's calls with dt at most {dt} s, as recomputed by this build. "
         "Right: close-up near the maximum, with the build's fine scan at the agent's smallest dt and its best angle."
     )
-    return ["## Figures", "", md.figure("evidence", "The agent's evidence: range against launch angle", caption), ""]
+    return md.figure("evidence", "The agent's evidence: range against launch angle", caption)
 
 
 def page(results):
     rows = lesson_tables.tables(results)
     evidence = results.get("scans", {}).get("evidence", {})
     scan_rows = [{"angle": r["angle_deg"], "range": Md(md.number(r["range_m"]))} for r in rows["evidence-scan"]]
-    parts = [
-        f"# {title()}",
-        "",
-        f"**Question:** {question(results)}",
-        "",
-        "An agent (a language model, a program, or a person standing in for one) may only call the simulation "
+    scan_table = [
+        f"Table `evidence-scan`: the independent scan of the figure (speed {md.number(evidence.get('speed'), '%g')} m/s, "
+        f"dt {md.number(evidence.get('dt'), '%g')} s, ranges to 6 significant digits):",
+        table(scan_rows, [("angle", "angle (deg)"), ("range", "range (m)")]),
+    ]
+    return md.lesson_page(
+        results,
+        title=title(),
+        question=question(results),
+        intro="An agent (a language model, a program, or a person standing in for one) may only call the simulation "
         "through an allowlist. This page shows what it may do, what it did, and what the build decided from "
         "numbers it recomputed itself.",
-        "",
-        md.allowlist_section(results),
-        md.runs_section(results),
-        md.section(_decisions(results, rows)),
-        md.scorecard_section(results),
-        md.section(_demos(results, rows)),
-        md.tables_section(
-            lesson_tables.TABLES,
-            {"agent-conclusion", "misbehaving-calls", "step-bounds", "new-tool"},
-            [
-                f"Table `evidence-scan`: the independent scan of the figure (speed {md.number(evidence.get('speed'), '%g')} m/s, "
-                f"dt {md.number(evidence.get('dt'), '%g')} s, ranges to 6 significant digits):",
-                table(scan_rows, [("angle", "angle (deg)"), ("range", "range (m)")]),
-            ],
-        ),
-        md.section(_figures(results)),
-        md.recording_section(results),
-    ]
-    return "\n".join(parts).rstrip() + "\n"
+        decisions=_decisions(results, rows),
+        demos=_demos(results, rows),
+        tables=(lesson_tables.TABLES, {"agent-conclusion", "misbehaving-calls", "step-bounds", "new-tool"}, scan_table),
+        figure=_figure(results),
+    )

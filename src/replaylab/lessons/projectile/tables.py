@@ -13,9 +13,9 @@ their repr), next to a "shown" column with the text the page shows where the pag
 """
 
 import json
-import re
 
-from replaylab.lessons.markdown import call_rows, flag
+from replaylab.lessons.markdown import call_rows, flag, outcome_columns
+from replaylab.lessons.projectile.judge import range_key
 
 TABLES = (
     "agent-conclusion",
@@ -27,15 +27,6 @@ TABLES = (
     "rough-ball",
     "run",
 )
-
-
-def reference_angle(conclusion):
-    """The angle of the comparison range (the number in the key `range_at_<angle>_m`)."""
-    for key in conclusion:
-        found = re.fullmatch(r"range_at_(\d+)_m", key)
-        if found:
-            return key, found.group(1)
-    return None, None
 
 
 def conclusion_rows(run, conclusion):
@@ -57,23 +48,14 @@ def conclusion_rows(run, conclusion):
     add("agent's bracket, high angle", high, "deg", f"{high:g}")
     add("best angle of the build's fine scan", conclusion["best_angle"]["value"], "deg", conclusion["best_angle"]["shown"])
     add("range at the best angle", conclusion["best_range_m"]["value"], "m", conclusion["best_range_m"]["shown"])
-    key, angle = reference_angle(conclusion)
-    if key:
+    if "reference_angle" in conclusion:
+        angle = f"{conclusion['reference_angle']:g}"
+        key = range_key(conclusion["reference_angle"])
         add(f"range at {angle} deg", conclusion[key]["value"], "m", conclusion[key]["shown"])
         add(f"gain of the best angle over {angle} deg", conclusion["gain_m"]["value"], "m", conclusion["gain_m"]["shown"])
         add(f"gain in per cent of the range at {angle} deg", conclusion["gain_percent"]["value"], "%", conclusion["gain_percent"]["shown"])
     add("best angle inside the agent's bracket", flag(conclusion["inside"]), "", "yes" if conclusion["inside"] else "no")
     return rows
-
-
-def _outcome_columns(item, key):
-    ok = bool(item.get("ok"))
-    return {
-        "ok": flag(ok),
-        key: item["value"]["value"] if ok else "",
-        "shown": item["value"]["shown"] if ok else "refused: " + item.get("error", ""),
-        "error": "" if ok else item.get("error", ""),
-    }
 
 
 def tables(results):
@@ -102,7 +84,7 @@ def tables(results):
             "what": item["what"],
             "tool": item["name"],
             "arguments": json.dumps(item["arguments"]),
-            **_outcome_columns(item, "range_m"),
+            **outcome_columns(item, "range_m"),
         }
         for number, item in enumerate(exercises.get("misbehaving_calls", []), start=1)
     ]
@@ -114,7 +96,7 @@ def tables(results):
             {"quantity": "difference (largest dt minus smallest dt)", "angle_deg": bounds["angle"], "dt_s": "", "value_m": bounds["difference_m"]["value"], "shown": bounds["difference_m"]["shown"]},
         ]
     out["new-tool"] = [
-        {"tool": "flight_time_without_drag", "arguments": json.dumps(item["arguments"]), **_outcome_columns(item, "time_s")}
+        {"tool": "flight_time_without_drag", "arguments": json.dumps(item["arguments"]), **outcome_columns(item, "time_s")}
         for item in exercises.get("new_tool", [])
     ]
     out["run"] = call_rows(results)

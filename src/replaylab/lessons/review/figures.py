@@ -8,28 +8,19 @@
 from matplotlib.figure import Figure
 
 from replaylab.lessons.review.tables import piece_names
-from replaylab.lessons import drawn_runs
-from replaylab.lessons.plotting import scorecard, steps_per_period_axes
+from replaylab.lessons.plotting import accepted_calls, run_markers, scorecard, steps_per_period_axes
 
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 TOOL = "oscillator_error"
 
 
 def evidence_points(results):
     """{(run, candidate): [(steps, error)]} of the accepted oscillator_error calls of evidence runs."""
     found = {}
-    for run_name, run in drawn_runs(results).items():
-        if run.get("variant") != "evidence":
+    for run_name, arguments, content in accepted_calls(results, TOOL, variant="evidence"):
+        value = content.get("error")
+        if value is None or value <= 0:
             continue
-        for step in run["transcript"]["steps"]:
-            for call, result in zip(step["tool_calls"], step["results"]):
-                arguments = call.get("arguments")
-                if call.get("name") != TOOL or not result.get("ok") or not isinstance(arguments, dict):
-                    continue
-                value = result["content"].get("error")
-                if value is None or value <= 0:
-                    continue
-                found.setdefault((run_name, arguments.get("candidate")), []).append((arguments.get("steps_per_period"), value))
+        found.setdefault((run_name, arguments.get("candidate")), []).append((arguments.get("steps_per_period"), value))
     return found
 
 
@@ -41,7 +32,7 @@ def error(results):
     colours = {piece: f"C{i}" for i, piece in enumerate(pieces)}
     points = evidence_points(results)
     runs = list(dict.fromkeys(run for run, _ in points))
-    markers = {run: MARKERS[i % len(MARKERS)] for i, run in enumerate(runs)}
+    markers = run_markers(runs)
 
     figure = Figure(figsize=(9.5, 6.4), layout="constrained")
     axes = figure.subplots()

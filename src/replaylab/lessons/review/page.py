@@ -34,9 +34,12 @@ def reviewer_order(results, group):
     return order + sorted(v for v in present if v not in order)
 
 
+def _outcome(passed):
+    return "passed" if passed else "failed"
+
+
 def check_text(verdict):
-    outcome = "passed" if verdict["passed"] else "failed"
-    return f"{verdict['check']} {outcome} (measured {verdict['measured']['shown']}, tolerance {verdict['tolerance']['shown']})"
+    return f"{verdict['check']} {_outcome(verdict['passed'])} (measured {verdict['measured']['shown']}, tolerance {verdict['tolerance']['shown']})"
 
 
 def decision_text(resolution, reviewers, verdicts):
@@ -110,10 +113,6 @@ def _decisions(results):
     for group_name, group in groups.items():
         out += group_lines(results, group_name, group)
     return out
-
-
-def _outcome(passed):
-    return "passed" if passed else "failed"
 
 
 def _demos(results, rows):
@@ -221,7 +220,7 @@ def _demos(results, rows):
     return out
 
 
-def _figures(results):
+def _figure(results):
     scan = results.get("scans", {}).get("error", {})
     periods = md.number(scan.get("periods"), "%d")
     steps = [row["steps_per_period"] for row in scan.get("rows", [])]
@@ -231,7 +230,7 @@ def _figures(results):
         f"against steps per period ({span}, log-log), computed by this build for both pieces. Points: the evidence "
         "reviewer's oscillator_error calls, as recomputed by this build."
     )
-    return ["## Figures", "", md.figure("error", "Error against the exact oscillator, both pieces", caption), ""]
+    return md.figure("error", "Error against the exact oscillator, both pieces", caption)
 
 
 def _runs_order(results):
@@ -247,31 +246,23 @@ def page(results):
         {"piece": r["candidate"], "n": r["steps_per_period"], "error": Md(md.number(r["error_m"]))} for r in rows["error-scan"]
     ]
     periods = md.number(results.get("scans", {}).get("error", {}).get("periods"), "%d")
-    parts = [
-        f"# {title()}",
-        "",
-        f"**Question:** {question(results)}",
-        "",
-        "The pieces under review: "
+    scan_table = [
+        f"Table `error-scan`: largest phase-plane distance to the exact oscillator over {periods} periods, "
+        "in m, computed by this build (6 significant digits):",
+        table(scan_rows, [("piece", "piece"), ("n", "steps per period"), ("error", "error (m)")]),
+    ]
+    return md.lesson_page(
+        results,
+        title=title(),
+        question=question(results),
+        intro="The pieces under review: "
         + "; ".join(f"piece {p}, {text(n)}" for p, n in sorted(pieces.items()))
         + ". Both claim to be symplectic Euler, first order, with bounded energy. The checks and their "
         "tolerances are fixed in the code before any reviewer runs.",
-        "",
-        md.allowlist_section(results, "Each reviewer is a separate run with its own allowlist (its variant)."),
-        md.runs_section(results, _runs_order(results)),
-        md.section(_decisions(results)),
-        md.scorecard_section(results),
-        md.section(_demos(results, rows)),
-        md.tables_section(
-            lesson_tables.TABLES,
-            {"every-check", "conflict-exercise", "boasting-reviewer"},
-            [
-                f"Table `error-scan`: largest phase-plane distance to the exact oscillator over {periods} periods, "
-                "in m, computed by this build (6 significant digits):",
-                table(scan_rows, [("piece", "piece"), ("n", "steps per period"), ("error", "error (m)")]),
-            ],
-        ),
-        md.section(_figures(results)),
-        md.recording_section(results),
-    ]
-    return "\n".join(parts).rstrip() + "\n"
+        decisions=_decisions(results),
+        demos=_demos(results, rows),
+        tables=(lesson_tables.TABLES, {"every-check", "conflict-exercise", "boasting-reviewer"}, scan_table),
+        figure=_figure(results),
+        runs_order=_runs_order(results),
+        allowlist_intro="Each reviewer is a separate run with its own allowlist (its variant).",
+    )
