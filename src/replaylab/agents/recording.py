@@ -7,6 +7,7 @@ import datetime
 import json
 import math
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from importlib import resources
@@ -30,6 +31,23 @@ LABELS = {
 
 class RecordingError(ValueError):
     """A recording file that cannot be used; the text names the file, the field and the problem."""
+
+
+RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+RUN_NAME_MAX = 100  # a file name, with the temporary file's prefix and suffix, stays far below 255 bytes
+
+
+def check_run_name(name, where):
+    """Refuse a run name that cannot be a file name here, before any work is done: `where` names
+    the option or field that gave it (e.g. "--run")."""
+    if not isinstance(name, str) or not RUN_NAME.fullmatch(name):
+        raise RecordingError(
+            f"{where}: {name!r} is not a run name: letters, digits, '_', '.' and '-', "
+            "starting with a letter or digit"
+        )
+    if len(name) > RUN_NAME_MAX:
+        raise RecordingError(f"{where}: a run name has at most {RUN_NAME_MAX} characters, this one has {len(name)}")
+    return name
 
 
 @dataclass
