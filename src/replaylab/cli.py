@@ -63,7 +63,7 @@ def cmd_call(args):
 
 
 def _load(path):
-    from replaylab.pipeline import check_recording
+    from replaylab.inputs import check_recording
 
     return check_recording(path)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from replaylab.agents import recording as recording_io
 from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
 from replaylab.agents.replay import DEFAULT_TOLERANCE, ReplayMismatch, replay, rerecord_command
+from replaylab.inputs import check_recording, find_runs
 from replaylab.lessons import LESSONS, lab, variant
 from replaylab.lessons.scorecard import scorecard, scorecard_table, scores
 
@@ -34,18 +35,6 @@ def lesson_module(lesson, part):
     """A part of a lesson package (judge, scans, exercises, tables, figures, page)."""
     lab(lesson)  # refuses an unknown lesson with a clear message
     return import_module(f"replaylab.lessons.{lesson}.{part}")
-
-
-def check_recording(path, lesson=None):
-    """Load one recording and check that it belongs where it lies; `RecordingError` otherwise."""
-    run = recording_io.load(path)
-    if lesson is not None and run.lesson != lesson:
-        raise recording_io.RecordingError(f"{path}: $.lesson: {run.lesson!r}, but the file lies in the folder of {lesson!r}")
-    try:
-        variant(run.lesson, run.variant)
-    except ValueError as error:
-        raise recording_io.RecordingError(f"{path}: $.variant: {error}") from None
-    return run
 
 
 def _replayed(source, tolerance):
@@ -235,26 +224,6 @@ def render_lesson(lesson, transcript_paths, verdicts_path, scans_path, exercises
     write_tables(lesson, results, folder / "tables")
     write_figures(lesson, results, folder / "figures")
     write_page(lesson, results, folder / "index.md")
-
-
-def find_runs(lesson, folders):
-    """{run: recording} of a lesson, from <folder>/<lesson>/<run>.json of every folder, in order.
-
-    Hidden files are not recordings. A run name used twice is a `RecordingError`: a transcript is
-    named after its run, so one would silently replace the other.
-    """
-    runs = {}
-    for folder in folders:
-        for path in sorted(Path(folder, lesson).glob("*.json")):
-            if path.name.startswith("."):
-                continue
-            if path.stem in runs:
-                raise recording_io.RecordingError(
-                    f"{path}: $.run: {path.stem!r} is also the run {runs[path.stem]}; "
-                    "run names must be unique within a lesson"
-                )
-            runs[path.stem] = path
-    return runs
 
 
 def build_lesson(lesson, sources, folder, tolerance, scans=None, exercises=None, progress=print):

@@ -16,6 +16,8 @@ import io
 import json
 import modulefinder
 import os
+import re
+import subprocess
 import sys
 import threading
 import time
@@ -40,15 +42,20 @@ CONFIG_SCHEMA = "../schemas/config.schema.yaml"
 if sys.path[:1] != [str(SRC)]:
     sys.path.insert(0, str(SRC))
 
-from replaylab import pipeline  # noqa: E402
-from replaylab.agents.recording import RecordingError, json_path  # noqa: E402
+from replaylab import inputs, pipeline  # noqa: E402
+from replaylab.agents.recording import (
+    RecordingError,
+    json_path,
+    printable,
+)  # noqa: E402
 from replaylab.agents.replay import ReplayMismatch  # noqa: E402
 from replaylab.lessons import LESSONS as KNOWN_LESSONS, UnknownLesson  # noqa: E402
 
 
 def stop(message):
-    """End the run while the DAG is built: `message` alone on stderr, no traceback, exit code 1."""
-    print(message, file=sys.stderr)
+    """End the run while the DAG is built: `message` alone on stderr (its control characters
+    escaped: it stays one line), no traceback, exit code 1."""
+    print(printable(str(message)), file=sys.stderr)
     sys.exit(1)
 
 
@@ -90,6 +97,14 @@ def check_config():
                 f"{config_files()}: $.lessons[{index}]: {lesson!r} is not a lesson of replaylab; "
                 f"the lessons are: {', '.join(KNOWN_LESSONS)}"
             )
+    if config["record_lesson"] not in config["lessons"]:
+        stop(
+            f"{config_files()}: $.record_lesson: {config['record_lesson']!r} is not one of the configured lessons ({', '.join(config['lessons'])})"
+        )
+    try:
+        inputs.check_settings(config, config_files())
+    except inputs.InputError as error:
+        stop(error)
 
 
 check_config()
@@ -106,42 +121,22 @@ BATCH_SIZE = config["batch_size"]
 
 
 def find_runs(lesson):
-    """{run: recording} of a lesson in every run folder (pipeline.find_runs), paths as rules name
+    """{run: recording} of a lesson in every run folder (inputs.find_runs), paths as rules name
     them; a run name used twice stops the run."""
     try:
-        found = pipeline.find_runs(lesson, RUN_FOLDERS)
+        found = inputs.find_runs(lesson, RUN_FOLDERS)
     except RecordingError as error:
-        stop(str(error))
+        stop(error)
     return {run: relative(path) for run, path in found.items()}
 
 
 def check_recordings(runs):
-    """Load and validate every recording; remember the ones that passed (by size and time)."""
-    cache_file = Path(".snakemake/replaylab/checked-recordings.json")
+    """Load and validate every recording now (inputs.check_recordings: those unchanged since they
+    last passed, under the same checking code, are not read again)."""
     try:
-        checked = json.loads(cache_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        checked = {}
-    now = {}
-    for lesson, found in runs.items():
-        for path in found.values():
-            stat = Path(path).stat()
-            key = f"{lesson}:{path}"
-            stamp = [stat.st_size, stat.st_mtime_ns]
-            if checked.get(key) != stamp:
-                try:
-                    pipeline.check_recording(path, lesson)
-                except RecordingError as error:
-                    stop(str(error))
-            now[key] = stamp
-    if now != checked:
-        try:
-            cache_file.parent.mkdir(parents=True, exist_ok=True)
-            temporary = cache_file.with_name(f".{cache_file.name}.{os.getpid()}.tmp")
-            temporary.write_text(json.dumps(now), encoding="utf-8")
-            temporary.replace(cache_file)
-        except OSError:
-            pass  # a read-only working copy: check them all again next time
+        inputs.check_recordings(runs, ".snakemake/replaylab/checked-recordings.json")
+    except RecordingError as error:
+        stop(error)
 
 
 def batches(lesson):
@@ -164,24 +159,6 @@ def variants_of(lesson):
     return list(pipeline.lab(lesson).VARIANTS)
 
 
-def record_variant(wildcards):
-    """The variant of a new run's file <run>-<variant>.json."""
-    variant = wildcards.name.rsplit("-", 1)[-1]
-    if variant not in variants_of(wildcards.lesson):
-        stop(
-            f"results/live/{wildcards.lesson}/{wildcards.name}.json: the name must end in -<variant>, one of {', '.join(variants_of(wildcards.lesson))}"
-        )
-    return variant
-
-
-def live_recordings(wildcards):
-    """The files of a new run: one per variant of its lesson."""
-    return [
-        f"results/live/{wildcards.lesson}/{wildcards.run}-{v}.json"
-        for v in variants_of(wildcards.lesson)
-    ]
-
-
 def python_of_this_venv():
     """The python of Snakemake's own venv, named the same however Snakemake was started (`snakemake` runs
     .venv/bin/python3.11, `python -m snakemake` .venv/bin/python): it is a rule parameter, and a
@@ -191,10 +168,6 @@ def python_of_this_venv():
 
 
 PYTHON = python_of_this_venv()
-if config["record_lesson"] not in LESSONS:
-    stop(
-        f"{config_files()}: $.record_lesson: {config['record_lesson']!r} is not one of the configured lessons ({', '.join(LESSONS)})"
-    )
 
 RUNS = {lesson: find_runs(lesson) for lesson in LESSONS}
 check_recordings(RUNS)
@@ -203,9 +176,36 @@ BATCHES = {lesson: batches(lesson) for lesson in LESSONS}
 
 wildcard_constraints:
     lesson="|".join(LESSONS),
-    run=r"[^/.][^/]*",
     batch=r"batch[0-9]+of[0-9]+",
-    name=r"[A-Za-z0-9_-]+",
+
+
+# ---------------------------------------------------------------------------------------------
+# Recording a new run (the `record` target): the files it would write, known now
+
+RECORD_LESSON = config["record_lesson"]
+RECORD_RUN = config["record_run"]
+RECORD_PAGE = f"results/live/{RECORD_LESSON}/{RECORD_RUN}"
+# {file name: variant}: each variant of the lesson is recorded as <record_run>-<variant>.json
+RECORD_FILES = {f"{RECORD_RUN}-{v}": v for v in variants_of(RECORD_LESSON)}
+# A recorded run is a source, never remade: rule record_run can only make a file that is not
+# there yet, so that with run_folders: [results/live] no run found there is ever recorded again.
+NOT_RECORDED = [
+    name
+    for name in RECORD_FILES
+    if not os.path.lexists(f"results/live/{RECORD_LESSON}/{name}.json")
+]
+NOT_RECORDED_PATTERN = "|".join(map(re.escape, NOT_RECORDED)) or "(?!)"
+
+
+def record_target(wildcards):
+    """The page of the new run; its files must not exist yet (never overwritten)."""
+    recorded = [name for name in RECORD_FILES if name not in NOT_RECORDED]
+    if recorded:
+        stop(
+            f"results/live/{RECORD_LESSON}/{recorded[0]}.json: already exists, and a recorded run is never "
+            "overwritten: choose another name (--config record_run=NAME), or move its files away"
+        )
+    return [RECORD_PAGE]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -495,6 +495,38 @@ def run_job(name, log, *args):
             print(f"{name}: done in {time.perf_counter() - start:.2f} s", file=stream)
             return
     raise failure
+
+
+class RecordFailed(Exception):
+    """`replaylab record` failed: its message is the command's own error line and the log's name."""
+
+
+def record_job(log, lesson, variant, out, *, provider, model, seed, group):
+    """Record one variant of a new run with scripts/record.py, in a process of its own, started with
+    an argument list (no shell: a configuration value is never part of a command). What it prints
+    goes to the log and to Snakemake's output; a failure is its last line (the one-line error).
+    """
+    command = [PYTHON, str(SCRIPTS / "record.py"), lesson, "--variant", variant]
+    command += ["--provider", provider, "--model", model, "--seed", str(seed)]
+    command += ["--group", group, "--out", out]
+    Path(log).parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w", encoding="utf-8") as stream:
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            errors="replace",
+        )
+        last = ""
+        for line in process.stdout:
+            stream.write(line)
+            stream.flush()
+            print(line, end="", flush=True)
+            last = line.strip() or last
+    if process.wait() != 0:
+        raise RecordFailed(f"{last} (the log: {log})")
 
 
 def cancel_leftover_timers():

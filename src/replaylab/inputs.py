@@ -1,0 +1,116 @@
+"""The workflow's input checks, run while the DAG is built: before any job runs, every run is
+found, named and loaded with the one reader of recordings, and the configuration values that
+reach a job are checked. Each problem is one `InputError` line naming the file and the field.
+
+`replaylab build` finds its runs here too, so that both ways of building see the same runs.
+"""
+
+import hashlib
+import json
+import math
+import os
+from pathlib import Path
+
+import replaylab.lessons
+from replaylab.agents import recording as recording_io
+from replaylab.agents.recording import RUN_NAME_MAX, RecordingError, check_run_name, check_text, printable
+from replaylab.lessons import lab, variant
+
+
+class InputError(ValueError):
+    """A run or a configuration value that the workflow cannot use: one line, no traceback."""
+
+
+def check_recording(path, lesson=None):
+    """Load one recording and check that it belongs where it lies; `RecordingError` otherwise."""
+    run = recording_io.load(path)
+    where = printable(str(path))
+    if lesson is not None and run.lesson != lesson:
+        raise RecordingError(f"{where}: $.lesson: {run.lesson!r}, but the file lies in the folder of {lesson!r}")
+    try:
+        variant(run.lesson, run.variant)
+    except ValueError as error:
+        raise RecordingError(f"{where}: $.variant: {error}") from None
+    return run
+
+
+def find_runs(lesson, folders):
+    """{run: recording} of a lesson, from <folder>/<lesson>/<run>.json of every folder, in order.
+
+    Hidden files are not recordings. A file name that is not a run name, or a run name used twice,
+    is a `RecordingError`: a transcript is named after its run, so one would replace the other.
+    """
+    runs = {}
+    for folder in folders:
+        for path in sorted(Path(folder, lesson).glob("*.json")):
+            if path.name.startswith("."):
+                continue
+            check_run_name(path.stem, f"{printable(str(path))}: the file name")
+            if path.stem in runs:
+                raise RecordingError(
+                    f"{path}: $.run: {path.stem!r} is also the run {runs[path.stem]}; "
+                    "run names must be unique within a lesson"
+                )
+            runs[path.stem] = path
+    return runs
+
+
+def checking_code(lessons):
+    """A hash of everything a recording is checked with: the schema, this module, the reader and the
+    lessons' variants. A change to any of them (a stricter schema) checks every recording again."""
+    digest = hashlib.sha256(recording_io.schema_text().encode("utf-8"))
+    files = [recording_io.__file__, replaylab.lessons.__file__, __file__] + [lab(lesson).__file__ for lesson in lessons]
+    for name in files:
+        digest.update(Path(name).read_bytes())
+    return digest.hexdigest()
+
+
+def check_recordings(runs, cache_file):
+    """Load and validate every recording of {lesson: {run: path}}; `RecordingError` for the first
+    that fails. The ones that passed are remembered in `cache_file` by size and time, under the
+    hash of the checking code: unchanged files are not read again until that code changes."""
+    cache_file = Path(cache_file)
+    key = checking_code(runs)
+    try:
+        cached = json.loads(cache_file.read_text(encoding="utf-8"))
+        checked = cached["checked"] if cached.get("key") == key else {}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        checked = {}
+    now = {}
+    for lesson, found in runs.items():
+        for path in found.values():
+            stat = recording_io.regular_file(path)  # a pipe, a folder or a dangling link: refused here
+            name = f"{lesson}:{path}"
+            stamp = [stat.st_size, stat.st_mtime_ns]
+            if checked.get(name) != stamp:
+                check_recording(path, lesson)
+            now[name] = stamp
+    if now != checked:
+        try:
+            cache_file.parent.mkdir(parents=True, exist_ok=True)
+            temporary = cache_file.with_name(f".{cache_file.name}.{os.getpid()}.tmp")
+            temporary.write_text(json.dumps({"key": key, "checked": now}), encoding="utf-8")
+            temporary.replace(cache_file)
+        except OSError:
+            pass  # a read-only working copy: check them all again next time
+
+
+def check_settings(config, source):
+    """The configuration values a job receives, beyond what the schema says: a finite tolerance, and
+    the names a `record` run would be saved under (every variant's file name) and its model, before
+    anything is recorded or paid for. `source` names where the configuration came from."""
+    tolerance = config["tolerance"]
+    if not math.isfinite(tolerance):
+        raise InputError(f"{source}: $.tolerance: {tolerance} is not a finite number")
+    record_run = config["record_run"]
+    longest = max(len(f"{record_run}-{name}") for name in lab(config["record_lesson"]).VARIANTS)
+    try:
+        check_run_name(record_run, f"{source}: $.record_run")
+        if longest > RUN_NAME_MAX:
+            raise RecordingError(
+                f"{source}: $.record_run: {len(record_run)} characters is too long: the files are named "
+                f"<record_run>-<variant>.json, and a run name has at most {RUN_NAME_MAX} characters"
+            )
+        check_text(config["model"], f"{source}: $.model", 200)
+    except RecordingError as error:
+        raise InputError(str(error)) from None
