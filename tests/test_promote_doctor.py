@@ -14,7 +14,7 @@ def cli(*args, cwd=ROOT, env=None):
     return subprocess.run([sys.executable, "-m", "replaylab", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
 
 
-def test_promote_shows_the_change_then_copies(tmp_path):
+def test_promote_shows_the_change_then_moves(tmp_path):
     recordings = tmp_path / "recordings"
     shutil.copytree(RECORDINGS, recordings)
     out = cli("record", "hunter", "--variant", "open", "--provider", "scripted", "--run", "open", cwd=tmp_path)
@@ -29,9 +29,11 @@ def test_promote_shows_the_change_then_copies(tmp_path):
     assert "verdict: inconclusive (8 tested, closest 16/50)" in dry.stdout
     assert (recordings / "hunter" / "open.json").read_text() == before
 
+    recorded = new.read_bytes()
     done = cli("promote", str(new), "--recordings", str(recordings))
-    assert done.returncode == 0 and "copied" in done.stdout
-    assert (recordings / "hunter" / "open.json").read_text() == new.read_text()
+    assert done.returncode == 0 and done.stdout.splitlines()[-1] == f"moved {new} -> {recordings / 'hunter' / 'open.json'}"
+    assert (recordings / "hunter" / "open.json").read_bytes() == recorded
+    assert not new.exists()  # one copy: the run now lives in recordings/ only
 
 
 def test_promote_refuses_a_run_that_does_not_replay(tmp_path):

@@ -67,7 +67,10 @@ def mismatch(rec, chosen, **kwargs):
 
 
 def command(rec):
-    return f"replaylab record {rec.lesson} --provider authored --from {rec.source} --out {rec.source}"
+    return (
+        f"replaylab record {rec.lesson} --provider authored --from {rec.source} --run {rec.run} "
+        f"&& replaylab promote results/live/{rec.lesson}/{rec.run}.json"
+    )
 
 
 def forge(rec, change):
@@ -396,7 +399,8 @@ def test_bools_compare_exactly(tmp_path):
 def test_rerecord_command_by_kind(projectile_run):
     source = projectile_run.source
     assert rerecord_command(projectile_run) == (
-        f"replaylab record projectile --provider authored --from {source} --out {source}"
+        f"replaylab record projectile --provider authored --from {source} --run reference "
+        "&& replaylab promote results/live/projectile/reference.json"
     )
     scripted = dataclasses.replace(projectile_run, provenance={**projectile_run.provenance, "kind": "scripted", "seed": 7})
     assert rerecord_command(scripted) == (

@@ -396,7 +396,9 @@ def test_replay_mismatch_fails_only_that_replay(forged):
     assert re.findall(r"Error in rule (\w+):", result.stderr) == ["replay"]
     message = next(line for line in result.stderr.splitlines() if line.startswith("recordings/hunter/false.json: step "))
     assert f"{key} was " in message and "when recorded and is" in message
-    assert message.endswith("--from recordings/hunter/false.json --out recordings/hunter/false.json"), message
+    assert message.endswith(
+        "--from recordings/hunter/false.json --run false && replaylab promote results/live/hunter/false.json"
+    ), message
     assert "record the run again with: replaylab record hunter" in message
     logs = [p.read_text(encoding="utf-8") for p in (copy / "logs" / "hunter" / "replay").glob("*.log")]
     assert any(message in log for log in logs)

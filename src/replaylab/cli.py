@@ -2,6 +2,7 @@
 
 import argparse
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -21,6 +22,36 @@ OK, UNEXPECTED, INVALID, REFUSED = 0, 1, 2, 3
 
 class InvalidInput(Exception):
     """Input the user can fix: one line, exit code 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with a wrong option or value said on one line (exit code 2), without the usage."""
+
+    def error(self, message):
+        print(f"{self.prog}: {recording_io.printable(message)} (see {self.prog} --help)", file=sys.stderr)
+        sys.exit(INVALID)
+
+
+def tolerance(text):
+    """A tolerance option: a finite number of at least 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number of at least 0")
+    return value
+
+
+def count(text):
+    """A number of runs: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return value
 
 
 def _print_json(data):
@@ -96,10 +127,11 @@ def _live_path(lesson, run, out):
     return Path(out) if out else Path("results") / "live" / lesson / f"{run}.json"
 
 
-def _save_run(lesson, name, variant_name, group, provenance, transcript, out, as_json):
-    path = _live_path(lesson, name, out)
+def _save_run(lesson, name, variant_name, group, provenance, transcript, path, as_json, secrets=()):
+    """Save a new run, never over an existing file, cleaned of the client's secrets (the loop has
+    cleaned each message already: this is the second line of defence)."""
     run = recording_io.Recording(lesson, name, variant_name, group, provenance, transcript, str(path))
-    recording_io.save(run, path)
+    recording_io.save(run, path, secrets, exclusive=True)
     if as_json:
         _print_json({"written": str(path), "finished": transcript.finished, "steps": len(transcript.steps)})
     else:
@@ -122,28 +154,23 @@ def cmd_session(args):
 def read_messages(path):
     """The lesson, variant, group, run and messages of a recording or of a file of messages."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-        data = json.loads(text)
-    except FileNotFoundError:
-        raise InvalidInput(f"{path}: no such file") from None
-    except json.JSONDecodeError as error:
-        raise InvalidInput(f"{path}: not valid JSON: {error}") from None
+    where = recording_io.printable(str(path))
+    data = recording_io.parse_json(recording_io.read(path), where)  # the one reader's limits
     if isinstance(data, dict) and "format" in data:
-        run = recording_io.from_data(recording_io.parse(text, str(path)), str(path))
+        run = recording_io.from_data(recording_io.validate(data, where), str(path))
         messages = [s.message for s in run.transcript.steps]
         return {"lesson": run.lesson, "variant": run.variant, "group": run.group, "run": run.run}, messages
     if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
-        raise InvalidInput(f"{path}: $.messages: a file of messages is an object with a list of messages")
+        raise InvalidInput(f"{where}: $.messages: a file of messages is an object with a list of messages")
     unknown = sorted(set(data) - {"lesson", "variant", "group", "run", "messages"})
     if unknown:
-        raise InvalidInput(f"{path}: $: unknown field {', '.join(map(repr, unknown))}")
+        raise InvalidInput(f"{where}: $: unknown field {', '.join(map(recording_io.short, unknown))}")
     messages = []
     for i, item in enumerate(data["messages"]):
         try:
             messages.append(message_from_data(item))
         except ValueError as error:
-            raise InvalidInput(f"{path}: $.messages[{i}]: {error}") from None
+            raise InvalidInput(f"{where}: $.messages[{i}]: {error}") from None
     meta = {k: data[k] for k in ("lesson", "variant", "group", "run") if k in data}
     return meta, messages
 
@@ -215,13 +242,19 @@ def cmd_record(args):
     client, provenance, name, variant_name, group = PROVIDERS[args.provider](args)
     if args.out and not args.run:
         name = Path(args.out).stem  # a run's name is its file name
+    # Everything the file needs is checked now, before the run is made (or paid for).
+    recording_io.check_run_name(name, "--out" if args.out and not args.run else "--run")
     if args.out and Path(args.out).stem != name:
         raise InvalidInput(f"--out {args.out}: the file name must be the run's name, {name}.json")
+    recording_io.check_text(group, "--group", 100)
+    recording_io.check_text(provenance["model"], "--model", 200)
+    path = _live_path(args.lesson, name, args.out)
+    recording_io.refuse_existing(path)
     v = variant(args.lesson, variant_name)
     transcript = loop.run(client, v.system, v.task, v.allowlist(), v.max_steps, on_step=_printer(args.json))
     if hasattr(client, "provenance_extra"):
         provenance.update(client.provenance_extra())
-    return _save_run(args.lesson, name, variant_name, group, provenance, transcript, args.out, args.json)
+    return _save_run(args.lesson, name, variant_name, group, provenance, transcript, path, args.json, client.secrets)
 
 
 def cmd_generate(args):
@@ -274,7 +307,7 @@ def cmd_build(args):
 
 
 def parser():
-    main = argparse.ArgumentParser(prog="replaylab", description=__doc__)
+    main = Parser(prog="replaylab", description=__doc__)
     main.add_argument("--version", action="version", version=f"replaylab {__version__}")
     verbs = main.add_subparsers(dest="verb", required=True, metavar="VERB")
 
@@ -292,7 +325,7 @@ def parser():
     sub.add_argument("arguments", metavar="JSON-ARGUMENTS")
     sub = verb("replay", cmd_replay, "replay one recording and print the run with recomputed results")
     sub.add_argument("recording", metavar="RECORDING")
-    sub.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE, help="relative and absolute (default 1e-6)")
+    sub.add_argument("--tolerance", type=tolerance, default=DEFAULT_TOLERANCE, help="relative and absolute (default 1e-6)")
     sub = verb("session", cmd_session, "record a run typed as JSON lines on stdin (results/live/LESSON/RUN.json)")
     sub.add_argument("lesson", metavar="LESSON")
     sub.add_argument("--variant", default="default")
@@ -312,21 +345,21 @@ def parser():
     sub.add_argument("--out", help="where to write (default results/live/LESSON/RUN.json)")
     sub = verb("generate", cmd_generate, "write N scripted runs of a lesson, varied by seed (for tests and benchmarks)")
     sub.add_argument("lesson", metavar="LESSON")
-    sub.add_argument("--count", type=int, required=True, help="how many runs (review: groups of three reviewers)")
+    sub.add_argument("--count", type=count, required=True, help="how many runs (review: groups of three reviewers)")
     sub.add_argument("--out", required=True, help="folder: the runs go to OUT/LESSON/<run>.json")
     sub.add_argument("--first-seed", type=int, default=0)
     sub = verb("promote", cmd_promote, "show what a new run changes, then copy it into recordings/")
     sub.add_argument("run_file", metavar="RUN", help="a recording, e.g. results/live/hunter/mine.json")
     sub.add_argument("--recordings", default="recordings", help="the folder of committed recordings")
     sub.add_argument("--dry-run", action="store_true", help="only show what would change")
-    sub.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE)
+    sub.add_argument("--tolerance", type=tolerance, default=DEFAULT_TOLERANCE)
     sub = verb("doctor", cmd_doctor, "versions, optional plugins, key set or not (never its value), recordings replay")
     sub.add_argument("--recordings", default="recordings")
     sub = verb("build", cmd_build, "compute every result of the lessons in one process, without Snakemake")
     sub.add_argument("lessons", nargs="*", metavar="LESSON")
     sub.add_argument("--recordings", default="recordings")
     sub.add_argument("--results", default="results")
-    sub.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE)
+    sub.add_argument("--tolerance", type=tolerance, default=DEFAULT_TOLERANCE)
     return main
 
 
@@ -337,13 +370,13 @@ def main(argv=None):
             lab(args.lesson)
         return args.function(args)
     except (InvalidInput, ValueError) as error:  # RecordingError and UnknownLesson are ValueErrors
-        print(f"replaylab: {error}", file=sys.stderr)
+        print(f"replaylab: {recording_io.printable(str(error))}", file=sys.stderr)
         return INVALID
     except ReplayMismatch as mismatch:
-        print(f"replaylab: {mismatch}", file=sys.stderr)
+        print(f"replaylab: {recording_io.printable(str(mismatch))}", file=sys.stderr)
         return REFUSED
     except ProviderError as error:
-        print(f"replaylab: {error}", file=sys.stderr)
+        print(f"replaylab: {recording_io.printable(str(error))}", file=sys.stderr)
         return UNEXPECTED
     except BrokenPipeError:  # the reader (e.g. `head`) went away: not an error of ours
         sys.stderr.close()
@@ -352,7 +385,7 @@ def main(argv=None):
         print("replaylab: interrupted; nothing half-written was kept", file=sys.stderr)
         return UNEXPECTED
     except Exception as error:  # a bug: one line, and the traceback only on request
-        print(f"replaylab: unexpected error: {type(error).__name__}: {error}", file=sys.stderr)
+        print(f"replaylab: unexpected error: {type(error).__name__}: {recording_io.printable(str(error))}", file=sys.stderr)
         if "REPLAYLAB_DEBUG" in os.environ:
             raise
         return UNEXPECTED

@@ -1,6 +1,12 @@
-"""How a run is shown to a person: one line per tool call, numbers with 6 significant digits."""
+"""How a run is shown to a person: one line per tool call, numbers with 6 significant digits.
+
+What a model or the author of a recording wrote is shown with its control characters escaped
+(`printable`): an escape sequence in a recording can neither colour nor clear the terminal.
+"""
 
 import sys
+
+from replaylab.agents.recording import printable
 
 
 def number_text(value):
@@ -12,18 +18,19 @@ def call_text(call):
         arguments = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
     else:
         arguments = repr(call.arguments)
-    return f"{call.name}({arguments})" if isinstance(call.name, str) else f"{call.name!r}({arguments})"
+    text = f"{call.name}({arguments})" if isinstance(call.name, str) else f"{call.name!r}({arguments})"
+    return printable(text)
 
 
 def result_text(result):
     if not result.ok:
-        return f"refused: {result.content['error']}"
-    return ", ".join(f"{k} {number_text(v)}" for k, v in result.content.items())
+        return printable(f"refused: {result.content['error']}")
+    return printable(", ".join(f"{k} {number_text(v)}" for k, v in result.content.items()))
 
 
 def print_step(number, step, stream=sys.stdout):
     """One message and its results, as a person follows a run."""
-    text = step.message.text.strip()
+    text = printable(step.message.text.strip(), keep="\n\t")
     print(f"step {number}: {text if text else '(no text)'}", file=stream)
     for call, result in zip(step.message.tool_calls, step.results):
         print(f"  {call_text(call)} -> {result_text(result)}", file=stream)

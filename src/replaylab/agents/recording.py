@@ -251,7 +251,12 @@ def parse_json(text, source):
 
 def parse(text, source):
     """The validated JSON data of a recording's text, or `RecordingError`."""
-    data = parse_json(text, source)
+    return validate(parse_json(text, source), source)
+
+
+def validate(data, source):
+    """The data of a recording, checked against the schema and for what a schema cannot say (one
+    result per call, with the call's id); `RecordingError` naming the first problem otherwise."""
     errors = sorted(_validator().iter_errors(data), key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
     if errors:
         error = errors[0]
@@ -476,14 +481,11 @@ def save(recording, path, secrets=(), exclusive=False):
     write_atomic(path, text, exclusive)
 
 
-def refuse_existing(path):
+def refuse_existing(path, remedy="choose another run name (--run), or move the file away"):
     """`RecordingError` if a file (or anything) is at `path`: checked before a run is recorded, so
     that no work is done, or paid for, that could not be saved."""
     if os.path.lexists(path):
-        raise RecordingError(
-            f"{printable(str(path))}: already exists, and a recorded run is never overwritten: "
-            "choose another run name (--run), or move the file away"
-        )
+        raise RecordingError(f"{printable(str(path))}: already exists, and a recorded run is never overwritten: {remedy}")
 
 
 def _file_mode(path):

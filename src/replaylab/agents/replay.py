@@ -5,6 +5,7 @@ values and the command that records the run again.
 """
 
 import math
+import shlex
 
 from replaylab.agents import loop
 from replaylab.agents.messages import stored
@@ -18,23 +19,30 @@ class ReplayMismatch(Exception):
 
 
 def rerecord_command(recording):
-    """The real command that records this run again, by the kind of its provenance."""
+    """The real command that records this run again, by the kind of its provenance. Every value
+    is quoted for a POSIX shell (a recording's fields cannot add a command), and the fields it
+    is made of hold no control character (the schema refuses them), so it stays one line."""
     kind = recording.provenance["kind"]
-    lesson, run = recording.lesson, recording.run
-    source = recording.source or f"recordings/{lesson}/{run}.json"
+    lesson, run, variant = shlex.quote(recording.lesson), shlex.quote(recording.run), shlex.quote(recording.variant)
     if kind == "authored":
-        return f"replaylab record {lesson} --provider authored --from {source} --out {source}"
-    if kind == "scripted":
-        seed = recording.provenance.get("seed", 0)
+        # into results/live/ (never over a recording), then moved into place by promote
+        source = shlex.quote(recording.source or f"recordings/{recording.lesson}/{recording.run}.json")
+        live = shlex.quote(f"results/live/{recording.lesson}/{recording.run}.json")
         return (
-            f"replaylab record {lesson} --variant {recording.variant} --provider scripted --seed {seed} "
-            f"--run {run} --group {recording.group}"
+            f"replaylab record {lesson} --provider authored --from {source} --run {run} "
+            f"&& replaylab promote {live}"
+        )
+    if kind == "scripted":
+        seed = shlex.quote(str(recording.provenance.get("seed", 0)))
+        return (
+            f"replaylab record {lesson} --variant {variant} --provider scripted --seed {seed} "
+            f"--run {run} --group {shlex.quote(recording.group)}"
         )
     if kind == "interactive":
-        return f"replaylab session {lesson} --variant {recording.variant} --run {run}"
+        return f"replaylab session {lesson} --variant {variant} --run {run}"
     return (
-        f"replaylab record {lesson} --variant {recording.variant} --provider openai "
-        f"--model {recording.provenance['model']} --run {run}"
+        f"replaylab record {lesson} --variant {variant} --provider openai "
+        f"--model {shlex.quote(recording.provenance['model'])} --run {run}"
     )
 
 

@@ -16,6 +16,7 @@ import math
 import re
 
 from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
+from replaylab.agents.recording import printable
 
 NOT_VERIFIED = "not verified: the build does not run this"
 NOT_MEASURED = "not measured"
@@ -34,6 +35,7 @@ _LINE_START = re.compile(r"^(\d{1,9})([.)])(?=\s|$)")
 
 
 def _escape_line(line):
+    line = printable(line)  # a control character (an ANSI escape) is shown as its escape text, never raw
     out = []
     for i, char in enumerate(line):
         if char in _ENTITIES:
@@ -84,8 +86,9 @@ def quote(value, prefix):
 
 
 def fenced(value, info="text"):
-    """A fenced code block that no backtick run inside `value` can close."""
-    value = "\n".join(_lines(value))
+    """A fenced code block that no backtick run inside `value` can close (control characters shown
+    as their escapes)."""
+    value = "\n".join(printable(line, keep="\t") for line in _lines(value))
     longest = max((len(run) for run in re.findall(r"`+", value)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{info}\n{value}\n{fence}"
@@ -93,7 +96,7 @@ def fenced(value, info="text"):
 
 def code(value):
     """A short trusted name (a tool, a parameter, a command) as inline code; never use it for untrusted text."""
-    value = " ".join(_lines(value))
+    value = printable(" ".join(_lines(value)))
     longest = max((len(run) for run in re.findall(r"`+", value)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if value.startswith("`") or value.endswith("`") else ""
