@@ -24,6 +24,10 @@ include: "workflow/rules/page.smk"
 include: "workflow/rules/record.smk"
 
 
+onstart:
+    allow_interrupts()
+
+
 onsuccess:
     cancel_leftover_timers()
 

@@ -3,5 +3,5 @@
 from replaylab import pipeline
 
 
-def main(lesson, transcripts, out, tolerance):
-    pipeline.judge_lesson(lesson, transcripts, out, tolerance)
+def main(lesson, transcripts, out, tolerance, runs):
+    pipeline.judge_lesson(lesson, transcripts, out, tolerance, runs)

@@ -5,5 +5,5 @@ these is too small to be worth a job of its own."""
 from replaylab import pipeline
 
 
-def main(lesson, transcripts, verdicts, scans, exercises, folder, tolerance):
-    pipeline.render_lesson(lesson, transcripts, verdicts, scans, exercises, folder, tolerance)
+def main(lesson, transcripts, verdicts, scans, exercises, folder, tolerance, runs):
+    pipeline.render_lesson(lesson, transcripts, verdicts, scans, exercises, folder, tolerance, runs)

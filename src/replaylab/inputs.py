@@ -21,6 +21,11 @@ class InputError(ValueError):
     """A run or a configuration value that the workflow cannot use: one line, no traceback."""
 
 
+class DamagedResult(ValueError):
+    """A file or folder of results/ that the build wrote and that was changed since (by hand):
+    one line naming it, and how to have it rebuilt."""
+
+
 def check_recording(path, lesson=None):
     """Load one recording and check that it belongs where it lies; `RecordingError` otherwise."""
     run = recording_io.load(path)
@@ -114,3 +119,93 @@ def check_settings(config, source):
         check_text(config["model"], f"{source}: $.model", 200)
     except RecordingError as error:
         raise InputError(str(error)) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# The folders of results/ a job writes whole (replayed batches, tables, figures): each lists its
+# files, so that a file removed or changed by hand is noticed before the build trusts the folder.
+
+CONTENTS = ".contents"
+MADE_BY = {"transcripts": "replay", "verdicts.json": "judge", "scans.json": "scan", "exercises.json": "scan"}
+
+
+def made_by(path):
+    """The rule that writes a file or folder of results/<lesson>/ (what --forcerun needs)."""
+    for part in reversed(Path(path).parts):
+        if part in MADE_BY:
+            return MADE_BY[part]
+    return "render"
+
+
+def _listing(folder):
+    """{name: size} of a folder's files, but its list and Snakemake's time stamp of the folder."""
+    return {
+        p.name: p.lstat().st_size
+        for p in sorted(Path(folder).iterdir())
+        if p.name != CONTENTS and not p.name.startswith(".snakemake")
+    }
+
+
+def write_contents(folder):
+    """Write the list of a folder's files (name: size) into the folder."""
+    Path(folder, CONTENTS).write_text(json.dumps(_listing(folder), indent=0) + "\n", encoding="utf-8")
+
+
+def check_folder(folder):
+    """`DamagedResult` if a folder written whole by the build lost, gained or changed a file since.
+    A folder without its list (written by an older replaylab) is taken as it is."""
+    folder = Path(folder)
+    try:
+        listed = json.loads((folder / CONTENTS).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError):
+        listed = None
+    now = _listing(folder)
+    if listed == now:
+        return
+    # only deleting it helps: this check runs before Snakemake reads --forcerun
+    where, remedy = printable(str(folder)), "delete it (Snakemake builds it again when a job needs it)"
+    if not isinstance(listed, dict):
+        raise DamagedResult(f"{where}: its list of files ({CONTENTS}) was changed after the build: {remedy}")
+    for name in sorted(set(listed) | set(now)):
+        if name not in now:
+            what = f"{name} was removed"
+        elif name not in listed:
+            what = f"{name} was added"
+        elif listed[name] != now[name]:
+            what = f"{name} was changed"
+        else:
+            continue
+        raise DamagedResult(f"{where}: {printable(what)} after the build: {remedy}")
+
+
+JSON_RESULTS = ("verdicts.json", "scans.json", "exercises.json", "results.json", "scorecard.json")
+
+
+def check_json_ends(path):
+    """`DamagedResult` if a JSON file the build wrote (an object, ending in a line break) was
+    emptied or cut: its first and last bytes only, so that even a large file costs nothing."""
+    with open(path, "rb") as stream:
+        first = stream.read(1)
+        stream.seek(max(0, stream.seek(0, os.SEEK_END) - 2))
+        last = stream.read(2)
+    if first != b"{" or last != b"}\n":
+        raise DamagedResult(
+            f"{printable(str(path))}: not the whole JSON file the build wrote (emptied or cut after the build): "
+            "delete it (Snakemake builds it again when a job needs it)"
+        )
+
+
+def check_results(lessons, results="results"):
+    """Check what the lessons' results hold before a job trusts it: the folders the build writes
+    whole (check_folder) and the ends of its JSON files (check_json_ends)."""
+    for lesson in lessons:
+        base = Path(results, lesson)
+        folders = [base / "tables", base / "figures", *sorted((base / "transcripts").glob("batch*"))]
+        for folder in folders:
+            if folder.is_dir():
+                check_folder(folder)
+        for name in JSON_RESULTS:
+            if (base / name).is_file():
+                check_json_ends(base / name)

@@ -8,7 +8,10 @@ the audited packages.
 import csv
 import io
 import json
+import os
 import shutil
+import stat
+import tempfile
 from contextlib import contextmanager
 from importlib import import_module
 from pathlib import Path
@@ -16,7 +19,7 @@ from pathlib import Path
 from replaylab.agents import recording as recording_io
 from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
 from replaylab.agents.replay import DEFAULT_TOLERANCE, ReplayMismatch, replay, rerecord_command
-from replaylab.inputs import check_recording, find_runs
+from replaylab.inputs import DamagedResult, check_recording, find_runs, made_by, write_contents
 from replaylab.lessons import LESSONS, lab, variant
 from replaylab.lessons.scorecard import scorecard, scorecard_table, scores
 
@@ -28,7 +31,22 @@ def write_json(path, data):
 
 
 def read_json(path):
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+    """The data of a JSON file the build wrote (verdicts, scans, results), or `DamagedResult`, one
+    line that names the file and how to rebuild it, when it was emptied or changed by hand."""
+    path = Path(path)
+    shown = recording_io.printable(str(path))
+    remedy = f"delete it, or run with --forcerun {made_by(path)}"
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise DamagedResult(f"{shown}: not a regular file, so not the one the build wrote: {remedy}")
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DamagedResult(f"{shown}: missing (removed after the build): run again, or with --forcerun {made_by(path)}") from None
+    except (ValueError, RecursionError) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise DamagedResult(f"{shown}: not the JSON the build wrote ({error}): {remedy}") from None
+    if not isinstance(data, dict):
+        raise DamagedResult(f"{shown}: not the JSON object the build wrote: {remedy}")
+    return data
 
 
 def lesson_module(lesson, part):
@@ -51,18 +69,47 @@ def _replayed(source, tolerance):
 
 @contextmanager
 def whole_folder(folder):
-    """Fill a folder that appears whole or not at all: the block writes into a hidden sibling,
-    which replaces `folder` only when the block succeeds."""
+    """Fill a folder that appears whole or not at all: the block writes into a hidden sibling of a
+    name no other process uses, which replaces `folder` only when the block succeeds. The folder
+    lists its files (inputs.write_contents), so that one removed by hand is noticed."""
     folder = Path(folder)
-    building = folder.with_name(f".{folder.name}.partial")
-    shutil.rmtree(building, ignore_errors=True)
-    building.mkdir(parents=True)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".partial", dir=folder.parent))
     try:
+        os.chmod(building, 0o777 & ~_umask())  # mkdtemp's 0700 would hide the results
         yield building
-        shutil.rmtree(folder, ignore_errors=True)
-        building.rename(folder)
+        write_contents(building)
+        _swap_in(building, folder)
     finally:
         shutil.rmtree(building, ignore_errors=True)
+
+
+def _umask():
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
+def _swap_in(building, folder):
+    """Rename `building` to `folder`, the old folder (if any) moved aside first and then removed.
+    Another process doing the same at the same moment (two builds into one folder) is no error:
+    the rename is tried again, and the last folder put in place stays."""
+    for _ in range(100):
+        aside = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".old", dir=folder.parent))
+        try:
+            os.replace(folder, aside)  # a folder replaces an empty folder
+        except FileNotFoundError:
+            pass
+        try:
+            os.rename(building, folder)
+            return
+        except OSError as error:
+            if not folder.exists():
+                raise
+            last = error  # another process put its folder there since: try again
+        finally:
+            shutil.rmtree(aside, ignore_errors=True)
+    raise last
 
 
 def replay_batch(sources, folder, tolerance):
@@ -82,12 +129,29 @@ def transcript_files(paths):
     return files
 
 
-def load_transcripts(paths):
-    return [recording_io.load(p) for p in transcript_files(paths)]
+def load_transcripts(paths, runs=None):
+    """The replayed runs in the transcript files or folders `paths`; with `runs`, the names every
+    run of the lesson has, exactly those (never a shorter answer from a folder changed by hand).
+    A damaged transcript is one `DamagedResult` line that says how to rebuild it."""
+    files = transcript_files(paths)
+    found = []
+    for path in files:
+        try:
+            found.append(recording_io.load(path))
+        except recording_io.RecordingError as error:
+            raise DamagedResult(f"{error}: delete {path.parent}, or run with --forcerun replay") from None
+    if runs is not None:
+        names = [run.run for run in found]
+        missing, extra = sorted(set(runs) - set(names)), sorted(set(names) - set(runs))
+        if missing or extra:
+            where = recording_io.printable(str(paths[0] if len(paths) == 1 else Path(paths[0]).parent))
+            what = f"no transcript of the run {missing[0]!r}" if missing else f"a transcript of {extra[0]!r}, which is not a run of the lesson"
+            raise DamagedResult(f"{where}: {what} (changed after the build): delete it, or run with --forcerun replay")
+    return found
 
 
-def judge_lesson(lesson, transcript_paths, target, tolerance):
-    verdicts = lesson_module(lesson, "judge").judge(load_transcripts(transcript_paths), tolerance)
+def judge_lesson(lesson, transcript_paths, target, tolerance, runs=None):
+    verdicts = lesson_module(lesson, "judge").judge(load_transcripts(transcript_paths, runs), tolerance)
     write_json(target, verdicts)
     return verdicts
 
@@ -123,11 +187,11 @@ def score_lesson(lesson, verdicts, scans):
     return found, scorecard(found)
 
 
-def collect_results(lesson, transcript_paths, verdicts_path, scans_path, exercises_path, target, tolerance, scorecard_json, scorecard_csv):
+def collect_results(lesson, transcript_paths, verdicts_path, scans_path, exercises_path, target, tolerance, scorecard_json, scorecard_csv, names=None):
     """Every number of the lesson in one file (`target`): full precision and the text as shown;
-    the scorecard also on its own, as JSON and CSV."""
+    the scorecard also on its own, as JSON and CSV. `names`: every run the lesson has."""
     runs = {}
-    for run in load_transcripts(transcript_paths):
+    for run in load_transcripts(transcript_paths, names):
         runs[run.run] = {
             "variant": run.variant,
             "group": run.group,
@@ -186,7 +250,7 @@ def write_figure(lesson, name, results, target):
     import, nothing to close."""
     figure = lesson_module(lesson, "figures").FIGURES[name](results)
     target = Path(target)
-    temporary = target.with_name(f".{target.name}.tmp.png")
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp.png")
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
         figure.savefig(temporary, dpi=110, metadata={"Software": None})
@@ -214,12 +278,13 @@ def write_index(results_paths, target):
     recording_io.write_atomic(target, text)
 
 
-def render_lesson(lesson, transcript_paths, verdicts_path, scans_path, exercises_path, folder, tolerance):
-    """What a lesson shows, from its judged runs: results.json, the scorecard, tables, figures, page."""
+def render_lesson(lesson, transcript_paths, verdicts_path, scans_path, exercises_path, folder, tolerance, runs=None):
+    """What a lesson shows, from its judged runs: results.json, the scorecard, tables, figures, page.
+    `runs`: the names of every run of the lesson, each of which must have its transcript."""
     folder = Path(folder)
     results = collect_results(
         lesson, transcript_paths, verdicts_path, scans_path, exercises_path, folder / "results.json", tolerance,
-        folder / "scorecard.json", folder / "scorecard.csv",
+        folder / "scorecard.json", folder / "scorecard.csv", runs,
     )  # the data as written, used by every writer below (results.json is parsed by nobody here)
     write_tables(lesson, results, folder / "tables")
     write_figures(lesson, results, folder / "figures")
@@ -230,17 +295,18 @@ def build_lesson(lesson, sources, folder, tolerance, scans=None, exercises=None,
     """Every result of one lesson from the given recordings; `scans` and `exercises` may be the
     files of an earlier build (they never depend on a recording)."""
     folder = Path(folder)
+    runs = [Path(source).stem for source in sources]
     replay_batch(sources, folder / "transcripts", tolerance)
     progress(f"{lesson}: replayed {len(sources)} runs")
     transcripts = [folder / "transcripts"]
-    judge_lesson(lesson, transcripts, folder / "verdicts.json", tolerance)
+    judge_lesson(lesson, transcripts, folder / "verdicts.json", tolerance, runs)
     if scans is None:
         scans = folder / "scans.json"
         scan_lesson(lesson, scans)
     if exercises is None:
         exercises = folder / "exercises.json"
         exercise_lesson(lesson, exercises)
-    render_lesson(lesson, transcripts, folder / "verdicts.json", scans, exercises, folder, tolerance)
+    render_lesson(lesson, transcripts, folder / "verdicts.json", scans, exercises, folder, tolerance, runs)
     progress(f"{lesson}: results in {folder}")
 
 

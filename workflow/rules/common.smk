@@ -17,6 +17,7 @@ import json
 import modulefinder
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -28,6 +29,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 from snakemake.exceptions import WorkflowError
+from snakemake_interface_executor_plugins.settings import ExecMode
 from snakemake.utils import validate
 
 ROOT = Path(workflow.basedir)  # the folder of the top-level Snakefile
@@ -42,7 +44,7 @@ CONFIG_SCHEMA = "../schemas/config.schema.yaml"
 if sys.path[:1] != [str(SRC)]:
     sys.path.insert(0, str(SRC))
 
-from replaylab import inputs, pipeline  # noqa: E402
+from replaylab import inputs, pipeline, runlock  # noqa: E402
 from replaylab.agents.recording import (
     RecordingError,
     json_path,
@@ -62,6 +64,45 @@ def stop(message):
 def relative(path):
     """A path as the rules name files: relative to the working directory (the project's root)."""
     return os.path.relpath(path)
+
+
+# ---------------------------------------------------------------------------------------------
+# Interrupts and a killed run's lock
+
+
+def interrupted(signum, frame):
+    """Ctrl-C while the workflow is read and the DAG is built: one line, no traceback."""
+    print(
+        "snakemake: interrupted while the workflow was read; nothing was run",
+        file=sys.stderr,
+    )
+    sys.exit(130)
+
+
+def allow_interrupts():
+    """From the first job on (`onstart`), Ctrl-C is Snakemake's again: it stops the jobs, marks
+    their outputs incomplete, and the default profile's rerun-incomplete reruns them next time.
+    """
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+if threading.current_thread() is threading.main_thread():
+    signal.signal(signal.SIGINT, interrupted)
+
+# Only the Snakemake a person started removes a killed run's lock (runlock.hold), never a job's
+# own Snakemake on a cluster node, which runs while the first one holds its lock.
+if workflow.exec_mode == ExecMode.DEFAULT:
+    try:
+        stale = runlock.hold()
+    except (OSError, TimeoutError):
+        stale = (
+            []
+        )  # a read-only working copy, or a busy one: Snakemake's own lock check decides
+    if stale:
+        print(
+            "snakemake: removed the lock of a run that was killed (no Snakemake of this workflow runs here)",
+            file=sys.stderr,
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -172,6 +213,15 @@ PYTHON = python_of_this_venv()
 RUNS = {lesson: find_runs(lesson) for lesson in LESSONS}
 check_recordings(RUNS)
 BATCHES = {lesson: batches(lesson) for lesson in LESSONS}
+try:
+    inputs.check_results(LESSONS)  # a folder of results/ changed by hand is not trusted
+except inputs.DamagedResult as error:
+    stop(error)
+
+
+def run_names(wildcards):
+    """Every run of a lesson: the judge and the render check that each has its transcript."""
+    return sorted(RUNS[wildcards.lesson])
 
 
 wildcard_constraints:
@@ -449,7 +499,12 @@ class JobFailed(Exception):
     """A job that failed unexpectedly: its message names the log that holds the traceback."""
 
 
-EXPECTED_FAILURES = (ReplayMismatch, RecordingError, UnknownLesson)
+EXPECTED_FAILURES = (
+    ReplayMismatch,
+    RecordingError,
+    UnknownLesson,
+    inputs.DamagedResult,
+)
 
 # One job at a time, even with --cores 2: jobs are Python, and two at once in one process only
 # take turns on the interpreter lock (measured: slower than one after the other). It also keeps
@@ -473,10 +528,11 @@ def run_job(name, log, *args):
     force-use-threads (a cluster executor implies it), so that a job costs no new Python, no
     imports and no second Snakemake.
 
-    The log gets the job's time, or its error. A replay mismatch or a malformed input fails the
-    job with its one-line message, under its own type; any other error with its type, message
-    and the log holding its traceback. Either way, Snakemake shows a two-line stack of this file
-    and the rule, never the library's traceback.
+    The log gets the job's time, or its error on one line. A replay mismatch, a malformed input
+    or a damaged result fails the job with its one-line message, under its own type; any other
+    error (a bug) with its type and message, and its traceback in <log>.traceback, which the line
+    names. Snakemake then shows that line and where the rule called this (two lines naming this
+    file and the rule file), never the library's traceback, even with --show-failed-logs.
     """
     Path(log).parent.mkdir(parents=True, exist_ok=True)
     with ONE_JOB_AT_A_TIME, open(log, "w", encoding="utf-8") as stream:
@@ -484,16 +540,22 @@ def run_job(name, log, *args):
         try:
             entry_point(name).main(*args)
         except EXPECTED_FAILURES as error:
-            print(f"{type(error).__name__}: {error}", file=stream)
-            failure = type(error)(str(error))
+            failure = type(error)(printable(str(error)))
         except Exception as error:
-            traceback.print_exc(file=stream)
+            where = Path(log).with_suffix(".traceback")
+            with open(where, "w", encoding="utf-8") as details:
+                # from the entry point on: this file's own frame, compiled by Snakemake,
+                # would name a line that is not the one that ran
+                traceback.print_exception(
+                    type(error), error, error.__traceback__.tb_next, file=details
+                )
             failure = JobFailed(
-                f"{type(error).__name__}: {error} (the traceback is in {log})"
+                f"{type(error).__name__}: {printable(str(error))} (a bug: the traceback is in {where})"
             )
         else:
             print(f"{name}: done in {time.perf_counter() - start:.2f} s", file=stream)
             return
+        print(f"{type(failure).__name__}: {failure}", file=stream)
     raise failure
 
 

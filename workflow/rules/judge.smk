@@ -11,6 +11,7 @@ rule judge:
         "benchmarks/{lesson}/judge.tsv"
     params:
         tolerance=TOLERANCE,
+        runs=run_names,
     message:
         "Judging the runs of {wildcards.lesson} from their recomputed numbers"
     run:
@@ -21,4 +22,5 @@ rule judge:
             input.transcripts,
             output.verdicts,
             params.tolerance,
+            params.runs,
         )

@@ -52,6 +52,7 @@ rule render:
         "benchmarks/{lesson}/render.tsv"
     params:
         tolerance=TOLERANCE,
+        runs=run_names,
     message:
         "Writing what {wildcards.lesson} shows: results.json, scorecard, tables, figures, page"
     run:
@@ -65,6 +66,7 @@ rule render:
             input.exercises,
             f"results/{wildcards.lesson}",
             params.tolerance,
+            params.runs,
         )
 
 
