@@ -11,10 +11,12 @@ import math
 import os
 from pathlib import Path
 
+import jsonschema
+
 import replaylab.lessons
 from replaylab.agents import recording as recording_io
-from replaylab.agents.recording import RUN_NAME_MAX, RecordingError, check_run_name, check_text, printable
-from replaylab.lessons import lab, variant
+from replaylab.agents.recording import RUN_NAME_MAX, RecordingError, check_run_name, check_text, describe, json_path, printable
+from replaylab.lessons import LESSONS, lab, variant
 
 
 class InputError(ValueError):
@@ -100,10 +102,34 @@ def check_recordings(runs, cache_file):
             pass  # a read-only working copy: check them all again next time
 
 
+def check_config(config, schema, source):
+    """The workflow's configuration, checked against its schema (workflow/schemas/config.schema.yaml)
+    and for what a schema cannot say: lessons replaylab has, a finite tolerance, and the names a
+    `record` run would be saved under. `source` names where the configuration came from (files,
+    --config). The first problem is one `InputError` line naming `source` and the field."""
+    errors = sorted(
+        jsonschema.Draft202012Validator(schema).iter_errors(config),
+        key=lambda e: (len(e.absolute_path), str(list(e.absolute_path))),
+    )
+    if errors:
+        raise InputError(f"{source}: {json_path(errors[0].absolute_path)}: {describe(errors[0])}")
+    for index, lesson in enumerate(config["lessons"]):
+        if lesson not in LESSONS:
+            raise InputError(
+                f"{source}: $.lessons[{index}]: {lesson!r} is not a lesson of replaylab; the lessons are: {', '.join(LESSONS)}"
+            )
+    if config["record_lesson"] not in config["lessons"]:
+        raise InputError(
+            f"{source}: $.record_lesson: {config['record_lesson']!r} is not one of the configured lessons "
+            f"({', '.join(config['lessons'])})"
+        )
+    check_settings(config, source)
+
+
 def check_settings(config, source):
     """The configuration values a job receives, beyond what the schema says: a finite tolerance, and
     the names a `record` run would be saved under (every variant's file name) and its model, before
-    anything is recorded or paid for. `source` names where the configuration came from."""
+    anything is recorded or paid for."""
     tolerance = config["tolerance"]
     if not math.isfinite(tolerance):
         raise InputError(f"{source}: $.tolerance: {tolerance} is not a finite number")

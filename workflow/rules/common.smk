@@ -1,6 +1,6 @@
 """Helpers of the workflow, and no rules: most of them run while Snakemake builds the DAG.
 
-- the lessons of the configuration and their recordings, each loaded and validated now, so that a
+- the configuration and the recordings of its lessons, each loaded and checked now (inputs.py), so that a
   malformed recording or configuration stops even a dry run with one line naming the file, the
   JSON path of the field and what is wrong;
 - the `code=` inputs of every job: the files of src/replaylab that its script really imports,
@@ -26,32 +26,24 @@ import traceback
 from functools import cache
 from pathlib import Path
 
-import jsonschema
 import yaml
-from snakemake.exceptions import WorkflowError
 from snakemake_interface_executor_plugins.settings import ExecMode
-from snakemake.utils import validate
 
 ROOT = Path(workflow.basedir)  # the folder of the top-level Snakefile
 SRC = ROOT / "src"
 PACKAGE = SRC / "replaylab"
 SCRIPTS = ROOT / "scripts"
 RULES = ROOT / "workflow" / "rules"
-# validate() reads a schema path relative to the file that calls it: this one.
-CONFIG_SCHEMA = "../schemas/config.schema.yaml"
+CONFIG_SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
 # The workflow's own library comes first, before any installed copy (the rule scripts do the same).
 if sys.path[:1] != [str(SRC)]:
     sys.path.insert(0, str(SRC))
 
 from replaylab import inputs, pipeline, runlock  # noqa: E402
-from replaylab.agents.recording import (
-    RecordingError,
-    json_path,
-    printable,
-)  # noqa: E402
+from replaylab.agents.recording import RecordingError, printable  # noqa: E402
 from replaylab.agents.replay import ReplayMismatch  # noqa: E402
-from replaylab.lessons import LESSONS as KNOWN_LESSONS, UnknownLesson  # noqa: E402
+from replaylab.lessons import UnknownLesson  # noqa: E402
 
 
 def stop(message):
@@ -118,32 +110,12 @@ def config_files():
 
 
 def check_config():
-    """Validate `config` with snakemake.utils.validate; on failure, one line with the field's path."""
+    """Check `config` (inputs.check_config: the schema, then what a schema cannot say); the first
+    problem stops the run with one line naming the field."""
+    with open(CONFIG_SCHEMA, encoding="utf-8") as stream:
+        schema = yaml.safe_load(stream)
     try:
-        validate(config, schema=CONFIG_SCHEMA)
-    except WorkflowError:
-        with open(RULES / CONFIG_SCHEMA, encoding="utf-8") as stream:
-            schema = yaml.safe_load(stream)
-        errors = sorted(
-            jsonschema.Draft202012Validator(schema).iter_errors(config),
-            key=lambda e: (len(e.absolute_path), str(list(e.absolute_path))),
-        )
-        if not errors:
-            raise
-        error = errors[0]
-        stop(f"{config_files()}: {json_path(error.absolute_path)}: {error.message}")
-    for index, lesson in enumerate(config["lessons"]):
-        if lesson not in KNOWN_LESSONS:
-            stop(
-                f"{config_files()}: $.lessons[{index}]: {lesson!r} is not a lesson of replaylab; "
-                f"the lessons are: {', '.join(KNOWN_LESSONS)}"
-            )
-    if config["record_lesson"] not in config["lessons"]:
-        stop(
-            f"{config_files()}: $.record_lesson: {config['record_lesson']!r} is not one of the configured lessons ({', '.join(config['lessons'])})"
-        )
-    try:
-        inputs.check_settings(config, config_files())
+        inputs.check_config(config, schema, config_files())
     except inputs.InputError as error:
         stop(error)
 

@@ -260,7 +260,7 @@ def validate(data, source):
     errors = sorted(_validator().iter_errors(data), key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
     if errors:
         error = errors[0]
-        raise RecordingError(f"{source}: {json_path(error.absolute_path)}: {_describe(error)}")
+        raise RecordingError(f"{source}: {json_path(error.absolute_path)}: {describe(error)}")
     for i, step in enumerate(data["steps"]):
         if len(step["results"]) != len(step["tool_calls"]):
             raise RecordingError(
@@ -276,7 +276,7 @@ def validate(data, source):
     return data
 
 
-def _describe(error):
+def describe(error):
     """What is wrong, in words, on one short line."""
     instance = error.instance
     if error.validator == "additionalProperties":
