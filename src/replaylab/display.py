@@ -28,8 +28,9 @@ def result_text(result):
     return printable(", ".join(f"{k} {number_text(v)}" for k, v in result.content.items()))
 
 
-def print_step(number, step, stream=sys.stdout):
-    """One message and its results, as a person follows a run."""
+def print_step(number, step, stream=None):
+    """One message and its results, as a person follows a run (on `stream`, by default stdout)."""
+    stream = sys.stdout if stream is None else stream
     text = printable(step.message.text.strip(), keep="\n\t")
     print(f"step {number}: {text if text else '(no text)'}", file=stream)
     for call, result in zip(step.message.tool_calls, step.results):

@@ -1,0 +1,177 @@
+"""The one reader of recordings (issue 16, cases 7, 8, 9, 11 and 16): each limit and each kind of
+file is refused on one line that names the file and the field, the same way by the library, the
+command line (replay, promote, record --from, doctor) and the workflow's dry run, before anything
+else reads the file; never a traceback, a hang or an exit code other than 2."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import RECORDINGS, ROOT
+from replaylab.agents import recording
+from replaylab.agents.recording import RecordingError
+
+VALID = (RECORDINGS / "hunter" / "false.json").read_text(encoding="utf-8")
+
+
+def nested(depth, inner=1):
+    value = inner
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def changed(change):
+    data = json.loads(VALID)
+    change(data)
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+def deep_arguments(depth):
+    """The text of the recording, its first call's arguments nested `depth` objects deep."""
+    text = changed(lambda d: d["steps"][0]["tool_calls"][0].__setitem__("arguments", "@@"))
+    return text.replace('"@@"', '{"a": ' * depth + "1" + "}" * depth).encode()
+
+
+DEEP = "$.steps[0].tool_calls[0].arguments.a.a.a.a.a.a.a...: nested more than 64 levels deep"
+# name: (the file's bytes, what the one line says after "<file>: ")
+BAD = {
+    "nested-500": (deep_arguments(500), DEEP),
+    "nested-1000": (deep_arguments(1000), "nested more than 64 levels deep"),
+    "nested-100000": (VALID.replace('"finished": true', '"finished": ' + "[" * 100_000 + "]" * 100_000).encode(),
+                      "nested more than 64 levels deep"),
+    "lone-surrogate": (VALID.replace('"text": "', '"text": "\\ud800', 1).encode(),
+                       "holds a lone surrogate"),
+    "integer-5000-digits": (VALID.replace('"periods": 20', '"periods": ' + "9" * 5000, 1).encode(),
+                            "$.steps[0].tool_calls[0].arguments.periods: an integer of 5000 digits"),
+    "duplicate-key": (VALID.replace('"run": "false",', '"run": "false",\n  "run": "false",', 1).encode(),
+                      "$: the key 'run' appears twice"),
+    "ansi-in-model": (changed(lambda d: d["provenance"].__setitem__("model", "x\x1b[2Jspoof")).encode(),
+                      "$.provenance.model: 'x\\x1b[2Jspoof' holds the control character \\x1b"),
+    "newline-in-group": (changed(lambda d: d.__setitem__("group", "a\nreplaylab: all good")).encode(),
+                         "$.group: 'a\\nreplaylab: all good' holds the control character \\x0a"),
+    "not-utf8": (VALID.encode().replace(b'"text": "', b'"text": "\xff', 1), "not UTF-8 text"),
+    "encoded-surrogate": (VALID.encode().replace(b'"text": "', b'"text": "\xed\xa0\x80', 1), "not UTF-8 text"),
+    "too-large": (VALID.replace('"text": "', '"text": "' + "x" * (9 * 1024 * 1024), 1).encode(),
+                  "bytes; a recording has at most 8388608 bytes"),
+}
+
+
+def write(folder, name, data, file_name="false.json"):
+    path = folder / "hunter" / file_name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def cli(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "replaylab", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+def one_line(result, path, expected):
+    """stderr is one line: replaylab: <file>: <what is wrong>."""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr[-2000:]
+    assert lines[0].startswith(f"replaylab: {path}: "), lines[0][:300]
+    assert expected in lines[0], lines[0][:300]
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_the_reader_refuses_with_one_line_naming_the_file_and_field(tmp_path, name):
+    data, expected = BAD[name]
+    path = write(tmp_path, name, data)
+    with pytest.raises(RecordingError) as caught:
+        recording.load(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: ") and expected in message, message[:300]
+    assert "\n" not in message and len(message) < 400, message[:300]
+
+
+@pytest.mark.parametrize("name", ["nested-500", "lone-surrogate", "integer-5000-digits", "duplicate-key", "ansi-in-model"])
+def test_replay_promote_and_record_from_refuse_alike(tmp_path, name):
+    data, expected = BAD[name]
+    path = write(tmp_path, name, data)
+    for args in (["replay", str(path)], ["promote", str(path), "--recordings", str(tmp_path / "recordings")],
+                 ["record", "hunter", "--provider", "authored", "--from", str(path), "--run", "again"]):
+        result = cli(*args, cwd=tmp_path)
+        assert result.returncode == 2, (args, result.stderr[-500:])
+        one_line(result, path, expected)
+        assert result.stdout == ""  # nothing was done: no step printed, no change shown
+    assert not (tmp_path / "recordings").exists() and not (tmp_path / "results").exists()
+
+
+def file_kinds(folder):
+    """{name: path} of what a recording's name can be, and is not a regular file."""
+    lesson = folder / "hunter"
+    lesson.mkdir(parents=True, exist_ok=True)
+    (lesson / "x.json").mkdir()
+    (lesson / "dangling.json").symlink_to(lesson / "nothing-here.json")
+    (lesson / "loop.json").symlink_to(lesson / "loop.json")
+    os.mkfifo(lesson / "fifo.json")
+    return {
+        "x": ("a folder, not a recording file"),
+        "dangling": "a symbolic link to a file that does not exist",
+        "loop": "a loop of symbolic links",
+        "fifo": "a named pipe (FIFO), not a recording file",
+    }
+
+
+def test_a_folder_a_dangling_link_a_link_loop_and_a_fifo_are_refused_without_hanging(tmp_path):
+    for name, expected in file_kinds(tmp_path).items():
+        path = tmp_path / "hunter" / f"{name}.json"
+        with pytest.raises(RecordingError, match="^" + str(path).replace(".", r"\.") + ": " + expected.replace("(", r"\(").replace(")", r"\)")):
+            recording.load(path)
+        result = cli("replay", str(path), cwd=tmp_path)  # a FIFO would block an ordinary open: timeout=120
+        assert result.returncode == 2
+        one_line(result, path, expected)
+
+
+def test_doctor_reports_each_bad_file_on_its_line_and_goes_on(tmp_path):
+    file_kinds(tmp_path)
+    write(tmp_path, "dup", BAD["duplicate-key"][0], "dup.json")
+    (tmp_path / "hunter" / "open.json").write_text((RECORDINGS / "hunter" / "open.json").read_text())
+    result = cli("doctor", "--recordings", str(tmp_path), cwd=tmp_path)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    failed = [line for line in result.stdout.splitlines() if line.startswith("FAIL recording")]
+    assert len(failed) == 5, result.stdout
+    assert any("the key 'run' appears twice" in line for line in failed)
+    assert f"ok   recording {tmp_path / 'hunter' / 'open.json'}: loads and replays" in result.stdout
+
+
+def test_a_value_the_model_sent_that_a_file_cannot_hold_is_kept_as_its_json_text(tmp_path):
+    """What a model sends is recorded, whatever it is: nesting beyond the limit, an integer too long,
+    half a character become the JSON text of the value (which the allowlist refused alike)."""
+    from replaylab.agents import loop
+    from replaylab.agents.clients import authored
+    from replaylab.agents.messages import ModelMessage, ToolCall
+    from replaylab.lessons import variant
+
+    sent = [nested(70), {"periods": 10**1500}, {"method": "\ud800"}, float("inf")]
+    calls = tuple(ToolCall(str(i), "oscillator_energy_drift", value) for i, value in enumerate(sent))
+    v = variant("hunter", "false")
+    transcript = loop.run(authored.make_client([ModelMessage("text \ud800 too", calls), ModelMessage("done")]),
+                          v.system, v.task, v.allowlist(), v.max_steps)
+    run = recording.Recording("hunter", "odd", "false", "g", recording.provenance("authored", "m", "h"), transcript)
+    path = tmp_path / "odd.json"
+    recording.save(run, path)
+    loaded = recording.load(path)
+    arguments = [c.arguments for c in loaded.transcript.steps[0].message.tool_calls]
+    assert all(isinstance(a, str) for a in arguments), arguments
+    assert json.loads(arguments[0]) == nested(70) and arguments[2] == '{"method": "\\ud800"}'
+    assert loaded.transcript.steps[0].message.text == "text \ufffd too"
+    assert [r.ok for r in loaded.transcript.steps[0].results] == [False] * 4
+
+
+def test_save_refuses_a_file_that_exists_when_exclusive(tmp_path):
+    run = recording.load(RECORDINGS / "hunter" / "false.json")
+    path = tmp_path / "false.json"
+    path.write_text("mine")
+    with pytest.raises(RecordingError, match="already exists, and a recorded run is never overwritten"):
+        recording.save(run, path, exclusive=True)
+    assert path.read_text() == "mine" and sorted(p.name for p in tmp_path.iterdir()) == ["false.json"]
+    recording.save(run, tmp_path / "new" / "false.json", exclusive=True)
+    assert recording.load(tmp_path / "new" / "false.json") == run
