@@ -7,8 +7,11 @@ STAMP := $(VENV)/.installed
 # slow every Snakemake start (the SLURM plugin imports pandas, about 0.4 s), local runs included.
 CLUSTER_VENV := .venv-cluster
 CLUSTER_STAMP := $(CLUSTER_VENV)/.installed
+# Mutation testing (mutmut, pinned in pyproject.toml's `mutation` extra): a venv of its own too.
+MUTATION_VENV := .venv-mutation
+MUTATION_STAMP := $(MUTATION_VENV)/.installed
 
-.PHONY: all results test cluster-env bench clean
+.PHONY: all results test cluster-env bench mutation clean
 all: results
 
 # The virtual environment, with replaylab and its pinned dependencies (made again from scratch when
@@ -27,6 +30,12 @@ $(CLUSTER_STAMP): pyproject.toml
 
 cluster-env: $(CLUSTER_STAMP)
 
+$(MUTATION_STAMP): pyproject.toml
+	$(PYTHON) -m venv --clear $(MUTATION_VENV)
+	$(MUTATION_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test,mutation]" 2>&1 | grep -v "is ignored" || true
+	$(MUTATION_VENV)/bin/python -c "import mutmut, replaylab"
+	touch $(MUTATION_STAMP)
+
 # Every result of every lesson, through the Snakemake workflow (only what changed is rebuilt).
 results: $(STAMP)
 	$(BIN)/snakemake --cores all
@@ -39,5 +48,12 @@ bench: $(STAMP)
 	$(BIN)/python bench/library.py
 	$(BIN)/python bench/workflow.py
 
+# A measurement, not a test: how many mutants of the critical modules the tests kill (the modules
+# and the tests are in pyproject.toml, [tool.mutmut]). Prints the kill rate and every survivor.
+mutation: $(MUTATION_STAMP)
+	rm -rf mutants
+	$(MUTATION_VENV)/bin/mutmut run --max-children 2
+	$(MUTATION_VENV)/bin/python bench/mutation.py
+
 clean:
-	rm -rf results logs benchmarks .snakemake
+	rm -rf results logs benchmarks .snakemake mutants

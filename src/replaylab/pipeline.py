@@ -6,6 +6,7 @@ the audited packages.
 """
 
 import csv
+import fcntl
 import io
 import json
 import os
@@ -310,10 +311,23 @@ def build_lesson(lesson, sources, folder, tolerance, scans=None, exercises=None,
     progress(f"{lesson}: results in {folder}")
 
 
+@contextmanager
+def one_build_at_a_time(results):
+    """Hold the lock of a results folder while a build writes it: a second `replaylab build` into
+    the same folder waits for the first, since each stage reads what the one before wrote, and
+    the other build's folder taking its place would pull it away mid-read. Released by the
+    kernel when the process ends, however it ends."""
+    results.mkdir(parents=True, exist_ok=True)
+    with open(results / ".build.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
 def build(lessons=LESSONS, recordings="recordings", results="results", tolerance=DEFAULT_TOLERANCE, progress=print, run_folders=()):
     """Every result of every lesson in one process, without Snakemake (the same stages, in order)."""
     results = Path(results)
-    for lesson in lessons:
-        sources = list(find_runs(lesson, [recordings, *run_folders]).values())
-        build_lesson(lesson, sources, results / lesson, tolerance, progress=progress)
-    write_index([results / lesson / "results.json" for lesson in lessons], results / "index.md")
+    with one_build_at_a_time(results):
+        for lesson in lessons:
+            sources = list(find_runs(lesson, [recordings, *run_folders]).values())
+            build_lesson(lesson, sources, results / lesson, tolerance, progress=progress)
+        write_index([results / lesson / "results.json" for lesson in lessons], results / "index.md")
