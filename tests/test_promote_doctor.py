@@ -69,3 +69,111 @@ def test_doctor_fails_on_a_recording_that_does_not_replay(tmp_path):
     out = cli("doctor", "--recordings", str(tmp_path), env=env)
     assert out.returncode == 1
     assert "FAIL recording" in out.stdout and "the task has changed" in out.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# What promote shows and does, in this process (each line exact)
+
+import dataclasses  # noqa: E402
+
+import pytest  # noqa: E402
+
+from replaylab.agents import loop, recording  # noqa: E402
+from replaylab.agents.clients import authored  # noqa: E402
+from replaylab.agents.messages import ModelMessage, ToolCall  # noqa: E402
+from replaylab.lessons import variant  # noqa: E402
+from replaylab.promote import describe_changes, promote, verdict  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    "run, expected",
+    [
+        ("projectile/reference", "bracket 40..41 degrees, scan best 40.50: verified"),
+        ("hunter/false", "counterexample (4 tested, witness 64/20)"),
+        ("hunter/open", "inconclusive (8 tested, closest 16/50)"),
+        ("review/physics", "piece 1 limits passed; piece 2 limits passed; piece 1 bounded-energy passed; "
+                           "piece 2 bounded-energy failed"),
+    ],
+)
+def test_the_verdict_line_of_each_lesson(run, expected):
+    assert verdict(recording.load(RECORDINGS / f"{run}.json")) == expected
+
+
+def authored_run(lesson, variant_name, messages, run="mine", model=authored.MODEL, kind="authored"):
+    v = variant(lesson, variant_name)
+    transcript = loop.run(authored.make_client(messages, model), v.system, v.task, v.allowlist(), v.max_steps)
+    return recording.Recording(lesson, run, variant_name, "live", recording.provenance(kind, model, "how"), transcript)
+
+
+def drift(i, steps, periods=20, method="symplectic Euler"):
+    return ToolCall(str(i), "oscillator_energy_drift", {"method": method, "steps_per_period": steps, "periods": periods})
+
+
+def test_the_verdict_lines_of_runs_that_decide_nothing():
+    none = authored_run("projectile", "default", [ModelMessage("I give up.")])
+    assert verdict(none) == "not checkable: the agent made no accepted range_with_drag call at 25 m/s"
+    one = authored_run("projectile", "default", [ModelMessage("", (ToolCall("1", "range_with_drag", {"speed": 25, "angle": 40, "dt": 0.01}),)), ModelMessage("done")])
+    assert verdict(one) == "not checkable: fewer than two distinct angles at the smallest dt the agent used (0.01 s)"
+    hunt = authored_run("hunter", "false", [ModelMessage("no experiment")])
+    assert verdict(hunt) == "inconclusive (0 tested)"
+    review = authored_run("review", "physics", [ModelMessage("no check")])
+    assert verdict(review) == "no checks run"
+
+
+def test_describe_changes_shows_every_changed_call_and_the_verdict():
+    old = authored_run("hunter", "false", [ModelMessage("", (drift(1, 200), drift(2, 64))), ModelMessage("done")])
+    new = authored_run("hunter", "false", [ModelMessage("", (drift(1, 200), drift(2, 100), drift(3, 32))), ModelMessage("", (drift(4, 16),)), ModelMessage("done")],
+                       model="gpt-test", kind="provider-api")
+    assert describe_changes(new, old) == [
+        "run hunter/mine: Recorded run (gpt-test)",
+        "  produced by: written by a person (no language model) -> gpt-test",
+        "  messages: 2 -> 3",
+        "  call 2 was: step 1, oscillator_energy_drift(method='symplectic Euler', steps_per_period=64, periods=20) -> max_energy_drift 0.0515672",
+        "  call 2 now: step 1, oscillator_energy_drift(method='symplectic Euler', steps_per_period=100, periods=20) -> max_energy_drift 0.0324349",
+        "  call 3 was: (none)",
+        "  call 3 now: step 1, oscillator_energy_drift(method='symplectic Euler', steps_per_period=32, periods=20) -> max_energy_drift 0.108862",
+        "  call 4 was: (none)",
+        "  call 4 now: step 2, oscillator_energy_drift(method='symplectic Euler', steps_per_period=16, periods=20) -> max_energy_drift 0.244321",
+        "  verdict: counterexample (2 tested, witness 64/20) -> counterexample (4 tested, witness 32/20)",
+    ]
+    same = dataclasses.replace(old, transcript=dataclasses.replace(old.transcript, steps=old.transcript.steps[:1] + (old.transcript.steps[1],)))
+    assert describe_changes(same, old)[1:] == ["  messages: 2 -> 2", "  calls and results: unchanged",
+                                               "  verdict: counterexample (2 tested, witness 64/20)"]
+    assert describe_changes(new, None) == ["run hunter/mine: Recorded run (gpt-test)", "new recording (nothing to replace)",
+                                           "  3 messages, 4 calls", "  verdict: counterexample (4 tested, witness 32/20)"]
+    assert describe_changes(new, None, "it is cut")[1] == "replaces a recording that does not load: it is cut"
+    fewer = describe_changes(old, new)
+    assert "  call 4 was: step 2, oscillator_energy_drift(method='symplectic Euler', steps_per_period=16, periods=20) -> max_energy_drift 0.244321" in fewer
+    assert "  call 4 now: (none)" in fewer
+    refused = authored_run("hunter", "false", [ModelMessage("", (drift(1, 200), drift(2, 2))), ModelMessage("done")])
+    assert "  call 2 now: step 1, oscillator_energy_drift(method='symplectic Euler', steps_per_period=2, periods=20) -> refused: steps_per_period must be between 4 and 200, got 2" in describe_changes(refused, old)
+
+
+def test_promote_in_this_process_moves_the_run_and_says_so(tmp_path):
+    source = tmp_path / "live" / "false.json"
+    source.parent.mkdir()
+    source.write_bytes((RECORDINGS / "hunter" / "false.json").read_bytes())
+    target = tmp_path / "recordings" / "hunter" / "false.json"
+    lines = promote(source, tmp_path / "recordings", dry_run=True)
+    assert lines[-1] == f"dry run: {target} left as it was, and {source} where it is"
+    assert lines[:2] == ["run hunter/false: Authored example, not a recorded model run (written by a person (no language model))",
+                         "new recording (nothing to replace)"]
+    assert not target.exists() and source.exists()
+    assert promote(source, tmp_path / "recordings")[-1] == f"moved {source} -> {target}"
+    assert target.read_bytes() == (RECORDINGS / "hunter" / "false.json").read_bytes() and not source.exists()
+    with pytest.raises(recording.RecordingError, match=f"^{target}: is the recording {target} itself: nothing to promote$"):
+        promote(target, tmp_path / "recordings")
+
+
+def test_promote_says_when_it_could_not_remove_the_source(tmp_path, monkeypatch):
+    source = tmp_path / "false.json"
+    source.write_bytes((RECORDINGS / "hunter" / "false.json").read_bytes())
+
+    def refuse(self, missing_ok=False):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(type(source), "unlink", refuse)
+    lines = promote(source, tmp_path / "recordings")
+    target = tmp_path / "recordings" / "hunter" / "false.json"
+    assert lines[-1] == f"copied {source} -> {target}; {source} could not be removed (Permission denied): remove it by hand"
+    assert target.is_file() and source.is_file()
