@@ -95,7 +95,7 @@ HUNTER_MESSAGES = [
         call("1", "oscillator_energy_drift", method="symplectic Euler", steps_per_period=16, periods=50),
         call("2", "oscillator_energy_drift", method="symplectic Euler", steps_per_period=200, periods=1),
         call("3", "oscillator_energy_drift", method="velocity verlet", steps_per_period=16, periods=5),
-        call("4", "oscillator_energy_drift", method="symplectic Euler", steps_per_period=16.0, periods=5),
+        call("4", "oscillator_energy_drift", method="symplectic Euler", steps_per_period=16.5, periods=5),
     )),
     ModelMessage("Spend the rest of the budget.", tuple(
         call(str(i), "oscillator_energy_drift", method="velocity Verlet", steps_per_period=16 + i, periods=3)
