@@ -243,3 +243,35 @@ def test_review_exercises():
     assert failed == [(2, "bounded-energy")]
     conflict = review_exercises.conflict()["resolution"]
     assert conflict["rejected"] and conflict["conflicts"] == ["limits"]
+
+
+def test_what_the_agent_sees_never_names_the_answer():
+    """Variant names say what a claim is about, never whether it holds; no label the agent sees says
+    false, true, open or refuted."""
+    from replaylab.lessons.hunter import lab
+
+    assert set(lab.VARIANTS) == {"symplectic-euler", "velocity-verlet"}
+    for name, v in lab.VARIANTS.items():
+        texts = [name, v.system, v.task]
+        for spec in v.allowlist().specs():
+            texts += [spec["name"], spec["description"]]
+            texts += [p["description"] + " " + " ".join(p.get("enum", [])) for p in spec["parameters"]["properties"].values()]
+        seen = " ".join(texts).lower()
+        for word in ("false", "true", "open claim", "refuted", "holds"):
+            assert word not in seen, (name, word)
+
+
+def test_reproduce_check_names_every_check_by_number_and_in_every_result():
+    from replaylab.agents.messages import ToolCall
+    from replaylab.lessons.review import lab
+    from replaylab.verification.checks import CHECK_NAMES
+
+    tool = lab.reproduce_tool(lab.checks.EXACT)
+    numbered = "1 clock, 2 purity, 3 limits, 4 convergence-order, 5 bounded-energy"
+    assert numbered in tool.description
+    assert numbered in tool.spec()["parameters"]["properties"]["check"]["description"]
+    allowlist = lab.VARIANTS["evidence"].allowlist()
+    for number, name in enumerate(CHECK_NAMES, start=1):
+        result = allowlist.dispatch(ToolCall("1", "reproduce_check", {"check": number, "candidate": 2}))
+        assert result.ok and result.content["check"] == name
+        assert list(result.content) == ["check", "measured", "tolerance", "passed"]

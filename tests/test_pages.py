@@ -271,7 +271,7 @@ def test_every_page_has_its_parts_in_order(results, pages, lesson):
             for result in step["results"]:
                 if result["ok"]:
                     for value in result["content"].values():
-                        assert "%.6g" % value in text
+                        assert (value if isinstance(value, str) else "%.6g" % value) in text
                 else:
                     assert result["content"]["error"] in text
     steps = sum(len(run["transcript"]["steps"]) for run in data["runs"].values())

@@ -178,11 +178,12 @@ def call_text(name, arguments):
 
 
 def result_text(result):
-    """A result as recomputed by the build, its numbers with %.6g; None for a refusal."""
+    """A result as recomputed by the build, its numbers with %.6g (a name, such as the check that
+    ran, as it is); None for a refusal."""
     content = result.get("content", {})
     if not result.get("ok"):
         return None
-    return ", ".join(f"{k} = {number(v)}" for k, v in content.items())
+    return ", ".join(f"{k} = {v if isinstance(v, str) else number(v)}" for k, v in content.items())
 
 
 def result_cell(result):
