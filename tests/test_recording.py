@@ -122,6 +122,7 @@ def test_provenance_and_labels():
     assert labels == {
         "provider-api": "Recorded run",
         "interactive": "Recorded run",
+        "mcp": "Recorded run",
         "scripted": "Scripted baseline (a program, not a language model)",
         "authored": "Authored example, not a recorded model run",
     }
