@@ -121,25 +121,6 @@ def test_rerecording_a_reference_run_reproduces_it(tmp_path):
     assert new == old
 
 
-def test_session_reads_json_lines_and_writes_results_live(tmp_path):
-    lines = [
-        json.dumps({"text": "go", "tool_calls": [{"id": "1", "name": "range_with_drag", "arguments": {"speed": 25, "angle": 40, "dt": 0.01}},
-                                                 {"id": "2", "name": "eval", "arguments": {"code": "1"}}]}),
-        "not json",
-        json.dumps({"text": "done", "tool_calls": []}),
-    ]
-    out = cli("session", "projectile", "--run", "typed", stdin="\n".join(lines) + "\n", cwd=tmp_path)
-    assert out.returncode == 0, out.stderr
-    answers = [json.loads(line) for line in out.stdout.splitlines()]
-    assert answers[0] == [
-        {"call_id": "1", "ok": True, "content": {"range_m": 35.78932829382288}},
-        {"call_id": "2", "ok": False, "content": {"error": "'eval' is not an allowed tool"}},
-    ]
-    assert "error" in answers[1]
-    data = json.loads((tmp_path / "results" / "live" / "projectile" / "typed.json").read_text())
-    assert data["provenance"]["kind"] == "interactive" and data["finished"] is True
-
-
 def test_python_dash_m_and_console_script_agree():
     script = ROOT / ".venv" / "bin" / "replaylab"
     if not script.exists():

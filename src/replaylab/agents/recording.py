@@ -77,7 +77,7 @@ DECLARED = " (declared, not verified)"
 def model_shown(provenance):
     """Who produced the messages, as pages and scorecards show it: a model named by whoever ran a
     session (`--model`) is marked as declared, so it is never grouped with one a provider reported."""
-    return provenance["model"] + (DECLARED if provenance.get("model_declared") else "")
+    return provenance.get("model", "") + (DECLARED if provenance.get("model_declared") else "")
 
 
 def schema():

@@ -15,7 +15,9 @@ import json
 import math
 import re
 
+from replaylab.agents.live import how_it_ended
 from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
+from replaylab.agents.recording import model_shown
 
 NOT_VERIFIED = "not verified: the build does not run this"
 NOT_MEASURED = "not measured"
@@ -312,11 +314,15 @@ def provenance_lines(run):
     p = run["provenance"]
     lines = [
         f"- **{text(run['label'])}**",
-        f"- Messages produced by: {text(p.get('model', ''))}",
+        f"- Messages produced by: {text(model_shown(p))}",
         f"- How: {text(p.get('how', ''))}",
         f"- Recorded {text(p.get('recorded', ''))} with replaylab {text(p.get('replaylab', ''))}"
         + (f"; seed {text(p['seed'])}" if "seed" in p else ""),
     ]
+    client = p.get("client")
+    if client:
+        lines.append(f"- Through the MCP client {text(client.get('name', ''))} {text(client.get('version', ''))} "
+                     "(its name and version as it reported them)")
     usage = p.get("usage")
     if usage:
         lines.append("- Provider-reported usage: " + ", ".join(f"{text(k)} {text(v)}" for k, v in usage.items()))
@@ -332,7 +338,10 @@ def run_section(run_name, run, results):
     out += provenance_lines(run)
     out += [
         f"- Variant {code(run['variant'])}, group {name(run['group'])}; "
-        + ("finished (its last message asks for no tool)." if transcript.get("finished") else "stopped at the message limit (not finished)."),
+        + how_it_ended(
+            run["provenance"].get("kind"), transcript.get("finished"), len(transcript.get("steps", [])),
+            results.get("allowlists", {}).get(run["variant"], {}).get("max_steps"),
+        ) + ".",
         f"- Replayed by this build: every call went again through a fresh allowlist and the simulation; "
         f"each recomputed result agreed with the recording within {number(tolerance, '%g')} (relative and absolute). "
         "The results below are the recomputed ones.",

@@ -83,7 +83,7 @@ def judge(runs, tolerance=None):
     for run in runs:
         claim = lab.CLAIMS[run.variant]
         verdicts[run.run] = {
-            "model": run.provenance["model"],
+            "model": run.model,
             "task": f"{run.variant} claim",
             "group": run.group,
             **count_calls(run.transcript),
