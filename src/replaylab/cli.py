@@ -179,6 +179,31 @@ def cmd_session(args):
     return OK
 
 
+def cmd_mcp(args):
+    from replaylab import mcp_server
+
+    v, name, path = live_target(args, mcp_server.default_run_name(_live_path(args.lesson, "x", args.out).parent))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InvalidInput(f"{path}: cannot write the recording: {error.strerror or error}") from None
+    if not os.access(path.parent, os.W_OK):
+        raise InvalidInput(f"{path}: cannot write the recording: {path.parent} is not writable")
+    if args.model:
+        provenance = recording_io.provenance("mcp", args.model, mcp_server.HOW + DECLARED_HOW, model_declared=True)
+    else:
+        provenance = recording_io.provenance("mcp", mcp_server.UNDECLARED, mcp_server.HOW)
+    live = mcp_server.start(args.lesson, name, v, args.group, provenance, path)
+    # stdout carries the protocol: everything for a person goes to stderr
+    print(f"replaylab mcp: serving {args.lesson} / {v.name} over stdio; the run is recorded as {path}", file=sys.stderr)
+    mcp_server.run(live)
+    if live.written:
+        print(f"replaylab mcp: wrote {path} ({len(live.steps)} message(s); {live.ended})", file=sys.stderr)
+    else:
+        print("replaylab mcp: the client made no call; nothing was recorded", file=sys.stderr)
+    return OK
+
+
 def read_messages(path):
     """The lesson, variant, group, run and messages of a recording or of a file of messages."""
     path = Path(path)
@@ -367,6 +392,13 @@ def parser():
     sub.add_argument("--run", help="the run's name (default: session)")
     sub.add_argument("--group", default="live")
     sub.add_argument("--model", help="the model that types the messages, as you declare it (recorded as declared, not verified)")
+    sub.add_argument("--out", help="where to write (default results/live/LESSON/RUN.json)")
+    sub = verb("mcp", cmd_mcp, "serve one lesson's variant to an MCP client over stdio, recorded as a run (results/live/LESSON/RUN.json)")
+    sub.add_argument("lesson", metavar="LESSON")
+    sub.add_argument("--variant", help="the lesson's variant (default: its first); see `replaylab tools LESSON`")
+    sub.add_argument("--run", help="the run's name (default: mcp-DATE-TIME, new at each start)")
+    sub.add_argument("--group", default="live")
+    sub.add_argument("--model", help="the model behind the client, as you declare it (recorded as declared, not verified)")
     sub.add_argument("--out", help="where to write (default results/live/LESSON/RUN.json)")
     sub = verb("record", cmd_record, "record a new run (authored: the messages of --from FILE; scripted: a built-in program)")
     sub.add_argument("lesson", metavar="LESSON")

@@ -31,7 +31,7 @@ def how_it_ended(kind, finished, steps, max_steps):
 class LiveRun:
     """The steps of one run as they come, with its allowlist (and budget), written after each change."""
 
-    def __init__(self, lesson, run, variant, group, provenance, path):
+    def __init__(self, lesson, run, variant, group, provenance, path, write_now=True):
         self.lesson, self.run, self.variant, self.group = lesson, run, variant, group
         self.provenance = provenance
         self.path = path
@@ -39,7 +39,9 @@ class LiveRun:
         self.steps = []
         self.finished = False
         self.ended = None  # why the run ended, once it has
-        self._write(new=True)  # claims the path: FileExistsError if a run is there
+        self.written = False
+        if write_now:
+            self._write()  # claims the path: FileExistsError if a run is there
 
     # -- what the agent is told -----------------------------------------------------------------
 
@@ -119,8 +121,10 @@ class LiveRun:
         self.ended = reason
         self._write()
 
-    def _write(self, new=False):
+    def _write(self):
+        """The whole run so far, atomically; the first write never replaces a file (FileExistsError)."""
         run = recording_io.Recording(
             self.lesson, self.run, self.variant.name, self.group, self.provenance, self.transcript(), str(self.path)
         )
-        recording_io.save(run, self.path, new=new)
+        recording_io.save(run, self.path, new=not self.written)
+        self.written = True

@@ -20,7 +20,7 @@ MAX_LINE_BYTES = 1 << 20  # one message; a longer line is refused, and skipped t
 MAX_DEPTH = 24  # objects and lists inside one another in a message (a tool call needs about 5)
 
 
-def _depth_error(data):
+def data_problem(data):
     """A text naming the first place nested deeper than MAX_DEPTH, or a string that is not valid
     Unicode (a lone surrogate, which JSON's \\ud800 escape can make), else None."""
     pending = [(data, "$", 1)]
@@ -59,7 +59,7 @@ def parse_message(line):
         raise ValueError(f"the line is nested more than {MAX_DEPTH} levels deep") from None
     except ValueError as error:  # an integer of more than 4300 digits
         raise ValueError(f"the line holds a number that cannot be read: {error}") from None
-    problem = _depth_error(data)
+    problem = data_problem(data)
     if problem:
         raise ValueError(problem)
     return message_from_data(data)
