@@ -336,3 +336,43 @@ def test_the_workflow_replays_and_judges_mcp_runs(tmp_path):
     assert "Messages produced by: model-m (declared, not verified)" in page
     assert "not finished: the MCP client closed the session, or was stopped, before it called finish" in page
     assert "finished (the agent called finish with its answer)" in page
+
+
+# ---------------------------------------------------------------------------------------------
+# The README's configuration, pasted into a client's configuration, starts the server as it is
+
+
+def readme_server(tmp_path):
+    """The desktop snippet of the README with its one placeholder filled in, as a user does:
+    /path/to/replaylab becomes a folder whose .venv is this project's."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = readme.split("To make a desktop MCP client the agent", 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    (clone / ".venv").symlink_to(Path(__file__).resolve().parents[1] / ".venv")
+    config = json.loads(block.replace("/path/to/replaylab", str(clone)))
+    return clone, config
+
+
+def test_the_readme_desktop_snippet_starts_the_server_with_no_other_step(tmp_path):
+    clone, config = readme_server(tmp_path)
+    (server,) = config["mcpServers"].values()
+    elsewhere = tmp_path / "the-clients-folder"
+    elsewhere.mkdir()
+
+    async def main():
+        params = StdioServerParameters(command=server["command"], args=server["args"], cwd=str(elsewhere))
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write, client_info=CLIENT) as session:
+                await session.initialize()
+                names = [tool.name for tool in (await session.list_tools()).tools]
+                result = await session.call_tool("oscillator_energy_drift", drift(64, 20))
+                await session.call_tool("finish", {"answer": "64/20 breaks the claim."})
+                return names, result
+
+    names, result = anyio.run(main)
+    assert names == ["oscillator_energy_drift", "finish"] and not result.is_error
+    (path,) = (clone / "mcp-runs" / "hunter").glob("mcp-*.json")
+    run = recording.load(path)
+    assert run.transcript.finished and run.model == "the-model-you-chose (declared, not verified)"
+    assert not list(elsewhere.iterdir())  # nothing written where the client started it

@@ -66,3 +66,19 @@ def test_the_inspector_lists_the_tools_and_makes_one_call(npx, tmp_path):
     out = subprocess.run([sys.executable, "-m", "replaylab", "replay", str(path)], capture_output=True, text=True,
                          cwd=tmp_path, timeout=120)
     assert out.returncode == 0, out.stderr
+
+
+def test_the_readme_snippet_in_the_inspectors_configuration_starts_the_server(npx, tmp_path):
+    from test_mcp import readme_server
+
+    clone, config = readme_server(tmp_path)
+    (name,) = config["mcpServers"]
+    (tmp_path / "mcp.json").write_text(json.dumps(config))
+    command = [npx, "--no", "@modelcontextprotocol/inspector", "--", "--cli", "--config", str(tmp_path / "mcp.json"),
+               "--server", name, "--method", "tools/call", "--tool-name", "oscillator_energy_drift",
+               "--tool-arg", "method=symplectic Euler", "steps_per_period=64", "periods=20"]
+    out = subprocess.run(command, cwd=INSPECTOR, capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert json.loads(out.stdout)["structuredContent"]["result"] == {"max_energy_drift": max_energy_drift("symplectic Euler", 64, 20)}
+    (path,) = (clone / "mcp-runs" / "hunter").glob("mcp-*.json")
+    assert recording.load(path).provenance["client"]["name"] == "inspector-cli"

@@ -94,8 +94,8 @@ def cmd_replay(args):
     return OK
 
 
-def _live_path(lesson, run, out):
-    return Path(out) if out else Path("results") / "live" / lesson / f"{run}.json"
+def _live_path(lesson, run, out, folder="results/live"):
+    return Path(out) if out else Path(folder) / lesson / f"{run}.json"
 
 
 def _save_run(lesson, name, variant_name, group, provenance, transcript, out, as_json):
@@ -138,7 +138,7 @@ def live_target(args, default_run):
         )
     if args.model is not None:
         check_declared_model(args.model)
-    path = _live_path(args.lesson, name, args.out)
+    path = _live_path(args.lesson, name, args.out, getattr(args, "runs", None) or "results/live")
     if os.path.lexists(path):
         raise InvalidInput(f"{path}: {ALREADY_THERE}")
     folder = next((p for p in path.parents if os.path.lexists(p)), None)
@@ -182,7 +182,10 @@ def cmd_session(args):
 def cmd_mcp(args):
     from replaylab import mcp_server
 
-    v, name, path = live_target(args, mcp_server.default_run_name(_live_path(args.lesson, "x", args.out).parent))
+    if args.runs and args.out:
+        raise InvalidInput("--runs and --out: give one of them (--out names the file, --runs the folder of runs)")
+    folder = Path(args.out).parent if args.out else Path(args.runs or "results/live") / args.lesson
+    v, name, path = live_target(args, mcp_server.default_run_name(folder))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -399,7 +402,10 @@ def parser():
     sub.add_argument("--run", help="the run's name (default: mcp-DATE-TIME, new at each start)")
     sub.add_argument("--group", default="live")
     sub.add_argument("--model", help="the model behind the client, as you declare it (recorded as declared, not verified)")
-    sub.add_argument("--out", help="where to write (default results/live/LESSON/RUN.json)")
+    sub.add_argument("--runs", metavar="FOLDER",
+                     help="the folder of new runs: the run is FOLDER/LESSON/RUN.json (default results/live, from the "
+                     "folder the client starts the server in; give an absolute path in a client's configuration)")
+    sub.add_argument("--out", help="where to write (default FOLDER/LESSON/RUN.json)")
     sub = verb("record", cmd_record, "record a new run (authored: the messages of --from FILE; scripted: a built-in program)")
     sub.add_argument("lesson", metavar="LESSON")
     sub.add_argument("--provider", default="scripted", help="scripted (default, no key), openai, or authored")
