@@ -376,3 +376,46 @@ def test_the_readme_desktop_snippet_starts_the_server_with_no_other_step(tmp_pat
     run = recording.load(path)
     assert run.transcript.finished and run.model == "the-model-you-chose (declared, not verified)"
     assert not list(elsewhere.iterdir())  # nothing written where the client started it
+
+
+def test_raw_protocol_lines_that_no_recording_could_hold_never_break_the_run(tmp_path):
+    """Below the SDK's client: JSON-RPC lines written by hand, with a lone surrogate (which JSON's
+    \\ud800 escape can carry), a control character in the client's name, arguments nested too deep
+    and bytes that are not UTF-8. None reaches the recording; the next call is answered and recorded."""
+    server = subprocess.Popen([sys.executable, "-m", "replaylab", "mcp", "hunter", "--run", "raw"], cwd=tmp_path,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def send(line):
+        server.stdin.write((line if isinstance(line, bytes) else line.encode()) + b"\n")
+        server.stdin.flush()
+
+    def answer(request_id):
+        while True:
+            message = json.loads(server.stdout.readline())
+            if message.get("id") == request_id:
+                return message["result"]
+
+    def call(request_id, name, arguments_json):
+        return ('{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": %s, "arguments": %s}}'
+                % (request_id, name, arguments_json))
+
+    try:
+        send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw\u001b[31mclient", "version": "0"}}}))
+        answer(1)
+        send('{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        send(call(2, '"oscillator_energy_drift"', '{"method": "\\ud800", "steps_per_period": 64, "periods": 20}'))
+        send(call(3, '"\\udfff"', "{}"))
+        send(b"\xff\xfe not UTF-8")
+        send(call(4, '"oscillator_energy_drift"', '{"periods": ' + "[" * 30 + "]" * 30 + "}"))
+        send(call(5, '"oscillator_energy_drift"', json.dumps(drift(64, 20))))
+        deep, valid = answer(4), answer(5)
+    finally:
+        server.stdin.close()
+        server.wait(timeout=30)
+    assert deep["isError"] and deep["content"][0]["text"].startswith("the call cannot be recorded: $.arguments.periods[0]")
+    assert valid["structuredContent"]["result"] == {"max_energy_drift": max_energy_drift(SE, 64, 20)}
+    run = recording.load(live(tmp_path, "hunter", "raw"))
+    assert [len(s.results) for s in run.transcript.steps] == [1]  # only the valid call, whatever else the SDK did
+    assert run.provenance["client"] == {"name": "raw?[31mclient", "version": "0"}
+    assert replay(tmp_path, live(tmp_path, "hunter", "raw")).returncode == 0

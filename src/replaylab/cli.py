@@ -203,7 +203,7 @@ def cmd_mcp(args):
     if live.written:
         print(f"replaylab mcp: wrote {path} ({len(live.steps)} message(s); {live.ended})", file=sys.stderr)
     else:
-        print("replaylab mcp: the client made no call; nothing was recorded", file=sys.stderr)
+        print("replaylab mcp: no call was recorded; nothing was written", file=sys.stderr)
     return OK
 
 

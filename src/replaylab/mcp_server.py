@@ -155,9 +155,9 @@ class LessonServer:
         if live.ended:
             return _answer(live, error=f"the run has ended ({live.ended}); nothing more is recorded")
         arguments = {} if params.arguments is None else params.arguments
-        problem = data_problem(arguments)
+        problem = data_problem({"name": params.name, "arguments": arguments})
         if problem:  # not a call the recording could hold: refused, not recorded, costs nothing
-            return _answer(live, error=f"the arguments cannot be recorded: {problem.replace('$', '$.arguments', 1)}")
+            return _answer(live, error=f"the call cannot be recorded: {problem}")
         if params.name == FINISH:
             if set(arguments) != {"answer"} or not isinstance(arguments["answer"], str):
                 return _answer(live, error=f"{FINISH} takes one argument, answer (text)")
