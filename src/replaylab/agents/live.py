@@ -1,7 +1,7 @@
 """A run recorded while it happens: a session on stdin, or an MCP client.
 
-The file is written when the run starts (an existing file is never replaced) and again after every
-message or call, atomically: what is on disk always validates and replays, and a run whose driver
+The file is written when the run starts (a session; an MCP run with its first call), never over an
+existing file, and again after every message or call, atomically: what is on disk always validates and replays, and a run whose driver
 dies midway keeps everything but the call in flight, recorded as not finished.
 """
 
