@@ -173,7 +173,7 @@ def cmd_session(args):
     try:
         run_session(live)
     except KeyboardInterrupt:
-        print(f"replaylab: {INTERRUPTED}; {path} holds its {len(live.steps)} messages", file=sys.stderr)
+        print(f"replaylab: {INTERRUPTED}; {path} holds its {len(live.steps)} message(s)", file=sys.stderr)
         return UNEXPECTED
     print(f"wrote {path} ({len(live.steps)} message(s); {live.ended})", file=sys.stderr)
     return OK
@@ -198,7 +198,7 @@ def cmd_mcp(args):
         provenance = recording_io.provenance("mcp", mcp_server.UNDECLARED, mcp_server.HOW)
     live = mcp_server.start(args.lesson, name, v, args.group, provenance, path)
     # stdout carries the protocol: everything for a person goes to stderr
-    print(f"replaylab mcp: serving {args.lesson} / {v.name} over stdio; the run is recorded as {path}", file=sys.stderr)
+    print(f"replaylab mcp: serving {args.lesson} / {v.name} over stdio; the calls will be recorded in {path}", file=sys.stderr)
     mcp_server.run(live)
     if live.written:
         print(f"replaylab mcp: wrote {path} ({len(live.steps)} message(s); {live.ended})", file=sys.stderr)
