@@ -124,8 +124,9 @@ def check_declared_model(name):
 
 
 def live_target(args, default_run):
-    """The variant, run name, group, model and path of a run recorded as it happens (session, mcp),
-    every one checked before the agent's first message; a recording already at the path is refused."""
+    """(variant, run name, path) of a run recorded as it happens (session, mcp): the variant, run
+    name, group, model and path are all checked before the agent's first message, and a recording
+    already at the path is refused."""
     v = variant(args.lesson, args.variant or next(iter(lab(args.lesson).VARIANTS)))
     name = args.run or (Path(args.out).stem if args.out else default_run)
     recording_io.check_run_name(name, "--run")
