@@ -218,10 +218,10 @@ def write_markdown_and_html(target, text):
     """A page of the build twice, from one text: the Markdown `target` (…/index.md) and, next to
     it, the same page rendered to self-contained HTML (…/index.html), figures embedded. Every page
     writer calls this. Returns the seconds the HTML took (for the job's log)."""
+    start = time.perf_counter()  # with the first import of markdown-it-py
     from replaylab.html_page import html_page
 
     target = Path(target)
-    start = time.perf_counter()
     html = html_page(text, target.parent)
     seconds = time.perf_counter() - start
     recording_io.write_atomic(target, text)
