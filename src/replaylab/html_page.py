@@ -4,8 +4,10 @@
 `replaylab.lessons.markdown`) with markdown-it-py into `templates/page.html`, whose style sheet
 (`templates/page.css`) is inlined: no script, no font or file from the network. Raw HTML in the
 Markdown is never passed through (markdown-it's `html` option is off), so text that escaped the
-Markdown layer still shows as text; markdown-it refuses `javascript:`, `vbscript:`, `file:` and
-`data:` links of its own accord.
+Markdown layer still shows as text, and control characters are shown as symbols
+(`markdown.visible`); markdown-it refuses `javascript:`, `vbscript:`, `file:` and `data:` links
+of its own accord. The page's Content-Security-Policy lets no script run and nothing load but
+the embedded figures.
 
 What the HTML adds to the Markdown, from the structure of the page alone:
 - tables scroll inside a box of their own instead of widening the page;
@@ -31,7 +33,7 @@ from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 from markdown_it.token import Token
 
-from replaylab.lessons.markdown import EVIDENCE, EVIDENCE_LABEL, FOLDED, NOT_A_RESULT
+from replaylab.lessons.markdown import EVIDENCE, EVIDENCE_LABEL, FOLDED, NOT_A_RESULT, visible
 
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -143,7 +145,7 @@ def html_page(text, folder):
     folder): a whole document, self-contained. The page's title is its first heading."""
     folder = Path(folder)
     parser = _parser()
-    tokens = parser.parse(text)
+    tokens = parser.parse(visible(text))  # a page writer that forgot to escape leaks no control character
     title = ""
     for index, token in enumerate(tokens):
         if token.type == "inline":

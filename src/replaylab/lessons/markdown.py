@@ -3,8 +3,8 @@
 Everything a model (or the author of a recording) wrote is untrusted text: tool names, arguments,
 refusal texts that quote them, and the words of each message. It goes through `text`, `cell`,
 `quote` or `fenced`, which make sure it is shown as plain text and can never break a table, open
-a heading, a link or an HTML element. Texts made by the build (labels, summaries) are trusted and
-wrapped in `Md` so that tables keep them as they are.
+a heading, a link or an HTML element, nor pass on a control character (`visible`). Texts made by
+the build (labels, summaries) are trusted and wrapped in `Md` so that tables keep them as they are.
 
 Every number comes from the lesson's results.json; nothing here types a number of a lesson.
 The calls-per-message limit is not part of results["allowlists"] yet, so it is read from the
@@ -68,10 +68,15 @@ _INVISIBLE = {
 }
 
 
+def visible(value):
+    """Text with every control character but tab, line feed and carriage return shown as a symbol."""
+    return value.translate(_INVISIBLE)
+
+
 def _lines(value):
     """Untrusted text as lines, with every control character made visible (tabs stay tabs)."""
     value = value if isinstance(value, str) else str(value)
-    return value.replace("\r\n", "\n").replace("\r", "\n").translate(_INVISIBLE).split("\n")
+    return visible(value.replace("\r\n", "\n").replace("\r", "\n")).split("\n")
 
 
 def text(value):
@@ -175,7 +180,6 @@ def name(value):
 def evidence(label):
     """The evidence label of a statement (given by the judge); None gives no label."""
     return f"{EVIDENCE} **{label}**." if label else ""
-
 
 
 # ---------------------------------------------------------------------------------------------
