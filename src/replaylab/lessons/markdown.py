@@ -59,17 +59,17 @@ def _escape_line(line):
 
 
 # Control characters (an ANSI escape sequence begins with one) and the bidirectional overrides
-# that can make text display other than it reads: shown as visible symbols, never passed on.
+# that can make text display other than it reads: written out as escapes (ESC as \x1b, U+202E as
+# \u202e), which every font shows; tab, line feed and carriage return are kept.
 _INVISIBLE = {
-    **{code: 0x2400 + code for code in range(0x20) if code not in (0x09, 0x0A, 0x0D)},  # ␀ .. ␟
-    0x7F: 0x2421,  # ␡
-    **{code: 0xFFFD for code in range(0x80, 0xA0)},
-    **{code: 0xFFFD for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))},
+    code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    for code in (*range(0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+    if code not in (0x09, 0x0A, 0x0D)
 }
 
 
 def visible(value):
-    """Text with every control character but tab, line feed and carriage return shown as a symbol."""
+    """Text with every control character but tab, line feed and carriage return written as an escape."""
     return value.translate(_INVISIBLE)
 
 
