@@ -15,7 +15,9 @@ import json
 import math
 import re
 
+from replaylab.agents.live import how_it_ended
 from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
+from replaylab.agents.recording import model_shown
 
 NOT_VERIFIED = "not verified: the build does not run this"
 NOT_MEASURED = "not measured"
@@ -201,11 +203,12 @@ def call_text(name, arguments):
 
 
 def result_text(result):
-    """A result as recomputed by the build, its numbers with %.6g; None for a refusal."""
+    """A result as recomputed by the build, its numbers with %.6g (a name, such as the check that
+    ran, as it is); None for a refusal."""
     content = result.get("content", {})
     if not result.get("ok"):
         return None
-    return ", ".join(f"{k} = {number(v)}" for k, v in content.items())
+    return ", ".join(f"{k} = {v if isinstance(v, str) else number(v)}" for k, v in content.items())
 
 
 def result_cell(result):
@@ -334,11 +337,15 @@ def provenance_lines(run):
     p = run["provenance"]
     lines = [
         f"- **{text(run['label'])}**",
-        f"- Messages produced by: {text(p.get('model', ''))}",
+        f"- Messages produced by: {text(model_shown(p))}",
         f"- How: {text(p.get('how', ''))}",
         f"- Recorded {text(p.get('recorded', ''))} with replaylab {text(p.get('replaylab', ''))}"
         + (f"; seed {text(p['seed'])}" if "seed" in p else ""),
     ]
+    client = p.get("client")
+    if client:
+        lines.append(f"- Through the MCP client {text(client.get('name', ''))} {text(client.get('version', ''))} "
+                     "(its name and version as it reported them)")
     usage = p.get("usage")
     if usage:
         lines.append("- Provider-reported usage: " + ", ".join(f"{text(k)} {text(v)}" for k, v in usage.items()))
@@ -354,7 +361,10 @@ def run_section(run_name, run, results):
     out += provenance_lines(run)
     out += [
         f"- Variant {code(run['variant'])}, group {name(run['group'])}; "
-        + ("finished (its last message asks for no tool)." if transcript.get("finished") else "stopped at the message limit (not finished)."),
+        + how_it_ended(
+            run["provenance"].get("kind"), transcript.get("finished"), len(transcript.get("steps", [])),
+            results.get("allowlists", {}).get(run["variant"], {}).get("max_steps"),
+        ) + ".",
         f"- Replayed by this build: every call went again through a fresh allowlist and the simulation; "
         f"each recomputed result agreed with the recording within {number(tolerance, '%g')} (relative and absolute). "
         "The results below are the recomputed ones.",
