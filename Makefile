@@ -10,8 +10,12 @@ CLUSTER_STAMP := $(CLUSTER_VENV)/.installed
 # Mutation testing (mutmut, pinned in pyproject.toml's `mutation` extra): a venv of its own too.
 MUTATION_VENV := .venv-mutation
 MUTATION_STAMP := $(MUTATION_VENV)/.installed
+# The MCP Inspector (npm), a second MCP client for the smoke test of `replaylab mcp`: the committed
+# package.json and package-lock.json pin it; `make test` skips that test when it is not installed.
+INSPECTOR := clients/inspector
+INSPECTOR_STAMP := $(INSPECTOR)/node_modules/.installed
 
-.PHONY: all results test cluster-env bench mutation clean
+.PHONY: all results test cluster-env inspector chromium bench mutation clean
 all: results
 
 # The virtual environment, with replaylab and its pinned dependencies (made again from scratch when
@@ -36,9 +40,21 @@ $(MUTATION_STAMP): pyproject.toml
 	$(MUTATION_VENV)/bin/python -c "import mutmut, replaylab"
 	touch $(MUTATION_STAMP)
 
+$(INSPECTOR_STAMP): $(INSPECTOR)/package.json $(INSPECTOR)/package-lock.json
+	cd $(INSPECTOR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $(INSPECTOR_STAMP)
+
+inspector: $(INSPECTOR_STAMP)
+
 # Every result of every lesson, through the Snakemake workflow (only what changed is rebuilt).
 results: $(STAMP)
 	$(BIN)/snakemake --cores all
+
+# Headless Chromium, Debian's package, for the browser tests (tests/test_browser.py); needs root and apt.
+# Without it the browser tests skip (and fail under CI=true): .ci/run makes this target first.
+chromium:
+	command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	chromium --version
 
 test: $(STAMP) $(CLUSTER_STAMP)
 	$(BIN)/python -m pytest

@@ -45,7 +45,7 @@ def openai_env(monkeypatch):
 
 
 def openai_record(capsys, provider, *args):
-    return run(capsys, "record", "hunter", "--variant", "false", "--provider", "openai", "--model", "fake-model",
+    return run(capsys, "record", "hunter", "--variant", "symplectic-euler", "--provider", "openai", "--model", "fake-model",
                "--base-url", provider.base_url, *args)
 
 
@@ -94,7 +94,7 @@ def test_a_paid_run_is_never_started_for_a_name_it_could_not_be_saved_under(tmp_
 
 
 def hostile(kind, **fields):
-    run_ = recording.load(RECORDINGS / "hunter" / "false.json")
+    run_ = recording.load(RECORDINGS / "hunter" / "symplectic-euler.json")
     provenance = {**run_.provenance, "kind": kind, **{k: v for k, v in fields.items() if k in ("model", "seed")}}
     return recording.Recording(run_.lesson, run_.run, run_.variant, fields.get("group", run_.group), provenance,
                                run_.transcript, fields.get("source", run_.source))
@@ -116,15 +116,15 @@ def test_the_rerecord_command_quotes_every_value(kind, fields, value):
 
 
 def test_a_mismatch_of_a_hostile_recording_prints_one_quoted_line(tmp_path, capsys):
-    data = json.loads((RECORDINGS / "hunter" / "false.json").read_text())
+    data = json.loads((RECORDINGS / "hunter" / "symplectic-euler.json").read_text())
     data["provenance"].update(kind="provider-api", model="m; touch PWNED")
     data["steps"][0]["results"][0]["content"]["max_energy_drift"] = 0.5
-    path = tmp_path / "false.json"
+    path = tmp_path / "symplectic-euler.json"
     path.write_text(json.dumps(data))
     code, out, err = run(capsys, "replay", str(path))
     assert code == 3
     line = one_line(err, f"replaylab: {path}: step 1, tool oscillator_energy_drift: max_energy_drift was 0.5")
-    assert line.endswith("--provider openai --model 'm; touch PWNED' --run false")
+    assert line.endswith("--provider openai --model 'm; touch PWNED' --run symplectic-euler")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -136,9 +136,9 @@ def promote_in(tmp_path, capsys, source, *args):
 
 
 def forged(tmp_path):
-    data = json.loads((RECORDINGS / "hunter" / "false.json").read_text())
+    data = json.loads((RECORDINGS / "hunter" / "symplectic-euler.json").read_text())
     data["steps"][0]["results"][0]["content"]["max_energy_drift"] = 0.5
-    path = tmp_path / "live" / "false.json"
+    path = tmp_path / "live" / "symplectic-euler.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data))
     return path
@@ -160,7 +160,7 @@ def test_promote_names_the_file_in_its_messages(tmp_path, capsys):
     code, _, err = promote_in(tmp_path, capsys, path)
     assert code == 3
     one_line(err, f"replaylab: {path}: step 1, tool oscillator_energy_drift: max_energy_drift was 0.5")
-    data = json.loads((RECORDINGS / "hunter" / "false.json").read_text())
+    data = json.loads((RECORDINGS / "hunter" / "symplectic-euler.json").read_text())
     data["variant"] = "closed"
     path.write_text(json.dumps(data))
     code, _, err = promote_in(tmp_path, capsys, path)
@@ -170,60 +170,60 @@ def test_promote_names_the_file_in_its_messages(tmp_path, capsys):
 
 
 def test_a_recording_that_does_not_load_is_replaced_by_promoting_a_good_one(tmp_path, capsys):
-    target = tmp_path / "recordings" / "hunter" / "false.json"
+    target = tmp_path / "recordings" / "hunter" / "symplectic-euler.json"
     target.parent.mkdir(parents=True)
     target.write_text('{"format": "replaylab-recording/1",')  # cut short
-    source = tmp_path / "live" / "false.json"
+    source = tmp_path / "live" / "symplectic-euler.json"
     source.parent.mkdir()
-    source.write_bytes((RECORDINGS / "hunter" / "false.json").read_bytes())
+    source.write_bytes((RECORDINGS / "hunter" / "symplectic-euler.json").read_bytes())
     code, out, err = promote_in(tmp_path, capsys, source)
     assert code == 0, err
     lines = out.splitlines()
     assert lines[1] == f"replaces a recording that does not load: {target}: not valid JSON: Expecting property name enclosed in double quotes: line 1 column 36 (char 35)"
     assert lines[-1] == f"moved {source} -> {target}"
-    assert target.read_bytes() == (RECORDINGS / "hunter" / "false.json").read_bytes() and not source.exists()
+    assert target.read_bytes() == (RECORDINGS / "hunter" / "symplectic-euler.json").read_bytes() and not source.exists()
 
 
 def test_promote_refuses_to_replace_a_folder(tmp_path, capsys):
-    (tmp_path / "recordings" / "hunter" / "false.json").mkdir(parents=True)
-    source = tmp_path / "false.json"
-    source.write_bytes((RECORDINGS / "hunter" / "false.json").read_bytes())
+    (tmp_path / "recordings" / "hunter" / "symplectic-euler.json").mkdir(parents=True)
+    source = tmp_path / "symplectic-euler.json"
+    source.write_bytes((RECORDINGS / "hunter" / "symplectic-euler.json").read_bytes())
     code, _, err = promote_in(tmp_path, capsys, source)
     assert code == 2
-    one_line(err, f"replaylab: {tmp_path / 'recordings' / 'hunter' / 'false.json'}: a folder, not a recording file")
+    one_line(err, f"replaylab: {tmp_path / 'recordings' / 'hunter' / 'symplectic-euler.json'}: a folder, not a recording file")
     assert source.exists()
 
 
 def scripted(tmp_path, monkeypatch, capsys, seed, name):
     monkeypatch.chdir(tmp_path)
-    code, _, err = run(capsys, "record", "hunter", "--variant", "open", "--seed", str(seed), "--run", name)
+    code, _, err = run(capsys, "record", "hunter", "--variant", "velocity-verlet", "--seed", str(seed), "--run", name)
     assert code == 0, err
     return tmp_path / "results" / "live" / "hunter" / f"{name}.json"
 
 
 def test_promote_says_who_produced_the_run_when_only_the_model_changed(tmp_path, monkeypatch, capsys):
     """Both runs are scripted baselines (the same kind); seeds 0 and 1 are different programs."""
-    first = scripted(tmp_path, monkeypatch, capsys, 0, "open")
+    first = scripted(tmp_path, monkeypatch, capsys, 0, "velocity-verlet")
     assert promote_in(tmp_path, capsys, first)[0] == 0
-    second = scripted(tmp_path, monkeypatch, capsys, 1, "open")
+    second = scripted(tmp_path, monkeypatch, capsys, 1, "velocity-verlet")
     code, out, _ = promote_in(tmp_path, capsys, second, "--dry-run")
     assert code == 0
     assert ("  produced by: hunter baseline, coarse-first (a scripted program, not a language model) -> "
             "hunter baseline, safe-region (a scripted program, not a language model)") in out.splitlines()
     second.unlink()
-    again = scripted(tmp_path, monkeypatch, capsys, 3, "open")  # seed 3: coarse-first again, the same program
+    again = scripted(tmp_path, monkeypatch, capsys, 3, "velocity-verlet")  # seed 3: coarse-first again, the same program
     code, out, _ = promote_in(tmp_path, capsys, again, "--dry-run")
     assert code == 0 and "  messages: 3 -> 3" in out.splitlines()
     assert not any(line.startswith("  produced by") for line in out.splitlines()), out
 
 
 def test_promote_copies_the_bytes_it_checked_even_when_compact(tmp_path, capsys):
-    compact = json.dumps(json.loads((RECORDINGS / "hunter" / "false.json").read_text()), separators=(",", ":"))
-    source = tmp_path / "false.json"
+    compact = json.dumps(json.loads((RECORDINGS / "hunter" / "symplectic-euler.json").read_text()), separators=(",", ":"))
+    source = tmp_path / "symplectic-euler.json"
     source.write_text(compact)
     code, _, err = promote_in(tmp_path, capsys, source)
     assert code == 0, err
-    assert (tmp_path / "recordings" / "hunter" / "false.json").read_text() == compact  # not re-formatted
+    assert (tmp_path / "recordings" / "hunter" / "symplectic-euler.json").read_text() == compact  # not re-formatted
 
 
 # ---------------------------------------------------------------------------------------------
@@ -251,7 +251,7 @@ def test_generate_never_overwrites_and_writes_nothing_when_one_run_exists(tmp_pa
 @pytest.mark.parametrize("verb", ["replay", "build"])
 @pytest.mark.parametrize("tolerance", ["-1", "nan", "inf"])
 def test_a_tolerance_option_that_is_not_a_finite_number_names_the_option(capsys, verb, tolerance):
-    args = [str(RECORDINGS / "hunter" / "open.json")] if verb == "replay" else []
+    args = [str(RECORDINGS / "hunter" / "velocity-verlet.json")] if verb == "replay" else []
     code, out, err = run(capsys, verb, *args, "--tolerance", tolerance)
     assert code == 2 and out == ""
     one_line(err, f"replaylab {verb}: argument --tolerance: {tolerance!r} is not a finite number of at least 0")
@@ -281,9 +281,9 @@ def test_a_provider_answer_that_is_not_a_chat_completion_is_one_line(tmp_path, m
 
 
 def test_ansi_escapes_in_a_recording_never_reach_the_terminal(tmp_path, capsys):
-    data = json.loads((RECORDINGS / "hunter" / "false.json").read_text())
+    data = json.loads((RECORDINGS / "hunter" / "symplectic-euler.json").read_text())
     data["steps"][0]["text"] = "\x1b[2J\x1b[31mall clear\x1b]0;title\x07\nsecond line"
-    path = tmp_path / "false.json"
+    path = tmp_path / "symplectic-euler.json"
     path.write_text(json.dumps(data))
     code, out, err = run(capsys, "replay", str(path))
     assert code == 0, err
@@ -312,7 +312,7 @@ def test_request_ids_that_echo_the_key_are_kept_cleaned():
 
     with FakeProvider([(200, completion("done"), {"x-request-id": "req-{AUTH}"}, 0)]) as provider:
         client = OpenAIClient("fake-model", Secret(KEY), base_url=provider.base_url)
-        v = variant("hunter", "false")
+        v = variant("hunter", "symplectic-euler")
         loop.run(client, v.system, v.task, v.allowlist(), v.max_steps)
     assert client.provenance_extra()["request_ids"] == ["req-1, req-Bearer [redacted]"]
 
@@ -321,7 +321,7 @@ def test_record_saves_the_run_cleaned_of_the_clients_key(tmp_path, monkeypatch, 
     """A key pasted as the model's name reaches no file: record saves with the client's secrets."""
     monkeypatch.chdir(tmp_path)
     with FakeProvider([(200, completion("done"), {"x-request-id": "id-{AUTH}"}, 0)]) as provider:
-        code, out, err = run(capsys, "record", "hunter", "--variant", "false", "--provider", "openai", "--model", KEY,
+        code, out, err = run(capsys, "record", "hunter", "--variant", "symplectic-euler", "--provider", "openai", "--model", KEY,
                              "--base-url", provider.base_url, "--run", "keyed")
     assert code == 0, err
     text = (tmp_path / "results" / "live" / "hunter" / "keyed.json").read_text()

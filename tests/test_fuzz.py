@@ -6,7 +6,7 @@ kinds) and configurations too. The contract: the workflow's checks of the dry ru
 (`inputs.find_runs` and `inputs.check_recordings`, what `snakemake -n` runs), the command line's
 `replay` and `promote` either accept the input, and then the build of the run succeeds (replay,
 judge, results.json, tables and page: everything but drawing the figures, which the workflow
-tests do), or refuse it on one line that names the file (and, inside the file, the JSON path)
+tests do; the page as Markdown, which the HTML is made from), or refuse it on one line that names the file (and, inside the file, the JSON path)
 with exit code 2. Exit code 3 is the one other outcome: a recording that loads but no longer
 replays, whose one line is the mismatch and the command that records the run again. Never a
 traceback, a hang (an alarm stops the test), or another exit code.
@@ -225,8 +225,7 @@ def build(path, folder):
                                        folder / "exercises.json", folder / "results.json", 1e-6,
                                        folder / "scorecard.json", folder / "scorecard.csv", [run.run])
     pipeline.write_tables(run.lesson, results, folder / "tables")
-    pipeline.write_page(run.lesson, results, folder / "index.md")
-    page = (folder / "index.md").read_text(encoding="utf-8")
+    page = pipeline.lesson_module(run.lesson, "page").page(results)  # the Markdown; its HTML embeds the figures
     assert not re.search("[\x00-\x08\x0b-\x1f\x7f\x1b]", page), "a control character reached the page"
 
 

@@ -17,29 +17,29 @@ def cli(*args, cwd=ROOT, env=None):
 def test_promote_shows_the_change_then_moves(tmp_path):
     recordings = tmp_path / "recordings"
     shutil.copytree(RECORDINGS, recordings)
-    out = cli("record", "hunter", "--variant", "open", "--provider", "scripted", "--run", "open", cwd=tmp_path)
+    out = cli("record", "hunter", "--variant", "velocity-verlet", "--provider", "scripted", "--run", "velocity-verlet", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    new = tmp_path / "results" / "live" / "hunter" / "open.json"
-    before = (recordings / "hunter" / "open.json").read_text()
+    new = tmp_path / "results" / "live" / "hunter" / "velocity-verlet.json"
+    before = (recordings / "hunter" / "velocity-verlet.json").read_text()
 
     dry = cli("promote", str(new), "--recordings", str(recordings), "--dry-run")
     assert dry.returncode == 0, dry.stderr
     assert "produced by: written by a person (no language model) -> hunter baseline, coarse-first" in dry.stdout
     assert "messages: 4 -> 3" in dry.stdout
     assert "verdict: inconclusive (8 tested, closest 16/50)" in dry.stdout
-    assert (recordings / "hunter" / "open.json").read_text() == before
+    assert (recordings / "hunter" / "velocity-verlet.json").read_text() == before
 
     recorded = new.read_bytes()
     done = cli("promote", str(new), "--recordings", str(recordings))
-    assert done.returncode == 0 and done.stdout.splitlines()[-1] == f"moved {new} -> {recordings / 'hunter' / 'open.json'}"
-    assert (recordings / "hunter" / "open.json").read_bytes() == recorded
+    assert done.returncode == 0 and done.stdout.splitlines()[-1] == f"moved {new} -> {recordings / 'hunter' / 'velocity-verlet.json'}"
+    assert (recordings / "hunter" / "velocity-verlet.json").read_bytes() == recorded
     assert not new.exists()  # one copy: the run now lives in recordings/ only
 
 
 def test_promote_refuses_a_run_that_does_not_replay(tmp_path):
-    data = json.loads((RECORDINGS / "hunter" / "false.json").read_text())
+    data = json.loads((RECORDINGS / "hunter" / "symplectic-euler.json").read_text())
     data["steps"][0]["results"][0]["content"]["max_energy_drift"] = 0.5
-    forged = tmp_path / "false.json"
+    forged = tmp_path / "symplectic-euler.json"
     forged.write_text(json.dumps(data))
     recordings = tmp_path / "recordings"
     out = cli("promote", str(forged), "--recordings", str(recordings))
@@ -62,9 +62,9 @@ def test_doctor_reports_without_showing_the_key():
 
 def test_doctor_fails_on_a_recording_that_does_not_replay(tmp_path):
     (tmp_path / "hunter").mkdir()
-    data = json.loads((RECORDINGS / "hunter" / "false.json").read_text())
+    data = json.loads((RECORDINGS / "hunter" / "symplectic-euler.json").read_text())
     data["task"] = "a different task"
-    (tmp_path / "hunter" / "false.json").write_text(json.dumps(data))
+    (tmp_path / "hunter" / "symplectic-euler.json").write_text(json.dumps(data))
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
     out = cli("doctor", "--recordings", str(tmp_path), env=env)
     assert out.returncode == 1
@@ -89,8 +89,8 @@ from replaylab.promote import describe_changes, promote, verdict  # noqa: E402
     "run, expected",
     [
         ("projectile/reference", "bracket 40..41 degrees, scan best 40.50: verified"),
-        ("hunter/false", "counterexample (4 tested, witness 64/20)"),
-        ("hunter/open", "inconclusive (8 tested, closest 16/50)"),
+        ("hunter/symplectic-euler", "counterexample (4 tested, witness 64/20)"),
+        ("hunter/velocity-verlet", "inconclusive (8 tested, closest 16/50)"),
         ("review/physics", "piece 1 limits passed; piece 2 limits passed; piece 1 bounded-energy passed; "
                            "piece 2 bounded-energy failed"),
     ],
@@ -114,15 +114,15 @@ def test_the_verdict_lines_of_runs_that_decide_nothing():
     assert verdict(none) == "not checkable: the agent made no accepted range_with_drag call at 25 m/s"
     one = authored_run("projectile", "default", [ModelMessage("", (ToolCall("1", "range_with_drag", {"speed": 25, "angle": 40, "dt": 0.01}),)), ModelMessage("done")])
     assert verdict(one) == "not checkable: fewer than two distinct angles at the smallest dt the agent used (0.01 s)"
-    hunt = authored_run("hunter", "false", [ModelMessage("no experiment")])
+    hunt = authored_run("hunter", "symplectic-euler", [ModelMessage("no experiment")])
     assert verdict(hunt) == "inconclusive (0 tested)"
     review = authored_run("review", "physics", [ModelMessage("no check")])
     assert verdict(review) == "no checks run"
 
 
 def test_describe_changes_shows_every_changed_call_and_the_verdict():
-    old = authored_run("hunter", "false", [ModelMessage("", (drift(1, 200), drift(2, 64))), ModelMessage("done")])
-    new = authored_run("hunter", "false", [ModelMessage("", (drift(1, 200), drift(2, 100), drift(3, 32))), ModelMessage("", (drift(4, 16),)), ModelMessage("done")],
+    old = authored_run("hunter", "symplectic-euler", [ModelMessage("", (drift(1, 200), drift(2, 64))), ModelMessage("done")])
+    new = authored_run("hunter", "symplectic-euler", [ModelMessage("", (drift(1, 200), drift(2, 100), drift(3, 32))), ModelMessage("", (drift(4, 16),)), ModelMessage("done")],
                        model="gpt-test", kind="provider-api")
     assert describe_changes(new, old) == [
         "run hunter/mine: Recorded run (gpt-test)",
@@ -145,35 +145,35 @@ def test_describe_changes_shows_every_changed_call_and_the_verdict():
     fewer = describe_changes(old, new)
     assert "  call 4 was: step 2, oscillator_energy_drift(method='symplectic Euler', steps_per_period=16, periods=20) -> max_energy_drift 0.244321" in fewer
     assert "  call 4 now: (none)" in fewer
-    refused = authored_run("hunter", "false", [ModelMessage("", (drift(1, 200), drift(2, 2))), ModelMessage("done")])
+    refused = authored_run("hunter", "symplectic-euler", [ModelMessage("", (drift(1, 200), drift(2, 2))), ModelMessage("done")])
     assert "  call 2 now: step 1, oscillator_energy_drift(method='symplectic Euler', steps_per_period=2, periods=20) -> refused: steps_per_period must be between 4 and 200, got 2" in describe_changes(refused, old)
 
 
 def test_promote_in_this_process_moves_the_run_and_says_so(tmp_path):
-    source = tmp_path / "live" / "false.json"
+    source = tmp_path / "live" / "symplectic-euler.json"
     source.parent.mkdir()
-    source.write_bytes((RECORDINGS / "hunter" / "false.json").read_bytes())
-    target = tmp_path / "recordings" / "hunter" / "false.json"
+    source.write_bytes((RECORDINGS / "hunter" / "symplectic-euler.json").read_bytes())
+    target = tmp_path / "recordings" / "hunter" / "symplectic-euler.json"
     lines = promote(source, tmp_path / "recordings", dry_run=True)
     assert lines[-1] == f"dry run: {target} left as it was, and {source} where it is"
-    assert lines[:2] == ["run hunter/false: Authored example, not a recorded model run (written by a person (no language model))",
+    assert lines[:2] == ["run hunter/symplectic-euler: Authored example, not a recorded model run (written by a person (no language model))",
                          "new recording (nothing to replace)"]
     assert not target.exists() and source.exists()
     assert promote(source, tmp_path / "recordings")[-1] == f"moved {source} -> {target}"
-    assert target.read_bytes() == (RECORDINGS / "hunter" / "false.json").read_bytes() and not source.exists()
+    assert target.read_bytes() == (RECORDINGS / "hunter" / "symplectic-euler.json").read_bytes() and not source.exists()
     with pytest.raises(recording.RecordingError, match=f"^{target}: is the recording {target} itself: nothing to promote$"):
         promote(target, tmp_path / "recordings")
 
 
 def test_promote_says_when_it_could_not_remove_the_source(tmp_path, monkeypatch):
-    source = tmp_path / "false.json"
-    source.write_bytes((RECORDINGS / "hunter" / "false.json").read_bytes())
+    source = tmp_path / "symplectic-euler.json"
+    source.write_bytes((RECORDINGS / "hunter" / "symplectic-euler.json").read_bytes())
 
     def refuse(self, missing_ok=False):
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(type(source), "unlink", refuse)
     lines = promote(source, tmp_path / "recordings")
-    target = tmp_path / "recordings" / "hunter" / "false.json"
+    target = tmp_path / "recordings" / "hunter" / "symplectic-euler.json"
     assert lines[-1] == f"copied {source} -> {target}; {source} could not be removed (Permission denied): remove it by hand"
     assert target.is_file() and source.is_file()

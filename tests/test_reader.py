@@ -14,7 +14,7 @@ from conftest import RECORDINGS, ROOT
 from replaylab.agents import recording
 from replaylab.agents.recording import RecordingError
 
-VALID = (RECORDINGS / "hunter" / "false.json").read_text(encoding="utf-8")
+VALID = (RECORDINGS / "hunter" / "symplectic-euler.json").read_text(encoding="utf-8")
 
 
 def nested(depth, inner=1):
@@ -47,7 +47,7 @@ BAD = {
                        "holds a lone surrogate"),
     "integer-5000-digits": (VALID.replace('"periods": 20', '"periods": ' + "9" * 5000, 1).encode(),
                             "$.steps[0].tool_calls[0].arguments.periods: an integer of 5000 digits"),
-    "duplicate-key": (VALID.replace('"run": "false",', '"run": "false",\n  "run": "false",', 1).encode(),
+    "duplicate-key": (VALID.replace('"run": "symplectic-euler",', '"run": "symplectic-euler",\n  "run": "symplectic-euler",', 1).encode(),
                       "$: the key 'run' appears twice"),
     "ansi-in-model": (changed(lambda d: d["provenance"].__setitem__("model", "x\x1b[2Jspoof")).encode(),
                       "$.provenance.model: 'x\\x1b[2Jspoof' holds the control character \\x1b"),
@@ -60,7 +60,7 @@ BAD = {
 }
 
 
-def write(folder, name, data, file_name="false.json"):
+def write(folder, name, data, file_name="symplectic-euler.json"):
     path = folder / "hunter" / file_name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
@@ -133,13 +133,13 @@ def test_a_folder_a_dangling_link_a_link_loop_and_a_fifo_are_refused_without_han
 def test_doctor_reports_each_bad_file_on_its_line_and_goes_on(tmp_path):
     file_kinds(tmp_path)
     write(tmp_path, "dup", BAD["duplicate-key"][0], "dup.json")
-    (tmp_path / "hunter" / "open.json").write_text((RECORDINGS / "hunter" / "open.json").read_text())
+    (tmp_path / "hunter" / "velocity-verlet.json").write_text((RECORDINGS / "hunter" / "velocity-verlet.json").read_text())
     result = cli("doctor", "--recordings", str(tmp_path), cwd=tmp_path)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     failed = [line for line in result.stdout.splitlines() if line.startswith("FAIL recording")]
     assert len(failed) == 5, result.stdout
     assert any("the key 'run' appears twice" in line for line in failed)
-    assert f"ok   recording {tmp_path / 'hunter' / 'open.json'}: loads and replays" in result.stdout
+    assert f"ok   recording {tmp_path / 'hunter' / 'velocity-verlet.json'}: loads and replays" in result.stdout
 
 
 def test_a_value_the_model_sent_that_a_file_cannot_hold_is_kept_as_its_json_text(tmp_path):
@@ -152,10 +152,10 @@ def test_a_value_the_model_sent_that_a_file_cannot_hold_is_kept_as_its_json_text
 
     sent = [nested(70), {"periods": 10**1500}, {"method": "\ud800"}, float("inf")]
     calls = tuple(ToolCall(str(i), "oscillator_energy_drift", value) for i, value in enumerate(sent))
-    v = variant("hunter", "false")
+    v = variant("hunter", "symplectic-euler")
     transcript = loop.run(authored.make_client([ModelMessage("text \ud800 too", calls), ModelMessage("done")]),
                           v.system, v.task, v.allowlist(), v.max_steps)
-    run = recording.Recording("hunter", "odd", "false", "g", recording.provenance("authored", "m", "h"), transcript)
+    run = recording.Recording("hunter", "odd", "symplectic-euler", "g", recording.provenance("authored", "m", "h"), transcript)
     path = tmp_path / "odd.json"
     recording.save(run, path)
     loaded = recording.load(path)
@@ -166,15 +166,15 @@ def test_a_value_the_model_sent_that_a_file_cannot_hold_is_kept_as_its_json_text
     assert [r.ok for r in loaded.transcript.steps[0].results] == [False] * 4
 
 
-def test_save_refuses_a_file_that_exists_when_exclusive(tmp_path):
-    run = recording.load(RECORDINGS / "hunter" / "false.json")
-    path = tmp_path / "false.json"
+def test_save_never_replaces_a_file_when_new(tmp_path):
+    run = recording.load(RECORDINGS / "hunter" / "symplectic-euler.json")
+    path = tmp_path / "symplectic-euler.json"
     path.write_text("mine")
-    with pytest.raises(RecordingError, match="already exists, and a recorded run is never overwritten"):
-        recording.save(run, path, exclusive=True)
-    assert path.read_text() == "mine" and sorted(p.name for p in tmp_path.iterdir()) == ["false.json"]
-    recording.save(run, tmp_path / "new" / "false.json", exclusive=True)
-    assert recording.load(tmp_path / "new" / "false.json") == run
+    with pytest.raises(FileExistsError):
+        recording.save(run, path, new=True)
+    assert path.read_text() == "mine" and sorted(p.name for p in tmp_path.iterdir()) == ["symplectic-euler.json"]
+    recording.save(run, tmp_path / "new" / "symplectic-euler.json", new=True)
+    assert recording.load(tmp_path / "new" / "symplectic-euler.json") == run
 
 
 # ---------------------------------------------------------------------------------------------
@@ -202,7 +202,7 @@ def test_each_kind_of_schema_error_is_said_in_words(tmp_path):
     assert refusal(tmp_path, lambda d: d.__setitem__("format", long_text)).startswith(
         "$.format: 'replaylab-recording/1' was expected")
     assert refusal(tmp_path, lambda d: d["provenance"].__setitem__("kind", "guessed")) == (
-        "$.provenance.kind: 'guessed' is not one of ['provider-api', 'interactive', 'scripted', 'authored']")
+        "$.provenance.kind: 'guessed' is not one of ['provider-api', 'interactive', 'mcp', 'scripted', 'authored']")
     assert refusal(tmp_path, lambda d: d["steps"][0]["results"][0]["content"].update({f"k{i}": 1 for i in range(100)})).startswith(
         "$.steps[0].results[0].content: {")
     assert refusal(tmp_path, lambda d: d.__setitem__("lesson", "Hunter")) == "$.lesson: 'Hunter' does not match '^[a-z][a-z0-9_]*$'"

@@ -32,14 +32,14 @@ def dry_run_stops(copy, *args):
 )
 def test_a_bad_recording_stops_the_dry_run_on_one_line(copy, name):
     data, expected = BAD[name]
-    path = copy / "recordings" / "hunter" / "false.json"
+    path = copy / "recordings" / "hunter" / "symplectic-euler.json"
     original = path.read_bytes()
     path.write_bytes(data)
     try:
         line = dry_run_stops(copy)
     finally:
         path.write_bytes(original)
-    assert line.startswith("recordings/hunter/false.json: ") and expected in line, line[:300]
+    assert line.startswith("recordings/hunter/symplectic-euler.json: ") and expected in line, line[:300]
 
 
 @pytest.mark.parametrize(
@@ -67,7 +67,7 @@ def test_what_is_not_a_recording_file_stops_the_dry_run_on_one_line(copy, kind, 
         os.mkfifo(path)
     else:
         path = folder / ("my run.json" if kind == "bad-name" else "a" * 101 + ".json")
-        path.write_text((folder / "open.json").read_text())
+        path.write_text((folder / "velocity-verlet.json").read_text())
     try:
         line = dry_run_stops(copy)
     finally:
@@ -97,5 +97,5 @@ def test_a_record_run_name_with_a_dot_is_planned(copy):
     """config/README.md allows '.' (and '-') in record_run: the record target plans its jobs."""
     result = snakemake(copy, "-n", "record", "--config", "record_lesson=hunter", "record_run=mine.v2-b")
     out = result.stdout
-    assert "results/live/hunter/mine.v2-b-false.json" in out and "results/live/hunter/mine.v2-b-open.json" in out
+    assert "results/live/hunter/mine.v2-b-symplectic-euler.json" in out and "results/live/hunter/mine.v2-b-velocity-verlet.json" in out
     assert "results/live/hunter/mine.v2-b" in out

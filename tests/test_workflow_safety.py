@@ -39,12 +39,12 @@ def test_recorded_runs_are_never_recorded_again_and_no_value_reaches_a_shell(tmp
     injected = "x; touch PWNED; echo"
     record = snakemake(copy, "--cores", "1", "record", "--config", "provider=scripted", "record_lesson=hunter",
                        "record_run=mine", f"model={injected}")
-    assert "Recording results/live/hunter/mine-false.json" in record.stdout + record.stderr
+    assert "Recording results/live/hunter/mine-symplectic-euler.json" in record.stdout + record.stderr
     assert not (copy / "PWNED").exists()
-    assert replaylab(copy, "record", "hunter", "--variant", "open", "--run", "solo").returncode == 0
+    assert replaylab(copy, "record", "hunter", "--variant", "velocity-verlet", "--run", "solo").returncode == 0
     live = copy / "results" / "live"
     before = snapshot(live)
-    assert sorted(before) == ["hunter/mine-false.json", "hunter/mine-open.json", "hunter/solo.json"]
+    assert sorted(before) == ["hunter/mine-symplectic-euler.json", "hunter/mine-velocity-verlet.json", "hunter/solo.json"]
 
     # every run of results/live is a source of the default target: changed recording settings
     # (another provider, which would need a key, and another seed) schedule no recording job
@@ -53,12 +53,12 @@ def test_recorded_runs_are_never_recorded_again_and_no_value_reaches_a_shell(tmp
     assert "Recording " not in rerun.stdout + rerun.stderr and "Rule: record_run" not in rerun.stdout + rerun.stderr
     assert snapshot(live) == before  # byte for byte
     scorecard = json.loads((copy / "results" / "hunter" / "scorecard.json").read_text())
-    assert sorted(s["run"] for s in scorecard["scores"]) == ["false", "mine-false", "mine-open", "open", "solo"]
+    assert sorted(s["run"] for s in scorecard["scores"]) == ["mine-symplectic-euler", "mine-velocity-verlet", "solo", "symplectic-euler", "velocity-verlet"]
 
     again = snakemake(copy, "-n", "record", "--config", "record_lesson=hunter", "record_run=mine", check=False)
     assert again.returncode != 0
     assert first_error_line(again).startswith(
-        "results/live/hunter/mine-false.json: already exists, and a recorded run is never overwritten"
+        "results/live/hunter/mine-symplectic-euler.json: already exists, and a recorded run is never overwritten"
     )
     assert snapshot(live) == before
 
@@ -94,13 +94,13 @@ def damage_then_dry_run(copy, damage):
 
 
 def test_a_removed_transcript_is_one_line_never_a_shorter_answer(built):
-    batch = built / batch_of(built, "hunter", "open")
-    line = damage_then_dry_run(built, lambda: (batch / "open.json").unlink())
-    assert line == f"results/hunter/transcripts/{batch.name}: open.json was removed after the build: delete it (Snakemake builds it again when a job needs it)"
+    batch = built / batch_of(built, "hunter", "velocity-verlet")
+    line = damage_then_dry_run(built, lambda: (batch / "velocity-verlet.json").unlink())
+    assert line == f"results/hunter/transcripts/{batch.name}: velocity-verlet.json was removed after the build: delete it (Snakemake builds it again when a job needs it)"
     subprocess.run(["rm", "-r", str(batch)], check=True)
     snakemake(built, "--cores", "1", "--forcerun", "render", "hunter")
     results = json.loads((built / "results" / "hunter" / "results.json").read_text())
-    assert sorted(results["runs"]) == ["false", "open"]
+    assert sorted(results["runs"]) == ["symplectic-euler", "velocity-verlet"]
 
 
 def test_a_removed_table_is_one_line(built):
@@ -118,7 +118,7 @@ def test_an_emptied_intermediate_file_is_one_line_and_nothing_is_removed(built):
     assert (built / "results" / "hunter" / "results.json").is_file()  # the good outputs are kept
     verdicts.unlink()
     snakemake(built, "--cores", "1", "--forcerun", "judge", "hunter")
-    assert json.loads(verdicts.read_text())["open"]["verdict"]["outcome"] == "inconclusive"
+    assert json.loads(verdicts.read_text())["velocity-verlet"]["verdict"]["outcome"] == "inconclusive"
 
 
 # ---------------------------------------------------------------------------------------------

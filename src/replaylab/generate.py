@@ -46,6 +46,9 @@ def generate(lesson, count, out, first_seed=0):
         transcript = loop.run(ScriptedClient(agent.baseline(v.name, seed), model), v.system, v.task, v.allowlist(), v.max_steps)
         provenance = recording_io.provenance("scripted", model, HOW.format(seed=seed), seed=seed)
         path = folder / f"{name}.json"
-        recording_io.save(recording_io.Recording(lesson, name, v.name, group, provenance, transcript), path, exclusive=True)
+        try:
+            recording_io.save(recording_io.Recording(lesson, name, v.name, group, provenance, transcript), path, new=True)
+        except FileExistsError:  # written by someone else meanwhile
+            recording_io.refuse_existing(path, "choose another --out or --first-seed")
         written.append(path)
     return written

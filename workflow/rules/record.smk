@@ -49,7 +49,7 @@ rule live_page:
             "tables",
             "figures",
             "page",
-            data=["schemas/recording.schema.json"],
+            data=["schemas/recording.schema.json", *TEMPLATES],
         ),
     output:
         page=directory(f"results/live/{{lesson}}/{RECORD_RUN}"),

@@ -22,10 +22,11 @@ from replaylab.agents.messages import ModelMessage, Step, ToolCall, ToolResult, 
 from replaylab.agents.secrets import clean, clean_text
 
 FORMAT = "replaylab-recording/1"
-KINDS = ("provider-api", "interactive", "scripted", "authored")
+KINDS = ("provider-api", "interactive", "mcp", "scripted", "authored")
 LABELS = {
     "provider-api": "Recorded run",
     "interactive": "Recorded run",
+    "mcp": "Recorded run",
     "scripted": "Scripted baseline (a program, not a language model)",
     "authored": "Authored example, not a recorded model run",
 }
@@ -100,6 +101,19 @@ class Recording:
     @property
     def label(self):
         return LABELS[self.provenance["kind"]]
+
+    @property
+    def model(self):
+        return model_shown(self.provenance)
+
+
+DECLARED = " (declared, not verified)"
+
+
+def model_shown(provenance):
+    """Who produced the messages, as pages and scorecards show it: a model named by whoever ran a
+    session (`--model`) is marked as declared, so it is never grouped with one a provider reported."""
+    return provenance.get("model", "") + (DECLARED if provenance.get("model_declared") else "")
 
 
 def schema_text():
@@ -472,13 +486,14 @@ def dumps(recording, secrets=()):
     return clean_text(text, secrets)
 
 
-def save(recording, path, secrets=(), exclusive=False):
+def save(recording, path, secrets=(), new=False):
     """Write atomically: a temporary file in the same folder, synced, then renamed over the target.
     The text is read back first as a reader would: a file that would not load is never written.
-    With `exclusive`, an existing file is never replaced (a recorded run is never overwritten)."""
+    `new=True` never replaces a file (a recorded run is never overwritten): `FileExistsError` if
+    one is there, whoever put it there meanwhile."""
     text = dumps(recording, secrets)
     loads(text, path)
-    write_atomic(path, text, exclusive)
+    write_atomic(path, text, new)
 
 
 def refuse_existing(path, remedy="choose another run name (--run), or move the file away"):
@@ -498,9 +513,9 @@ def _file_mode(path):
         return 0o666 & ~umask
 
 
-def write_atomic(path, text, exclusive=False):
+def write_atomic(path, text, new=False):
     """Write `text` to a temporary file of a name no other process uses, sync it, then rename it
-    over `path`; with `exclusive`, link it to `path` instead, which fails if `path` exists."""
+    over `path`; with `new`, link it to `path` instead, which fails if `path` exists."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -510,11 +525,8 @@ def write_atomic(path, text, exclusive=False):
             stream.write(text)
             stream.flush()
             os.fsync(stream.fileno())
-        if exclusive:
-            try:
-                os.link(temporary, path)
-            except FileExistsError:
-                refuse_existing(path)
+        if new:
+            os.link(temporary, path)  # fails if a file is there, whoever put it there meanwhile
             os.unlink(temporary)
         else:
             os.replace(temporary, path)
