@@ -235,7 +235,7 @@ def test_two_builds_into_one_results_folder_at_once(tmp_path):
             _, err = process.communicate(timeout=300)
             assert process.returncode == 0, (round_, err[-3000:])
     out = tmp_path / "out"
-    assert sorted(p.name for p in out.iterdir()) == [".build.lock", "hunter", "index.md", "projectile"]
+    assert sorted(p.name for p in out.iterdir()) == [".build.lock", "hunter", "index.html", "index.md", "projectile"]
     for lesson in ("hunter", "projectile"):
         results = json.loads((out / lesson / "results.json").read_text())
         assert sorted(results["runs"]) == sorted(p.stem for p in (RECORDINGS / lesson).glob("*.json"))
