@@ -75,6 +75,7 @@ def test_doctor_fails_on_a_recording_that_does_not_replay(tmp_path):
 # What promote shows and does, in this process (each line exact)
 
 import dataclasses  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -163,6 +164,14 @@ def test_promote_in_this_process_moves_the_run_and_says_so(tmp_path):
     assert target.read_bytes() == (RECORDINGS / "hunter" / "symplectic-euler.json").read_bytes() and not source.exists()
     with pytest.raises(recording.RecordingError, match=f"^{target}: is the recording {target} itself: nothing to promote$"):
         promote(target, tmp_path / "recordings")
+
+
+def test_promote_moves_into_recordings_of_the_working_folder_by_default(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("mine.json").write_bytes((RECORDINGS / "hunter" / "symplectic-euler.json").read_bytes().replace(
+        b'"run": "symplectic-euler"', b'"run": "mine"'))
+    assert promote("mine.json")[-1] == "moved mine.json -> recordings/hunter/mine.json"
+    assert Path("recordings/hunter/mine.json").is_file()
 
 
 def test_promote_says_when_it_could_not_remove_the_source(tmp_path, monkeypatch):

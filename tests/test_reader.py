@@ -212,6 +212,9 @@ def test_each_kind_of_schema_error_is_said_in_words(tmp_path):
     assert refusal(tmp_path, lambda d: d["provenance"].__setitem__("how", "a\u202eb")) == (
         "$.provenance.how: 'a\\u202eb' holds the control character \\u202e at position 1: this field is printed, so it may hold none")
     assert refusal(tmp_path, lambda d: d.update({"zz": 1, "aa": 2})) == "$: unknown field 'aa', 'zz'"
+    assert refusal(tmp_path, lambda d: d.update({"k" * 100: 1})) == "$: unknown field '" + "k" * 55 + "...' (100 characters)"
+    assert refusal(tmp_path, lambda d: d["steps"][0]["results"][0]["content"].__setitem__("a b" + "k" * 100, [1])) == (
+        "$.steps[0].results[0].content['a b" + "k" * 52 + "...' (103 characters)]: [1] is not of type 'number', 'string', 'boolean', 'null'")
     assert refusal(tmp_path, lambda d: d.pop("run")) == "$: 'run' is missing"
 
 

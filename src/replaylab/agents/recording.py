@@ -142,7 +142,7 @@ def json_path(parts, limit=12):
         if isinstance(part, int):
             text += f"[{part}]"
         else:
-            text += f".{part}" if _SIMPLE_KEY.fullmatch(part) else f"[{short(part, 40)}]"
+            text += f".{part}" if _SIMPLE_KEY.fullmatch(part) else f"[{short(part)}]"
     return text + ("..." if len(parts) > limit else "")
 
 
@@ -291,11 +291,11 @@ def validate(data, source):
 
 
 def describe(error):
-    """What is wrong, in words, on one short line."""
+    """What is wrong, in words, on one short line: a long value is cut (`short`)."""
     instance = error.instance
     if error.validator == "additionalProperties":
-        extra = sorted(set(instance) - set(error.schema.get("properties", {})))
-        return f"unknown field {', '.join(short(key, 40) for key in extra)}"
+        extra = sorted(set(instance) - set(error.schema["properties"]))
+        return f"unknown field {', '.join(map(short, extra))}"
     if error.validator == "required":
         return error.message.replace("is a required property", "is missing")
     if error.validator == "pattern" and error.validator_value == PRINTABLE_PATTERN:
@@ -308,10 +308,7 @@ def describe(error):
         return f"{short(instance)} is {len(instance)} characters long, more than {error.validator_value}"
     if error.validator == "maxItems":
         return f"{len(instance)} items, more than {error.validator_value}"
-    if error.validator in ("type", "const", "enum", "pattern", "minLength", "minimum", "maxProperties"):
-        shown = short(instance)
-        return error.message.replace(repr(instance), shown, 1) if len(error.message) > 200 else error.message
-    return error.message if len(error.message) <= 200 else f"{error.message[:150]}..."
+    return error.message.replace(repr(instance), short(instance))
 
 
 def from_data(data, source=""):
