@@ -225,6 +225,18 @@ def test_hunter_judge_counts_only_the_budget_of_accepted_calls():
     assert hunter_judge.hunt_verdict(Transcript("m", "s", "t", shorter, True), claim)["outcome"] == "counterexample"
 
 
+def test_the_rough_ball_and_the_strict_exact_replays_use_the_tolerance_given():
+    """A 1 % rougher ball changes a range by far less than 1: with a tolerance of 1 the replay
+    agrees, with the build's 1e-6 it is caught. A run with no range call has nothing to catch."""
+    run = replayed("projectile", "reference")
+    caught = projectile_judge.rough_ball(run, 1e-6)
+    assert caught["caught"] is True and caught["drag_factor"] == 1.01 and caught["message"].startswith("step 1, tool range_with_drag")
+    assert projectile_judge.rough_ball(run, 1.0) == {"caught": False, "drag_factor": 1.01, "message": ""}
+    physics = replayed("review", "physics")
+    assert review_judge.replay_with_strict_exact(physics, 1e-6)["caught"] is True
+    assert review_judge.replay_with_strict_exact(physics, 1.0) == {"exact": 1e-30, "caught": False, "message": ""}
+
+
 def test_hunter_boundary_exercise():
     boundary = hunter_exercises.boundary()
     assert boundary["attempts"][0]["value"]["shown"] == "0.0096"

@@ -83,6 +83,7 @@ from replaylab.agents import loop, recording  # noqa: E402
 from replaylab.agents.clients import authored  # noqa: E402
 from replaylab.agents.messages import ModelMessage, ToolCall  # noqa: E402
 from replaylab.lessons import variant  # noqa: E402
+from replaylab.agents.replay import ReplayMismatch  # noqa: E402
 from replaylab.promote import describe_changes, promote, verdict  # noqa: E402
 
 
@@ -186,3 +187,17 @@ def test_promote_says_when_it_could_not_remove_the_source(tmp_path, monkeypatch)
     target = tmp_path / "recordings" / "hunter" / "symplectic-euler.json"
     assert lines[-1] == f"copied {source} -> {target}; {source} could not be removed (Permission denied): remove it by hand"
     assert target.is_file() and source.is_file()
+
+
+def test_promote_replays_within_the_tolerance_it_is_given(tmp_path):
+    data = (RECORDINGS / "hunter" / "symplectic-euler.json").read_text()
+    value = json.loads(data)["steps"][0]["results"][0]["content"]["max_energy_drift"]
+    source = tmp_path / "symplectic-euler.json"
+    source.write_text(data.replace(repr(value), repr(value * (1 + 1e-7)), 1))  # off by 1e-7, relative
+    with pytest.raises(ReplayMismatch, match=f"^{source}: step 1, tool oscillator_energy_drift: max_energy_drift was"):
+        promote(source, tmp_path / "recordings", dry_run=True, tolerance=1e-9)
+    assert promote(source, tmp_path / "recordings", dry_run=True)[-1].startswith("dry run: ")  # within 1e-6
+    exact = tmp_path / "exact" / "symplectic-euler.json"
+    exact.parent.mkdir()
+    exact.write_text(data)
+    assert promote(exact, tmp_path / "recordings", dry_run=True, tolerance=0)[-1].startswith("dry run: ")

@@ -220,6 +220,7 @@ def test_each_kind_of_schema_error_is_said_in_words(tmp_path):
 
 def test_short_json_path_and_printable():
     assert recording.short("abc") == "'abc'"
+    assert recording.short("a" * 58) == "'" + "a" * 58 + "'"  # 60 characters: not cut
     assert recording.short("a" * 100, 20) == "'" + "a" * 15 + "...' (100 characters)"
     assert recording.short(list(range(100)), 20) == "[0, 1, 2, 3, 4, ...]"
     assert recording.json_path(["steps", 0, "results", 1, "content", "range_m"]) == "$.steps[0].results[1].content.range_m"
