@@ -183,8 +183,8 @@ def test_the_recording_module_opens_writes_renames_and_syncs():
         assert module.called(operation), operation
     # and nothing else of os: no environment, no processes
     os_uses = {a for a in module.attributes if a.startswith("os.")}
-    assert os_uses <= {"os.fdopen", "os.fsync", "os.replace", "os.path", "os.path.exists", "os.unlink", "os.fchmod",
-                       "os.stat", "os.umask"}, os_uses
+    assert os_uses <= {"os.fdopen", "os.fsync", "os.replace", "os.link", "os.path", "os.path.exists", "os.unlink",
+                       "os.fchmod", "os.stat", "os.umask"}, os_uses
 
 
 @pytest.mark.parametrize("name", sorted(set(AUDITED) - {ENVIRONMENT}))

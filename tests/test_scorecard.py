@@ -13,7 +13,7 @@ import pytest
 from replaylab import pipeline
 from replaylab.agents import loop
 from replaylab.agents import recording as recording_io
-from replaylab.agents.clients.authored import make_client
+from replaylab.agents.clients.authored import client as authored_client
 from replaylab.agents.messages import ModelMessage, ToolCall
 from replaylab.lessons import markdown, variant
 from replaylab.lessons.hunter import judge as hunter_judge
@@ -66,7 +66,7 @@ def transcript(lesson, variant_name, batches, final, words=honest):
     ]
     messages.append(ModelMessage(texts[-1]))
     v = variant(lesson, variant_name)
-    return loop.run(make_client(messages), v.system, v.task, v.allowlist(), v.max_steps)
+    return loop.run(authored_client(messages), v.system, v.task, v.allowlist(), v.max_steps)
 
 
 def made(lesson, run, variant_name, batches, final, model="hand-made", group="hand", words=honest):

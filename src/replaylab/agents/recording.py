@@ -168,7 +168,9 @@ def from_data(data, source=""):
         )
         for s in data["steps"]
     )
-    transcript = Transcript(data["provenance"]["model"], data["system"], data["task"], steps, data["finished"])
+    transcript = Transcript(
+        data["provenance"]["model"], data["system"], data["task"], steps, data["finished"], data.get("stopped_by")
+    )
     replayed = data.get("replayed")
     return Recording(
         data["lesson"], data["run"], data["variant"], data["group"], dict(data["provenance"]), transcript,
@@ -239,6 +241,8 @@ def to_data(recording):
         ],
         "finished": t.finished,
     }
+    if t.stopped_by:
+        data["stopped_by"] = t.stopped_by
     if recording.replayed:
         data["replayed"] = recording.replayed
     return data
@@ -251,11 +255,12 @@ def dumps(recording, secrets=()):
     return clean_text(text, secrets)
 
 
-def save(recording, path, secrets=()):
-    """Write atomically: a temporary file in the same folder, synced, then renamed over the target."""
+def save(recording, path, secrets=(), exclusive=False):
+    """Write atomically: a temporary file in the same folder, synced, then renamed over the target;
+    with `exclusive` (a new recording), never over an existing file (`FileExistsError`)."""
     text = dumps(recording, secrets)
     parse(text, str(path))  # never write a file that would not load
-    write_atomic(path, text)
+    write_atomic(path, text, exclusive)
 
 
 def _file_mode(path):
@@ -268,17 +273,24 @@ def _file_mode(path):
         return 0o666 & ~umask
 
 
-def write_atomic(path, text):
+def write_atomic(path, text, exclusive=False):
+    """Write text (or bytes) to a temporary file in the same folder, sync it, then rename it to
+    `path`; with `exclusive`, link it instead, which fails (`FileExistsError`) when `path` exists."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        binary = isinstance(text, bytes)
+        with os.fdopen(handle, "wb" if binary else "w", encoding=None if binary else "utf-8") as stream:
             os.fchmod(stream.fileno(), _file_mode(path))  # mkstemp's 0600 would replace a readable file
             stream.write(text)
             stream.flush()
             os.fsync(stream.fileno())
-        os.replace(temporary, path)
+        if exclusive:
+            os.link(temporary, path)
+            os.unlink(temporary)
+        else:
+            os.replace(temporary, path)
     except BaseException:
         if os.path.exists(temporary):
             os.unlink(temporary)
@@ -286,13 +298,15 @@ def write_atomic(path, text):
 
 
 def provenance(kind, model, how, **extra):
+    """Who made a run and when (`recorded`: UTC, to the second), with what the provider reported."""
     if kind not in KINDS:
         raise ValueError(f"unknown provenance kind {kind!r}")
+    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
     data = {
         "kind": kind,
         "model": model,
         "how": how,
-        "recorded": datetime.date.today().isoformat(),
+        "recorded": now.isoformat().replace("+00:00", "Z"),
         "replaylab": __version__,
     }
     data.update({k: v for k, v in extra.items() if v is not None})

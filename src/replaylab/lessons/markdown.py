@@ -322,6 +322,17 @@ def provenance_lines(run):
     return lines
 
 
+def end_of_run(transcript):
+    """How a run ended: finished, stopped by a per-run limit, or at the message limit."""
+    if transcript.get("finished"):
+        return "finished (its last message asks for no tool)."
+    stopped = transcript.get("stopped_by")
+    if stopped:
+        return (f"stopped by the limit {code(stopped['limit'])} ({number(stopped['allowed'], '%g')}; "
+                f"the run used {number(stopped['used'], '%g')}): not finished, and scored as not right.")
+    return "stopped at the message limit (not finished)."
+
+
 def run_section(run_name, run, results):
     """One run: provenance, prompts, and each message with its calls and recomputed results."""
     transcript = run["transcript"]
@@ -331,7 +342,7 @@ def run_section(run_name, run, results):
     out += provenance_lines(run)
     out += [
         f"- Variant {code(run['variant'])}, group {name(run['group'])}; "
-        + ("finished (its last message asks for no tool)." if transcript.get("finished") else "stopped at the message limit (not finished)."),
+        + end_of_run(transcript),
         f"- Replayed by this build: every call went again through a fresh allowlist and the simulation; "
         f"each recomputed result agreed with the recording within {number(tolerance, '%g')} (relative and absolute). "
         "The results below are the recomputed ones.",

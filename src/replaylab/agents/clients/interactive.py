@@ -1,4 +1,4 @@
-"""Any program or person is the agent: one JSON message per line on stdin, results as JSON lines on stdout.
+"""The `interactive` provider (`replaylab session`): any program or person is the agent: one JSON message per line on stdin, results as JSON lines on stdout.
 
 A message is {"text": "...", "tool_calls": [{"id": "...", "name": "...", "arguments": {...}}]}.
 A message with no tool calls, or the end of input, ends the run. A line that is not such a message
@@ -8,6 +8,7 @@ is answered with {"error": "..."} and the next line is read: the agent's input i
 import json
 import sys
 
+from replaylab.agents.clients import Options, Provider, command, register
 from replaylab.agents.messages import ModelMessage, ToolCall, stored
 
 MODEL = "interactive session (a person or a program on stdin)"
@@ -71,5 +72,15 @@ class InteractiveClient:
         return ModelMessage("", ())
 
 
-def make_client(stdin=None, stdout=None):
-    return InteractiveClient(stdin, stdout)
+HOW = "A person or a program typed each message as a JSON line into `replaylab session`; the harness computed every result."
+
+
+def make_client(options: Options):
+    return InteractiveClient()
+
+
+def rerecord(recording):
+    return command("replaylab", "session", recording.lesson, "--variant", recording.variant, "--run", recording.run)
+
+
+register(Provider("interactive", "interactive", make_client, lambda options: HOW, rerecord))
