@@ -198,11 +198,15 @@ def figure_names(lesson):
 
 
 def write_figure(lesson, name, results, target):
-    """Draw one figure of a lesson to PNG (written to a temporary name, then renamed).
+    """Draw one figure of a lesson to PNG."""
+    save_figure(lesson_module(lesson, "figures").FIGURES[name](results), target)
+
+
+def save_figure(figure, target):
+    """A figure as PNG (written to a temporary name, then renamed).
 
     The figures are `matplotlib.figure.Figure` objects, not pyplot's: no GUI backend, no pyplot
     import, nothing to close."""
-    figure = lesson_module(lesson, "figures").FIGURES[name](results)
     target = Path(target)
     temporary = target.with_name(f".{target.name}.tmp.png")
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -220,16 +224,19 @@ def write_figures(lesson, results, folder):
             write_figure(lesson, name, results, building / f"{name}.png")
 
 
-def write_page(lesson, results, target):
-    text = lesson_module(lesson, "page").page(results)
+def publish(text, target):
+    """Write a page (Markdown): the one way every page of a build is written."""
     recording_io.write_atomic(target, text)
+
+
+def write_page(lesson, results, target):
+    publish(lesson_module(lesson, "page").page(results), target)
 
 
 def write_index(results_paths, target):
     from replaylab import index_page
 
-    text = index_page.index([read_json(p) for p in results_paths])
-    recording_io.write_atomic(target, text)
+    publish(index_page.index([read_json(p) for p in results_paths]), target)
 
 
 def render_lesson(lesson, transcript_paths, verdicts_path, scans_path, exercises_path, folder, tolerance):

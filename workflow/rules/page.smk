@@ -64,7 +64,7 @@ rule render:
             input.verdicts,
             input.scans,
             input.exercises,
-            f"results/{wildcards.lesson}",
+            os.path.dirname(output.results),
             params.tolerance,
         )
 
