@@ -20,7 +20,7 @@ from model_server import ModelServer
 from replaylab.agents import recording
 from replaylab.agents.names import model_of
 from replaylab.comparison import fisher_exact
-from test_workflow import copy_project, environment
+from test_workflow import copy_project, environment, first_error_line
 
 pytestmark = pytest.mark.workflow
 
@@ -217,3 +217,47 @@ def test_a_stopped_campaign_records_only_what_is_missing(tmp_path, stop):
             assert len(new) == 4 and len(recordings(copy)) == 24
             assert server.requests - requests == sum(len(run.provenance["request_ids"]) for run in new)
     assert files_holding(copy, KEY) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# A wrong campaign section stops even a dry run, with one line
+
+
+@pytest.mark.parametrize("settings,line", [
+    ({"provider": "authored"},
+     "config/config.yaml: $.campaign.provider: 'authored' is not a provider that records without a person; "
+     "the providers are: openai, scripted"),
+    ({"provider": "no_such"},
+     "config/config.yaml: $.campaign.provider: 'no_such' is not a provider that records without a person; "
+     "the providers are: openai, scripted"),
+    ({"models": ["gpt-x"]},
+     "config/config.yaml: $.campaign.models[0]: 'gpt-x' is not a model of the scripted provider; "
+     "its models are: scripted-careful, scripted-mixed"),
+    ({"provider": "openai", "models": ["/odd"]},
+     "config/config.yaml: $.campaign.models[0]: '/odd': a model name must start with a letter or a digit"),
+    ({"lessons": ["projectile", "orbit"]},
+     "config/config.yaml: $.campaign.lessons[1]: 'orbit' is not one of the configured lessons "
+     "(nor a lesson of replaylab): projectile, hunter, review"),
+    ({"max_connections": 0}, "config/config.yaml: $.campaign.max_connections: 0 is less than the minimum of 1"),
+    ({"prices": {"other": {"input": 1, "output": 2}}},
+     "config/config.yaml: $.campaign.prices.other: not one of the campaign's models (scripted-careful, scripted-mixed)"),
+])
+def test_a_wrong_campaign_section_stops_a_dry_run_with_one_line(tmp_path, settings, line):
+    copy = project(tmp_path, **settings)
+    result = snakemake(copy, "-n", "campaign")
+    assert result.returncode == 1
+    assert first_error_line(result) == line
+    assert not (copy / "results").exists()
+
+
+def test_pandas_is_imported_only_by_the_jobs_that_tabulate():
+    probe = (
+        "import sys; sys.path[:0] = ['scripts']\n"
+        "import replay, judge, scan, replaylab.cli\n"
+        "replaylab.cli.parser()\n"
+        "assert 'pandas' not in sys.modules and 'openai' not in sys.modules\n"
+        "import render, compare\n"
+        "assert 'pandas' in sys.modules\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr

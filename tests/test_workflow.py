@@ -26,6 +26,7 @@ COPIED = ("Snakefile", "workflow", "profiles", "scripts", "config", "recordings"
 LESSONS = ("projectile", "hunter", "review")
 RULES = {"all", "replay", "judge", "scan", "render", "index", *LESSONS}
 RECORDING_RULES = {"record", "record_run", "live_page"}  # only when targeted
+CAMPAIGN_RULES = {"campaign", "campaign_record", "campaign_replay", "campaign_judge", "campaign_render", "campaign_compare"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -284,9 +285,12 @@ def test_one_lesson_target_builds_that_lesson_alone(built):
 def test_no_rule_writes_under_recordings(built):
     listed = snakemake(built, "--list-rules").stdout.splitlines()
     rules = {line.split()[0] for line in listed if line.strip() and not line[0].isspace()}
-    assert rules == RULES | RECORDING_RULES
+    assert rules == RULES | RECORDING_RULES | CAMPAIGN_RULES
     outputs = summary(built, "--forceall")
     assert outputs and all(o.startswith("results/") for o in outputs), sorted(outputs)
+    campaign = summary(built, "--forceall", "campaign")
+    assert any(o.startswith("results/campaigns/baseline/recordings/") for o in campaign)
+    assert all(o.startswith("results/") for o in campaign), sorted(campaign)
 
 
 def test_dry_run_needs_no_api_key(built):
@@ -396,7 +400,7 @@ def test_replay_mismatch_fails_only_that_replay(forged):
     assert re.findall(r"Error in rule (\w+):", result.stderr) == ["replay"]
     message = next(line for line in result.stderr.splitlines() if line.startswith("recordings/hunter/false.json: step "))
     assert f"{key} was " in message and "when recorded and is" in message
-    assert message.endswith("--from recordings/hunter/false.json --out recordings/hunter/false.json"), message
+    assert message.endswith("--from recordings/hunter/false.json --run false && replaylab promote results/live/hunter/false.json"), message
     assert "record the run again with: replaylab record hunter" in message
     logs = [p.read_text(encoding="utf-8") for p in (copy / "logs" / "hunter" / "replay").glob("*.log")]
     assert any(message in log for log in logs)

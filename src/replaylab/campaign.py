@@ -138,6 +138,13 @@ def check_provider(name, source, where="$.provider"):
     return None
 
 
+def model_option(provider, model):
+    """What the `record` target passes as --model: the configured model for a provider that asks a
+    server for any model, nothing (its default program) for one with models of its own."""
+    found = unattended_provider(provider)
+    return model if found is not None and found.models is None else ""
+
+
 def check(settings, lessons, source):
     """The first problem of the `campaign` section that the schema cannot see, as one line
     (`source`: the configuration's files), or None."""

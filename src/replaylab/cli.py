@@ -194,7 +194,7 @@ def cmd_record(args):
     variant_name = args.variant or meta.get("variant") or next(iter(lab(args.lesson).VARIANTS))
     v = variant(args.lesson, variant_name)
     options = clients.Options(
-        args.lesson, variant_name, args.model, args.seed, messages, lesson_module(args.lesson, "agent"),
+        args.lesson, variant_name, args.model or None, args.seed, messages, lesson_module(args.lesson, "agent"),
         args.base_url, _limit(args.timeout, "--timeout"), args.max_retries,
     )
     limits = loop.Limits(_limit(args.max_tokens_per_run, "--max-tokens-per-run"),

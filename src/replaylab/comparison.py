@@ -164,6 +164,10 @@ def glance_section(rows, pairs, models, totals):
     out += ["Runs right, as the build decides from recomputed numbers, with the 95 % Wilson interval; "
             "the highest share of each task in bold.", "", table(grid, columns), ""]
     out += ["**Every task together:** " + "; ".join(f"{text(t['model'])} {share(t)}" for t in totals) + ".", ""]
+    together = {t["model"]: t for t in totals}
+    for a, b in combinations(totals, 2):
+        pair = compare_pair({**a, "lesson": "", "task": ""}, {**b, "lesson": "", "task": ""})
+        out.append(f"- Every task together (runs of all tasks pooled): {pair_sentence(pair, together)}")
     for lesson, task in tasks:
         mine = {r["model"]: r for r in rows if (r["lesson"], r["task"]) == (lesson, task)}
         for pair in (p for p in pairs if (p["lesson"], p["task"]) == (lesson, task)):
@@ -273,7 +277,7 @@ def figure(rows, models):
     colors = [f"C{i}" for i in range(len(models))]
     for i, model in enumerate(models):
         mine = {(r["lesson"], r["task"]): r for r in rows if r["model"] == model}
-        positions, rates, low, high = [], [], [], []
+        positions, rates, low, high, counts = [], [], [], [], []
         for t, key in enumerate(tasks):
             if key in mine:
                 r = mine[key]
@@ -281,8 +285,11 @@ def figure(rows, models):
                 rates.append(100 * r["rate"])
                 low.append(max(0.0, 100 * (r["rate"] - r["low"])))
                 high.append(max(0.0, 100 * (r["high"] - r["rate"])))
+                counts.append(f"{r['right']}/{r['runs']}")
         axes.barh(positions, rates, height=width, color=colors[i], alpha=0.7, label=model)
         axes.errorbar(rates, positions, xerr=[low, high], fmt="none", ecolor="black", capsize=3)
+        for position, count in zip(positions, counts):
+            axes.text(1, position, count, va="center", fontsize=8)
     axes.set_yticks(range(len(tasks)), [f"{lesson}\n{task}" for lesson, task in tasks], fontsize=8)
     axes.invert_yaxis()
     axes.set_xlim(0, 100)
