@@ -11,8 +11,11 @@ index of one model, so that the three reviewers of a review are judged together.
 """
 
 import base64
+import multiprocessing
+import multiprocessing.connection
 import os
-import subprocess
+import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -175,18 +178,17 @@ def check(settings, lessons, source):
     return None
 
 
-def record_command(settings, run, out, python):
-    """The `replaylab record` command of one run, as a list of arguments (no shell)."""
-    command = [
-        python, "-m", "replaylab", "record", run.lesson, "--variant", run.variant,
-        "--provider", settings["provider"], "--model", run.model, "--seed", str(run.seed),
-        "--run", run.name, "--group", run.group, "--out", str(out),
+def record_arguments(settings, run, out):
+    """The arguments of `replaylab record` for one run (a list: no shell ever reads them)."""
+    arguments = [
+        "record", run.lesson, "--variant", run.variant, "--provider", settings["provider"], "--model", run.model,
+        "--seed", str(run.seed), "--run", run.name, "--group", run.group, "--out", str(out),
         "--timeout", str(settings["request_timeout"]), "--max-retries", str(settings["max_retries"]),
     ]
     for option in ("max_tokens_per_run", "max_seconds_per_run"):
         if settings[option] is not None:
-            command += [f"--{option.replace('_', '-')}", str(settings[option])]
-    return command
+            arguments += [f"--{option.replace('_', '-')}", str(settings[option])]
+    return arguments
 
 
 def last_error(log):
@@ -196,18 +198,52 @@ def last_error(log):
     return (said or lines or ["no output"])[-1]
 
 
-def record(campaign, lesson, name, out, log, python, src):
+def recorders(campaign):
+    """How recording processes start: as forks of a server process that has imported, once, what
+    a recording imports (the command line, the pipeline, the lessons' agents, and the modules the
+    provider's clients need, such as an SDK): a new Python would spend about a second of a
+    processor on imports for each run. Each run still has a process of its own; the server starts
+    with the first run, in the workflow's environment and with its search path. `__main__` (the
+    `snakemake` script) is imported there once too: else each process would import it again."""
+    context = multiprocessing.get_context("forkserver")
+    lessons = [f"replaylab.lessons.{lesson}.agent" for lesson in campaign.lessons]
+    provider = clients.load_provider(campaign.settings["provider"])
+    context.set_forkserver_preload(["__main__", "replaylab.cli", "replaylab.pipeline", *lessons, *provider.preload])
+    return context
+
+
+# multiprocessing reads a process's exit status once, from a pipe; its start() also reads those of
+# the other processes that have ended. Two threads reading one status at once leave one of them
+# without it (it then says 255), so starts and status reads take turns; the waits do not.
+_STATUS = threading.Lock()
+
+
+def _record_here(arguments, log):
+    """The body of a recording process: `replaylab record`, its output and errors into the log."""
+    descriptor = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(descriptor, 1)
+    os.dup2(descriptor, 2)
+    os.close(descriptor)
+    from replaylab import cli
+
+    sys.exit(cli.main(arguments))
+
+
+def record(campaign, lesson, name, out, log):
     """Record one run in a process of its own (its output and errors go to `log`); a run that
     fails raises `RecordFailed` with the provider's status and reason, never its key."""
     run = campaign.runs(lesson).get(name)
     if run is None:
         raise RecordFailed(f"{out}: {name!r} is not a run of the campaign {campaign.name} (see its models, lessons and runs)")
     Path(log).parent.mkdir(parents=True, exist_ok=True)
-    environment = {**os.environ, "PYTHONPATH": str(src)}  # the workflow's own code, and the provider's key
-    with open(log, "w", encoding="utf-8") as stream:
-        done = subprocess.run(record_command(campaign.settings, run, out, python), stdout=stream,
-                              stderr=subprocess.STDOUT, env=environment, check=False)
-    if done.returncode != 0:
+    process = recorders(campaign).Process(
+        target=_record_here, args=(record_arguments(campaign.settings, run, out), str(log)), name=f"record {name}")
+    with _STATUS:
+        process.start()
+    multiprocessing.connection.wait([process.sentinel])
+    with _STATUS:
+        process.join()
+    if process.exitcode != 0:
         raise RecordFailed(f"{out}: not recorded: {last_error(log)}")
 
 

@@ -44,13 +44,7 @@ rule campaign_record:
         "Recording {wildcards.run} of {wildcards.lesson} for the campaign {wildcards.campaign}"
     run:
         campaign.record(
-            CAMPAIGN,
-            wildcards.lesson,
-            wildcards.run,
-            output.recording,
-            log[0],
-            PYTHON,
-            SRC,
+            CAMPAIGN, wildcards.lesson, wildcards.run, output.recording, log[0]
         )
 
 

@@ -182,6 +182,6 @@ def run_name(options: Options):
 register(
     Provider(
         "openai", "provider-api", make_client, lambda options: HOW, rerecord, run_name,
-        key=KEY_VARIABLE, server=BASE_URL_VARIABLE, default_model=DEFAULT_MODEL, unattended=True,
+        key=KEY_VARIABLE, server=BASE_URL_VARIABLE, default_model=DEFAULT_MODEL, unattended=True, preload=("openai",),
     )
 )
