@@ -5,4 +5,4 @@ from replaylab import pipeline
 
 
 def main(lesson, recordings, out, tolerance, scans, exercises):
-    pipeline.build_lesson(lesson, recordings, out, tolerance, scans, exercises, progress=lambda text: None)
+    pipeline.build_lesson(lesson, recordings, out, tolerance, scans, exercises, progress=lambda text: None, index=None)

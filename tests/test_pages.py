@@ -248,7 +248,6 @@ ORDER = (
     "Scorecard",
     "Demonstrations and exercises",
     "Tables",
-    "Figures",
     "How to record a new run",
 )
 
@@ -271,7 +270,7 @@ def test_every_page_has_its_parts_in_order(results, pages, lesson):
             for result in step["results"]:
                 if result["ok"]:
                     for value in result["content"].values():
-                        assert "%.6g" % value in text
+                        assert (value if isinstance(value, str) else "%.6g" % value) in text
                 else:
                     assert result["content"]["error"] in text
     steps = sum(len(run["transcript"]["steps"]) for run in data["runs"].values())
@@ -282,8 +281,8 @@ def test_every_page_has_its_parts_in_order(results, pages, lesson):
     assert f"replaylab session {lesson} --variant V --run NAME" in recording
     assert "experimentally verified" not in text.lower() and "formally verified" not in text.lower()
     for name in pipeline.figure_names(lesson):
-        where = "Scorecard" if name == "scorecard" else "Figures"
-        assert f"](figures/{name}.png)" in section(text, where)
+        where = "Scorecard" if name == "scorecard" else "What the build decided"  # each after what it illustrates
+        assert f"![" in section(text, where) and f"](figures/{name}.png)" in section(text, where)
     for name in pipeline.lesson_module(lesson, "tables").TABLES:
         assert f"(tables/{name}.csv)" in section(text, "Tables")
     assert_tables_intact(text)
@@ -345,12 +344,12 @@ def test_projectile_statement_follows_the_judge(results):
 def test_hunter_page(pages):
     text = pages["hunter"]
     decided = section(text, "What the build decided")
-    false_part, open_part = decided.split("**Run `open`")
-    assert "counterexample found" in false_part and "0.0515672" in false_part
-    assert "numerically verified: the simulated oscillator, symplectic Euler, 64 steps per period, 20 periods" in false_part
-    assert "inconclusive. This is not a result." in open_part
-    assert "does not show that the claim is true" in open_part and "0.0385531" in open_part
-    assert "numerically verified" not in open_part
+    se_part, vv_part = decided.split("**Run `velocity-verlet`")
+    assert "counterexample found" in se_part and "0.0515672" in se_part
+    assert "numerically verified: the simulated oscillator, symplectic Euler, 64 steps per period, 20 periods" in se_part
+    assert "inconclusive. This is not a result." in vv_part
+    assert "does not show that the claim is true" in vv_part and "0.0385531" in vv_part
+    assert "numerically verified" not in vv_part
     demos = section(text, "Demonstrations and exercises")
     assert "the budget of 8 experiments is spent" in demos
     assert "ran: max_energy_drift = 0.0096" in demos
@@ -385,7 +384,7 @@ def test_the_index_summarises_every_lesson(results):
     for lesson in LESSONS:
         assert f"]({lesson}/index.md)" in text
         assert pipeline.lesson_module(lesson, "page").question(results[lesson]) in text
-    assert text.count("numerically verified") >= 4  # the intro, projectile, hunter's false claim, review's piece 2
+    assert text.count("numerically verified") >= 4  # the intro, projectile, hunter's symplectic Euler claim, review's piece 2
     assert "inconclusive after 8 experiments; not a result" in text
     assert "rejected because of bounded-energy" in text
 
@@ -455,14 +454,14 @@ def test_index_shows_the_scorecard_instead_of_a_line_per_run_when_there_are_many
     from replaylab import index_page
 
     many = copy.deepcopy(results["hunter"])
-    run = many["runs"]["open"]
+    run = many["runs"]["velocity-verlet"]
     for i in range(md.FULL_RUNS_LIMIT):
         many["runs"][f"extra{i}"] = run
     text = index_page.index([many])
     assert "Too many runs to list one by one" in text
-    assert "written by a person (no language model) (`open claim`): 1 of 1 runs right" in text
-    assert "run `open`" not in text
-    assert "run `open`" in index_page.index([results["hunter"]])
+    assert "written by a person (no language model) (`velocity-verlet claim`): 1 of 1 runs right" in text
+    assert "run `velocity-verlet`" not in text
+    assert "run `velocity-verlet`" in index_page.index([results["hunter"]])
 
 
 def test_drift_figure_annotates_the_reference_counterexample_only_when_there_are_many_runs(results):
@@ -473,9 +472,73 @@ def test_drift_figure_annotates_the_reference_counterexample_only_when_there_are
         (axes,) = hunter_figures.drift(data).axes
         return [t.get_text().splitlines()[0] for t in axes.texts if t.get_text().startswith("counterexample")]
 
-    assert counterexamples(results["hunter"]) == ["counterexample of hunt 'false':"]
+    assert counterexamples(results["hunter"]) == ["counterexample of hunt 'symplectic-euler':"]
     many = copy.deepcopy(results["hunter"])
     for i in range(DRAWN_RUNS_LIMIT):
-        many["runs"][f"extra{i}"] = dict(many["runs"]["false"], group="generated")
-        many["verdicts"][f"extra{i}"] = many["verdicts"]["false"]
-    assert counterexamples(many) == ["counterexample of hunt 'false':"]
+        many["runs"][f"extra{i}"] = dict(many["runs"]["symplectic-euler"], group="generated")
+        many["verdicts"][f"extra{i}"] = many["verdicts"]["symplectic-euler"]
+    assert counterexamples(many) == ["counterexample of hunt 'symplectic-euler':"]
+
+
+# ---------------------------------------------------------------------------------------------
+# the HTML page: the same text, rendered by markdown-it-py into a self-contained page
+
+
+def test_control_characters_are_shown_not_passed_on():
+    hostile = "red \x1b[31mtext\x1b[0m, bell \x07, nul \x00, del \x7f, c1 \x9b, override \u202eevil, tab\tok"
+    for shown in (md.text(hostile), md.cell(hostile), md.quote(hostile, "Words:"), md.fenced(hostile)):
+        assert not any(ord(c) < 0x20 and c not in "\t\n" or 0x7F <= ord(c) < 0xA0 or c == "\u202e" for c in shown), repr(shown)
+        unescaped = shown.replace("\\\\", "\\")  # the Markdown escape of the backslash, outside code blocks
+        for escape in ("\\x1b", "\\x07", "\\x00", "\\x7f", "\\x9b", "\\u202eevil", "\t"):
+            assert escape in unescaped, (escape, shown)
+
+
+@pytest.fixture(scope="module")
+def html_pages(results, tmp_path_factory):
+    """Each lesson's page written by the pipeline (Markdown and HTML), with its figures."""
+    folder = tmp_path_factory.mktemp("html")
+    written = {}
+    for lesson in LESSONS:
+        pipeline.write_figures(lesson, results[lesson], folder / lesson / "figures")
+        pipeline.write_page(lesson, results[lesson], folder / lesson / "index.md", "../index.md")
+        written[lesson] = (folder / lesson / "index.md").read_text(encoding="utf-8"), (folder / lesson / "index.html").read_text(encoding="utf-8")
+    return written
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_the_html_page_is_the_markdown_page_rendered(results, pages, html_pages, lesson):
+    markdown, html = html_pages[lesson]
+    assert pages[lesson] in markdown and markdown.startswith("[← All lessons](../index.md)\n\n# Lesson")
+    assert html.count('href="../index.html"') == 2 and "index.md" not in html
+    assert html.count('<div class="table">\n<table>') == html.count("<table>") == len(tables_of(markdown))
+    assert html.count('<details class="steps">') == len(results[lesson]["runs"])
+    assert html.count("<img ") == len(pipeline.figure_names(lesson))
+    assert html.count('src="data:image/png;base64,') == len(pipeline.figure_names(lesson))
+    for name in pipeline.figure_names(lesson):
+        assert f'<a href="figures/{name}.png"><img' in html  # the file at full size, from the figure
+    assert "<script" not in html and "http://" not in html and "https://" not in html
+    assert f"<title>Lesson {lesson}: " in html
+    labels = [line for line in markdown.splitlines() if line.startswith(md.EVIDENCE)]
+    assert html.count('<p class="evidence">') == len(labels) > 0
+
+
+def test_evidence_labels_and_what_is_not_a_result_stand_out(results, html_pages):
+    html = html_pages["hunter"][1]
+    for run, verdict in results["hunter"]["verdicts"].items():
+        v = verdict["verdict"]
+        if v["outcome"] == "counterexample":
+            assert f'<strong class="evidence">{v["evidence"]}</strong>' in html
+        else:
+            assert html.count('<strong class="not-result">') >= 1
+    judges = [pipeline.lesson_module(lesson, "judge") for lesson in LESSONS]
+    assert all(module.EVIDENCE.startswith(md.EVIDENCE_LABEL) for module in judges)
+
+
+def test_the_index_links_each_lesson_page_in_html(results, tmp_path):
+    for lesson in LESSONS:
+        pipeline.write_json(tmp_path / lesson / "results.json", results[lesson])
+    pipeline.write_index([tmp_path / lesson / "results.json" for lesson in LESSONS], tmp_path / "index.md")
+    html = (tmp_path / "index.html").read_text(encoding="utf-8")
+    for lesson in LESSONS:
+        assert f'href="{lesson}/index.html"' in html
+    assert f'<strong class="evidence">{results["projectile"]["verdicts"]["reference"]["conclusion"]["evidence"]}</strong>' in html

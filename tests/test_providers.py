@@ -39,9 +39,9 @@ def record(tmp_path, server, *arguments, lesson="projectile", model="good"):
 
 def test_the_registry_holds_the_provider_modules():
     found = clients.providers()
-    assert list(found) == ["authored", "interactive", "openai", "scripted"]
+    assert list(found) == ["authored", "interactive", "mcp", "openai", "scripted"]
     assert {name: p.kind for name, p in found.items()} == {
-        "authored": "authored", "interactive": "interactive", "openai": "provider-api", "scripted": "scripted"}
+        "authored": "authored", "interactive": "interactive", "mcp": "mcp", "openai": "provider-api", "scripted": "scripted"}
     assert clients.names(lambda p: p.unattended) == ["openai", "scripted"]
     assert found["openai"].key == "OPENAI_API_KEY" and found["scripted"].key is None
 
@@ -120,7 +120,7 @@ def test_retry_after_is_honoured(tmp_path):
     """Every second request is answered 429 with Retry-After: 0.8 s; the SDK's own first backoff
     would be at most 0.5 s, so each retry waiting 0.8 s shows that Retry-After decided it."""
     with ModelServer(KEY, careful=["good"], rate_limit_every=2, retry_after=0.8) as server:
-        out = record(tmp_path, server, "--variant", "false", "--run", "r1", "--max-retries", "2", lesson="hunter")
+        out = record(tmp_path, server, "--run", "r1", "--max-retries", "2", lesson="hunter")  # its first variant
         log = list(server.log)
     assert out.returncode == 0, out.stderr
     limited = [i for i, entry in enumerate(log) if entry[2] == 429]
@@ -170,7 +170,7 @@ def test_a_recorded_run_is_never_overwritten(tmp_path):
         again = record(tmp_path, server, "--run", "once")
         assert server.requests == requests  # refused before anything was sent
     assert again.returncode == 2
-    assert again.stderr.startswith("replaylab: results/live/projectile/once.json: exists; a recorded run is never overwritten")
+    assert again.stderr.startswith("replaylab: results/live/projectile/once.json: a recording is already there, and a recorded run is never overwritten")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -198,7 +198,7 @@ def test_a_run_stopped_by_its_token_limit_replays_and_is_not_right(tmp_path):
     assert scores["full"]["right"]
     assert scores["capped"]["wrong"] == "stopped by its limit max_tokens_per_run (1500)"
     page = (tmp_path / "results" / "projectile" / "index.md").read_text()
-    assert "stopped by the limit `max_tokens_per_run` (1500; the run used" in page
+    assert "stopped by its limit max_tokens_per_run (1500; the run used" in page
 
 
 def test_a_run_stopped_by_its_time_limit(tmp_path):

@@ -167,16 +167,16 @@ pytestmark = pytest.mark.workflow
 def test_full_build_writes_every_result(built):
     for lesson in LESSONS:
         folder = built / "results" / lesson
-        for name in ("results.json", "verdicts.json", "scans.json", "exercises.json", "index.md"):
+        for name in ("results.json", "verdicts.json", "scans.json", "exercises.json", "index.md", "index.html"):
             assert (folder / name).is_file(), f"{lesson}/{name}"
         assert sorted(p.stem for p in (folder / "transcripts").glob("*/*.json")) == sorted(
             p.stem for p in (built / "recordings" / lesson).glob("*.json")
         )
         assert list((folder / "figures").glob("*.png")), lesson
         assert list((folder / "tables").glob("*.csv")), lesson
-    assert (built / "results" / "index.md").is_file()
+    assert (built / "results" / "index.md").is_file() and (built / "results" / "index.html").is_file()
     # every rule keeps a log and a benchmark
-    batch = Path(batch_of(built, "hunter", "open")).name
+    batch = Path(batch_of(built, "hunter", "velocity-verlet")).name
     assert (built / "logs" / "hunter" / "replay" / f"{batch}.log").is_file()
     assert (built / "benchmarks" / "hunter" / "replay" / f"{batch}.tsv").is_file()
     assert (built / "results" / "hunter" / "scorecard.csv").is_file()
@@ -207,7 +207,8 @@ def test_projectile_code_reruns_projectile_only(built):
 
 
 def test_one_recording_reruns_its_replay_and_what_follows_and_no_scan(built):
-    recording = built / "recordings" / "hunter" / "open.json"
+    # review's three runs lie in three batches (the two hunter runs share one)
+    recording = built / "recordings" / "review" / "evidence.json"
 
     def change_a_message(text):
         data = json.loads(text)
@@ -216,11 +217,12 @@ def test_one_recording_reruns_its_replay_and_what_follows_and_no_scan(built):
 
     with edited(recording, change_a_message):
         jobs, outputs = pending(built)
-    assert batch_of(built, "hunter", "open") in outputs
-    assert batch_of(built, "hunter", "false") not in outputs
+    assert batch_of(built, "review", "evidence") in outputs
+    assert len({batch_of(built, "review", run) for run in ("evidence", "numerics", "physics")}) == 3
+    assert batch_of(built, "review", "numerics") not in outputs and batch_of(built, "review", "physics") not in outputs
     assert {rule for rule, _ in jobs}.isdisjoint({"scan"}), outputs
-    assert {lesson for _, lesson in jobs} == {"hunter", None}, outputs
-    assert {("judge", "hunter"), ("render", "hunter"), ("index", None)} <= jobs
+    assert {lesson for _, lesson in jobs} == {"review", None}, outputs
+    assert {("judge", "review"), ("render", "review"), ("index", None)} <= jobs
 
 
 def test_plotting_code_reruns_figures_and_pages_only(built):
@@ -230,6 +232,13 @@ def test_plotting_code_reruns_figures_and_pages_only(built):
     # no replay, judge or scan
     assert jobs == {("render", "review"), ("index", None)}, outputs
     assert {"results/review/figures", "results/review/index.md"} <= set(outputs)
+
+
+def test_page_style_reruns_the_pages_only(built):
+    with edited(built / "src" / "replaylab" / "templates" / "page.css", append_comment):
+        jobs, outputs = pending(built)
+    assert jobs == {("render", lesson) for lesson in LESSONS} | {("index", None)}, outputs
+    assert {f"results/{lesson}/index.html" for lesson in LESSONS} | {"results/index.html"} <= set(outputs)
 
 
 def test_changed_tolerance_reruns_the_replays(built):
@@ -260,9 +269,15 @@ def test_code_inputs_are_precise_per_lesson_and_stage(built):
         assert not files & oscillator, output
         assert not any("/lessons/hunter/" in f or "/lessons/review/" in f for f in files), output
     for output, files in inputs.items():
-        if output != "results/index.md":
+        if output not in ("results/index.md", "results/index.html"):
             assert "src/replaylab/index_page.py" not in files, output
-    hunt = inputs[batch_of(built, "hunter", "open")]
+        # only the jobs that write pages depend on the HTML page's code, template and style
+        writes_pages = output.endswith(("index.md", "index.html")) or lesson_of(output) and output.endswith(
+            ("results.json", "figures", "tables", "scorecard.csv", "scorecard.json")
+        )
+        for page_file in ("src/replaylab/html_page.py", "src/replaylab/templates/page.css"):
+            assert (page_file in files) == bool(writes_pages), (output, page_file)
+    hunt = inputs[batch_of(built, "hunter", "velocity-verlet")]
     assert "src/replaylab/physics/drift.py" in hunt
     assert "src/replaylab/physics/projectile.py" not in hunt
     judge = inputs["results/projectile/verdicts.json"]
@@ -307,12 +322,12 @@ def test_dry_run_needs_no_api_key(built):
         ("broken", lambda d: d["steps"][0]["results"].pop(), "$.steps[0].results: "),
         ("broken", lambda d: d.update(api_key="sk-not-a-key"), "$: unknown field 'api_key'"),
         ("broken", lambda d: d.update(lesson="projectile"), "$.lesson: "),
-        ("other", lambda d: None, "$.run: 'open' differs from the file name 'other'"),
+        ("other", lambda d: None, "$.run: 'velocity-verlet' differs from the file name 'other'"),
     ],
     ids=["results-for-calls", "unknown-field", "wrong-folder", "run-not-file-name"],
 )
 def test_malformed_recording_fails_the_dry_run_on_one_line(built, name, change, where):
-    data = json.loads((built / "recordings" / "hunter" / "open.json").read_text(encoding="utf-8"))
+    data = json.loads((built / "recordings" / "hunter" / "velocity-verlet.json").read_text(encoding="utf-8"))
     if name != "other":
         data["run"] = name
     change(data)
@@ -352,7 +367,14 @@ def test_report_holds_every_figure_and_page(built):
     assert "report/report.html" in names
     figures = sorted(p.name for p in (built / "results").glob("*/figures/*.png"))
     assert figures and sorted(Path(n).name for n in names if n.endswith(".png")) == figures
-    assert sum(Path(n).name == "index.md" for n in names) == len(LESSONS) + 1  # the pages and the index
+    # the pages and the index, as HTML (the report's viewer shows them), each the page of results/
+    pages = sorted(n for n in names if Path(n).name == "index.html")
+    assert len(pages) == len(LESSONS) + 1 and not [n for n in names if n.endswith(".md")], names
+    with zipfile.ZipFile(built / "results" / "report.zip") as archive:
+        stored = {archive.read(n) for n in pages}
+    assert stored == {(built / "results" / lesson / "index.html").read_bytes() for lesson in LESSONS} | {
+        (built / "results" / "index.html").read_bytes()
+    }
 
 
 def test_lint_and_format_are_clean(built):
@@ -372,9 +394,9 @@ MARKER = '\nimport sys as _sys\n\nprint(f"replaylab imported from {__file__}", f
 
 
 def forge(copy):
-    """Change one stored tool result of recordings/hunter/false.json to one the code does not give:
+    """Change one stored tool result of recordings/hunter/symplectic-euler.json to one the code does not give:
     its replay must fail. Returns the name of the changed value."""
-    path = copy / "recordings" / "hunter" / "false.json"
+    path = copy / "recordings" / "hunter" / "symplectic-euler.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     i, j, key = first_result_value(data)
     data["steps"][i]["results"][j]["content"][key] *= 1.5
@@ -398,9 +420,12 @@ def test_replay_mismatch_fails_only_that_replay(forged):
     assert result.returncode != 0
     assert "Traceback" not in result.stderr
     assert re.findall(r"Error in rule (\w+):", result.stderr) == ["replay"]
-    message = next(line for line in result.stderr.splitlines() if line.startswith("recordings/hunter/false.json: step "))
+    message = next(line for line in result.stderr.splitlines() if line.startswith("recordings/hunter/symplectic-euler.json: step "))
     assert f"{key} was " in message and "when recorded and is" in message
-    assert message.endswith("--from recordings/hunter/false.json --run false && replaylab promote results/live/hunter/false.json"), message
+    assert message.endswith(
+        "--from recordings/hunter/symplectic-euler.json --run symplectic-euler"
+        " && replaylab promote results/live/hunter/symplectic-euler.json"
+    ), message
     assert "record the run again with: replaylab record hunter" in message
     logs = [p.read_text(encoding="utf-8") for p in (copy / "logs" / "hunter" / "replay").glob("*.log")]
     assert any(message in log for log in logs)
@@ -417,9 +442,10 @@ def test_jobs_run_in_snakemakes_process_with_the_copys_own_library(forged):
 
 def test_replay_mismatch_leaves_no_transcript_and_keeps_going(forged):
     copy, _, _ = forged
-    assert not list((copy / "results" / "hunter" / "transcripts").glob("*/false.json"))
+    assert not list((copy / "results" / "hunter" / "transcripts").glob("*/symplectic-euler.json"))
     assert not list((copy / "results" / "hunter" / "transcripts").glob(".*"))  # no partial batch either
-    assert list((copy / "results" / "hunter" / "transcripts").glob("*/open.json"))
+    # velocity-verlet shares the failed batch (batches go by a hash of the name): nothing of it is kept
+    assert not list((copy / "results" / "hunter" / "transcripts").glob("*/velocity-verlet.json"))
     assert (copy / "results" / "hunter" / "scans.json").is_file()
     for lesson in ("projectile", "review"):
         assert (copy / "results" / lesson / "index.md").is_file(), lesson

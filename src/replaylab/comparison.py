@@ -331,8 +331,8 @@ def scorecard_rows(rows):
 
 
 def write(settings, lessons, tables, results, transcripts, folder):
-    """The comparison of a campaign into `folder`: index.md, scorecard.csv, scorecard.json and
-    figures/comparison.png."""
+    """The comparison of a campaign into `folder`: index.md (and index.html), scorecard.csv,
+    scorecard.json and figures/comparison.png. Returns the seconds the HTML took."""
     folder = Path(folder)
     models = list(settings["models"])
     runs = runs_of(lessons, tables, settings.get("prices", {}))
@@ -344,4 +344,4 @@ def write(settings, lessons, tables, results, transcripts, folder):
     pipeline.recording_io.write_atomic(folder / "scorecard.csv", pipeline.csv_text(scorecard_rows(rows)))
     pipeline.save_figure(figure(rows, models), folder / "figures" / "comparison.png")
     links = transcript_links(lessons, transcripts, folder)
-    pipeline.publish(page(settings, lessons, runs, rows, pairs, totals, links, labels), folder / "index.md")
+    return pipeline.write_markdown_and_html(folder / "index.md", page(settings, lessons, runs, rows, pairs, totals, links, labels))

@@ -13,11 +13,12 @@ from pathlib import Path
 from replaylab.agents import clients, environment
 from replaylab.agents.recording import LABELS
 
-PACKAGES = ("replaylab", "numpy", "matplotlib", "jsonschema", "PyYAML", "openai", "snakemake", "pygments")
+PACKAGES = ("replaylab", "numpy", "matplotlib", "jsonschema", "PyYAML", "openai", "snakemake", "pygments", "markdown-it-py")
 OPTIONAL = {  # package: the extra of pyproject.toml that installs it
     "snakemake-executor-plugin-slurm": "cluster",
     "snakemake-executor-plugin-cluster-generic": "cluster",
     "snakefmt": "test",
+    "websocket-client": "test",
 }
 
 

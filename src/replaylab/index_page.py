@@ -48,5 +48,5 @@ def index(all_results):
         else:
             lines = module.summary(results)
         out += [f"- {line}" for line in lines] if lines else ["- no run was judged"]
-        out += ["", f"Details, tables and figures: [{lesson}/index.md]({lesson}/index.md).", ""]
+        out += ["", f"[The page of lesson {code(lesson)}: its runs, decisions, figures and tables]({lesson}/index.md).", ""]
     return "\n".join(out).rstrip() + "\n"

@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import shutil
+import time
 from contextlib import contextmanager
 from importlib import import_module
 from pathlib import Path
@@ -224,23 +225,41 @@ def write_figures(lesson, results, folder):
             write_figure(lesson, name, results, building / f"{name}.png")
 
 
-def publish(text, target):
-    """Write a page (Markdown): the one way every page of a build is written."""
+def write_markdown_and_html(target, text):
+    """A page of the build twice, from one text: the Markdown `target` (…/index.md) and, next to
+    it, the same page rendered to self-contained HTML (…/index.html), figures embedded. Every page
+    writer calls this. Returns the seconds the HTML took (for the job's log)."""
+    start = time.perf_counter()  # with the first import of markdown-it-py
+    from replaylab.html_page import html_page
+
+    target = Path(target)
+    html = html_page(text, target.parent)
+    seconds = time.perf_counter() - start
     recording_io.write_atomic(target, text)
+    recording_io.write_atomic(target.with_suffix(".html"), html)
+    return seconds
 
 
-def write_page(lesson, results, target):
-    publish(lesson_module(lesson, "page").page(results), target)
+def write_page(lesson, results, target, index=None):
+    """A lesson's page, as Markdown and HTML; `index`: the path from the page to the summary of
+    every lesson, linked at the top and the bottom (None: no link)."""
+    text = lesson_module(lesson, "page").page(results)
+    if index is not None:
+        link = f"[← All lessons]({index})"
+        text = f"{link}\n\n{text}\n{link}\n"
+    return write_markdown_and_html(target, text)
 
 
 def write_index(results_paths, target):
     from replaylab import index_page
 
-    publish(index_page.index([read_json(p) for p in results_paths]), target)
+    text = index_page.index([read_json(p) for p in results_paths])
+    return write_markdown_and_html(target, text)
 
 
-def render_lesson(lesson, transcript_paths, verdicts_path, scans_path, exercises_path, folder, tolerance):
-    """What a lesson shows, from its judged runs: results.json, the scorecard, tables, figures, page."""
+def render_lesson(lesson, transcript_paths, verdicts_path, scans_path, exercises_path, folder, tolerance, index="../index.md"):
+    """What a lesson shows, from its judged runs: results.json, the scorecard, tables, figures, page
+    (Markdown and HTML, linked to the summary `index`). Returns the seconds the HTML took."""
     folder = Path(folder)
     results = collect_results(
         lesson, transcript_paths, verdicts_path, scans_path, exercises_path, folder / "results.json", tolerance,
@@ -248,7 +267,7 @@ def render_lesson(lesson, transcript_paths, verdicts_path, scans_path, exercises
     )  # the data as written, used by every writer below (results.json is parsed by nobody here)
     write_tables(lesson, results, folder / "tables")
     write_figures(lesson, results, folder / "figures")
-    write_page(lesson, results, folder / "index.md")
+    return write_page(lesson, results, folder / "index.md", index)
 
 
 def find_runs(lesson, folders):
@@ -271,9 +290,10 @@ def find_runs(lesson, folders):
     return runs
 
 
-def build_lesson(lesson, sources, folder, tolerance, scans=None, exercises=None, progress=print):
+def build_lesson(lesson, sources, folder, tolerance, scans=None, exercises=None, progress=print, index="../index.md"):
     """Every result of one lesson from the given recordings; `scans` and `exercises` may be the
-    files of an earlier build (they never depend on a recording)."""
+    files of an earlier build (they never depend on a recording). `index`: the summary page the
+    lesson's page links to (None for a page that no summary lists)."""
     folder = Path(folder)
     replay_batch(sources, folder / "transcripts", tolerance)
     progress(f"{lesson}: replayed {len(sources)} runs")
@@ -285,7 +305,7 @@ def build_lesson(lesson, sources, folder, tolerance, scans=None, exercises=None,
     if exercises is None:
         exercises = folder / "exercises.json"
         exercise_lesson(lesson, exercises)
-    render_lesson(lesson, transcripts, folder / "verdicts.json", scans, exercises, folder, tolerance)
+    render_lesson(lesson, transcripts, folder / "verdicts.json", scans, exercises, folder, tolerance, index)
     progress(f"{lesson}: results in {folder}")
 
 

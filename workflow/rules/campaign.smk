@@ -93,6 +93,7 @@ use rule render as campaign_render with:
         tables=directory("results/campaigns/{campaign}/{lesson}/tables"),
         figures=directory("results/campaigns/{campaign}/{lesson}/figures"),
         page="results/campaigns/{campaign}/{lesson}/index.md",
+        html="results/campaigns/{campaign}/{lesson}/index.html",
     log:
         "logs/campaigns/{campaign}/{lesson}/render.log",
     benchmark:
@@ -107,9 +108,10 @@ rule campaign_compare:
         tables=CAMPAIGN.lesson_files("runs.csv.gz"),
         results=CAMPAIGN.lesson_files("results.json"),
         transcripts=CAMPAIGN.all_transcripts,
-        code=code("compare"),
+        code=code("compare", data=TEMPLATES),
     output:
         page="results/campaigns/{campaign}/index.md",
+        html="results/campaigns/{campaign}/index.html",
         scorecard="results/campaigns/{campaign}/scorecard.csv",
         scorecard_json="results/campaigns/{campaign}/scorecard.json",
         figure="results/campaigns/{campaign}/figures/comparison.png",

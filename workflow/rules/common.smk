@@ -172,13 +172,15 @@ def variants_of(lesson):
 
 
 def record_variant(wildcards):
-    """The variant of a new run's file <run>-<variant>.json."""
-    variant = wildcards.name.rsplit("-", 1)[-1]
-    if variant not in variants_of(wildcards.lesson):
+    """The variant of a new run's file <run>-<variant>.json (a variant name may hold '-' itself)."""
+    ends = [
+        v for v in variants_of(wildcards.lesson) if wildcards.name.endswith(f"-{v}")
+    ]
+    if not ends:
         stop(
             f"results/live/{wildcards.lesson}/{wildcards.name}.json: the name must end in -<variant>, one of {', '.join(variants_of(wildcards.lesson))}"
         )
-    return variant
+    return max(ends, key=len)
 
 
 def live_recordings(wildcards):
@@ -343,18 +345,25 @@ def lesson_of(name):
     return None
 
 
+PAGE_WRITERS = ("render", "index", "live")
+
+
 def followed(importer, imported, script, lesson):
     """Whether a job follows an import that modulefinder found (by default, yes).
 
     Two imports sit inside functions that only some jobs call; everything else is followed, so a
     new import can never be missed (an extra one only costs a rerun):
     - `replaylab.lessons.lab(lesson)` imports the lab of the lesson it is asked for and no other;
-    - `replaylab.pipeline.write_index` alone imports `replaylab.index_page`.
+    - `replaylab.pipeline.write_index` alone imports `replaylab.index_page`;
+    - `replaylab.pipeline.write_markdown_and_html` alone imports `replaylab.html_page`, for the
+      jobs that write pages.
     """
     if importer == "replaylab.lessons" and lesson_of(imported) is not None:
         return lesson_of(imported) == lesson
     if (importer, imported) == ("replaylab.pipeline", "replaylab.index_page"):
         return script == "index"
+    if (importer, imported) == ("replaylab.pipeline", "replaylab.html_page"):
+        return script in PAGE_WRITERS
     return True
 
 
@@ -378,6 +387,10 @@ def code_files(script, lesson=None, roots=()):
     return sorted(
         relative(ROOT / graph["files"][m]) for m in seen if m in graph["files"]
     )
+
+
+# What the jobs that write pages read of the package: the HTML page's template and style sheet.
+TEMPLATES = ["templates/page.html", "templates/page.css"]
 
 
 def code(script, *parts, every_lesson=False, data=()):
@@ -425,6 +438,7 @@ def lesson_outputs(lesson):
     """Every file of one lesson (its page, figures, tables and results)."""
     return [
         f"results/{lesson}/index.md",
+        f"results/{lesson}/index.html",
         f"results/{lesson}/results.json",
         f"results/{lesson}/scorecard.csv",
         f"results/{lesson}/tables",
@@ -444,7 +458,8 @@ def lesson_target(lesson):
 
 def all_outputs(wildcards):
     return [file for lesson in LESSONS for file in lesson_outputs(lesson)] + [
-        "results/index.md"
+        "results/index.md",
+        "results/index.html",
     ]
 
 
@@ -480,16 +495,16 @@ def run_job(name, log, *args):
     force-use-threads (a cluster executor implies it), so that a job costs no new Python, no
     imports and no second Snakemake.
 
-    The log gets the job's time, or its error. A replay mismatch or a malformed input fails the
-    job with its one-line message, under its own type; any other error with its type, message
-    and the log holding its traceback. Either way, Snakemake shows a two-line stack of this file
+    The log gets the job's time and what `main` returns (a note: the time of the HTML page), or
+    its error. A replay mismatch or a malformed input fails the job with its one-line message,
+    under its own type; any other error with its type, message and the log holding its traceback. Either way, Snakemake shows a two-line stack of this file
     and the rule, never the library's traceback.
     """
     Path(log).parent.mkdir(parents=True, exist_ok=True)
     with ONE_JOB_AT_A_TIME, open(log, "w", encoding="utf-8") as stream:
         start = time.perf_counter()
         try:
-            entry_point(name).main(*args)
+            note = entry_point(name).main(*args)
         except EXPECTED_FAILURES as error:
             print(f"{type(error).__name__}: {error}", file=stream)
             failure = type(error)(str(error))
@@ -500,6 +515,8 @@ def run_job(name, log, *args):
             )
         else:
             print(f"{name}: done in {time.perf_counter() - start:.2f} s", file=stream)
+            if note:
+                print(note, file=stream)
             return
     raise failure
 

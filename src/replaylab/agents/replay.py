@@ -5,7 +5,6 @@ values and the command that records the run again.
 """
 
 import math
-
 from dataclasses import replace
 
 from replaylab.agents import clients, loop
@@ -13,6 +12,7 @@ from replaylab.agents.messages import stored
 from replaylab.agents.clients.replay import OutOfMessages, RecordedMessagesClient
 
 DEFAULT_TOLERANCE = 1e-6
+INPUT_CAN_END = ("interactive", "mcp")  # the kinds of run whose agent may stop sending before it ends the run
 
 
 class ReplayMismatch(Exception):
@@ -39,7 +39,10 @@ def replay(recording, variant, tolerance=DEFAULT_TOLERANCE, **settings):
         fail("the system prompt has changed since the run was recorded")
     if recorded.task != variant.task:
         fail("the task has changed since the run was recorded")
-    client = RecordedMessagesClient([s.message for s in recorded.steps], recorded.model)
+    # A session (stdin or MCP) recorded as not finished before its message limit ended where the
+    # agent's input ended: the replay's input ends there too. Other runs never end that way.
+    input_ended = not recorded.finished and recording.provenance["kind"] in INPUT_CAN_END
+    client = RecordedMessagesClient([s.message for s in recorded.steps], recorded.model, input_ended)
     # a run that a per-run limit ended is replayed as far as it went, and stays stopped by it
     max_steps = len(recorded.steps) if recorded.stopped_by else variant.max_steps
     try:
@@ -50,6 +53,9 @@ def replay(recording, variant, tolerance=DEFAULT_TOLERANCE, **settings):
         now = replace(now, stopped_by=recorded.stopped_by)
     if len(now.steps) != len(recorded.steps):
         fail(f"the run had {len(recorded.steps)} steps when recorded and has {len(now.steps)} now")
+    if now.finished != recorded.finished:
+        was, is_now = ("finished", "not finished") if recorded.finished else ("not finished", "finished")
+        fail(f"the run was {was} when recorded and is {is_now} now")
     for number, (old, new) in enumerate(zip(recorded.steps, now.steps), start=1):
         for old_result, new_result in zip(old.results, new.results):
             difference = compare_result(old_result, new_result, tolerance)

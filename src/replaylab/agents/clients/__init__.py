@@ -46,8 +46,8 @@ class Provider:
 
     name: str  # --provider NAME, `provider:` of the configuration, provenance["provider"]
     kind: str  # provenance kind, one of agents.recording.KINDS: it decides the label of its runs
-    make_client: Callable  # (Options) -> client
-    describe: Callable  # (Options) -> provenance "how": who wrote the messages, and how
+    make_client: Callable | None  # (Options) -> client; None when no client of replaylab makes its runs (mcp)
+    describe: Callable | None  # (Options) -> provenance "how": who wrote the messages, and how
     rerecord: Callable  # (recording) -> the command that records the run again
     run_name: Callable | None = None  # (Options) -> a run's default name
     group: str = "live"  # the default group of its runs
@@ -102,7 +102,7 @@ def names(select=None):
 
 
 # Recordings made before provenance named the provider: the provider of each kind then.
-_BY_KIND = {"provider-api": "openai", "scripted": "scripted", "authored": "authored", "interactive": "interactive"}
+_BY_KIND = {"provider-api": "openai", "scripted": "scripted", "authored": "authored", "interactive": "interactive", "mcp": "mcp"}
 
 
 def provider_name(provenance):

@@ -159,7 +159,7 @@ def _demos(results, rows):
     out += [table(probe_rows, [("run", "run"), ("probe", "change"), ("outcome", "verdict after the change"), ("original", "verdict of the run")]), ""]
 
     fcb = scans.get("false_claim_boundary", {})
-    out += ["### Exercise: the boundary of the false claim", ""]
+    out += ["### Exercise: the boundary of the symplectic Euler claim", ""]
     if fcb.get("smallest") is not None:
         below = fcb.get("drift_below")
         line = (
