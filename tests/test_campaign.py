@@ -141,7 +141,7 @@ STAND_IN = {"provider": "openai", "models": ["org/model-a:v1", "model-b"], "less
 
 
 def test_at_most_max_connections_in_flight_every_429_retried_and_the_key_nowhere(tmp_path):
-    copy = project(tmp_path, **STAND_IN)
+    copy = project(tmp_path, **STAND_IN, prices={"org/model-a:v1": {"input": 2.5, "output": 10}})
     with ModelServer(KEY, latency=0.1, careful=["org/model-a:v1"], rate_limit_every=6, retry_after=0.05,
                      drop_every=17) as server:
         result = snakemake(copy, "campaign", server=server)
@@ -163,6 +163,17 @@ def test_at_most_max_connections_in_flight_every_429_retried_and_the_key_nowhere
     page = (copy / "results" / "campaigns" / "baseline" / "index.md").read_text()
     assert "| lesson and task | org/model-a:v1 | model-b |" in page
     assert "mean tokens" in page and "not reported" not in page
+    assert "mean cost (USD)" in page and "| no price |" in page  # model-b has no price
+
+    # tokens and cost per model: the means of what the provider reported for each of its runs
+    rows = {r["model"]: r for r in json.loads((copy / "results" / "campaigns" / "baseline" / "scorecard.json").read_text())["scorecard"]}
+    for model in STAND_IN["models"]:
+        usage = [run.provenance["usage"] for run in runs if run.provenance["model"] == model]
+        assert rows[model]["mean_tokens"] == pytest.approx(sum(u["input_tokens"] + u["output_tokens"] for u in usage) / 10)
+    cost = [(u["input_tokens"] * 2.5 + u["output_tokens"] * 10) / 1e6
+            for u in (run.provenance["usage"] for run in runs if run.provenance["model"] == "org/model-a:v1")]
+    assert rows["org/model-a:v1"]["mean_cost_usd"] == pytest.approx(sum(cost) / 10)
+    assert rows["model-b"]["mean_cost_usd"] is None
 
     assert files_holding(copy, KEY) == []
     assert KEY not in output

@@ -16,7 +16,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from replaylab import pipeline
-from replaylab.lessons.markdown import Md, cell, code, interval, table, text
+from replaylab.lessons.markdown import Md, cell, code, interval, name, table, text
 from replaylab.lessons.scorecard import read_runs_table, scorecard, wilson
 
 SIGNIFICANCE = 0.05  # the level at which a difference counts as beyond chance
@@ -232,7 +232,7 @@ def runs_section(runs, links):
         for row in listed.to_dict("records"):
             names = [n for n in str(row["recordings"]).split(";") if n]
             shown.append({
-                "run": Md(", ".join(f"[{text(n)}]({links[(lesson, n)]})" if (lesson, n) in links else text(n) for n in names)),
+                "run": Md(", ".join(f"[{name(n)}]({links[(lesson, n)]})" if (lesson, n) in links else name(n) for n in names)),
                 "model": text(row["model"]),
                 "task": code(row["task"]),
                 "right": "right" if row["right"] else Md("wrong: " + cell(row["wrong"])),
