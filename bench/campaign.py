@@ -123,7 +123,7 @@ def main():
         f"Serial against 8 connections: {median(serial, 'whole') / median(concurrent, 'whole'):.1f} times faster "
         f"for the whole campaign, {median(serial, 'recording') / median(concurrent, 'recording'):.1f} times for its "
         "recording part. Overhead per run: a recording job's time less its requests times the server's latency "
-        "(starting Python, importing replaylab and the openai SDK, the harness, writing the run), mean over the runs.",
+        "(forking the recording process from the campaign's fork server, the harness and the SDK's work on each request, writing the run, Snakemake's own work on the job; with 8 at once, also waiting for one of the 2 processors), mean over the runs.",
         "",
     ]
     out = Path(args.out)
