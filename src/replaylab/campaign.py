@@ -59,6 +59,7 @@ class Campaign:
         """`settings`: the `campaign` section of the configuration; `batches({run: file})` groups
         runs into the replay batches of the workflow."""
         self.settings = settings
+        self._runs = {lesson: self._plan(lesson) for lesson in self.lessons}
         self.batches = {lesson: batches(self.recordings(lesson)) for lesson in self.lessons}
 
     @property
@@ -81,6 +82,9 @@ class Campaign:
 
     def runs(self, lesson):
         """{run name: Run} of one lesson: every model, every variant, indices 1 to `runs`."""
+        return self._runs[lesson]
+
+    def _plan(self, lesson):
         found = {}
         for model in self.settings["models"]:
             for index in range(1, self.settings["runs"] + 1):

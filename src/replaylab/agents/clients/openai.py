@@ -34,6 +34,7 @@ HOW = (
 
 
 def _sdk():
+    """The SDK, imported on first use."""
     import openai
 
     return openai
