@@ -4,5 +4,5 @@ a group-by of the per-run tables of its lessons."""
 from replaylab import comparison
 
 
-def main(settings, lessons, tables, results, transcripts, folder):
-    comparison.write(settings, lessons, tables, results, transcripts, folder)
+def main(settings, lessons, tables, transcripts, folder):
+    comparison.write(settings, lessons, tables, transcripts, folder)

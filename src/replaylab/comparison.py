@@ -16,6 +16,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from replaylab import pipeline
+from replaylab.agents import clients
+from replaylab.agents.recording import LABELS
 from replaylab.lessons.markdown import Md, cell, code, interval, name, table, text
 from replaylab.lessons.scorecard import read_runs_table, scorecard, wilson
 
@@ -246,15 +248,16 @@ def runs_section(runs, links):
     return out
 
 
-def page(settings, lessons, runs, rows, pairs, totals, links, labels):
+def page(settings, lessons, runs, rows, pairs, totals, links):
     models = list(settings["models"])
     priced = bool(settings.get("prices"))
+    label = LABELS[clients.load_provider(settings["provider"]).kind]
     out = [
         f"# Campaign {text(settings['name'])}: which model gets the lessons right more often",
         "",
-        f"Provider {code(settings['provider'])} ({text('; '.join(labels))}); models: "
-        + ", ".join(text(m) for m in models)
-        + f"; {settings['runs']} runs per model and variant of each lesson ({', '.join(text(l) for l in lessons)}).",
+        f"Models: {', '.join(text(m) for m in models)}, through the provider {code(settings['provider'])}: "
+        f"**{text(label)}**. {settings['runs']} runs per model and variant of each lesson "
+        f"({', '.join(text(lesson) for lesson in lessons)}).",
         "",
     ]
     out += glance_section(rows, pairs, models, totals)
@@ -330,7 +333,7 @@ def scorecard_rows(rows):
     ]
 
 
-def write(settings, lessons, tables, results, transcripts, folder):
+def write(settings, lessons, tables, transcripts, folder):
     """The comparison of a campaign into `folder`: index.md (and index.html), scorecard.csv,
     scorecard.json and figures/comparison.png. Returns the seconds the HTML took."""
     folder = Path(folder)
@@ -338,10 +341,9 @@ def write(settings, lessons, tables, results, transcripts, folder):
     runs = runs_of(lessons, tables, settings.get("prices", {}))
     rows, pairs = compare(runs, models)
     totals = overall(runs, models)
-    labels = sorted({run["label"] for path in results for run in pipeline.read_json(path)["runs"].values()})
     pipeline.write_json(folder / "scorecard.json", {"campaign": settings["name"], "settings": settings,
                                                     "scorecard": rows, "comparisons": pairs, "overall": totals})
     pipeline.recording_io.write_atomic(folder / "scorecard.csv", pipeline.csv_text(scorecard_rows(rows)))
     pipeline.save_figure(figure(rows, models), folder / "figures" / "comparison.png")
     links = transcript_links(lessons, transcripts, folder)
-    return pipeline.write_markdown_and_html(folder / "index.md", page(settings, lessons, runs, rows, pairs, totals, links, labels))
+    return pipeline.write_markdown_and_html(folder / "index.md", page(settings, lessons, runs, rows, pairs, totals, links))

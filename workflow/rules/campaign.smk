@@ -106,7 +106,6 @@ rule campaign_compare:
     """The comparison of the campaign's models: a group-by of the lessons' per-run tables."""
     input:
         tables=CAMPAIGN.lesson_files("runs.csv.gz"),
-        results=CAMPAIGN.lesson_files("results.json"),
         transcripts=CAMPAIGN.all_transcripts,
         code=code("compare", data=TEMPLATES),
     output:
@@ -130,7 +129,6 @@ rule campaign_compare:
             params.settings,
             CAMPAIGN.lessons,
             input.tables,
-            input.results,
             input.transcripts,
             os.path.dirname(output.page),
         )
