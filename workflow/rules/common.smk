@@ -40,7 +40,7 @@ CONFIG_SCHEMA = "../schemas/config.schema.yaml"
 if sys.path[:1] != [str(SRC)]:
     sys.path.insert(0, str(SRC))
 
-from replaylab import pipeline  # noqa: E402
+from replaylab import campaign, pipeline  # noqa: E402
 from replaylab.agents.recording import RecordingError, json_path  # noqa: E402
 from replaylab.agents.replay import ReplayMismatch  # noqa: E402
 from replaylab.lessons import LESSONS as KNOWN_LESSONS, UnknownLesson  # noqa: E402
@@ -90,6 +90,12 @@ def check_config():
                 f"{config_files()}: $.lessons[{index}]: {lesson!r} is not a lesson of replaylab; "
                 f"the lessons are: {', '.join(KNOWN_LESSONS)}"
             )
+    problem = campaign.check_provider(config["provider"], config_files())
+    problem = problem or campaign.check(
+        config["campaign"], config["lessons"], config_files()
+    )
+    if problem:
+        stop(problem)
 
 
 check_config()
@@ -144,19 +150,20 @@ def check_recordings(runs):
             pass  # a read-only working copy: check them all again next time
 
 
-def batches(lesson):
-    """{batch: [recordings]}: runs are replayed in batches of about BATCH_SIZE, so that many small
-    runs do not cost one job each. A run's batch depends on its name only (and on the number of
-    batches, which doubles as the lesson grows), so changing one recording reruns its batch only.
+def batches(runs):
+    """{batch: [recordings]} of {run: recording}: runs are replayed in batches of about BATCH_SIZE,
+    so that many small runs do not cost one job each. A run's batch depends on its name only (and
+    on the number of batches, which doubles as the lesson grows), so changing one recording reruns
+    its batch only.
     """
-    names = sorted(RUNS[lesson])
+    names = sorted(runs)
     count = 1
     while count * BATCH_SIZE < len(names):
         count *= 2
     found = {}
     for run in names:
         index = int(hashlib.sha256(run.encode()).hexdigest()[:8], 16) % count
-        found.setdefault(f"batch{index}of{count}", []).append(RUNS[lesson][run])
+        found.setdefault(f"batch{index}of{count}", []).append(runs[run])
     return dict(sorted(found.items()))
 
 
@@ -200,7 +207,7 @@ if config["record_lesson"] not in LESSONS:
 
 RUNS = {lesson: find_runs(lesson) for lesson in LESSONS}
 check_recordings(RUNS)
-BATCHES = {lesson: batches(lesson) for lesson in LESSONS}
+BATCHES = {lesson: batches(RUNS[lesson]) for lesson in LESSONS}
 
 
 wildcard_constraints:
