@@ -78,7 +78,7 @@ def test_a_paid_run_is_never_started_for_a_name_it_could_not_be_saved_under(tmp_
     with FakeProvider([(200, completion("done"), {}, 0)] * 4) as provider:
         for args, message in [
             (["--run", "my run"], "--run: 'my run' is not a run name"),
-            (["--run", "mine"], f"{existing.relative_to(tmp_path)}: already exists, and a recorded run is never overwritten"),
+            (["--run", "mine"], f"{existing.relative_to(tmp_path)}: a recording is already there, and a recorded run is never overwritten"),
             (["--run", "x", "--model", "gpt\nreplaylab: ok"], "--model: 'gpt\\nreplaylab: ok' holds the control character \\x0a"),
         ]:
             code, out, err = openai_record(capsys, provider, *args[:2]) if "--model" not in args else run(
@@ -124,7 +124,8 @@ def test_a_mismatch_of_a_hostile_recording_prints_one_quoted_line(tmp_path, caps
     code, out, err = run(capsys, "replay", str(path))
     assert code == 3
     line = one_line(err, f"replaylab: {path}: step 1, tool oscillator_energy_drift: max_energy_drift was 0.5")
-    assert line.endswith("--provider openai --model 'm; touch PWNED' --run symplectic-euler")
+    words = shlex.split(line.split("record the run again with: ", 1)[1])
+    assert words[words.index("--model") + 1] == "m; touch PWNED" and words[words.index("--run") + 1] == "symplectic-euler"
 
 
 # ---------------------------------------------------------------------------------------------

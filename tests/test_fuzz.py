@@ -223,7 +223,8 @@ def build(path, folder):
     pipeline.exercise_lesson(run.lesson, folder / "exercises.json") if not (folder / "exercises.json").exists() else None
     results = pipeline.collect_results(run.lesson, transcripts, folder / "verdicts.json", folder / "scans.json",
                                        folder / "exercises.json", folder / "results.json", 1e-6,
-                                       folder / "scorecard.json", folder / "scorecard.csv", [run.run])
+                                       folder / "scorecard.json", folder / "scorecard.csv", folder / pipeline.RUNS_TABLE,
+                                       names=[run.run])
     pipeline.write_tables(run.lesson, results, folder / "tables")
     page = pipeline.lesson_module(run.lesson, "page").page(results)  # the Markdown; its HTML embeds the figures
     assert not re.search("[\x00-\x08\x0b-\x1f\x7f\x1b]", page), "a control character reached the page"

@@ -81,6 +81,7 @@ import pytest  # noqa: E402
 
 from replaylab.agents import loop, recording  # noqa: E402
 from replaylab.agents.clients import authored  # noqa: E402
+from replaylab.agents.clients.replay import RecordedMessagesClient  # noqa: E402
 from replaylab.agents.messages import ModelMessage, ToolCall  # noqa: E402
 from replaylab.lessons import variant  # noqa: E402
 from replaylab.agents.replay import ReplayMismatch  # noqa: E402
@@ -103,7 +104,7 @@ def test_the_verdict_line_of_each_lesson(run, expected):
 
 def authored_run(lesson, variant_name, messages, run="mine", model=authored.MODEL, kind="authored"):
     v = variant(lesson, variant_name)
-    transcript = loop.run(authored.make_client(messages, model), v.system, v.task, v.allowlist(), v.max_steps)
+    transcript = loop.run(RecordedMessagesClient(messages, model), v.system, v.task, v.allowlist(), v.max_steps)
     return recording.Recording(lesson, run, variant_name, "live", recording.provenance(kind, model, "how"), transcript)
 
 

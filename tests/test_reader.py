@@ -153,7 +153,7 @@ def test_a_value_the_model_sent_that_a_file_cannot_hold_is_kept_as_its_json_text
     sent = [nested(70), {"periods": 10**1500}, {"method": "\ud800"}, float("inf")]
     calls = tuple(ToolCall(str(i), "oscillator_energy_drift", value) for i, value in enumerate(sent))
     v = variant("hunter", "symplectic-euler")
-    transcript = loop.run(authored.make_client([ModelMessage("text \ud800 too", calls), ModelMessage("done")]),
+    transcript = loop.run(authored.client([ModelMessage("text \ud800 too", calls), ModelMessage("done")]),
                           v.system, v.task, v.allowlist(), v.max_steps)
     run = recording.Recording("hunter", "odd", "symplectic-euler", "g", recording.provenance("authored", "m", "h"), transcript)
     path = tmp_path / "odd.json"

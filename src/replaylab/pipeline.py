@@ -23,9 +23,9 @@ from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
 from replaylab.agents.replay import DEFAULT_TOLERANCE, ReplayMismatch, replay, rerecord_command
 from replaylab.inputs import DamagedResult, check_recording, find_runs, made_by, write_contents
 from replaylab.lessons import LESSONS, lab, variant
-from replaylab.lessons.scorecard import scorecard, scorecard_table, scores
 
 RESULTS_FORMAT = "replaylab-results/1"
+RUNS_TABLE = "runs.csv.gz"  # the per-run table of a lesson, next to its results.json
 
 
 def write_json(path, data):
@@ -183,15 +183,22 @@ def allowlists(lesson):
     }
 
 
-def score_lesson(lesson, verdicts, scans):
-    """Each judged run's score (right or what it got wrong) and the scorecard per model."""
-    found = scores(verdicts, scans, lesson_module(lesson, "judge").score)
-    return found, scorecard(found)
+def score_lesson(lesson, verdicts, scans, runs=None):
+    """Each judged run's score (right or what it got wrong), the per-run table and the scorecard
+    per model (a group-by of the table). `runs` are the runs of results.json."""
+    from replaylab.lessons.scorecard import runs_table, scorecard, scores  # pandas: only where it tabulates
+
+    found = scores(verdicts, scans, lesson_module(lesson, "judge").score, runs)
+    table = runs_table(found, runs)
+    return found, scorecard(table), table
 
 
-def collect_results(lesson, transcript_paths, verdicts_path, scans_path, exercises_path, target, tolerance, scorecard_json, scorecard_csv, names=None):
+def collect_results(lesson, transcript_paths, verdicts_path, scans_path, exercises_path, target, tolerance, scorecard_json, scorecard_csv, runs_table_path, names=None):
     """Every number of the lesson in one file (`target`): full precision and the text as shown;
-    the scorecard also on its own, as JSON and CSV. `names`: every run the lesson has."""
+    the scorecard also on its own, as JSON and CSV, and the per-run table as gzipped CSV.
+    `names`: every run the lesson has, each of which must have its transcript."""
+    from replaylab.lessons.scorecard import runs_table_bytes, scorecard_table
+
     runs = {}
     for run in load_transcripts(transcript_paths, names):
         runs[run.run] = {
@@ -203,7 +210,7 @@ def collect_results(lesson, transcript_paths, verdicts_path, scans_path, exercis
             "transcript": recording_io.to_data(run),
         }
     verdicts, scans = read_json(verdicts_path), read_json(scans_path)
-    found, rows = score_lesson(lesson, verdicts, scans)
+    found, rows, table = score_lesson(lesson, verdicts, scans, runs)
     data = {
         "format": RESULTS_FORMAT,
         "lesson": lesson,
@@ -220,6 +227,7 @@ def collect_results(lesson, transcript_paths, verdicts_path, scans_path, exercis
     write_json(target, data)
     write_json(scorecard_json, {"lesson": lesson, "scorecard": rows, "scores": found})
     recording_io.write_atomic(scorecard_csv, csv_text(scorecard_table(rows)))
+    recording_io.write_atomic(runs_table_path, runs_table_bytes(table))
     return data
 
 
@@ -246,11 +254,15 @@ def figure_names(lesson):
 
 
 def write_figure(lesson, name, results, target):
-    """Draw one figure of a lesson to PNG (written to a temporary name, then renamed).
+    """Draw one figure of a lesson to PNG."""
+    save_figure(lesson_module(lesson, "figures").FIGURES[name](results), target)
+
+
+def save_figure(figure, target):
+    """A figure as PNG (written to a temporary name, then renamed).
 
     The figures are `matplotlib.figure.Figure` objects, not pyplot's: no GUI backend, no pyplot
     import, nothing to close."""
-    figure = lesson_module(lesson, "figures").FIGURES[name](results)
     target = Path(target)
     temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp.png")
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -307,7 +319,7 @@ def render_lesson(lesson, transcript_paths, verdicts_path, scans_path, exercises
     folder = Path(folder)
     results = collect_results(
         lesson, transcript_paths, verdicts_path, scans_path, exercises_path, folder / "results.json", tolerance,
-        folder / "scorecard.json", folder / "scorecard.csv", runs,
+        folder / "scorecard.json", folder / "scorecard.csv", folder / RUNS_TABLE, runs,
     )  # the data as written, used by every writer below (results.json is parsed by nobody here)
     write_tables(lesson, results, folder / "tables")
     write_figures(lesson, results, folder / "figures")

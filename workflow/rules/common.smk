@@ -40,7 +40,7 @@ CONFIG_SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 if sys.path[:1] != [str(SRC)]:
     sys.path.insert(0, str(SRC))
 
-from replaylab import inputs, pipeline, runlock  # noqa: E402
+from replaylab import campaign, inputs, pipeline, runlock  # noqa: E402
 from replaylab.agents.recording import RecordingError, printable  # noqa: E402
 from replaylab.agents.replay import ReplayMismatch  # noqa: E402
 from replaylab.lessons import UnknownLesson  # noqa: E402
@@ -118,6 +118,12 @@ def check_config():
         inputs.check_config(config, schema, config_files())
     except inputs.InputError as error:
         stop(error)
+    problem = campaign.check_provider(config["provider"], config_files())
+    problem = problem or campaign.check(
+        config["campaign"], config["lessons"], config_files()
+    )
+    if problem:
+        stop(problem)
 
 
 check_config()
@@ -152,19 +158,20 @@ def check_recordings(runs):
         stop(error)
 
 
-def batches(lesson):
-    """{batch: [recordings]}: runs are replayed in batches of about BATCH_SIZE, so that many small
-    runs do not cost one job each. A run's batch depends on its name only (and on the number of
-    batches, which doubles as the lesson grows), so changing one recording reruns its batch only.
+def batches(runs):
+    """{batch: [recordings]} of {run: recording}: runs are replayed in batches of about BATCH_SIZE,
+    so that many small runs do not cost one job each. A run's batch depends on its name only (and
+    on the number of batches, which doubles as the lesson grows), so changing one recording reruns
+    its batch only.
     """
-    names = sorted(RUNS[lesson])
+    names = sorted(runs)
     count = 1
     while count * BATCH_SIZE < len(names):
         count *= 2
     found = {}
     for run in names:
         index = int(hashlib.sha256(run.encode()).hexdigest()[:8], 16) % count
-        found.setdefault(f"batch{index}of{count}", []).append(RUNS[lesson][run])
+        found.setdefault(f"batch{index}of{count}", []).append(runs[run])
     return dict(sorted(found.items()))
 
 
@@ -184,7 +191,7 @@ PYTHON = python_of_this_venv()
 
 RUNS = {lesson: find_runs(lesson) for lesson in LESSONS}
 check_recordings(RUNS)
-BATCHES = {lesson: batches(lesson) for lesson in LESSONS}
+BATCHES = {lesson: batches(RUNS[lesson]) for lesson in LESSONS}
 try:
     inputs.check_results(LESSONS)  # a folder of results/ changed by hand is not trusted
 except inputs.DamagedResult as error:
@@ -557,7 +564,7 @@ def record_job(log, lesson, variant, out, *, provider, model, seed, group):
     goes to the log and to Snakemake's output; a failure is its last line (the one-line error).
     """
     command = [PYTHON, str(SCRIPTS / "record.py"), lesson, "--variant", variant]
-    command += ["--provider", provider, "--model", model, "--seed", str(seed)]
+    command += ["--provider", provider, f"--model={model}", "--seed", str(seed)]
     command += ["--group", group, "--out", out]
     Path(log).parent.mkdir(parents=True, exist_ok=True)
     with open(log, "w", encoding="utf-8") as stream:

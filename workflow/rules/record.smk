@@ -17,7 +17,7 @@ rule record_run:
     params:
         variant=lambda wildcards: RECORD_FILES[wildcards.name],
         provider=config["provider"],
-        model=config["model"],
+        model=campaign.model_option(config["provider"], config["model"]),
         seed=config["seed"],
         group=RECORD_RUN,
     message:

@@ -5,9 +5,9 @@ values and the command that records the run again.
 """
 
 import math
-import shlex
+from dataclasses import replace
 
-from replaylab.agents import loop
+from replaylab.agents import clients, loop
 from replaylab.agents.messages import stored
 from replaylab.agents.clients.replay import OutOfMessages, RecordedMessagesClient
 
@@ -20,33 +20,8 @@ class ReplayMismatch(Exception):
 
 
 def rerecord_command(recording):
-    """The real command that records this run again, by the kind of its provenance. Every value
-    is quoted for a POSIX shell (a recording's fields cannot add a command), and the fields it
-    is made of hold no control character (the schema refuses them), so it stays one line."""
-    kind = recording.provenance["kind"]
-    lesson, run, variant = shlex.quote(recording.lesson), shlex.quote(recording.run), shlex.quote(recording.variant)
-    if kind == "authored":
-        # into results/live/ (never over a recording), then moved into place by promote
-        source = shlex.quote(recording.source or f"recordings/{recording.lesson}/{recording.run}.json")
-        live = shlex.quote(f"results/live/{recording.lesson}/{recording.run}.json")
-        return (
-            f"replaylab record {lesson} --provider authored --from {source} --run {run} "
-            f"&& replaylab promote {live}"
-        )
-    if kind == "scripted":
-        seed = shlex.quote(str(recording.provenance.get("seed", 0)))
-        return (
-            f"replaylab record {lesson} --variant {variant} --provider scripted --seed {seed} "
-            f"--run {run} --group {shlex.quote(recording.group)}"
-        )
-    if kind == "interactive":
-        return f"replaylab session {lesson} --variant {variant} --run {run}"
-    if kind == "mcp":
-        return f"replaylab mcp {lesson} --variant {variant} --run {run}"
-    return (
-        f"replaylab record {lesson} --variant {variant} --provider openai "
-        f"--model {shlex.quote(recording.provenance['model'])} --run {run}"
-    )
+    """The real command that records this run again, as the provider that made it writes it."""
+    return clients.rerecord_command(recording)
 
 
 def replay(recording, variant, tolerance=DEFAULT_TOLERANCE, **settings):
@@ -68,10 +43,14 @@ def replay(recording, variant, tolerance=DEFAULT_TOLERANCE, **settings):
     # agent's input ended: the replay's input ends there too. Other runs never end that way.
     input_ended = not recorded.finished and recording.provenance["kind"] in INPUT_CAN_END
     client = RecordedMessagesClient([s.message for s in recorded.steps], recorded.model, input_ended)
+    # a run that a per-run limit ended is replayed as far as it went, and stays stopped by it
+    max_steps = len(recorded.steps) if recorded.stopped_by else variant.max_steps
     try:
-        now = loop.run(client, variant.system, variant.task, variant.allowlist(**settings), variant.max_steps)
+        now = loop.run(client, variant.system, variant.task, variant.allowlist(**settings), max_steps)
     except OutOfMessages as error:
         fail(f"the recording ends before the run does ({error})")
+    if recorded.stopped_by:
+        now = replace(now, stopped_by=recorded.stopped_by)
     if len(now.steps) != len(recorded.steps):
         fail(f"the run had {len(recorded.steps)} steps when recorded and has {len(now.steps)} now")
     if now.finished != recorded.finished:

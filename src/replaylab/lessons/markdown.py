@@ -363,7 +363,7 @@ def run_section(run_name, run, results):
         f"- Variant {code(run['variant'])}, group {name(run['group'])}; "
         + how_it_ended(
             run["provenance"].get("kind"), transcript.get("finished"), len(transcript.get("steps", [])),
-            results.get("allowlists", {}).get(run["variant"], {}).get("max_steps"),
+            results.get("allowlists", {}).get(run["variant"], {}).get("max_steps"), transcript.get("stopped_by"),
         ) + ".",
         f"- Replayed by this build: every call went again through a fresh allowlist and the simulation; "
         f"each recomputed result agreed with the recording within {number(tolerance, '%g')} (relative and absolute). "
