@@ -74,6 +74,9 @@ use rule judge as campaign_judge with:
         "logs/campaigns/{campaign}/{lesson}/judge.log",
     benchmark:
         "benchmarks/campaigns/{campaign}/{lesson}/judge.tsv"
+    params:
+        tolerance=TOLERANCE,
+        runs=lambda wildcards: sorted(CAMPAIGN.runs(wildcards.lesson)),
     message:
         "Judging the campaign's runs of {wildcards.lesson} from their recomputed numbers"
 
@@ -98,6 +101,9 @@ use rule render as campaign_render with:
         "logs/campaigns/{campaign}/{lesson}/render.log",
     benchmark:
         "benchmarks/campaigns/{campaign}/{lesson}/render.tsv"
+    params:
+        tolerance=TOLERANCE,
+        runs=lambda wildcards: sorted(CAMPAIGN.runs(wildcards.lesson)),
     message:
         "Writing what the campaign's runs of {wildcards.lesson} show"
 
