@@ -7,7 +7,7 @@ import pytest
 from conftest import RECORDINGS
 from replaylab.agents import recording
 from replaylab.agents.replay import ReplayMismatch, replay
-from replaylab.lessons import variant
+from replaylab.lessons import registry
 from replaylab.lessons.hunter import exercises as hunter_exercises
 from replaylab.lessons.hunter import judge as hunter_judge
 from replaylab.lessons.hunter import lab as hunter_lab
@@ -26,7 +26,7 @@ REFERENCE_RUNS = {
 
 def replayed(lesson, run):
     loaded = recording.load(RECORDINGS / lesson / f"{run}.json")
-    transcript = replay(loaded, variant(lesson, loaded.variant))
+    transcript = replay(loaded, registry.lesson(lesson).variant(loaded.variant))
     return dataclasses.replace(loaded, transcript=transcript)
 
 
@@ -101,7 +101,7 @@ def test_projectile_bracket_outside_the_scan_is_refuted():
     from replaylab.agents.clients.authored import make_client
     from replaylab.agents.messages import ModelMessage, ToolCall
 
-    v = variant("projectile", "default")
+    v = registry.lesson("projectile").variant("default")
     calls = tuple(ToolCall(str(a), "range_with_drag", {"speed": 25, "angle": a, "dt": 0.05}) for a in (30, 31, 60))
     transcript = loop.run(make_client([ModelMessage("coarse", calls), ModelMessage("done")]), v.system, v.task, v.allowlist(), 12)
     conclusion = projectile_judge.agent_conclusion(transcript)
@@ -119,7 +119,7 @@ def test_rough_ball_is_caught_at_step_one_on_the_35_degree_call():
         "--provider authored --from "
     )
     with pytest.raises(ReplayMismatch):
-        replay(run, variant("projectile", "default"), drag=1.01 * projectile.DRAG)
+        replay(run, registry.lesson("projectile").variant("default"), drag=1.01 * projectile.DRAG)
 
 
 def test_projectile_exercises():

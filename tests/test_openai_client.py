@@ -20,7 +20,7 @@ from replaylab.agents import recording as recording_io
 from replaylab.agents.clients import ProviderError
 from replaylab.agents.clients.openai import OpenAIClient, make_client
 from replaylab.agents.secrets import Secret
-from replaylab.lessons import variant
+from replaylab.lessons import registry
 from replaylab.lessons.projectile.judge import agent_conclusion
 
 KEY = "sk-test-FAKEKEY0123456789abcdefXYZ"
@@ -31,7 +31,7 @@ def args_text(**arguments):
 
 
 def run_projectile(client):
-    v = variant("projectile", "default")
+    v = registry.lesson("projectile").variant("default")
     return loop.run(client, v.system, v.task, v.allowlist(), v.max_steps)
 
 

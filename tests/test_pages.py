@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 
 from replaylab import pipeline
 from replaylab.index_page import index
-from replaylab.lessons import LESSONS
+from replaylab.lessons import registry
 from replaylab.lessons import markdown as md
 from replaylab.lessons.hunter import lab as hunter_lab
 from replaylab.lessons.projectile import lab as projectile_lab
@@ -33,8 +33,8 @@ HOSTILE = "| a | b |\n|---|---|\n# Heading\n<script>alert(1)</script>\n```\n[lin
 
 def build(recordings, folder):
     """results.json of every lesson, made by the pipeline from a folder of recordings."""
-    pipeline.build(LESSONS, recordings, folder, TOLERANCE, progress=lambda text: None)
-    return {lesson: pipeline.read_json(Path(folder) / lesson / "results.json") for lesson in LESSONS}
+    pipeline.build(registry.names(), recordings, folder, TOLERANCE, progress=lambda text: None)
+    return {lesson: pipeline.read_json(Path(folder) / lesson / "results.json") for lesson in registry.names()}
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ def results(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def pages(results):
-    return {lesson: pipeline.lesson_module(lesson, "page").page(results[lesson]) for lesson in LESSONS}
+    return {lesson: registry.lesson(lesson).page(results[lesson]) for lesson in registry.names()}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -112,7 +112,7 @@ def figure_texts(figure):
     return [t for t in texts if t.get_text()]
 
 
-FIGURE_CASES = [(lesson, name) for lesson in LESSONS for name in pipeline.figure_names(lesson)]
+FIGURE_CASES = [(lesson, name) for lesson in registry.names() for name in pipeline.figure_names(lesson)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -127,7 +127,7 @@ def test_every_lesson_has_its_figure():
 
 @pytest.mark.parametrize("lesson, name", FIGURE_CASES)
 def test_figure_is_labelled_and_saves_as_png(results, lesson, name):
-    figure = pipeline.lesson_module(lesson, "figures").FIGURES[name](results[lesson])
+    figure = registry.lesson(lesson).figures[name](results[lesson])
     assert isinstance(figure, Figure)
     assert figure.get_layout_engine() is not None  # constrained: nothing clipped by hand-placed margins
     assert figure.axes
@@ -152,18 +152,18 @@ def test_figure_is_labelled_and_saves_as_png(results, lesson, name):
 
 
 def test_units_on_the_axes(results):
-    evidence = pipeline.lesson_module("projectile", "figures").FIGURES["evidence"](results["projectile"])
+    evidence = registry.lesson("projectile").figures["evidence"](results["projectile"])
     for axes in evidence.axes:
         assert "(degrees)" in axes.get_xlabel() and "(m)" in axes.get_ylabel()
-    error = pipeline.lesson_module("review", "figures").FIGURES["error"](results["review"])
+    error = registry.lesson("review").figures["error"](results["review"])
     assert "(m" in error.axes[0].get_ylabel()
-    drift = pipeline.lesson_module("hunter", "figures").FIGURES["drift"](results["hunter"])
+    drift = registry.lesson("hunter").figures["drift"](results["hunter"])
     assert "dimensionless" in drift.axes[0].get_ylabel()
 
 
 def test_projectile_figure_shows_the_scan_and_the_agents_calls(results):
     data = results["projectile"]
-    figure = pipeline.lesson_module("projectile", "figures").FIGURES["evidence"](data)
+    figure = registry.lesson("projectile").figures["evidence"](data)
     overview = figure.axes[0]
     scan = data["scans"]["evidence"]
     line = overview.get_lines()[0]
@@ -182,7 +182,7 @@ def test_projectile_figure_shows_the_scan_and_the_agents_calls(results):
 
 def test_hunter_figure_is_log_log_with_dashed_limits(results):
     data = results["hunter"]
-    axes = pipeline.lesson_module("hunter", "figures").FIGURES["drift"](data).axes[0]
+    axes = registry.lesson("hunter").figures["drift"](data).axes[0]
     assert axes.get_xscale() == "log" and axes.get_yscale() == "log"
     dashed = {line.get_ydata()[0] for line in axes.get_lines() if line.get_linestyle() == "--"}
     assert dashed == {v["verdict"]["limit"] for v in data["verdicts"].values()} == {0.05, 0.04}
@@ -199,7 +199,7 @@ def test_hunter_figure_is_log_log_with_dashed_limits(results):
 
 def test_review_figure_has_the_evidence_reviewers_points(results):
     data = results["review"]
-    axes = pipeline.lesson_module("review", "figures").FIGURES["error"](data).axes[0]
+    axes = registry.lesson("review").figures["error"](data).axes[0]
     assert axes.get_xscale() == "log" and axes.get_yscale() == "log"
     points = sorted(tuple(p) for c in axes.collections for p in c.get_offsets())
     assert len(points) == 6
@@ -211,11 +211,10 @@ def test_review_figure_has_the_evidence_reviewers_points(results):
 # tables
 
 
-@pytest.mark.parametrize("lesson", LESSONS)
+@pytest.mark.parametrize("lesson", registry.names())
 def test_tables_are_flat_and_become_csv(results, lesson):
-    module = pipeline.lesson_module(lesson, "tables")
-    tables = module.tables(results[lesson])
-    assert tuple(tables) == tuple(module.TABLES)
+    tables = registry.lesson(lesson).tables(results[lesson])
+    assert tuple(tables) == registry.lesson(lesson).table_names
     for name, rows in tables.items():
         for row in rows:
             assert list(row) == list(rows[0]), name
@@ -227,12 +226,12 @@ def test_tables_are_flat_and_become_csv(results, lesson):
 
 def test_csv_keeps_full_precision(results):
     data = results["projectile"]
-    rows = pipeline.lesson_module("projectile", "tables").tables(data)["agent-conclusion"]
+    rows = registry.lesson("projectile").tables(data)["agent-conclusion"]
     parsed = list(csv.DictReader(io.StringIO(pipeline.csv_text(rows))))
     best = next(r for r in parsed if r["quantity"].startswith("range at the best angle"))
     assert float(best["value"]) == data["verdicts"]["reference"]["conclusion"]["best_range_m"]["value"]
     assert best["shown"] == "35.74"
-    drift = pipeline.lesson_module("hunter", "tables").tables(results["hunter"])["drift-scan"]
+    drift = registry.lesson("hunter").tables(results["hunter"])["drift-scan"]
     parsed = list(csv.DictReader(io.StringIO(pipeline.csv_text(drift))))
     assert [float(r["max_energy_drift"]) for r in parsed] == [r["max_energy_drift"] for r in results["hunter"]["scans"]["drift"]["rows"]]
 
@@ -253,7 +252,7 @@ ORDER = (
 )
 
 
-@pytest.mark.parametrize("lesson", LESSONS)
+@pytest.mark.parametrize("lesson", registry.names())
 def test_every_page_has_its_parts_in_order(results, pages, lesson):
     text, data = pages[lesson], results[lesson]
     assert text.startswith(f"# Lesson `{lesson}`")
@@ -284,7 +283,7 @@ def test_every_page_has_its_parts_in_order(results, pages, lesson):
     for name in pipeline.figure_names(lesson):
         where = "Scorecard" if name == "scorecard" else "Figures"
         assert f"](figures/{name}.png)" in section(text, where)
-    for name in pipeline.lesson_module(lesson, "tables").TABLES:
+    for name in registry.lesson(lesson).table_names:
         assert f"(tables/{name}.csv)" in section(text, "Tables")
     assert_tables_intact(text)
 
@@ -330,7 +329,7 @@ def test_projectile_page(results, pages):
 
 
 def test_projectile_statement_follows_the_judge(results):
-    page = pipeline.lesson_module("projectile", "page").page
+    page = registry.lesson("projectile").page
     data = copy.deepcopy(results["projectile"])
     conclusion = data["verdicts"]["reference"]["conclusion"]
     conclusion.update(inside=False, verdict="refuted", evidence=None)
@@ -381,10 +380,10 @@ def test_review_page(results, pages):
 
 
 def test_the_index_summarises_every_lesson(results):
-    text = index([results[lesson] for lesson in LESSONS])
-    for lesson in LESSONS:
+    text = index([results[lesson] for lesson in registry.names()])
+    for lesson in registry.names():
         assert f"]({lesson}/index.md)" in text
-        assert pipeline.lesson_module(lesson, "page").question(results[lesson]) in text
+        assert registry.lesson(lesson).question(results[lesson]) in text
     assert text.count("numerically verified") >= 4  # the intro, projectile, hunter's false claim, review's piece 2
     assert "inconclusive after 8 experiments; not a result" in text
     assert "rejected because of bounded-energy" in text
@@ -408,12 +407,12 @@ def test_a_boast_changes_no_decision(results, pages, tmp_path):
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     boasted = build(recordings, tmp_path / "results")
-    for lesson in LESSONS:
-        page = pipeline.lesson_module(lesson, "page").page(boasted[lesson])
+    for lesson in registry.names():
+        page = registry.lesson(lesson).page(boasted[lesson])
         assert md.text(BOAST) in section(page, "The runs")
         assert section(page, "What the build decided") == section(pages[lesson], "What the build decided")
         assert BOAST not in section(page, "What the build decided")
-    assert index([boasted[l] for l in LESSONS]) == index([results[l] for l in LESSONS])
+    assert index([boasted[l] for l in registry.names()]) == index([results[l] for l in registry.names()])
 
 
 def test_escaping_keeps_tables_whole():
@@ -434,7 +433,7 @@ def test_hostile_words_and_calls_do_not_break_a_page(results):
     evil = "evil|name<b>"
     step["tool_calls"][0] = {"id": "1", "name": evil, "arguments": {"x|y": "<img src=x>", "n": [1, "|"]}}
     step["results"][0] = {"call_id": "1", "ok": False, "content": {"error": f"{evil!r} is not an allowed tool"}}
-    text = pipeline.lesson_module("projectile", "page").page(data)
+    text = registry.lesson("projectile").page(data)
     assert_tables_intact(text)
     for raw in ("<script", "<img", "<b>", "\n# Heading", "> # Heading", "> ```", "[link](http"):
         assert raw not in text, raw
@@ -445,7 +444,7 @@ def test_hostile_words_and_calls_do_not_break_a_page(results):
     quoted = runs[runs.index("(not a result):") :].split("\n\n")[0]
     assert all(line.startswith(">") for line in quoted.split("\n")[1:])
     assert section(text, "What the build decided") == section(
-        pipeline.lesson_module("projectile", "page").page(results["projectile"]), "What the build decided"
+        registry.lesson("projectile").page(results["projectile"]), "What the build decided"
     )
 
 

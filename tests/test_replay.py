@@ -17,7 +17,7 @@ from replaylab.agents.messages import ModelMessage, ToolCall
 from replaylab.agents.recording import Recording
 from replaylab.agents.replay import ReplayMismatch, replay, rerecord_command
 from replaylab.agents.tools import Parameter, Tool
-from replaylab.lessons import Variant, variant
+from replaylab.lessons import Variant, registry
 from replaylab.lessons.projectile import lab as projectile_lab
 from replaylab.physics import projectile
 
@@ -52,7 +52,7 @@ PROJECTILE_MESSAGES = [
 
 
 def projectile_default():
-    return variant("projectile", "default")
+    return registry.lesson("projectile").variant("default")
 
 
 @pytest.fixture
@@ -111,7 +111,7 @@ HUNTER_MESSAGES = [
 
 @pytest.mark.parametrize("claim", ["false", "open"])
 def test_unchanged_hunter_runs_pass(tmp_path, claim):
-    chosen = variant("hunter", claim)
+    chosen = registry.lesson("hunter").variant(claim)
     rec = record(tmp_path, "hunter", chosen, HUNTER_MESSAGES, run=f"hunt-{claim}")
     oks = [r.ok for s in rec.transcript.steps for r in s.results]
     assert oks == [True, True, False, False, True, True, True, True, True, True, False]
@@ -144,7 +144,7 @@ REVIEW_MESSAGES = {
 
 @pytest.mark.parametrize("reviewer", sorted(REVIEW_MESSAGES))
 def test_unchanged_review_runs_pass(tmp_path, reviewer):
-    chosen = variant("review", reviewer)
+    chosen = registry.lesson("review").variant(reviewer)
     rec = record(tmp_path, "review", chosen, REVIEW_MESSAGES[reviewer], run=f"review-{reviewer}")
     assert any(r.ok for s in rec.transcript.steps for r in s.results)
     assert replay(rec, chosen) == rec.transcript
@@ -157,7 +157,7 @@ def committed_recordings():
 @pytest.mark.parametrize("path", committed_recordings(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_committed_recordings_replay(path):
     rec = recording.load(path)
-    chosen = variant(rec.lesson, rec.variant)
+    chosen = registry.lesson(rec.lesson).variant(rec.variant)
     now = replay(rec, chosen)
     assert len(now.steps) == len(rec.transcript.steps)
 

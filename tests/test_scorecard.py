@@ -15,7 +15,7 @@ from replaylab.agents import loop
 from replaylab.agents import recording as recording_io
 from replaylab.agents.clients.authored import make_client
 from replaylab.agents.messages import ModelMessage, ToolCall
-from replaylab.lessons import markdown, variant
+from replaylab.lessons import markdown, registry
 from replaylab.lessons.hunter import judge as hunter_judge
 from replaylab.lessons.hunter import scans as hunter_scans
 from replaylab.lessons.projectile import judge as projectile_judge
@@ -65,7 +65,7 @@ def transcript(lesson, variant_name, batches, final, words=honest):
         for i, (text, (_, calls)) in enumerate(zip(texts, batches))
     ]
     messages.append(ModelMessage(texts[-1]))
-    v = variant(lesson, variant_name)
+    v = registry.lesson(lesson).variant(variant_name)
     return loop.run(make_client(messages), v.system, v.task, v.allowlist(), v.max_steps)
 
 

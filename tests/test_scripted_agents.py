@@ -18,7 +18,7 @@ from conftest import RECORDINGS, ROOT
 from replaylab.agents import loop
 from replaylab.agents import recording as recording_io
 from replaylab.agents.clients.scripted import ScriptedClient
-from replaylab.lessons import variant
+from replaylab.lessons import registry
 from replaylab.lessons.hunter import agent as hunter_agent
 from replaylab.lessons.hunter import judge as hunter_judge
 from replaylab.lessons.hunter import lab as hunter_lab
@@ -42,7 +42,7 @@ BUDGET_SPENT = "the budget of 8 experiments is spent"
 def run_agent(lesson, variant_name, seed=0, client=None, **settings):
     """The agent of `lesson` with `seed`, through the real loop, allowlist and step limit."""
     agent = AGENTS[lesson]
-    v = variant(lesson, variant_name)
+    v = registry.lesson(lesson).variant(variant_name)
     if client is None:
         client = ScriptedClient(agent.baseline(variant_name, seed), agent.model(variant_name, seed))
     return loop.run(client, v.system, v.task, v.allowlist(**settings), v.max_steps)

@@ -21,9 +21,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from replaylab.lessons import registry
+
 ROOT = Path(__file__).resolve().parents[1]
 COPIED = ("Snakefile", "workflow", "profiles", "scripts", "config", "recordings", "src")
-LESSONS = ("projectile", "hunter", "review")
+LESSONS = registry.names()
 RULES = {"all", "replay", "judge", "scan", "render", "index", *LESSONS}
 RECORDING_RULES = {"record", "record_run", "live_page"}  # only when targeted
 

@@ -14,7 +14,7 @@ from replaylab.agents.clients.interactive import message_from_data
 from replaylab.agents.messages import ToolCall
 from replaylab.agents.replay import DEFAULT_TOLERANCE, ReplayMismatch, replay
 from replaylab.display import print_step
-from replaylab.lessons import LESSONS, count_calls, lab, variant
+from replaylab.lessons import count_calls, registry
 
 OK, UNEXPECTED, INVALID, REFUSED = 0, 1, 2, 3
 
@@ -57,7 +57,7 @@ def cmd_call(args):
         arguments = json.loads(args.arguments)
     except json.JSONDecodeError as error:
         raise InvalidInput(f"the arguments are not valid JSON: {error}") from None
-    result = lab(args.lesson).all_tools().dispatch(ToolCall("1", args.tool, arguments))
+    result = registry.lesson(args.lesson).all_tools().dispatch(ToolCall("1", args.tool, arguments))
     _print_json({"ok": result.ok, "content": result.content})
     return OK if result.ok else REFUSED
 
@@ -71,7 +71,7 @@ def _load(path):
 def cmd_replay(args):
     run = _load(args.recording)
     try:
-        transcript = replay(run, variant(run.lesson, run.variant), args.tolerance)
+        transcript = replay(run, registry.lesson(run.lesson).variant(run.variant), args.tolerance)
     except ReplayMismatch as mismatch:
         print(f"replaylab: {args.recording}: {mismatch}", file=sys.stderr)
         return REFUSED
@@ -108,7 +108,7 @@ def _save_run(lesson, name, variant_name, group, provenance, transcript, out, as
 
 
 def cmd_session(args):
-    v = variant(args.lesson, args.variant)
+    v = registry.lesson(args.lesson).variant(args.variant)
     client = load_provider("interactive").make_client()
     transcript = loop.run(client, v.system, v.task, v.allowlist(), v.max_steps)
     how = "A person or a program typed each message as a JSON line into `replaylab session`; the harness computed every result."
@@ -173,20 +173,17 @@ def _authored(args):
 
 
 def _scripted(args):
-    from replaylab.pipeline import lesson_module
-
     if args.source:
         raise InvalidInput("--from FILE belongs to --provider authored; a scripted agent decides its own calls")
-    variant_name = args.variant or next(iter(lab(args.lesson).VARIANTS))
-    variant(args.lesson, variant_name)
-    agent = lesson_module(args.lesson, "agent")
+    lesson = registry.lesson(args.lesson)
+    variant_name = args.variant or next(iter(lesson.variants))
+    model, program = lesson.scripted(variant_name, args.seed)
     how = (
         f"Scripted baseline: replaylab's built-in program for this lesson (seed {args.seed}) chose each call "
         "from the results it had read; the harness computed every result."
     )
-    name = agent.model(variant_name, args.seed)
-    provenance = recording_io.provenance("scripted", name, how, seed=args.seed)
-    client = load_provider("scripted").make_client(agent.baseline(variant_name, args.seed), name)
+    provenance = recording_io.provenance("scripted", model, how, seed=args.seed)
+    client = load_provider("scripted").make_client(program, model)
     name = args.run or f"scripted-{variant_name}-{args.seed}"
     return client, provenance, name, variant_name, args.group or "scripted"
 
@@ -194,8 +191,9 @@ def _scripted(args):
 def _openai(args):
     if args.source:
         raise InvalidInput("--from FILE belongs to --provider authored; a model decides its own calls")
-    variant_name = args.variant or next(iter(lab(args.lesson).VARIANTS))
-    variant(args.lesson, variant_name)
+    lesson = registry.lesson(args.lesson)
+    variant_name = args.variant or next(iter(lesson.variants))
+    lesson.variant(variant_name)
     client = load_provider("openai").make_client(args.model, args.base_url)
     how = (
         "Recorded run: the model answered through an OpenAI-compatible chat completions API with tools; "
@@ -217,7 +215,7 @@ def cmd_record(args):
         name = Path(args.out).stem  # a run's name is its file name
     if args.out and Path(args.out).stem != name:
         raise InvalidInput(f"--out {args.out}: the file name must be the run's name, {name}.json")
-    v = variant(args.lesson, variant_name)
+    v = registry.lesson(args.lesson).variant(variant_name)
     transcript = loop.run(client, v.system, v.task, v.allowlist(), v.max_steps, on_step=_printer(args.json))
     if hasattr(client, "provenance_extra"):
         provenance.update(client.provenance_extra())
@@ -264,9 +262,9 @@ def cmd_doctor(args):
 def cmd_build(args):
     from replaylab.pipeline import build
 
-    lessons = args.lessons or list(LESSONS)
+    lessons = args.lessons or list(registry.names())
     for lesson in lessons:
-        lab(lesson)
+        registry.lesson(lesson)
     build(lessons, args.recordings, args.results, args.tolerance, progress=(lambda text: None) if args.json else print)
     if args.json:
         _print_json({"results": args.results, "lessons": lessons})
@@ -285,7 +283,7 @@ def parser():
         return sub
 
     sub = verb("tools", cmd_tools, "print the allowlist(s) of a lesson as the model sees them")
-    sub.add_argument("lesson", metavar="LESSON", help=", ".join(LESSONS))
+    sub.add_argument("lesson", metavar="LESSON", help=", ".join(registry.names()))
     sub = verb("call", cmd_call, "run one tool call through a fresh allowlist with all of a lesson's tools")
     sub.add_argument("lesson", metavar="LESSON")
     sub.add_argument("tool", metavar="TOOL")
@@ -312,11 +310,11 @@ def parser():
     sub.add_argument("--out", help="where to write (default results/live/LESSON/RUN.json)")
     sub = verb("generate", cmd_generate, "write N scripted runs of a lesson, varied by seed (for tests and benchmarks)")
     sub.add_argument("lesson", metavar="LESSON")
-    sub.add_argument("--count", type=int, required=True, help="how many runs (review: groups of three reviewers)")
+    sub.add_argument("--count", type=int, required=True, help="how many runs (or groups of runs, one per variant, for a lesson judged per group)")
     sub.add_argument("--out", required=True, help="folder: the runs go to OUT/LESSON/<run>.json")
     sub.add_argument("--first-seed", type=int, default=0)
     sub = verb("promote", cmd_promote, "show what a new run changes, then copy it into recordings/")
-    sub.add_argument("run_file", metavar="RUN", help="a recording, e.g. results/live/hunter/mine.json")
+    sub.add_argument("run_file", metavar="RUN", help="a recording, e.g. results/live/LESSON/RUN.json")
     sub.add_argument("--recordings", default="recordings", help="the folder of committed recordings")
     sub.add_argument("--dry-run", action="store_true", help="only show what would change")
     sub.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE)
@@ -334,7 +332,7 @@ def main(argv=None):
     args = parser().parse_args(argv)
     try:
         if hasattr(args, "lesson"):
-            lab(args.lesson)
+            registry.lesson(args.lesson)
         return args.function(args)
     except (InvalidInput, ValueError) as error:  # RecordingError and UnknownLesson are ValueErrors
         print(f"replaylab: {error}", file=sys.stderr)

@@ -4,12 +4,8 @@ Each entry gives the lesson's question, what the build decided with the evidence
 statement (none for an inconclusive hunt or an unchecked conclusion), and a link to the lesson's page.
 """
 
-from replaylab.lessons.hunter import page as hunter_page
+from replaylab.lessons import registry
 from replaylab.lessons.markdown import FULL_RUNS_LIMIT, code, interval, text
-from replaylab.lessons.projectile import page as projectile_page
-from replaylab.lessons.review import page as review_page
-
-PAGES = {"projectile": projectile_page, "hunter": hunter_page, "review": review_page}
 
 
 def index(all_results):
@@ -23,17 +19,13 @@ def index(all_results):
         "",
     ]
     for results in all_results:
-        lesson = results.get("lesson", "")
-        module = PAGES.get(lesson)
-        if module is None:
-            out += [f"## {text(lesson)}", "", "Unknown lesson: no page.", ""]
-            continue
+        lesson = registry.lesson(results["lesson"])
         runs = results.get("runs", {})
         labels = sorted({run["label"] for run in runs.values()})
         out += [
-            f"## [{module.title()}]({lesson}/index.md)",
+            f"## [{lesson.heading}]({lesson.name}/index.md)",
             "",
-            f"**Question:** {module.question(results)}",
+            f"**Question:** {lesson.question(results)}",
             "",
             f"Runs: {len(runs)} ({text('; '.join(labels)) if labels else 'none'}).",
             "",
@@ -46,7 +38,7 @@ def index(all_results):
             ]
             out += ["Too many runs to list one by one; the scorecard, decided by the build:", ""]
         else:
-            lines = module.summary(results)
+            lines = lesson.summary(results)
         out += [f"- {line}" for line in lines] if lines else ["- no run was judged"]
-        out += ["", f"Details, tables and figures: [{lesson}/index.md]({lesson}/index.md).", ""]
+        out += ["", f"Details, tables and figures: [{lesson.name}/index.md]({lesson.name}/index.md).", ""]
     return "\n".join(out).rstrip() + "\n"

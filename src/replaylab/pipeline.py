@@ -10,13 +10,12 @@ import io
 import json
 import shutil
 from contextlib import contextmanager
-from importlib import import_module
 from pathlib import Path
 
 from replaylab.agents import recording as recording_io
 from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
 from replaylab.agents.replay import DEFAULT_TOLERANCE, ReplayMismatch, replay, rerecord_command
-from replaylab.lessons import LESSONS, lab, variant
+from replaylab.lessons import registry
 from replaylab.lessons.scorecard import scorecard, scorecard_table, scores
 
 RESULTS_FORMAT = "replaylab-results/1"
@@ -30,19 +29,13 @@ def read_json(path):
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
-def lesson_module(lesson, part):
-    """A part of a lesson package (judge, scans, exercises, tables, figures, page)."""
-    lab(lesson)  # refuses an unknown lesson with a clear message
-    return import_module(f"replaylab.lessons.{lesson}.{part}")
-
-
 def check_recording(path, lesson=None):
     """Load one recording and check that it belongs where it lies; `RecordingError` otherwise."""
     run = recording_io.load(path)
     if lesson is not None and run.lesson != lesson:
         raise recording_io.RecordingError(f"{path}: $.lesson: {run.lesson!r}, but the file lies in the folder of {lesson!r}")
     try:
-        variant(run.lesson, run.variant)
+        registry.lesson(run.lesson).variant(run.variant)
     except ValueError as error:
         raise recording_io.RecordingError(f"{path}: $.variant: {error}") from None
     return run
@@ -51,7 +44,7 @@ def check_recording(path, lesson=None):
 def _replayed(source, tolerance):
     run = check_recording(source)
     try:
-        transcript = replay(run, variant(run.lesson, run.variant), tolerance)
+        transcript = replay(run, registry.lesson(run.lesson).variant(run.variant), tolerance)
     except ReplayMismatch as mismatch:
         raise ReplayMismatch(f"{source}: {mismatch}") from None
     return recording_io.Recording(
@@ -98,19 +91,19 @@ def load_transcripts(paths):
 
 
 def judge_lesson(lesson, transcript_paths, target, tolerance):
-    verdicts = lesson_module(lesson, "judge").judge(load_transcripts(transcript_paths), tolerance)
+    verdicts = registry.lesson(lesson).judge(load_transcripts(transcript_paths), tolerance)
     write_json(target, verdicts)
     return verdicts
 
 
 def scan_lesson(lesson, target):
-    data = lesson_module(lesson, "scans").scans()
+    data = registry.lesson(lesson).scans()
     write_json(target, data)
     return data
 
 
 def exercise_lesson(lesson, target):
-    data = lesson_module(lesson, "exercises").exercises()
+    data = registry.lesson(lesson).exercises()
     write_json(target, data)
     return data
 
@@ -124,13 +117,13 @@ def allowlists(lesson):
             "max_steps": v.max_steps,
             "max_calls_per_message": MAX_CALLS_PER_MESSAGE,
         }
-        for name, v in lab(lesson).VARIANTS.items()
+        for name, v in registry.lesson(lesson).variants.items()
     }
 
 
 def score_lesson(lesson, verdicts, scans):
     """Each judged run's score (right or what it got wrong) and the scorecard per model."""
-    found = scores(verdicts, scans, lesson_module(lesson, "judge").score)
+    found = scores(verdicts, scans, registry.lesson(lesson).score)
     return found, scorecard(found)
 
 
@@ -156,7 +149,7 @@ def collect_results(lesson, transcript_paths, verdicts_path, scans_path, exercis
         "allowlists": allowlists(lesson),
         "runs": runs,
         "verdicts": verdicts,
-        "right_answer": lesson_module(lesson, "judge").RIGHT_ANSWER,
+        "right_answer": registry.lesson(lesson).right_answer,
         "scores": found,
         "scorecard": rows,
         "scans": scans,
@@ -180,14 +173,14 @@ def csv_text(rows):
 def write_tables(lesson, results, folder):
     """Every table of a lesson (from its results.json data) as CSV, into a folder that appears
     whole or not at all."""
-    tables = lesson_module(lesson, "tables").tables(results)
+    tables = registry.lesson(lesson).tables(results)
     with whole_folder(folder) as building:
         for name, rows in tables.items():
             (building / f"{name}.csv").write_text(csv_text(rows), encoding="utf-8")
 
 
 def figure_names(lesson):
-    return list(lesson_module(lesson, "figures").FIGURES)
+    return list(registry.lesson(lesson).figures)
 
 
 def write_figure(lesson, name, results, target):
@@ -195,7 +188,7 @@ def write_figure(lesson, name, results, target):
 
     The figures are `matplotlib.figure.Figure` objects, not pyplot's: no GUI backend, no pyplot
     import, nothing to close."""
-    figure = lesson_module(lesson, "figures").FIGURES[name](results)
+    figure = registry.lesson(lesson).figures[name](results)
     target = Path(target)
     temporary = target.with_name(f".{target.name}.tmp.png")
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -214,7 +207,7 @@ def write_figures(lesson, results, folder):
 
 
 def write_page(lesson, results, target):
-    text = lesson_module(lesson, "page").page(results)
+    text = registry.lesson(lesson).page(results)
     recording_io.write_atomic(target, text)
 
 
@@ -275,7 +268,7 @@ def build_lesson(lesson, sources, folder, tolerance, scans=None, exercises=None,
     progress(f"{lesson}: results in {folder}")
 
 
-def build(lessons=LESSONS, recordings="recordings", results="results", tolerance=DEFAULT_TOLERANCE, progress=print, run_folders=()):
+def build(lessons=registry.NAMES, recordings="recordings", results="results", tolerance=DEFAULT_TOLERANCE, progress=print, run_folders=()):
     """Every result of every lesson in one process, without Snakemake (the same stages, in order)."""
     results = Path(results)
     for lesson in lessons:

@@ -9,30 +9,12 @@ from pathlib import Path
 from replaylab.agents import recording as recording_io
 from replaylab.agents.replay import DEFAULT_TOLERANCE, replay
 from replaylab.display import call_text, result_text
-from replaylab.lessons import variant
+from replaylab.lessons import registry
 
 
 def verdict(run):
     """One line: what the build decides about this run alone, from recomputed numbers."""
-    if run.lesson == "projectile":
-        from replaylab.lessons.projectile.judge import agent_conclusion
-
-        c = agent_conclusion(run.transcript)
-        if not c["checkable"]:
-            return f"not checkable: {c['reason']}"
-        return f"bracket {c['bracket'][0]}..{c['bracket'][1]} degrees, scan best {c['best_angle']['shown']}: {c['verdict']}"
-    if run.lesson == "hunter":
-        from replaylab.lessons.hunter import lab
-        from replaylab.lessons.hunter.judge import hunt_verdict
-
-        v = hunt_verdict(run.transcript, lab.CLAIMS[run.variant])
-        found = v["witness"] or v["closest"]
-        where = f", {'witness' if v['witness'] else 'closest'} {found['steps_per_period']}/{found['periods']}" if found else ""
-        return f"{v['outcome']} ({v['tested']} tested{where})"
-    from replaylab.lessons.review.judge import verdicts
-
-    found = verdicts(run.variant, run.transcript)
-    return "; ".join(f"piece {v.candidate} {v.check} {'passed' if v.passed else 'failed'}" for v in found) or "no checks run"
+    return registry.lesson(run.lesson).verdict_line(run)
 
 
 def _calls(run):
@@ -80,7 +62,7 @@ def promote(source, recordings="recordings", dry_run=False, tolerance=DEFAULT_TO
     """Check the run (it must load and replay), describe the change, then copy it. Returns the lines shown."""
     text = recording_io.read(source)  # the bytes checked are the bytes copied
     new = recording_io.loads(text, source)
-    replay(new, variant(new.lesson, new.variant), tolerance)
+    replay(new, registry.lesson(new.lesson).variant(new.variant), tolerance)
     target = Path(recordings) / new.lesson / f"{new.run}.json"
     old = recording_io.load(target) if target.exists() else None
     lines = describe_changes(new, old)

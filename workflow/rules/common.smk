@@ -43,7 +43,9 @@ if sys.path[:1] != [str(SRC)]:
 from replaylab import pipeline  # noqa: E402
 from replaylab.agents.recording import RecordingError, json_path  # noqa: E402
 from replaylab.agents.replay import ReplayMismatch  # noqa: E402
-from replaylab.lessons import LESSONS as KNOWN_LESSONS, UnknownLesson  # noqa: E402
+from replaylab.lessons import UnknownLesson, registry  # noqa: E402
+
+KNOWN_LESSONS = registry.names()
 
 
 def stop(message):
@@ -161,7 +163,7 @@ def batches(lesson):
 
 
 def variants_of(lesson):
-    return list(pipeline.lab(lesson).VARIANTS)
+    return list(registry.lesson(lesson).variants)
 
 
 def record_variant(wildcards):

@@ -132,3 +132,11 @@ def words_ignored(transcript, claim):
         ("every stored result overwritten by 0.9", _with_stored_results(transcript, 0.9)),
     )
     return [{"probe": what, "outcome": hunt_verdict(changed, claim)["outcome"]} for what, changed in probes]
+
+
+def verdict_line(recording):
+    """One line for `replaylab promote`: the verdict of this hunt on its own claim."""
+    v = hunt_verdict(recording.transcript, lab.CLAIMS[recording.variant])
+    found = v["witness"] or v["closest"]
+    where = f", {'witness' if v['witness'] else 'closest'} {found['steps_per_period']}/{found['periods']}" if found else ""
+    return f"{v['outcome']} ({v['tested']} tested{where})"

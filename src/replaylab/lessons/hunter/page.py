@@ -5,12 +5,10 @@ inconclusive hunt has no evidence label and the page says it is not a result.
 """
 
 from replaylab.lessons import markdown as md
+from replaylab.lessons.hunter import LESSON
 from replaylab.lessons.hunter import tables as lesson_tables
 from replaylab.lessons.markdown import Md, name, table, text
 
-
-def title():
-    return "Lesson `hunter`: a counterexample hunter"
 
 
 def question(results):
@@ -235,7 +233,7 @@ def page(results):
     ]
     return md.lesson_page(
         results,
-        title=title(),
+        title=LESSON.heading,
         question=question(results),
         intro="\n".join(intro),
         decisions=_decisions(results),

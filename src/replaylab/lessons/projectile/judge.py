@@ -109,3 +109,11 @@ def score(entry, scans):
     if conclusion["bracket"][1] - conclusion["bracket"][0] > 1:
         return "the bracket is wider than one degree"
     return None
+
+
+def verdict_line(recording):
+    """One line for `replaylab promote`: the decision on this run's conclusion alone."""
+    c = agent_conclusion(recording.transcript)
+    if not c["checkable"]:
+        return f"not checkable: {c['reason']}"
+    return f"bracket {c['bracket'][0]}..{c['bracket'][1]} degrees, scan best {c['best_angle']['shown']}: {c['verdict']}"

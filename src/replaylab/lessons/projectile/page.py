@@ -5,12 +5,10 @@ refusals) are escaped by `replaylab.lessons.markdown`.
 """
 
 from replaylab.lessons import markdown as md
+from replaylab.lessons.projectile import LESSON
 from replaylab.lessons.markdown import Md, code, name, table, text
 from replaylab.lessons.projectile import tables as lesson_tables
 
-
-def title():
-    return "Lesson `projectile`: an agent runs an experiment"
 
 
 def question(results):
@@ -205,7 +203,7 @@ def page(results):
     ]
     return md.lesson_page(
         results,
-        title=title(),
+        title=LESSON.heading,
         question=question(results),
         intro="An agent (a language model, a program, or a person standing in for one) may only call the simulation "
         "through an allowlist. This page shows what it may do, what it did, and what the build decided from "

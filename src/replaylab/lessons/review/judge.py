@@ -133,3 +133,9 @@ def judge(runs, tolerance):
             },
         }
     return result
+
+
+def verdict_line(recording):
+    """One line for `replaylab promote`: the checks this reviewer's run ran, as recomputed."""
+    found = verdicts(recording.variant, recording.transcript)
+    return "; ".join(f"piece {v.candidate} {v.check} {'passed' if v.passed else 'failed'}" for v in found) or "no checks run"

@@ -6,12 +6,10 @@ numerically verified; "not rejected" only speaks of the checks that were run.
 """
 
 from replaylab.lessons import markdown as md
+from replaylab.lessons.review import LESSON
 from replaylab.lessons.markdown import Md, name, table, text
 from replaylab.lessons.review import tables as lesson_tables
 
-
-def title():
-    return "Lesson `review`: three reviewers for one piece of code"
 
 
 def question(results):
@@ -253,7 +251,7 @@ def page(results):
     ]
     return md.lesson_page(
         results,
-        title=title(),
+        title=LESSON.heading,
         question=question(results),
         intro="The pieces under review: "
         + "; ".join(f"piece {p}, {text(n)}" for p, n in sorted(pieces.items()))
