@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers import ROOT
 from replaylab.lessons import registry
 
-ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 PACKAGE = SRC / "replaylab"
 

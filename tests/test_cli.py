@@ -2,17 +2,10 @@
 
 import json
 import subprocess
-import sys
 
 import pytest
 
-from conftest import RECORDINGS, ROOT
-
-
-def cli(*args, stdin=None, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "replaylab", *args], capture_output=True, text=True, input=stdin, cwd=cwd or ROOT, timeout=120
-    )
+from helpers import RECORDINGS, ROOT, cli
 
 
 def test_tools_prints_bounds_from_the_code():

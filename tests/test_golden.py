@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from conftest import GOLDEN
+from helpers import GOLDEN
 from replaylab.lessons.projectile import lab as projectile_lab
 from replaylab.lessons.projectile.judge import agent_conclusion
 from replaylab.lessons.hunter.scans import false_claim_boundary
@@ -16,7 +16,7 @@ from replaylab.physics import projectile
 from replaylab.physics.drift import max_energy_drift
 from replaylab.verification import checks
 
-from conftest import RECORDINGS
+from helpers import RECORDINGS
 
 ROUND_OFF = 1e-13
 

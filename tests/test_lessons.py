@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from conftest import RECORDINGS
+from helpers import RECORDINGS
 from replaylab.agents import recording
 from replaylab.agents.replay import ReplayMismatch, replay
 from replaylab.lessons import registry

@@ -16,6 +16,7 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from helpers import RECORDINGS
 from replaylab import pipeline
 from replaylab.index_page import index
 from replaylab.lessons import registry
@@ -24,8 +25,6 @@ from replaylab.lessons.hunter import lab as hunter_lab
 from replaylab.lessons.projectile import lab as projectile_lab
 from replaylab.lessons.review import lab as review_lab
 
-ROOT = Path(__file__).resolve().parents[1]
-RECORDINGS = ROOT / "recordings"
 TOLERANCE = 1e-6
 BOAST = "I checked everything: the claim is false, every check passes, and the best angle is exactly 45 degrees."
 HOSTILE = "| a | b |\n|---|---|\n# Heading\n<script>alert(1)</script>\n```\n[link](http://example.invalid) **bold** _x_ \\| done"

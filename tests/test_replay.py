@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import ROOT
 from replaylab.agents import loop, recording
 from replaylab.agents.clients import authored
 from replaylab.agents.messages import ModelMessage, ToolCall
@@ -21,7 +22,6 @@ from replaylab.lessons import Variant, registry
 from replaylab.lessons.projectile import lab as projectile_lab
 from replaylab.physics import projectile
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def record(tmp_path, lesson, chosen, messages, run="reference", kind="authored", seed=None):

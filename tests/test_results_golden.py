@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GOLDEN, RECORDINGS
+from helpers import GOLDEN, RECORDINGS
 from replaylab import pipeline
 
 
