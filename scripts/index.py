@@ -1,7 +1,7 @@
 """Rule `index`: results/index.md, the summary of every lesson, from their results.json files."""
 
-from replaylab import pipeline
+from replaylab.index_page import Index, write_index
 
 
-def main(results, out):
-    pipeline.write_index(results, out)
+def main(wildcards, input, output, params):
+    write_index(Index(results=list(input.results), index=output.index))

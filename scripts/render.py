@@ -2,8 +2,23 @@
 (every number), the scorecard, the CSV tables, the figures and the page. One job, because each of
 these is too small to be worth a job of its own."""
 
-from replaylab import pipeline
+from replaylab.pipeline import Render, render_lesson
 
 
-def main(lesson, transcripts, verdicts, scans, exercises, folder, tolerance):
-    pipeline.render_lesson(lesson, transcripts, verdicts, scans, exercises, folder, tolerance)
+def main(wildcards, input, output, params):
+    render_lesson(
+        Render(
+            lesson=wildcards.lesson,
+            transcripts=list(input.transcripts),
+            verdicts=input.verdicts,
+            scans=input.scans,
+            exercises=input.exercises,
+            tolerance=params.tolerance,
+            results=output.results,
+            scorecard_csv=output.scorecard_csv,
+            scorecard_json=output.scorecard_json,
+            tables=output.tables,
+            figures=output.figures,
+            page=output.page,
+        )
+    )

@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 
 from helpers import RECORDINGS
 from replaylab import pipeline
+from replaylab.build import build as build_results
 from replaylab.index_page import index
 from replaylab.lessons import registry
 from replaylab.lessons import markdown as md
@@ -32,7 +33,7 @@ HOSTILE = "| a | b |\n|---|---|\n# Heading\n<script>alert(1)</script>\n```\n[lin
 
 def build(recordings, folder):
     """results.json of every lesson, made by the pipeline from a folder of recordings."""
-    pipeline.build(registry.names(), recordings, folder, TOLERANCE, progress=lambda text: None)
+    build_results(registry.names(), recordings, folder, TOLERANCE, progress=lambda text: None)
     return {lesson: pipeline.read_json(Path(folder) / lesson / "results.json") for lesson in registry.names()}
 
 

@@ -2,7 +2,7 @@
 
 Maps every key of the project's copy of golden-reference.json to the label under which the build
 stores it. CI runs this against the results of its full Snakemake run (REPLAYLAB_RESULTS=results);
-elsewhere it builds the results in a temporary folder with `replaylab.pipeline.build`.
+elsewhere it builds the results in a temporary folder with `replaylab.build.build`.
 """
 
 import json
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from helpers import GOLDEN, RECORDINGS
-from replaylab import pipeline
+from replaylab.build import build
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,7 @@ def results(tmp_path_factory):
         folder = Path(folder)
     else:
         folder = tmp_path_factory.mktemp("results")
-        pipeline.build(recordings=RECORDINGS, results=folder, progress=lambda text: None)
+        build(recordings=RECORDINGS, results=folder, progress=lambda text: None)
     return {lesson: json.loads((folder / lesson / "results.json").read_text()) for lesson in ("projectile", "hunter", "review")}
 
 

@@ -260,7 +260,7 @@ def cmd_doctor(args):
 
 
 def cmd_build(args):
-    from replaylab.pipeline import build
+    from replaylab.build import build
 
     lessons = args.lessons or list(registry.names())
     for lesson in lessons:

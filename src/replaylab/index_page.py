@@ -4,8 +4,12 @@ Each entry gives the lesson's question, what the build decided with the evidence
 statement (none for an inconclusive hunt or an unchecked conclusion), and a link to the lesson's page.
 """
 
+from dataclasses import dataclass
+
+from replaylab.agents.recording import write_atomic
 from replaylab.lessons import registry
 from replaylab.lessons.markdown import FULL_RUNS_LIMIT, code, interval, text
+from replaylab.pipeline import read_json
 
 
 def index(all_results):
@@ -42,3 +46,15 @@ def index(all_results):
         out += [f"- {line}" for line in lines] if lines else ["- no run was judged"]
         out += ["", f"Details, tables and figures: [{lesson.name}/index.md]({lesson.name}/index.md).", ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+@dataclass(frozen=True)
+class Index:
+    """The index stage: the summary page of every lesson, from their results.json files."""
+
+    results: list
+    index: str  # output
+
+
+def write_index(stage):
+    write_atomic(stage.index, index([read_json(path) for path in stage.results]))

@@ -1,8 +1,9 @@
 """The stages of a build, each reading files and writing its outputs atomically.
 
-The Snakemake rules call these through thin scripts (inside Snakemake's process, one job at a
-time), and `replaylab build` calls them in one process. They write files, so they live outside
-the audited packages.
+Each stage takes one small dataclass that names its inputs, outputs and settings, as the rule
+names them. The Snakemake rules call these through thin scripts (inside Snakemake's process, one
+job at a time), and `replaylab.build` calls them in one process. They write files, so they live
+outside the audited packages.
 """
 
 import csv
@@ -10,11 +11,12 @@ import io
 import json
 import shutil
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from replaylab.agents import recording as recording_io
 from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
-from replaylab.agents.replay import DEFAULT_TOLERANCE, ReplayMismatch, replay, rerecord_command
+from replaylab.agents.replay import ReplayMismatch, replay, rerecord_command
 from replaylab.lessons import registry
 from replaylab.lessons.scorecard import scorecard, scorecard_table, scores
 
@@ -69,12 +71,21 @@ def whole_folder(folder):
         shutil.rmtree(building, ignore_errors=True)
 
 
-def replay_batch(sources, folder, tolerance):
+@dataclass(frozen=True)
+class Replay:
+    """The replay stage: recordings, replayed through the current code into a folder of transcripts."""
+
+    recordings: list
+    transcripts: str  # output: a folder
+    tolerance: float
+
+
+def replay_batch(stage):
     """Replay several recordings into one folder of transcripts (one job for runs too small to be
     worth a job each). A mismatch names its run, and the folder is then not written."""
-    with whole_folder(folder) as building:
-        for source in sources:
-            run = _replayed(source, tolerance)
+    with whole_folder(stage.transcripts) as building:
+        for source in stage.recordings:
+            run = _replayed(source, stage.tolerance)
             recording_io.save(run, building / f"{run.run}.json")
 
 
@@ -90,22 +101,35 @@ def load_transcripts(paths):
     return [recording_io.load(p) for p in transcript_files(paths)]
 
 
-def judge_lesson(lesson, transcript_paths, target, tolerance):
-    verdicts = registry.lesson(lesson).judge(load_transcripts(transcript_paths), tolerance)
-    write_json(target, verdicts)
+@dataclass(frozen=True)
+class Judge:
+    """The judge stage: the verdicts of a lesson's replayed runs."""
+
+    lesson: str
+    transcripts: list  # folders of transcripts (replayed batches) or transcript files
+    verdicts: str  # output
+    tolerance: float
+
+
+def judge_lesson(stage):
+    verdicts = registry.lesson(stage.lesson).judge(load_transcripts(stage.transcripts), stage.tolerance)
+    write_json(stage.verdicts, verdicts)
     return verdicts
 
 
-def scan_lesson(lesson, target):
-    data = registry.lesson(lesson).scans()
-    write_json(target, data)
-    return data
+@dataclass(frozen=True)
+class Scan:
+    """The scan stage: what a lesson computes from its code alone, never from a run."""
+
+    lesson: str
+    scans: str  # output
+    exercises: str  # output
 
 
-def exercise_lesson(lesson, target):
-    data = registry.lesson(lesson).exercises()
-    write_json(target, data)
-    return data
+def scan_lesson(stage):
+    lesson = registry.lesson(stage.lesson)
+    write_json(stage.scans, lesson.scans())
+    write_json(stage.exercises, lesson.exercises())
 
 
 def allowlists(lesson):
@@ -127,11 +151,39 @@ def score_lesson(lesson, verdicts, scans):
     return found, scorecard(found)
 
 
-def collect_results(lesson, transcript_paths, verdicts_path, scans_path, exercises_path, target, tolerance, scorecard_json, scorecard_csv):
-    """Every number of the lesson in one file (`target`): full precision and the text as shown;
-    the scorecard also on its own, as JSON and CSV."""
+@dataclass(frozen=True)
+class Render:
+    """The render stage: everything a lesson shows, from its judged runs, scans and exercises."""
+
+    lesson: str
+    transcripts: list
+    verdicts: str
+    scans: str
+    exercises: str
+    tolerance: float
+    results: str  # outputs from here on
+    scorecard_csv: str
+    scorecard_json: str
+    tables: str  # a folder
+    figures: str  # a folder
+    page: str
+
+    @classmethod
+    def in_folder(cls, lesson, folder, tolerance, transcripts, verdicts, scans, exercises):
+        """The stage that writes every output under `folder` (results/<lesson>), as the workflow names them."""
+        folder = Path(folder)
+        return cls(
+            lesson, transcripts, verdicts, scans, exercises, tolerance, folder / "results.json",
+            folder / "scorecard.csv", folder / "scorecard.json", folder / "tables", folder / "figures", folder / "index.md",
+        )
+
+
+def collect_results(stage):
+    """Every number of the lesson in one file: full precision and the text as shown; the scorecard
+    also on its own, as JSON and CSV."""
+    lesson = stage.lesson
     runs = {}
-    for run in load_transcripts(transcript_paths):
+    for run in load_transcripts(stage.transcripts):
         runs[run.run] = {
             "variant": run.variant,
             "group": run.group,
@@ -140,12 +192,12 @@ def collect_results(lesson, transcript_paths, verdicts_path, scans_path, exercis
             "rerecord": rerecord_command(run),
             "transcript": recording_io.to_data(run),
         }
-    verdicts, scans = read_json(verdicts_path), read_json(scans_path)
+    verdicts, scans = read_json(stage.verdicts), read_json(stage.scans)
     found, rows = score_lesson(lesson, verdicts, scans)
     data = {
         "format": RESULTS_FORMAT,
         "lesson": lesson,
-        "tolerance": tolerance,
+        "tolerance": stage.tolerance,
         "allowlists": allowlists(lesson),
         "runs": runs,
         "verdicts": verdicts,
@@ -153,11 +205,11 @@ def collect_results(lesson, transcript_paths, verdicts_path, scans_path, exercis
         "scores": found,
         "scorecard": rows,
         "scans": scans,
-        "exercises": read_json(exercises_path),
+        "exercises": read_json(stage.exercises),
     }
-    write_json(target, data)
-    write_json(scorecard_json, {"lesson": lesson, "scorecard": rows, "scores": found})
-    recording_io.write_atomic(scorecard_csv, csv_text(scorecard_table(rows)))
+    write_json(stage.results, data)
+    write_json(stage.scorecard_json, {"lesson": lesson, "scorecard": rows, "scores": found})
+    recording_io.write_atomic(stage.scorecard_csv, csv_text(scorecard_table(rows)))
     return data
 
 
@@ -211,23 +263,12 @@ def write_page(lesson, results, target):
     recording_io.write_atomic(target, text)
 
 
-def write_index(results_paths, target):
-    from replaylab import index_page
-
-    text = index_page.index([read_json(p) for p in results_paths])
-    recording_io.write_atomic(target, text)
-
-
-def render_lesson(lesson, transcript_paths, verdicts_path, scans_path, exercises_path, folder, tolerance):
+def render_lesson(stage):
     """What a lesson shows, from its judged runs: results.json, the scorecard, tables, figures, page."""
-    folder = Path(folder)
-    results = collect_results(
-        lesson, transcript_paths, verdicts_path, scans_path, exercises_path, folder / "results.json", tolerance,
-        folder / "scorecard.json", folder / "scorecard.csv",
-    )  # the data as written, used by every writer below (results.json is parsed by nobody here)
-    write_tables(lesson, results, folder / "tables")
-    write_figures(lesson, results, folder / "figures")
-    write_page(lesson, results, folder / "index.md")
+    results = collect_results(stage)  # the data as written, used by every writer below
+    write_tables(stage.lesson, results, stage.tables)
+    write_figures(stage.lesson, results, stage.figures)
+    write_page(stage.lesson, results, stage.page)
 
 
 def find_runs(lesson, folders):
@@ -248,30 +289,3 @@ def find_runs(lesson, folders):
                 )
             runs[path.stem] = path
     return runs
-
-
-def build_lesson(lesson, sources, folder, tolerance, scans=None, exercises=None, progress=print):
-    """Every result of one lesson from the given recordings; `scans` and `exercises` may be the
-    files of an earlier build (they never depend on a recording)."""
-    folder = Path(folder)
-    replay_batch(sources, folder / "transcripts", tolerance)
-    progress(f"{lesson}: replayed {len(sources)} runs")
-    transcripts = [folder / "transcripts"]
-    judge_lesson(lesson, transcripts, folder / "verdicts.json", tolerance)
-    if scans is None:
-        scans = folder / "scans.json"
-        scan_lesson(lesson, scans)
-    if exercises is None:
-        exercises = folder / "exercises.json"
-        exercise_lesson(lesson, exercises)
-    render_lesson(lesson, transcripts, folder / "verdicts.json", scans, exercises, folder, tolerance)
-    progress(f"{lesson}: results in {folder}")
-
-
-def build(lessons=registry.NAMES, recordings="recordings", results="results", tolerance=DEFAULT_TOLERANCE, progress=print, run_folders=()):
-    """Every result of every lesson in one process, without Snakemake (the same stages, in order)."""
-    results = Path(results)
-    for lesson in lessons:
-        sources = list(find_runs(lesson, [recordings, *run_folders]).values())
-        build_lesson(lesson, sources, results / lesson, tolerance, progress=progress)
-    write_index([results / lesson / "results.json" for lesson in lessons], results / "index.md")

@@ -1,20 +1,15 @@
-"""Helpers of the workflow, and no rules: most of them run while Snakemake builds the DAG.
+"""Helpers of the workflow, and no rules: the configuration, checked while Snakemake builds the
+DAG, the recordings found and checked, and the input functions of the rules.
 
-- the lessons of the configuration and their recordings, each loaded and validated now, so that a
-  malformed recording or configuration stops even a dry run with one line naming the file, the
-  JSON path of the field and what is wrong;
-- the `code=` inputs of every job: the files of src/replaylab that its script really imports,
-  from the import graph (stdlib `modulefinder`, which reads the code without running it), so that
-  a change in the library reruns exactly the jobs that use it;
-- the file lists of the target rules;
-- `run_job`, which runs a job's entry point in scripts/ inside Snakemake's process.
+A malformed recording or configuration stops even a dry run with one line naming the file, the
+JSON path of the field and what is wrong. Paths to the workflow's own files (scripts/, src/,
+workflow/) come from this file's place, so that the workflow also runs as a module of a user's
+Snakefile; paths to the user's data (config/, recordings/, results/) are relative to the working
+directory.
 """
 
-import hashlib
 import importlib.util
-import io
 import json
-import modulefinder
 import os
 import sys
 import threading
@@ -28,24 +23,25 @@ import yaml
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-ROOT = Path(workflow.basedir)  # the folder of the top-level Snakefile
+# This folder, wherever the workflow is used from (the working directory may be any other).
+RULES = Path(str(workflow.current_basedir))
+ROOT = RULES.parents[1]
 SRC = ROOT / "src"
 PACKAGE = SRC / "replaylab"
 SCRIPTS = ROOT / "scripts"
-RULES = ROOT / "workflow" / "rules"
 # validate() reads a schema path relative to the file that calls it: this one.
 CONFIG_SCHEMA = "../schemas/config.schema.yaml"
 
-# The workflow's own library comes first, before any installed copy (the rule scripts do the same).
+# The workflow's own library comes first, before any installed copy.
 if sys.path[:1] != [str(SRC)]:
     sys.path.insert(0, str(SRC))
 
 from replaylab import pipeline  # noqa: E402
 from replaylab.agents.recording import RecordingError, json_path  # noqa: E402
 from replaylab.agents.replay import ReplayMismatch  # noqa: E402
+from replaylab.batches import batches  # noqa: E402
+from replaylab.import_graph import ImportGraph, ImportGraphError  # noqa: E402
 from replaylab.lessons import UnknownLesson, registry  # noqa: E402
-
-KNOWN_LESSONS = registry.names()
 
 
 def stop(message):
@@ -55,7 +51,7 @@ def stop(message):
 
 
 def relative(path):
-    """A path as the rules name files: relative to the working directory (the project's root)."""
+    """A path as the rules name files: relative to the working directory."""
     return os.path.relpath(path)
 
 
@@ -87,24 +83,25 @@ def check_config():
         error = errors[0]
         stop(f"{config_files()}: {json_path(error.absolute_path)}: {error.message}")
     for index, lesson in enumerate(config["lessons"]):
-        if lesson not in KNOWN_LESSONS:
+        if lesson not in registry.names():
             stop(
                 f"{config_files()}: $.lessons[{index}]: {lesson!r} is not a lesson of replaylab; "
-                f"the lessons are: {', '.join(KNOWN_LESSONS)}"
+                f"the lessons are: {', '.join(registry.names())}"
             )
+    if config["record_lesson"] not in config["lessons"]:
+        stop(
+            f"{config_files()}: $.record_lesson: {config['record_lesson']!r} is not one of the configured lessons ({', '.join(config['lessons'])})"
+        )
 
 
 check_config()
 LESSONS = tuple(config["lessons"])
 TOLERANCE = config["tolerance"]
+RUN_FOLDERS = ("recordings", *config["run_folders"])
 
 
 # ---------------------------------------------------------------------------------------------
 # Recordings: found now, each loaded and validated now
-
-
-RUN_FOLDERS = ("recordings", *config["run_folders"])
-BATCH_SIZE = config["batch_size"]
 
 
 def find_runs(lesson):
@@ -146,20 +143,29 @@ def check_recordings(runs):
             pass  # a read-only working copy: check them all again next time
 
 
-def batches(lesson):
-    """{batch: [recordings]}: runs are replayed in batches of about BATCH_SIZE, so that many small
-    runs do not cost one job each. A run's batch depends on its name only (and on the number of
-    batches, which doubles as the lesson grows), so changing one recording reruns its batch only.
-    """
-    names = sorted(RUNS[lesson])
-    count = 1
-    while count * BATCH_SIZE < len(names):
-        count *= 2
-    found = {}
-    for run in names:
-        index = int(hashlib.sha256(run.encode()).hexdigest()[:8], 16) % count
-        found.setdefault(f"batch{index}of{count}", []).append(RUNS[lesson][run])
-    return dict(sorted(found.items()))
+def python_of_this_venv():
+    """The python of Snakemake's own venv, named the same however Snakemake was started (`snakemake` runs
+    .venv/bin/python3.11, `python -m snakemake` .venv/bin/python): it is a rule parameter, and a
+    changed parameter would rerun every job."""
+    candidate = Path(sys.prefix) / "bin" / "python"
+    return str(candidate) if candidate.exists() else sys.executable
+
+
+PYTHON = python_of_this_venv()
+RUNS = {lesson: find_runs(lesson) for lesson in LESSONS}
+check_recordings(RUNS)
+BATCHES = {lesson: batches(RUNS[lesson], config["batch_size"]) for lesson in LESSONS}
+
+
+wildcard_constraints:
+    lesson="|".join(LESSONS),
+    run=r"[^/.][^/]*",
+    batch=r"batch[0-9]+of[0-9]+",
+    name=r"[A-Za-z0-9_-]+",
+
+
+# ---------------------------------------------------------------------------------------------
+# Input functions
 
 
 def variants_of(lesson):
@@ -184,223 +190,36 @@ def live_recordings(wildcards):
     ]
 
 
-def python_of_this_venv():
-    """The python of Snakemake's own venv, named the same however Snakemake was started (`snakemake` runs
-    .venv/bin/python3.11, `python -m snakemake` .venv/bin/python): it is a rule parameter, and a
-    changed parameter would rerun every job."""
-    candidate = Path(sys.prefix) / "bin" / "python"
-    return str(candidate) if candidate.exists() else sys.executable
-
-
-PYTHON = python_of_this_venv()
-if config["record_lesson"] not in LESSONS:
-    stop(
-        f"{config_files()}: $.record_lesson: {config['record_lesson']!r} is not one of the configured lessons ({', '.join(LESSONS)})"
-    )
-
-RUNS = {lesson: find_runs(lesson) for lesson in LESSONS}
-check_recordings(RUNS)
-BATCHES = {lesson: batches(lesson) for lesson in LESSONS}
-
-
-wildcard_constraints:
-    lesson="|".join(LESSONS),
-    run=r"[^/.][^/]*",
-    batch=r"batch[0-9]+of[0-9]+",
-    name=r"[A-Za-z0-9_-]+",
-
-
-# ---------------------------------------------------------------------------------------------
-# The code each job imports
-
-
-class ImportGraph(modulefinder.ModuleFinder):
-    """A ModuleFinder that also records which module imports which."""
-
-    def __init__(self, path):
-        super().__init__(path=path)
-        self.edges = {}
-        self._loading = []
-
-    def load_module(self, fqname, fp, pathname, file_info):
-        self._loading.append(fqname)
-        try:
-            return super().load_module(fqname, fp, pathname, file_info)
-        finally:
-            self._loading.pop()
-
-    def import_module(self, partname, fqname, parent):
-        found = super().import_module(partname, fqname, parent)
-        if found is not None and self._loading:
-            self.edges.setdefault(self._loading[-1], set()).add(found.__name__)
-        return found
-
-    def ensure_fromlist(self, m, fromlist, recursive=0):
-        # `from package import submodule` skips import_module once the submodule is known.
-        super().ensure_fromlist(m, fromlist, recursive)
-        if self._loading:
-            for sub in fromlist:
-                found = self.modules.get(f"{m.__name__}.{sub}")
-                if found is not None:
-                    self.edges.setdefault(self._loading[-1], set()).add(found.__name__)
-
-
-def source_files():
-    """Every Python file the graph is made of: the library and the rule scripts."""
-    return sorted(PACKAGE.rglob("*.py")) + sorted(SCRIPTS.glob("*.py"))
-
-
-def lesson_parts():
-    """Module names of every lesson's parts, imported by name in pipeline.lesson_module."""
-    return sorted(
-        f"replaylab.lessons.{path.parent.name}.{path.stem}"
-        for path in PACKAGE.glob("lessons/*/*.py")
-        if path.stem != "__init__"
-    )
-
-
-def scan_sources(finder):
-    """Read every rule script, and every lesson part (imported by name, so unseen from a script)."""
-    for script in sorted(SCRIPTS.glob("*.py")):
-        with io.open_code(str(script)) as stream:
-            finder.load_module(
-                f"script:{script.stem}",
-                stream,
-                str(script),
-                ("", "rb", modulefinder._PY_SOURCE),
-            )
-    for name in lesson_parts():
-        try:
-            finder.import_hook(name)
-        except ImportError:
-            pass
-
-
-def build_import_graph():
-    """{module: [modules it imports]} and {module: file} for the scripts and the lessons' parts.
-
-    Only files under src/replaylab and scripts/ are read: the search path holds nothing else, so
-    numpy, matplotlib and the standard library are never followed.
-    """
-    finder = ImportGraph([str(SCRIPTS), str(SRC)])
-    try:
-        scan_sources(finder)
-    except SyntaxError as error:
-        stop(f"{relative(error.filename)}, line {error.lineno}: {error.msg}")
-    keep = (PACKAGE.resolve(), SCRIPTS.resolve())
-    files = {}
-    for name, found in finder.modules.items():
-        if found.__file__ and not name.startswith("script:"):
-            path = Path(found.__file__).resolve()
-            if any(path.is_relative_to(folder) for folder in keep):
-                files[name] = str(path.relative_to(ROOT.resolve()))
-    edges = {name: sorted(targets) for name, targets in finder.edges.items()}
-    return {"edges": edges, "files": files}
-
-
-def fingerprint():
-    """A hash of the contents of every source file and of this file: the cache's key."""
-    digest = hashlib.sha256()
-    for path in source_files() + [RULES / "common.smk"]:
-        content = path.read_bytes()
-        digest.update(f"{path.relative_to(ROOT)}\0{len(content)}\0".encode())
-        digest.update(content)
-    return digest.hexdigest()
+IMPORTS = ImportGraph([SCRIPTS, SRC])
 
 
 @cache
-def import_graph():
-    """The import graph, cached in .snakemake/replaylab/ under the hash of the sources."""
-    key = fingerprint()
-    cached = Path(".snakemake/replaylab/import-graph.json")
-    try:
-        data = json.loads(cached.read_text(encoding="utf-8"))
-        if data.get("key") == key:
-            return data["graph"]
-    except (OSError, ValueError):
-        pass
-    graph = build_import_graph()
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        temporary = cached.with_name(f".{cached.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps({"key": key, "graph": graph}), encoding="utf-8")
-        temporary.replace(cached)
-    except OSError:
-        pass  # a read-only working copy: compute it again next time
-    return graph
-
-
-def lesson_of(name):
-    """'hunter' for replaylab.lessons.hunter and its modules, None otherwise."""
-    parts = name.split(".")
-    if parts[:2] == ["replaylab", "lessons"] and len(parts) > 2:
-        return parts[2]
-    return None
-
-
-def followed(importer, imported, script, lesson):
-    """Whether a job follows an import that modulefinder found (by default, yes).
-
-    Two imports sit inside functions that only some jobs call; everything else is followed, so a
-    new import can never be missed (an extra one only costs a rerun):
-    - `replaylab.lessons.lab(lesson)` imports the lab of the lesson it is asked for and no other;
-    - `replaylab.pipeline.write_index` alone imports `replaylab.index_page`.
+def code_files(script, lessons, parts):
+    """The files a job's entry point imports, and the `parts` of the `lessons` that it imports by
+    a name computed at run time (through the registry), which no reading of the code can see.
     """
-    if importer == "replaylab.lessons" and lesson_of(imported) is not None:
-        return lesson_of(imported) == lesson
-    if (importer, imported) == ("replaylab.pipeline", "replaylab.index_page"):
-        return script == "index"
-    return True
-
-
-@cache
-def code_files(script, lesson=None, roots=()):
-    """The files of src/replaylab (and scripts/) that the job of `script` for `lesson` imports.
-
-    `roots` are the modules it imports by name, which modulefinder cannot see:
-    `pipeline.lesson_module(lesson, part)` and, for the index, the page of every lesson.
-    """
-    graph = import_graph()
-    seen, todo = set(), [f"script:{script}", *roots]
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        for target in graph["edges"].get(name, ()):
-            if followed(name, target, script, lesson):
-                todo.append(target)
-    return sorted(
-        relative(ROOT / graph["files"][m]) for m in seen if m in graph["files"]
-    )
+    roots = [registry.lesson(l).package for l in lessons]
+    roots += [f"{registry.lesson(l).package}.{part}" for l in lessons for part in parts]
+    try:
+        found = IMPORTS.files(scripts=[SCRIPTS / f"{script}.py"], modules=roots)
+    except ImportGraphError as error:
+        stop(str(error))
+    return [relative(path) for path in found]
 
 
 def code(script, *parts, every_lesson=False, data=()):
-    """Input function for `code=`: the files the job imports, and the package data it reads.
-
-    `parts`: the modules of the job's lesson (or, with `every_lesson`, of every lesson of the
-    configuration) that it imports by name (judge, scans, exercises, tables, figures, page).
-    `data`: files of src/replaylab that it reads (the recording schema).
-    """
+    """Input function for `code=`: the files of scripts/ and src/replaylab that the job imports,
+    and the package data it reads (`data`, e.g. the recording schema). `parts`: the modules of
+    the job's lesson that it uses (of every configured lesson, with `every_lesson`)."""
 
     def files(wildcards):
-        lesson = getattr(wildcards, "lesson", None)
-        lessons = LESSONS if every_lesson else (lesson,)
-        roots = tuple(
-            f"replaylab.lessons.{l}.{part}" for l in lessons for part in parts
-        )
-        return (
-            [relative(SCRIPTS / f"{script}.py")]
-            + list(code_files(script, lesson, roots))
-            + [relative(PACKAGE / name) for name in data]
-        )
+        lessons = LESSONS if every_lesson else (wildcards.lesson,)
+        return code_files(script, lessons, parts) + [
+            relative(PACKAGE / name) for name in data
+        ]
 
     files.__name__ = f"code_of_{script}"
     return files
-
-
-# ---------------------------------------------------------------------------------------------
-# What the lessons produce
 
 
 def transcripts(wildcards):

@@ -14,6 +14,4 @@ rule replay:
     message:
         "Replaying the recordings of {wildcards.lesson}, {wildcards.batch}, through the current code"
     run:
-        run_job(
-            "replay", log[0], input.recordings, output.transcripts, params.tolerance
-        )
+        run_job("replay", log[0], wildcards, input, output, params)
