@@ -25,6 +25,7 @@ from helpers.workflow import (
     first_error_line,
     forge,
     lesson_of,
+    module_folder,
     pending,
     snakemake,
     summary,
@@ -245,6 +246,22 @@ def test_lint_and_format_are_clean(built):
         [sys.executable, "-m", "snakefmt", "--check", "."], cwd=built, capture_output=True, text=True, timeout=120
     )
     assert fmt.returncode == 0, fmt.stdout + fmt.stderr
+
+
+def test_the_workflow_runs_as_a_module_of_a_users_folder(built, tmp_path):
+    """A folder with only config/, recordings/ and the README's short Snakefile gets the same bytes."""
+    user = module_folder(tmp_path / "analysis", built)
+    assert sorted(p.name for p in user.iterdir()) == ["Snakefile", "config", "recordings"]
+    profile = built / "workflow" / "profiles" / "default"
+    snakemake(user, "--cores", "2", "--workflow-profile", str(profile))
+    for lesson in LESSONS:
+        mine, project = user / "results" / lesson, built / "results" / lesson
+        assert (mine / "results.json").read_bytes() == (project / "results.json").read_bytes(), lesson
+        assert (mine / "index.md").read_bytes() == (project / "index.md").read_bytes(), lesson
+    assert (user / "results" / "index.md").read_bytes() == (built / "results" / "index.md").read_bytes()
+    again = snakemake(user, "--cores", "1", "--workflow-profile", str(profile))
+    assert "Nothing to be done" in again.stdout + again.stderr
+    assert pending(built) == (set(), [])  # nothing was written into the project
 
 
 # ---------------------------------------------------------------------------------------------

@@ -148,3 +148,22 @@ def forge(path):
     data["steps"][i]["results"][j]["content"][key] *= 1.5
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return key
+
+
+def module_snakefile(project):
+    """The user's Snakefile that uses the workflow as a module, as the README shows it, pointing at
+    `project` (a folder holding the workflow's Snakefile)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```snakemake\n(.*?)```", readme, flags=re.S)
+    (block,) = [b for b in blocks if "module replaylab:" in b]
+    return block.replace("/path/to/replaylab", str(project))
+
+
+def module_folder(target, project):
+    """A user's folder holding only config/, recordings/ (copied from `project`) and a Snakefile
+    that uses the workflow of `project` as a module."""
+    (target / "config").mkdir(parents=True)
+    shutil.copy2(project / "config" / "config.yaml", target / "config" / "config.yaml")
+    shutil.copytree(project / "recordings", target / "recordings")
+    (target / "Snakefile").write_text(module_snakefile(project), encoding="utf-8")
+    return target
