@@ -1,5 +1,5 @@
 # The replaylab workflow: replay the committed recordings, judge them, scan, draw and write the pages.
-# `snakemake --cores 1` builds everything; `snakemake --cores 1 projectile` builds one lesson.
+# `snakemake --cores 1` builds everything; `snakemake --cores 1 LESSON` builds one lesson.
 # Rules are in workflow/rules/, their scripts in scripts/, helpers in workflow/rules/common.smk.
 # No rule writes under recordings/: they are sources. `replaylab record` writes a new run to
 # results/live/, and `replaylab promote` copies it into recordings/.

@@ -17,10 +17,8 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT
+from helpers.audit import AUDITED_PARTS, LESSON_CONTRACT, LESSON_REGISTRY, PACKAGE, audited_files, package_folder
 from replaylab.lessons import registry
-
-SRC = ROOT / "src"
-PACKAGE = SRC / "replaylab"
 
 FORBIDDEN_IMPORTS = {
     "subprocess", "socket", "ssl", "http", "urllib", "requests", "httpx", "aiohttp", "ctypes", "pickle", "shelve",
@@ -37,10 +35,7 @@ DYNAMIC_IMPORT = {"importlib", "importlib.util", "importlib.machinery", "imp", "
 RECORDING = "agents/recording.py"
 ENVIRONMENT = "agents/environment.py"
 PROVIDER_LOADER = "agents/clients/__init__.py"
-LESSON_CONTRACT = "lessons/__init__.py"  # imports a part of a lesson (a name of its PARTS)
-LESSON_REGISTRY = "lessons/registry.py"  # imports a lesson's package (a name of its list)
 DYNAMIC_IMPORTERS = {PROVIDER_LOADER, LESSON_CONTRACT, LESSON_REGISTRY}
-AUDITED_PARTS = ("__init__", "lab", "judge", "scans", "exercises")
 OPENAI_CLIENT = "agents/clients/openai.py"
 INTERACTIVE = "agents/clients/interactive.py"
 FAULTY = "replaylab.verification.faulty"
@@ -115,21 +110,6 @@ def analyse(source, relative="module.py"):
             )
             module.calls.append((name, node.lineno, node))
     return module
-
-
-def audited_files():
-    files = sorted((PACKAGE / "agents").rglob("*.py"))
-    files += sorted((PACKAGE / "physics").glob("*.py"))
-    files += sorted((PACKAGE / "verification").glob("*.py"))
-    files += [PACKAGE / LESSON_CONTRACT, PACKAGE / LESSON_REGISTRY]
-    for lesson in registry.lessons():
-        files += [package_folder(lesson) / f"{part}.py" for part in AUDITED_PARTS]
-    return files
-
-
-def package_folder(lesson):
-    """The folder of a lesson's package, from its declared module name."""
-    return SRC.joinpath(*lesson.package.split("."))
 
 
 def load_modules(files):

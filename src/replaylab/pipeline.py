@@ -17,7 +17,7 @@ from pathlib import Path
 from replaylab.agents import recording as recording_io
 from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
 from replaylab.agents.replay import ReplayMismatch, replay, rerecord_command
-from replaylab.lessons import registry
+from replaylab.lessons import UnknownLesson, registry
 from replaylab.lessons.scorecard import scorecard, scorecard_table, scores
 
 RESULTS_FORMAT = "replaylab-results/1"
@@ -31,22 +31,31 @@ def read_json(path):
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
+def variant_of(run, path):
+    """The variant of its lesson that a recording names; `RecordingError` naming the file and the field."""
+    try:
+        lesson = registry.lesson(run.lesson)
+    except UnknownLesson as error:
+        raise recording_io.RecordingError(f"{path}: $.lesson: {error}") from None
+    try:
+        return lesson.variant(run.variant)
+    except UnknownLesson as error:
+        raise recording_io.RecordingError(f"{path}: $.variant: {error}") from None
+
+
 def check_recording(path, lesson=None):
     """Load one recording and check that it belongs where it lies; `RecordingError` otherwise."""
     run = recording_io.load(path)
     if lesson is not None and run.lesson != lesson:
         raise recording_io.RecordingError(f"{path}: $.lesson: {run.lesson!r}, but the file lies in the folder of {lesson!r}")
-    try:
-        registry.lesson(run.lesson).variant(run.variant)
-    except ValueError as error:
-        raise recording_io.RecordingError(f"{path}: $.variant: {error}") from None
+    variant_of(run, path)
     return run
 
 
 def _replayed(source, tolerance):
     run = check_recording(source)
     try:
-        transcript = replay(run, registry.lesson(run.lesson).variant(run.variant), tolerance)
+        transcript = replay(run, variant_of(run, source), tolerance)
     except ReplayMismatch as mismatch:
         raise ReplayMismatch(f"{source}: {mismatch}") from None
     return recording_io.Recording(

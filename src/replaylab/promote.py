@@ -10,6 +10,7 @@ from replaylab.agents import recording as recording_io
 from replaylab.agents.replay import DEFAULT_TOLERANCE, replay
 from replaylab.display import call_text, result_text
 from replaylab.lessons import registry
+from replaylab.pipeline import variant_of
 
 
 def verdict(run):
@@ -62,7 +63,7 @@ def promote(source, recordings="recordings", dry_run=False, tolerance=DEFAULT_TO
     """Check the run (it must load and replay), describe the change, then copy it. Returns the lines shown."""
     text = recording_io.read(source)  # the bytes checked are the bytes copied
     new = recording_io.loads(text, source)
-    replay(new, registry.lesson(new.lesson).variant(new.variant), tolerance)
+    replay(new, variant_of(new, source), tolerance)
     target = Path(recordings) / new.lesson / f"{new.run}.json"
     old = recording_io.load(target) if target.exists() else None
     lines = describe_changes(new, old)

@@ -49,7 +49,7 @@ def configure(copy, **values):
     config = copy / "config" / "config.yaml"
     text = config.read_text()
     for key, value in values.items():
-        text, count = re.subn(rf"(?m)^{key}: .*$", f"{key}: {json.dumps(value)}", text)
+        text, count = re.subn(rf"(?m)^{key}:.*(?:\n[ \t]+- .*)*$", f"{key}: {json.dumps(value)}", text)
         assert count == 1, key
     config.write_text(text)
 
