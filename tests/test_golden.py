@@ -40,7 +40,7 @@ def compute(key):
     if m := re.fullmatch(r"agent_conclusion\.(\w+)", key):
         run = recording.load(RECORDINGS / "projectile" / "reference.json")
         conclusion = agent_conclusion(run.transcript)
-        name = {"best_range": "best_range_m", "range_at_45": "range_at_45_m"}.get(m[1], m[1])
+        name = {"best_range": "best_range_m", "range_at_45": "reference_range_m"}.get(m[1], m[1])
         return conclusion[name]["value"]
     if m := re.fullmatch(r"max_energy_drift\((.+),(\d+),(\d+)\)", key):
         return max_energy_drift(m[1], int(m[2]), int(m[3]))

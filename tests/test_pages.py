@@ -322,8 +322,8 @@ def test_projectile_page(results, pages):
     for refusal in ("dt must be between 0.001 and 0.05, got 0", "missing arguments: dt", "speed must be a number, got str", "unknown arguments: code"):
         assert refusal in demos
     assert "ran: range_m = 35.789" in demos
-    assert results["projectile"]["verdicts"]["reference"]["rough_ball"]["message"] in demos
-    assert "step 1, tool range_with_drag: range_m was 35.27758864537781 when recorded and is 35.14527765986668 now" in demos
+    assert results["projectile"]["verdicts"]["reference"]["rough_ball"]["text"] in demos
+    assert "message 1, call 2, tool range_with_drag: range_m was 35.27758864537781 when recorded and is 35.14527765986668 now" in demos
     assert "35.732 m and 36.042 m, a difference of 0.311 m" in demos
     assert "angle must be between 1 and 89, got 90" in demos and "time_s = 4.416 s" in demos
 
@@ -372,7 +372,7 @@ def test_review_page(results, pages):
     demos = section(text, "Demonstrations and exercises")
     assert "failed (measured 9.1e+49, tolerance 1.5)" in demos
     assert "(not a result)" not in decided
-    assert "step 1, tool check_limits: passed was 1.0 when recorded and is 0.0 now" in demos
+    assert "message 1, call 1, tool check_limits: passed was 1.0 when recorded and is 0.0 now" in demos
     assert "made by hand" in demos
     assert "conflicts: limits" in demos
     assert "| 2 | bounded-energy | failed | 9.14e+49 | 1.5 | early 4.1e+02; late 3.7e+52; growth 9.1e+49 |" in demos
@@ -459,7 +459,7 @@ def test_index_shows_the_scorecard_instead_of_a_line_per_run_when_there_are_many
         many["runs"][f"extra{i}"] = run
     text = index_page.index([many])
     assert "Too many runs to list one by one" in text
-    assert "written by a person (no language model) (`open claim`): 1 of 1 runs right" in text
+    assert "written by a person (no language model) (`open claim`): 1 of 1 run right" in text
     assert "run `open`" not in text
     assert "run `open`" in index_page.index([results["hunter"]])
 

@@ -354,12 +354,12 @@ def test_words_never_change_a_score(words):
 def test_no_runs_give_an_empty_scorecard():
     for lesson in JUDGES:
         assert pipeline.score_lesson(lesson, {}, scans(lesson)) == ([], [])
-    section = markdown.scorecard_section({"scorecard": [], "right_answer": projectile_judge.RIGHT_ANSWER})
+    section = markdown.scorecard_section({"scorecard": [], "right_answer": projectile_judge.RIGHT_ANSWER, "score_unit": ["run", "runs"]})
     assert "*(no runs)*" in section and "Too few runs" not in section
 
 
 def section_for(rows):
-    return markdown.scorecard_section({"scorecard": rows, "right_answer": projectile_judge.RIGHT_ANSWER})
+    return markdown.scorecard_section({"scorecard": rows, "right_answer": projectile_judge.RIGHT_ANSWER, "score_unit": ["run", "runs"]})
 
 
 def test_page_says_too_few_runs_only_when_a_row_is_not_conclusive():

@@ -237,7 +237,7 @@ def test_bad_provider_names_are_refused(name):
         load_provider(name)
 
 
-@pytest.mark.parametrize("name", ["replay", "authored", "scripted", "interactive"])
+@pytest.mark.parametrize("name", ["recorded", "authored", "scripted", "interactive"])
 def test_valid_provider_names_load(name):
     assert is_provider_name(name)
     module = load_provider(name)

@@ -287,7 +287,7 @@ def test_replay_mismatch_fails_only_that_replay(forged):
     assert result.returncode != 0
     assert "Traceback" not in result.stderr
     assert re.findall(r"Error in rule (\w+):", result.stderr) == ["replay"]
-    message = next(line for line in result.stderr.splitlines() if line.startswith("recordings/hunter/false.json: step "))
+    message = next(line for line in result.stderr.splitlines() if line.startswith("recordings/hunter/false.json: message 1, call 1, tool "))
     assert f"{key} was " in message and "when recorded and is" in message
     assert message.endswith("--from recordings/hunter/false.json --out recordings/hunter/false.json"), message
     assert "record the run again with: replaylab record hunter" in message

@@ -14,7 +14,7 @@ from replaylab.agents.clients.interactive import message_from_data
 from replaylab.agents.messages import ToolCall
 from replaylab.agents.replay import DEFAULT_TOLERANCE, ReplayMismatch, replay
 from replaylab.display import print_step
-from replaylab.lessons import count_calls, registry
+from replaylab.lessons import count_calls, counted, registry
 
 OK, UNEXPECTED, INVALID, REFUSED = 0, 1, 2, 3
 
@@ -79,16 +79,16 @@ def cmd_replay(args):
     if args.json:
         _print_json(recording_io.to_data(replayed))
         return OK
-    counted = count_calls(transcript)
-    calls, ran = counted["calls"], counted["ran"]
+    numbers = count_calls(transcript)
+    calls, ran = numbers["calls"], numbers["ran"]
     print(f"{run.lesson}/{run.run} ({run.label}; messages by: {run.provenance['model']})")
     print(
-        f"replayed {calls} calls ({ran} ran, {calls - ran} refused): every result agrees "
+        f"replayed {counted(calls, 'call', 'calls')} ({ran} ran, {calls - ran} refused): every result agrees "
         f"with the recording within {args.tolerance:g}"
     )
     for number, step in enumerate(transcript.steps, start=1):
         print_step(number, step)
-    print("finished" if transcript.finished else "stopped at the step limit (not finished)")
+    print("finished" if transcript.finished else "stopped at the message limit (not finished)")
     return OK
 
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from replaylab.agents.recording import write_atomic
 from replaylab.lessons import registry
-from replaylab.lessons.markdown import FULL_RUNS_LIMIT, code, interval, text
-from replaylab.pipeline import read_json
+from replaylab.lessons.markdown import FULL_RUNS_LIMIT, code, counted, interval, text
+from replaylab.results import load
 
 
 def index(all_results):
@@ -24,21 +24,23 @@ def index(all_results):
     ]
     for results in all_results:
         lesson = registry.lesson(results["lesson"])
-        runs = results.get("runs", {})
+        runs = results["runs"]
         labels = sorted({run["label"] for run in runs.values()})
+        one, many = results["score_unit"]
+        judged = "" if [one, many] == ["run", "runs"] else f"; judged as {counted(len(results['verdicts']), one, many)}"
         out += [
             f"## [{lesson.heading}]({lesson.name}/index.md)",
             "",
             f"**Question:** {lesson.question(results)}",
             "",
-            f"Runs: {len(runs)} ({text('; '.join(labels)) if labels else 'none'}).",
+            f"Runs: {len(runs)} ({text('; '.join(labels)) if labels else 'none'}){judged}.",
             "",
         ]
         if len(runs) > FULL_RUNS_LIMIT:
             lines = [
-                f"{text(r['model'])} ({code(r['task'])}): {r['right']} of {r['runs']} runs right "
+                f"{text(r['model'])} ({code(r['task'])}): {r['right']} of {counted(r['runs'], one, many)} right "
                 f"(95 % interval {interval(r)})"
-                for r in results.get("scorecard", [])
+                for r in results["scorecard"]
             ]
             out += ["Too many runs to list one by one; the scorecard, decided by the build:", ""]
         else:
@@ -57,4 +59,4 @@ class Index:
 
 
 def write_index(stage):
-    write_atomic(stage.index, index([read_json(path) for path in stage.results]))
+    write_atomic(stage.index, index([load(path) for path in stage.results]))

@@ -19,9 +19,7 @@ from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
 from replaylab.agents.replay import ReplayMismatch, replay, rerecord_command
 from replaylab.lessons import UnknownLesson, registry
 from replaylab.lessons.scorecard import scorecard, scorecard_table, scores
-
-RESULTS_FORMAT = "replaylab-results/1"
-
+from replaylab.results import FORMAT, check, strict
 
 def write_json(path, data):
     recording_io.write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
@@ -188,8 +186,9 @@ class Render:
 
 
 def collect_results(stage):
-    """Every number of the lesson in one file: full precision and the text as shown; the scorecard
-    also on its own, as JSON and CSV."""
+    """Every number of the lesson in one file, checked against its schema: full precision and the
+    text as shown; the scorecard also on its own, as JSON and CSV. Returns the data as the writers
+    get it (`results.Strict`)."""
     lesson = stage.lesson
     runs = {}
     for run in load_transcripts(stage.transcripts):
@@ -204,9 +203,10 @@ def collect_results(stage):
     verdicts, scans = read_json(stage.verdicts), read_json(stage.scans)
     found, rows = score_lesson(lesson, verdicts, scans)
     data = {
-        "format": RESULTS_FORMAT,
+        "format": FORMAT,
         "lesson": lesson,
         "tolerance": stage.tolerance,
+        "score_unit": list(registry.lesson(lesson).unit),
         "allowlists": allowlists(lesson),
         "runs": runs,
         "verdicts": verdicts,
@@ -216,10 +216,10 @@ def collect_results(stage):
         "scans": scans,
         "exercises": read_json(stage.exercises),
     }
-    write_json(stage.results, data)
+    write_json(stage.results, check(data, stage.results))
     write_json(stage.scorecard_json, {"lesson": lesson, "scorecard": rows, "scores": found})
     recording_io.write_atomic(stage.scorecard_csv, csv_text(scorecard_table(rows)))
-    return data
+    return strict(data, stage.results)
 
 
 def csv_text(rows):

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from replaylab.agents import recording as recording_io
 from replaylab.agents.replay import DEFAULT_TOLERANCE, replay
-from replaylab.display import call_text, result_text
-from replaylab.lessons import registry
+from replaylab.display import call_line, result_line
+from replaylab.lessons import counted, registry
 from replaylab.pipeline import variant_of
 
 
@@ -19,18 +19,19 @@ def verdict(run):
 
 
 def _calls(run):
+    """((message, call), call, result) of every call of a run, positions numbered from 1."""
     return [
-        (number, call, result)
-        for number, step in enumerate(run.transcript.steps, start=1)
-        for call, result in zip(step.message.tool_calls, step.results)
+        ((message, index), call, result)
+        for message, step in enumerate(run.transcript.steps, start=1)
+        for index, (call, result) in enumerate(zip(step.message.tool_calls, step.results), start=1)
     ]
 
 
 def _shown(entry):
     if entry is None:
         return "(none)"
-    number, call, result = entry
-    return f"step {number}, {call_text(call)} -> {result_text(result)}"
+    (message, index), call, result = entry
+    return f"message {message}, call {index}: {call_line(call)} -> {result_line(result)}"
 
 
 def describe_changes(new, old):
@@ -38,7 +39,7 @@ def describe_changes(new, old):
     lines = [f"run {new.lesson}/{new.run}: {new.label} ({new.provenance['model']})"]
     if old is None:
         lines.append("new recording (nothing to replace)")
-        lines.append(f"  {len(new.transcript.steps)} messages, {len(_calls(new))} calls")
+        lines.append(f"  {counted(len(new.transcript.steps), 'message', 'messages')}, {counted(len(_calls(new)), 'call', 'calls')}")
         lines.append(f"  verdict: {verdict(new)}")
         return lines
     if old.provenance["kind"] != new.provenance["kind"] or old.provenance["model"] != new.provenance["model"]:
@@ -50,8 +51,8 @@ def describe_changes(new, old):
         after = new_calls[index] if index < len(new_calls) else None
         if before and after and before[1:] == after[1:]:
             continue
-        lines.append(f"  call {index + 1} was: {_shown(before)}")
-        lines.append(f"  call {index + 1} now: {_shown(after)}")
+        lines.append(f"  was: {_shown(before)}")
+        lines.append(f"  now: {_shown(after)}")
     if [c[1:] for c in old_calls] == [c[1:] for c in new_calls]:
         lines.append("  calls and results: unchanged")
     before, after = verdict(old), verdict(new)

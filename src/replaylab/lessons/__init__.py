@@ -153,8 +153,8 @@ class Lesson:
         return self.part("page").summary(results)
 
 
-def accepted_calls(transcript, tools):
-    """(step number, call, validated arguments) of each call that was accepted and still validates.
+def validated_calls(transcript, tools):
+    """(message number, call, validated arguments) of each call that was accepted and still validates.
 
     Judges use this to recompute results from arguments: a stored result is never trusted, and a
     call whose arguments would be refused now could not have been accepted.
@@ -168,6 +168,28 @@ def accepted_calls(transcript, tools):
             except Refused:
                 continue
             yield number, call, arguments
+
+
+def caught(mismatch):
+    """What a demonstration's replay against changed code caught, as fields: where (message and
+    call, from 1), the tool, the result's key, the recorded and the recomputed value, and the
+    message the replay stopped with."""
+    difference = mismatch.difference
+    return {
+        "caught": True,
+        "message": difference.message,
+        "call": difference.call,
+        "tool": difference.tool,
+        "key": difference.key,
+        "recorded": difference.recorded,
+        "recomputed": difference.recomputed,
+        "text": str(mismatch),
+    }
+
+
+def counted(count, one, many):
+    """A count with its noun, singular for one: "1 period", "3 periods"."""
+    return f"{count} {one if count == 1 else many}"
 
 
 def shown(value, text):

@@ -1,5 +1,6 @@
-"""Clients: who produces the model's messages. `replay` and `authored` return messages from a file,
-`scripted` runs a deterministic program, `interactive` reads messages from stdin.
+"""Clients: who produces the model's messages. `recorded` (for a replay) and `authored` return
+messages from a file, `scripted` runs a deterministic program, `interactive` reads messages from
+stdin.
 
 A client has `model`, `secrets` and `complete(system, conversation, tools) -> ModelMessage`.
 Adding a provider is one module here with a `make_client()`.
