@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 CLUSTER_VENV := .venv-cluster
 CLUSTER_STAMP := $(CLUSTER_VENV)/.installed
 
-.PHONY: all results test cluster-env bench clean
+.PHONY: all results test cluster-env chromium bench clean
 all: results
 
 # The virtual environment, with replaylab and its pinned dependencies (made again from scratch when
@@ -30,6 +30,12 @@ cluster-env: $(CLUSTER_STAMP)
 # Every result of every lesson, through the Snakemake workflow (only what changed is rebuilt).
 results: $(STAMP)
 	$(BIN)/snakemake --cores all
+
+# Headless Chromium, Debian's package, for the browser tests (tests/test_browser.py); needs root and apt.
+# Without it the browser tests skip (and fail under CI=true): .ci/run makes this target first.
+chromium:
+	command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	chromium --version
 
 test: $(STAMP) $(CLUSTER_STAMP)
 	$(BIN)/python -m pytest

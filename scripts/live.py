@@ -13,4 +13,5 @@ def main(wildcards, input, output, params):
         scans=input.scans,
         exercises=input.exercises,
         progress=lambda text: None,
+        index=None,  # no summary lists a new run's page
     )

@@ -1,12 +1,12 @@
 """Rule `render`: everything a lesson shows, from its verdicts, scans and transcripts: results.json
-(every number), the scorecard, the CSV tables, the figures and the page. One job, because each of
-these is too small to be worth a job of its own."""
+(every number), the scorecard, the CSV tables, the figures and the page (Markdown and HTML). One
+job, because each of these is too small to be worth a job of its own."""
 
-from replaylab.pipeline import Render, render_lesson
+from replaylab.render import Render, render_lesson
 
 
 def main(wildcards, input, output, params):
-    render_lesson(
+    seconds = render_lesson(
         Render(
             lesson=wildcards.lesson,
             transcripts=list(input.transcripts),
@@ -22,3 +22,4 @@ def main(wildcards, input, output, params):
             page=output.page,
         )
     )
+    return f"HTML page: {seconds:.3f} s"

@@ -17,9 +17,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from helpers import RECORDINGS
-from replaylab import pipeline
+from replaylab import pipeline, render
 from replaylab.build import build as build_results
-from replaylab.index_page import index
+from replaylab.index_page import Index, index, write_index
 from replaylab.lessons import registry
 from replaylab.lessons import markdown as md
 from replaylab.lessons.hunter import lab as hunter_lab
@@ -112,7 +112,7 @@ def figure_texts(figure):
     return [t for t in texts if t.get_text()]
 
 
-FIGURE_CASES = [(lesson, name) for lesson in registry.names() for name in pipeline.figure_names(lesson)]
+FIGURE_CASES = [(lesson, name) for lesson in registry.names() for name in render.figure_names(lesson)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -120,9 +120,9 @@ FIGURE_CASES = [(lesson, name) for lesson in registry.names() for name in pipeli
 
 
 def test_every_lesson_has_its_figure():
-    assert pipeline.figure_names("projectile") == ["evidence", "scorecard"]
-    assert pipeline.figure_names("hunter") == ["drift", "scorecard"]
-    assert pipeline.figure_names("review") == ["error", "scorecard"]
+    assert render.figure_names("projectile") == ["evidence", "scorecard"]
+    assert render.figure_names("hunter") == ["drift", "scorecard"]
+    assert render.figure_names("review") == ["error", "scorecard"]
 
 
 @pytest.mark.parametrize("lesson, name", FIGURE_CASES)
@@ -247,7 +247,6 @@ ORDER = (
     "Scorecard",
     "Demonstrations and exercises",
     "Tables",
-    "Figures",
     "How to record a new run",
 )
 
@@ -280,9 +279,9 @@ def test_every_page_has_its_parts_in_order(results, pages, lesson):
     assert f"replaylab record {lesson} --provider authored --from FILE --run NAME" in recording
     assert f"replaylab session {lesson} --variant V --run NAME" in recording
     assert "experimentally verified" not in text.lower() and "formally verified" not in text.lower()
-    for name in pipeline.figure_names(lesson):
-        where = "Scorecard" if name == "scorecard" else "Figures"
-        assert f"](figures/{name}.png)" in section(text, where)
+    for name in render.figure_names(lesson):
+        where = "Scorecard" if name == "scorecard" else "What the build decided"  # each after what it illustrates
+        assert f"![" in section(text, where) and f"](figures/{name}.png)" in section(text, where)
     for name in registry.lesson(lesson).table_names:
         assert f"(tables/{name}.csv)" in section(text, "Tables")
     assert_tables_intact(text)
@@ -478,3 +477,67 @@ def test_drift_figure_annotates_the_reference_counterexample_only_when_there_are
         many["runs"][f"extra{i}"] = dict(many["runs"]["false"], group="generated")
         many["verdicts"][f"extra{i}"] = many["verdicts"]["false"]
     assert counterexamples(many) == ["counterexample of hunt 'false':"]
+
+
+# ---------------------------------------------------------------------------------------------
+# the HTML page: the same text, rendered by markdown-it-py into a self-contained page
+
+
+def test_control_characters_are_shown_not_passed_on():
+    hostile = "red \x1b[31mtext\x1b[0m, bell \x07, nul \x00, del \x7f, c1 \x9b, override \u202eevil, tab\tok"
+    for shown in (md.text(hostile), md.cell(hostile), md.quote(hostile, "Words:"), md.fenced(hostile)):
+        assert not any(ord(c) < 0x20 and c not in "\t\n" or 0x7F <= ord(c) < 0xA0 or c == "\u202e" for c in shown), repr(shown)
+        unescaped = shown.replace("\\\\", "\\")  # the Markdown escape of the backslash, outside code blocks
+        for escape in ("\\x1b", "\\x07", "\\x00", "\\x7f", "\\x9b", "\\u202eevil", "\t"):
+            assert escape in unescaped, (escape, shown)
+
+
+@pytest.fixture(scope="module")
+def html_pages(results, tmp_path_factory):
+    """Each lesson's page written by the pipeline (Markdown and HTML), with its figures."""
+    folder = tmp_path_factory.mktemp("html")
+    written = {}
+    for lesson in registry.names():
+        render.write_figures(lesson, results[lesson], folder / lesson / "figures")
+        render.write_page(lesson, results[lesson], folder / lesson / "index.md", "../index.md")
+        written[lesson] = (folder / lesson / "index.md").read_text(encoding="utf-8"), (folder / lesson / "index.html").read_text(encoding="utf-8")
+    return written
+
+
+@pytest.mark.parametrize("lesson", registry.names())
+def test_the_html_page_is_the_markdown_page_rendered(results, pages, html_pages, lesson):
+    markdown, html = html_pages[lesson]
+    assert pages[lesson] in markdown and markdown.startswith("[← All lessons](../index.md)\n\n# Lesson")
+    assert html.count('href="../index.html"') == 2 and "index.md" not in html
+    assert html.count('<div class="table">\n<table>') == html.count("<table>") == len(tables_of(markdown))
+    assert html.count('<details class="steps">') == len(results[lesson]["runs"])
+    assert html.count("<img ") == len(render.figure_names(lesson))
+    assert html.count('src="data:image/png;base64,') == len(render.figure_names(lesson))
+    for name in render.figure_names(lesson):
+        assert f'<a href="figures/{name}.png"><img' in html  # the file at full size, from the figure
+    assert "<script" not in html and "http://" not in html and "https://" not in html
+    assert f"<title>Lesson {lesson}: " in html
+    labels = [line for line in markdown.splitlines() if line.startswith(md.EVIDENCE)]
+    assert html.count('<p class="evidence">') == len(labels) > 0
+
+
+def test_evidence_labels_and_what_is_not_a_result_stand_out(results, html_pages):
+    html = html_pages["hunter"][1]
+    for run, verdict in results["hunter"]["verdicts"].items():
+        v = verdict["verdict"]
+        if v["outcome"] == "counterexample":
+            assert f'<strong class="evidence">{v["evidence"]}</strong>' in html
+        else:
+            assert html.count('<strong class="not-result">') >= 1
+    judges = [registry.lesson(lesson).part("judge") for lesson in registry.names()]
+    assert all(module.EVIDENCE.startswith(md.EVIDENCE_LABEL) for module in judges)
+
+
+def test_the_index_links_each_lesson_page_in_html(results, tmp_path):
+    for lesson in registry.names():
+        pipeline.write_json(tmp_path / lesson / "results.json", results[lesson])
+    write_index(Index([tmp_path / lesson / "results.json" for lesson in registry.names()], tmp_path / "index.md"))
+    html = (tmp_path / "index.html").read_text(encoding="utf-8")
+    for lesson in registry.names():
+        assert f'href="{lesson}/index.html"' in html
+    assert f'<strong class="evidence">{results["projectile"]["verdicts"]["reference"]["conclusion"]["evidence"]}</strong>' in html

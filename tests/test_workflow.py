@@ -54,14 +54,14 @@ pytestmark = pytest.mark.workflow
 def test_full_build_writes_every_result(built):
     for lesson in LESSONS:
         folder = built / "results" / lesson
-        for name in ("results.json", "verdicts.json", "scans.json", "exercises.json", "index.md"):
+        for name in ("results.json", "verdicts.json", "scans.json", "exercises.json", "index.md", "index.html"):
             assert (folder / name).is_file(), f"{lesson}/{name}"
         assert sorted(p.stem for p in (folder / "transcripts").glob("*/*.json")) == sorted(
             p.stem for p in (built / "recordings" / lesson).glob("*.json")
         )
         assert list((folder / "figures").glob("*.png")), lesson
         assert list((folder / "tables").glob("*.csv")), lesson
-    assert (built / "results" / "index.md").is_file()
+    assert (built / "results" / "index.md").is_file() and (built / "results" / "index.html").is_file()
     # every rule keeps a log and a benchmark
     batch = Path(batch_of(built, "hunter", "open")).name
     assert (built / "logs" / "hunter" / "replay" / f"{batch}.log").is_file()
@@ -119,6 +119,13 @@ def test_plotting_code_reruns_figures_and_pages_only(built):
     assert {"results/review/figures", "results/review/index.md"} <= set(outputs)
 
 
+def test_page_style_reruns_the_pages_only(built):
+    with edited(built / "src" / "replaylab" / "templates" / "page.css", append_comment):
+        jobs, outputs = pending(built)
+    assert jobs == {("render", lesson) for lesson in LESSONS} | {("index", None)}, outputs
+    assert {f"results/{lesson}/index.html" for lesson in LESSONS} | {"results/index.html"} <= set(outputs)
+
+
 def test_changed_tolerance_reruns_the_replays(built):
     config = built / "config" / "config.yaml"
     with edited(config, lambda text: re.sub(r"(?m)^tolerance: .*$", "tolerance: 2.0e-6", text)):
@@ -147,8 +154,14 @@ def test_code_inputs_are_precise_per_lesson_and_stage(built):
         assert not files & oscillator, output
         assert not any("/lessons/hunter/" in f or "/lessons/review/" in f for f in files), output
     for output, files in inputs.items():
-        if output != "results/index.md":
+        if output not in ("results/index.md", "results/index.html"):
             assert "src/replaylab/index_page.py" not in files, output
+        # only the jobs that write pages depend on the HTML page's code, template and style
+        writes_pages = output.endswith(("index.md", "index.html")) or lesson_of(output) and output.endswith(
+            ("results.json", "figures", "tables", "scorecard.csv", "scorecard.json")
+        )
+        for page_file in ("src/replaylab/html_page.py", "src/replaylab/templates/page.css"):
+            assert (page_file in files) == bool(writes_pages), (output, page_file)
     hunt = inputs[batch_of(built, "hunter", "open")]
     assert "src/replaylab/physics/drift.py" in hunt
     assert "src/replaylab/physics/projectile.py" not in hunt
@@ -236,7 +249,14 @@ def test_report_holds_every_figure_and_page(built):
     assert "report/report.html" in names
     figures = sorted(p.name for p in (built / "results").glob("*/figures/*.png"))
     assert figures and sorted(Path(n).name for n in names if n.endswith(".png")) == figures
-    assert sum(Path(n).name == "index.md" for n in names) == len(LESSONS) + 1  # the pages and the index
+    # the pages and the index, as HTML (the report's viewer shows them), each the page of results/
+    pages = sorted(n for n in names if Path(n).name == "index.html")
+    assert len(pages) == len(LESSONS) + 1 and not [n for n in names if n.endswith(".md")], names
+    with zipfile.ZipFile(built / "results" / "report.zip") as archive:
+        stored = {archive.read(n) for n in pages}
+    assert stored == {(built / "results" / lesson / "index.html").read_bytes() for lesson in LESSONS} | {
+        (built / "results" / "index.html").read_bytes()
+    }
 
 
 def test_lint_and_format_are_clean(built):

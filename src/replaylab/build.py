@@ -10,11 +10,13 @@ from replaylab import pipeline
 from replaylab.agents.replay import DEFAULT_TOLERANCE
 from replaylab.index_page import Index, write_index
 from replaylab.lessons import registry
+from replaylab.render import Render, render_lesson
 
 
-def build_lesson(lesson, recordings, folder, tolerance, scans=None, exercises=None, progress=print):
+def build_lesson(lesson, recordings, folder, tolerance, scans=None, exercises=None, progress=print, index="../index.md"):
     """Every result of one lesson from the given recordings, into `folder` as the workflow names
-    them; `scans` and `exercises` may be the files of an earlier build (they never depend on a run)."""
+    them; `scans` and `exercises` may be the files of an earlier build (they never depend on a run).
+    `index`: the summary page the lesson's page links to (None for a page that no summary lists)."""
     folder = Path(folder)
     transcripts = folder / "transcripts"
     pipeline.replay_batch(pipeline.Replay(recordings, transcripts, tolerance))
@@ -24,7 +26,7 @@ def build_lesson(lesson, recordings, folder, tolerance, scans=None, exercises=No
     if scans is None or exercises is None:
         scans, exercises = folder / "scans.json", folder / "exercises.json"
         pipeline.scan_lesson(pipeline.Scan(lesson, scans, exercises))
-    pipeline.render_lesson(pipeline.Render.in_folder(lesson, folder, tolerance, [transcripts], verdicts, scans, exercises))
+    render_lesson(Render.in_folder(lesson, folder, tolerance, [transcripts], verdicts, scans, exercises, index))
     progress(f"{lesson}: results in {folder}")
 
 

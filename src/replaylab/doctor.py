@@ -13,11 +13,12 @@ from pathlib import Path
 from replaylab.agents import environment
 from replaylab.agents.clients.openai_settings import BASE_URL_VARIABLE, KEY_VARIABLE
 
-PACKAGES = ("replaylab", "numpy", "matplotlib", "jsonschema", "PyYAML", "openai", "snakemake", "pygments")
+PACKAGES = ("replaylab", "numpy", "matplotlib", "jsonschema", "PyYAML", "openai", "snakemake", "pygments", "markdown-it-py")
 OPTIONAL = {  # package: the extra of pyproject.toml that installs it
     "snakemake-executor-plugin-slurm": "cluster",
     "snakemake-executor-plugin-cluster-generic": "cluster",
     "snakefmt": "test",
+    "websocket-client": "test",
 }
 
 

@@ -1,4 +1,5 @@
-"""The summary page of a build (results/index.md): one entry per lesson, written from results.json alone.
+"""The summary page of a build (results/index.md and index.html): one entry per lesson, written
+from results.json alone.
 
 Each entry gives the lesson's question, what the build decided with the evidence label of each
 statement (none for an inconclusive hunt or an unchecked conclusion), and a link to the lesson's page.
@@ -6,9 +7,9 @@ statement (none for an inconclusive hunt or an unchecked conclusion), and a link
 
 from dataclasses import dataclass
 
-from replaylab.agents.recording import write_atomic
 from replaylab.lessons import registry
 from replaylab.lessons.markdown import FULL_RUNS_LIMIT, code, counted, interval, text
+from replaylab.render import write_markdown_and_html
 from replaylab.results import load
 
 
@@ -46,7 +47,7 @@ def index(all_results):
         else:
             lines = lesson.summary(results)
         out += [f"- {line}" for line in lines] if lines else ["- no run was judged"]
-        out += ["", f"Details, tables and figures: [{lesson.name}/index.md]({lesson.name}/index.md).", ""]
+        out += ["", f"[The page of lesson {code(lesson.name)}: its runs, decisions, figures and tables]({lesson.name}/index.md).", ""]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -55,8 +56,9 @@ class Index:
     """The index stage: the summary page of every lesson, from their results.json files."""
 
     results: list
-    index: str  # output
+    index: str  # output: index.md, and index.html next to it
 
 
 def write_index(stage):
-    write_atomic(stage.index, index([load(path) for path in stage.results]))
+    """Returns the seconds the HTML page took (for the job's log)."""
+    return write_markdown_and_html(stage.index, index([load(path) for path in stage.results]))

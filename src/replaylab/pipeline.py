@@ -1,4 +1,6 @@
-"""The stages of a build, each reading files and writing its outputs atomically.
+"""The stages of a build that compute: replay, judge, scan; each reads files and writes its outputs
+atomically. What a lesson shows is written by `replaylab.render`, the one stage that draws and
+writes pages (so that only its jobs depend on the plotting and page code).
 
 Each stage takes one small dataclass that names its inputs, outputs and settings, as the rule
 names them. The Snakemake rules call these through thin scripts (inside Snakemake's process, one
@@ -16,10 +18,10 @@ from pathlib import Path
 
 from replaylab.agents import recording as recording_io
 from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
-from replaylab.agents.replay import ReplayMismatch, replay, rerecord_command
+from replaylab.agents.replay import ReplayMismatch, replay
 from replaylab.lessons import UnknownLesson, registry
-from replaylab.lessons.scorecard import scorecard, scorecard_table, scores
-from replaylab.results import FORMAT, check, strict
+from replaylab.lessons.scorecard import scorecard, scores
+
 
 def write_json(path, data):
     recording_io.write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
@@ -158,70 +160,6 @@ def score_lesson(lesson, verdicts, scans):
     return found, scorecard(found)
 
 
-@dataclass(frozen=True)
-class Render:
-    """The render stage: everything a lesson shows, from its judged runs, scans and exercises."""
-
-    lesson: str
-    transcripts: list
-    verdicts: str
-    scans: str
-    exercises: str
-    tolerance: float
-    results: str  # outputs from here on
-    scorecard_csv: str
-    scorecard_json: str
-    tables: str  # a folder
-    figures: str  # a folder
-    page: str
-
-    @classmethod
-    def in_folder(cls, lesson, folder, tolerance, transcripts, verdicts, scans, exercises):
-        """The stage that writes every output under `folder` (results/<lesson>), as the workflow names them."""
-        folder = Path(folder)
-        return cls(
-            lesson, transcripts, verdicts, scans, exercises, tolerance, folder / "results.json",
-            folder / "scorecard.csv", folder / "scorecard.json", folder / "tables", folder / "figures", folder / "index.md",
-        )
-
-
-def collect_results(stage):
-    """Every number of the lesson in one file, checked against its schema: full precision and the
-    text as shown; the scorecard also on its own, as JSON and CSV. Returns the data as the writers
-    get it (`results.Strict`)."""
-    lesson = stage.lesson
-    runs = {}
-    for run in load_transcripts(stage.transcripts):
-        runs[run.run] = {
-            "variant": run.variant,
-            "group": run.group,
-            "label": run.label,
-            "provenance": run.provenance,
-            "rerecord": rerecord_command(run),
-            "transcript": recording_io.to_data(run),
-        }
-    verdicts, scans = read_json(stage.verdicts), read_json(stage.scans)
-    found, rows = score_lesson(lesson, verdicts, scans)
-    data = {
-        "format": FORMAT,
-        "lesson": lesson,
-        "tolerance": stage.tolerance,
-        "score_unit": list(registry.lesson(lesson).unit),
-        "allowlists": allowlists(lesson),
-        "runs": runs,
-        "verdicts": verdicts,
-        "right_answer": registry.lesson(lesson).right_answer,
-        "scores": found,
-        "scorecard": rows,
-        "scans": scans,
-        "exercises": read_json(stage.exercises),
-    }
-    write_json(stage.results, check(data, stage.results))
-    write_json(stage.scorecard_json, {"lesson": lesson, "scorecard": rows, "scores": found})
-    recording_io.write_atomic(stage.scorecard_csv, csv_text(scorecard_table(rows)))
-    return strict(data, stage.results)
-
-
 def csv_text(rows):
     stream = io.StringIO()
     if rows:
@@ -229,55 +167,6 @@ def csv_text(rows):
         writer.writeheader()
         writer.writerows(rows)
     return stream.getvalue()
-
-
-def write_tables(lesson, results, folder):
-    """Every table of a lesson (from its results.json data) as CSV, into a folder that appears
-    whole or not at all."""
-    tables = registry.lesson(lesson).tables(results)
-    with whole_folder(folder) as building:
-        for name, rows in tables.items():
-            (building / f"{name}.csv").write_text(csv_text(rows), encoding="utf-8")
-
-
-def figure_names(lesson):
-    return list(registry.lesson(lesson).figures)
-
-
-def write_figure(lesson, name, results, target):
-    """Draw one figure of a lesson to PNG (written to a temporary name, then renamed).
-
-    The figures are `matplotlib.figure.Figure` objects, not pyplot's: no GUI backend, no pyplot
-    import, nothing to close."""
-    figure = registry.lesson(lesson).figures[name](results)
-    target = Path(target)
-    temporary = target.with_name(f".{target.name}.tmp.png")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        figure.savefig(temporary, dpi=110, metadata={"Software": None})
-        temporary.replace(target)
-    finally:
-        temporary.unlink(missing_ok=True)
-
-
-def write_figures(lesson, results, folder):
-    """Every figure of a lesson, into a folder that appears whole or not at all."""
-    with whole_folder(folder) as building:
-        for name in figure_names(lesson):
-            write_figure(lesson, name, results, building / f"{name}.png")
-
-
-def write_page(lesson, results, target):
-    text = registry.lesson(lesson).page(results)
-    recording_io.write_atomic(target, text)
-
-
-def render_lesson(stage):
-    """What a lesson shows, from its judged runs: results.json, the scorecard, tables, figures, page."""
-    results = collect_results(stage)  # the data as written, used by every writer below
-    write_tables(stage.lesson, results, stage.tables)
-    write_figures(stage.lesson, results, stage.figures)
-    write_page(stage.lesson, results, stage.page)
 
 
 def find_runs(lesson, folders):

@@ -202,6 +202,10 @@ def code_files(script, lessons, parts):
     return [relative(path) for path in found]
 
 
+# What the jobs that write pages read of the package: the HTML page's template and style sheet.
+TEMPLATES = ["templates/page.html", "templates/page.css"]
+
+
 def code(script, *parts, every_lesson=False, data=()):
     """Input function for `code=`: the files of scripts/ and src/replaylab that the job imports,
     and the package data it reads (`data`, e.g. the recording schema). `parts`: the modules of
@@ -234,6 +238,7 @@ def lesson_outputs(lesson):
     """Every file of one lesson (its page, figures, tables and results)."""
     return [
         f"results/{lesson}/index.md",
+        f"results/{lesson}/index.html",
         f"results/{lesson}/results.json",
         f"results/{lesson}/scorecard.csv",
         f"results/{lesson}/tables",
@@ -253,5 +258,6 @@ def lesson_target(lesson):
 
 def all_outputs(wildcards):
     return [file for lesson in LESSONS for file in lesson_outputs(lesson)] + [
-        "results/index.md"
+        "results/index.md",
+        "results/index.html",
     ]

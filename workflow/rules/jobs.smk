@@ -41,16 +41,16 @@ def run_job(name, log, *args):
     force-use-threads (a cluster executor implies it), so that a job costs no new Python, no
     imports and no second Snakemake.
 
-    The log gets the job's time, or its error. A replay mismatch or a malformed input fails the
-    job with its one-line message, under its own type; any other error with its type, message
-    and the log holding its traceback. Either way, Snakemake shows a two-line stack of this file
+    The log gets the job's time and what `main` returns (a note: the time of the HTML page), or
+    its error. A replay mismatch or a malformed input fails the job with its one-line message,
+    under its own type; any other error with its type, message and the log holding its traceback. Either way, Snakemake shows a two-line stack of this file
     and the rule, never the library's traceback.
     """
     Path(log).parent.mkdir(parents=True, exist_ok=True)
     with ONE_JOB_AT_A_TIME, open(log, "w", encoding="utf-8") as stream:
         start = time.perf_counter()
         try:
-            entry_point(name).main(*args)
+            note = entry_point(name).main(*args)
         except EXPECTED_FAILURES as error:
             print(f"{type(error).__name__}: {error}", file=stream)
             failure = type(error)(str(error))
@@ -61,6 +61,8 @@ def run_job(name, log, *args):
             )
         else:
             print(f"{name}: done in {time.perf_counter() - start:.2f} s", file=stream)
+            if note:
+                print(note, file=stream)
             return
     raise failure
 

@@ -1,5 +1,5 @@
 rule render:
-    """What a lesson shows: results.json (every number), the scorecard, the tables, the figures and the page."""
+    """What a lesson shows: results.json (every number), the scorecard, the tables, the figures and the page (Markdown and HTML)."""
     input:
         transcripts=transcripts,
         verdicts="results/{lesson}/verdicts.json",
@@ -11,7 +11,7 @@ rule render:
             "tables",
             "figures",
             "page",
-            data=["schemas/recording.schema.json"],
+            data=["schemas/recording.schema.json", *TEMPLATES],
         ),
     output:
         results="results/{lesson}/results.json",
@@ -39,12 +39,13 @@ rule render:
             patterns=["{name}.png"],
             labels={"lesson": "{lesson}", "figure": "{name}"},
         ),
-        page=report(
-            "results/{lesson}/index.md",
+        page="results/{lesson}/index.md",
+        html=report(
+            "results/{lesson}/index.html",
             caption="../report/page.rst",
             category="{lesson}",
             subcategory="page",
-            labels={"lesson": "{lesson}", "page": "index.md"},
+            labels={"lesson": "{lesson}", "page": "index.html"},
         ),
     log:
         "logs/{lesson}/render.log",
@@ -53,22 +54,23 @@ rule render:
     params:
         tolerance=TOLERANCE,
     message:
-        "Writing what {wildcards.lesson} shows: results.json, scorecard, tables, figures, page"
+        "Writing what {wildcards.lesson} shows: results.json, scorecard, tables, figures, page (Markdown and HTML)"
     run:
         run_job("render", log[0], wildcards, input, output, params)
 
 
 rule index:
-    """The summary of every lesson, results/index.md."""
+    """The summary of every lesson, results/index.md and index.html."""
     input:
         results=expand("results/{lesson}/results.json", lesson=LESSONS),
-        code=code("index", "page", every_lesson=True),
+        code=code("index", "page", every_lesson=True, data=TEMPLATES),
     output:
-        index=report(
-            "results/index.md",
+        index="results/index.md",
+        html=report(
+            "results/index.html",
             caption="../report/index.rst",
             category="summary",
-            labels={"page": "index.md"},
+            labels={"page": "index.html"},
         ),
     log:
         "logs/index.log",
@@ -76,6 +78,6 @@ rule index:
         "benchmarks/index.tsv"
     localrule: True
     message:
-        "Writing results/index.md, the summary of every lesson"
+        "Writing results/index.md and index.html, the summary of every lesson"
     run:
         run_job("index", log[0], wildcards, input, output, params)

@@ -41,7 +41,7 @@ rule live_page:
             "tables",
             "figures",
             "page",
-            data=["schemas/recording.schema.json"],
+            data=["schemas/recording.schema.json", *TEMPLATES],
         ),
     output:
         page=directory("results/live/{lesson}/{run}"),

@@ -3,8 +3,8 @@
 Everything a model (or the author of a recording) wrote is untrusted text: tool names, arguments,
 refusal texts that quote them, and the words of each message. It goes through `text`, `cell`,
 `quote` or `fenced`, which make sure it is shown as plain text and can never break a table, open
-a heading, a link or an HTML element. Texts made by the build (labels, summaries) are trusted and
-wrapped in `Md` so that tables keep them as they are.
+a heading, a link or an HTML element, nor pass on a control character (`visible`). Texts made by
+the build (labels, summaries) are trusted and wrapped in `Md` so that tables keep them as they are.
 
 Every number comes from the lesson's results.json; nothing here types a number of a lesson. The
 results are read strictly: a key the schema (schemas/results.schema.json) requires is indexed, and
@@ -19,6 +19,12 @@ from replaylab.lessons import counted
 
 NOT_VERIFIED = "not verified: the build does not run this"
 NOT_MEASURED = "not measured"
+# Words the HTML page (replaylab.html_page) looks for, to fold a run's messages and to make the
+# evidence stand out; the Markdown reads the same without it.
+FOLDED = "The messages of run"  # a heading that starts so: its section is folded
+EVIDENCE = "Evidence:"  # the paragraph that gives a statement's evidence label (`evidence`)
+EVIDENCE_LABEL = "numerically verified"  # every evidence label a judge gives starts so
+NOT_A_RESULT = "not a result"  # in a bold statement: what follows is not a result
 
 
 class Md(str):
@@ -52,9 +58,25 @@ def _escape_line(line):
     return _LINE_START.sub(r"\1\\\2", escaped)
 
 
+# Control characters (an ANSI escape sequence begins with one) and the bidirectional overrides
+# that can make text display other than it reads: written out as escapes (ESC as \x1b, U+202E as
+# \u202e), which every font shows; tab, line feed and carriage return are kept.
+_INVISIBLE = {
+    code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    for code in (*range(0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+    if code not in (0x09, 0x0A, 0x0D)
+}
+
+
+def visible(value):
+    """Text with every control character but tab, line feed and carriage return written as an escape."""
+    return value.translate(_INVISIBLE)
+
+
 def _lines(value):
+    """Untrusted text as lines, with every control character made visible (tabs stay tabs)."""
     value = value if isinstance(value, str) else str(value)
-    return value.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return visible(value.replace("\r\n", "\n").replace("\r", "\n")).split("\n")
 
 
 def text(value):
@@ -143,8 +165,9 @@ def table(rows, columns):
 
 
 def figure(name, alt, caption):
-    """An embedded figure (figures/<name>.png) with a short alternative text and a caption."""
-    return f"![{text(alt)}](figures/{name}.png)\n\n*Figure `{name}`: {text(caption)}*"
+    """An embedded figure (figures/<name>.png) that links to its file (full size on a small
+    screen), with a short alternative text and a caption."""
+    return f"[![{text(alt)}](figures/{name}.png)](figures/{name}.png)\n\n*Figure `{name}`: {text(caption)}*"
 
 
 def name(value):
@@ -156,7 +179,7 @@ def name(value):
 
 def evidence(label):
     """The evidence label of a statement (given by the judge); None gives no label."""
-    return f"Evidence: **{label}**." if label else ""
+    return f"{EVIDENCE} **{label}**." if label else ""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -339,6 +362,8 @@ def run_section(run_name, run, results):
         "The results below are the recomputed ones.",
         "",
     ]
+    messages = counted(len(transcript["steps"]), "message", "messages")
+    out += [f"#### {FOLDED} {name(run_name)}: the prompts and {messages} with every result recomputed", ""]
     out += [quote(transcript["system"], "System prompt given to the model (from the code):"), ""]
     out += [quote(transcript["task"], "Task given to the model (from the code):"), ""]
     prefix = words_prefix(run)
@@ -497,7 +522,7 @@ def section(lines_or_text):
 def lesson_page(results, *, title, question, intro, decisions, demos, tables, figure, runs_order=None, allowlist_intro=""):
     """A lesson's page: the sections every lesson has, in the same order, around what is the
     lesson's own. `tables` is (the lesson's table names, those shown on the page, the extra table
-    lines); `figure` is the Markdown of its figure."""
+    lines); `figure` is the Markdown of its figure, shown after the decisions it illustrates."""
     parts = [
         f"# {title}",
         "",
@@ -508,10 +533,11 @@ def lesson_page(results, *, title, question, intro, decisions, demos, tables, fi
         allowlist_section(results, allowlist_intro),
         runs_section(results, runs_order),
         section(decisions),
+        figure,
+        "",
         scorecard_section(results),
         section(demos),
         tables_section(*tables),
-        section(["## Figures", "", figure, ""]),
         recording_section(results),
     ]
     return "\n".join(parts).rstrip() + "\n"
