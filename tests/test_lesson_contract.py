@@ -5,12 +5,15 @@ configuration names a lesson."""
 
 import json
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from helpers import ROOT, cli
+from helpers import ROOT, cli, environment
 from helpers.audit import AUDITED_PARTS, audited_files, package_folder
 from helpers.workflow import configure, copy_project, first_error_line, snakemake
 from replaylab.agents import recording as recording_io
@@ -196,3 +199,69 @@ def test_the_name_check_finds_names_in_code_paths_and_words():
     own = package_folder(registry.lesson(hunter)) / "judge.py"
     assert allowed_names(own) == {hunter}
     assert allowed_names(ROOT / "src" / "replaylab" / "pipeline.py") == set()
+
+
+# ---------------------------------------------------------------------------------------------
+# A new lesson, added with exactly the files the README lists
+
+
+TOY = ROOT / "tests" / "data" / "toy-lesson"  # a lesson `toy`, as a teacher would write one
+
+
+def readme_lesson_files(name):
+    """The files a new lesson needs, as the README's "Adding a lesson" table lists them: the
+    package's files (paths relative to the package) and the other files of the project."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Adding a lesson") :]
+    cells = [line.split("|")[1] for line in section.splitlines() if line.startswith("| `")]
+    listed = [path.replace("<name>", name) for cell in cells for path in re.findall(r"`([^`]+)`", cell)]
+    package = f"src/replaylab/lessons/{name}/"
+    outside = {p for p in listed if p == "README.md" or ("/" in p and not p.startswith((package, "tests/")))}
+    inside = {p.removeprefix(package) for p in listed if p not in outside}
+    return inside, outside
+
+
+def tree(folder):
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+
+
+@pytest.mark.workflow
+def test_a_new_lesson_needs_the_files_the_readme_lists_and_no_other(tmp_path):
+    inside, outside = readme_lesson_files("toy")
+    assert set(tree(TOY)) == inside, "the toy lesson has exactly the package files the README lists"
+    assert outside == {"src/replaylab/lessons/registry.py", "config/config.yaml", "recordings/toy/<run>.json", "README.md"}
+
+    copy = copy_project(tmp_path / "project")
+    for extra in ("pyproject.toml", "tests"):  # to run the tests in the copy too
+        (shutil.copytree if (ROOT / extra).is_dir() else shutil.copy2)(ROOT / extra, copy / extra)
+    before = tree(copy)
+    shutil.copytree(TOY, copy / "src" / "replaylab" / "lessons" / "toy")
+    registry_file = copy / "src" / "replaylab" / "lessons" / "registry.py"
+    text = registry_file.read_text()
+    registry_file.write_text(re.sub(r'(NAMES = \([^)]*)\)', r'\1, "toy")', text, count=1))
+    configure(copy, lessons=[*LESSONS, "toy"])
+    env = environment(PYTHONPATH=str(copy / "src"))
+    out = cli("record", "toy", "--provider", "scripted", "--run", "first", cwd=copy, env=env)
+    assert out.returncode == 0, out.stderr
+    out = cli("promote", "results/live/toy/first.json", cwd=copy, env=env)
+    assert out.returncode == 0 and "verdict: largest square 9" in out.stdout, out.stdout + out.stderr
+    shutil.rmtree(copy / "results")
+
+    changed = {path for path, data in tree(copy).items() if before.get(path) != data}
+    assert {p for p in changed if not p.startswith("src/replaylab/lessons/toy/")} == {
+        "src/replaylab/lessons/registry.py", "config/config.yaml", "recordings/toy/first.json"
+    }
+    snakemake(copy, "--cores", "2")
+    results = json.loads((copy / "results" / "toy" / "results.json").read_text())
+    assert results["verdicts"]["first"]["largest"] == 9 and results["scorecard"][0]["right"] == 1
+    assert (copy / "results" / "toy" / "index.html").is_file()
+    assert "## [Lesson `toy`: the square of a number](toy/index.md)" in (copy / "results" / "index.md").read_text()
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-vv", "-p", "no:cacheprovider", "src/replaylab/lessons/toy",
+         "tests/test_lesson_contract.py", "-k", "toy or declares or is_audited or names_a_lesson"],
+        cwd=copy, env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert tests.returncode == 0, tests.stdout[-3000:]
+    for ran in ("test_toy.py::test_the_tool_squares PASSED", "test_every_lesson_declares_itself_and_has_every_part[toy] PASSED",
+                "test_every_lesson_is_audited[toy] PASSED", "test_no_source_file_outside_a_lessons_package_and_the_registry_names_a_lesson PASSED"):
+        assert ran in tests.stdout, tests.stdout[-3000:]
