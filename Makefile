@@ -7,8 +7,12 @@ STAMP := $(VENV)/.installed
 # slow every Snakemake start (the SLURM plugin imports pandas, about 0.4 s), local runs included.
 CLUSTER_VENV := .venv-cluster
 CLUSTER_STAMP := $(CLUSTER_VENV)/.installed
+# The MCP Inspector (npm), a second MCP client for the smoke test of `replaylab mcp`: the committed
+# package.json and package-lock.json pin it; `make test` skips that test when it is not installed.
+INSPECTOR := clients/inspector
+INSPECTOR_STAMP := $(INSPECTOR)/node_modules/.installed
 
-.PHONY: all results test cluster-env chromium bench clean
+.PHONY: all results test cluster-env inspector chromium bench clean
 all: results
 
 # The virtual environment, with replaylab and its pinned dependencies (made again from scratch when
@@ -26,6 +30,12 @@ $(CLUSTER_STAMP): pyproject.toml
 	touch $(CLUSTER_STAMP)
 
 cluster-env: $(CLUSTER_STAMP)
+
+$(INSPECTOR_STAMP): $(INSPECTOR)/package.json $(INSPECTOR)/package-lock.json
+	cd $(INSPECTOR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $(INSPECTOR_STAMP)
+
+inspector: $(INSPECTOR_STAMP)
 
 # Every result of every lesson, through the Snakemake workflow (only what changed is rebuilt).
 results: $(STAMP)

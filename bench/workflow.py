@@ -142,7 +142,7 @@ def main():
     record("no-op run (everything up to date), --cores 1", median_of(args.repeat, built, [*SNAKEMAKE, "--cores", "1"]))
     record("dry run from clean (-n)", median_of(args.repeat, copy_project, [*SNAKEMAKE, "-n"]))
     record("one lesson from clean (projectile, --cores 1)", median_of(args.repeat, copy_project, [*SNAKEMAKE, "--cores", "1", "projectile"]))
-    record("one replay (`replaylab replay recordings/hunter/open.json`)", median_of(args.repeat, copy_project, [PYTHON, "-m", "replaylab", "replay", "recordings/hunter/open.json"]))
+    record("one replay (`replaylab replay recordings/hunter/velocity-verlet.json`)", median_of(args.repeat, copy_project, [PYTHON, "-m", "replaylab", "replay", "recordings/hunter/velocity-verlet.json"]))
     command = [*SNAKEMAKE, "--cores", "2", args.lesson, "--config", "run_folders=[generated]"]
     alone = median_of(args.repeat, with_runs(args.lesson, 0), command)
     record(f"{args.lesson} alone (its reference runs), from clean, --cores 2", alone)

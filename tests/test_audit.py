@@ -27,7 +27,7 @@ FORBIDDEN_IMPORTS = {
 }
 FORBIDDEN_CALLS = {"eval", "exec", "compile", "__import__", "open", "input", "getattr", "setattr", "globals", "vars"}
 FILE_OPERATIONS = {"open", "fdopen", "write", "write_text", "write_bytes", "mkdir", "makedirs", "unlink", "remove",
-                   "rmdir", "rename", "touch", "mkstemp", "mkdtemp", "fsync", "truncate", "chmod", "symlink_to"}
+                   "rmdir", "rename", "touch", "mkstemp", "mkdtemp", "fsync", "truncate", "chmod", "symlink_to", "link"}
 ENVIRONMENT_ATTRIBUTES = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"}
 STANDARD_STREAMS = {"stdin", "stdout", "__stdin__", "__stdout__"}
 DYNAMIC_IMPORT = {"importlib", "importlib.util", "importlib.machinery", "imp", "pkgutil", "zipimport"}
@@ -176,8 +176,8 @@ def test_the_recording_module_opens_writes_renames_and_syncs():
         assert module.called(operation), operation
     # and nothing else of os: no environment, no processes
     os_uses = {a for a in module.attributes if a.startswith("os.")}
-    assert os_uses <= {"os.fdopen", "os.fsync", "os.replace", "os.path", "os.path.exists", "os.unlink", "os.fchmod",
-                       "os.stat", "os.umask"}, os_uses
+    assert os_uses <= {"os.fdopen", "os.fsync", "os.replace", "os.link", "os.path", "os.path.exists", "os.unlink",
+                       "os.fchmod", "os.stat", "os.umask"}, os_uses
 
 
 @pytest.mark.parametrize("name", sorted(set(AUDITED) - {ENVIRONMENT}))
@@ -267,7 +267,7 @@ def test_only_the_interactive_client_touches_stdin_and_stdout(name):
 def test_the_interactive_client_reads_stdin_and_writes_stdout():
     module = AUDITED[INTERACTIVE]
     assert {"sys.stdin", "sys.stdout"} <= module.attributes
-    assert {a for a in module.attributes if a.startswith("sys.")} == {"sys.stdin", "sys.stdout"}
+    assert {a for a in module.attributes if a.startswith("sys.")} == {"sys.stdin", "sys.stdin.buffer", "sys.stdout"}
 
 
 def importers_of_faulty(modules):

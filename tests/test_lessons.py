@@ -19,7 +19,7 @@ from replaylab.physics import projectile
 
 REFERENCE_RUNS = {
     "projectile": ["reference"],
-    "hunter": ["false", "open"],
+    "hunter": ["symplectic-euler", "velocity-verlet"],
     "review": ["physics", "numerics", "evidence"],
 }
 
@@ -61,7 +61,7 @@ def test_reference_tool_calls_are_the_specified_ones():
         ("range_with_drag", (25, 40, 0.002)), ("range_with_drag", (25, 41, 0.002)), ("range_with_drag", (25, 45, 0.002)),
         ("range_with_drag", (25, 40, 0.001)), ("range_with_drag", (25, 41, 0.001)), ("range_with_drag", (25, 45, 0.001)),
     ]
-    opened = calls_of(replayed("hunter", "open"))
+    opened = calls_of(replayed("hunter", "velocity-verlet"))
     assert [a[1:] for _, a, _ in opened] == [(200, 50), (100, 50), (32, 50), (16, 50), (16, 1), (16, 25), (17, 50), (20, 50), (24, 50)]
     assert [ok for *_, ok in opened] == [True] * 8 + [False]
     evidence = calls_of(replayed("review", "evidence"))
@@ -142,37 +142,37 @@ def test_projectile_exercises():
 
 
 def test_hunter_verdicts():
-    false = hunter_judge.hunt_verdict(replayed("hunter", "false").transcript, hunter_lab.CLAIMS["false"])
+    false = hunter_judge.hunt_verdict(replayed("hunter", "symplectic-euler").transcript, hunter_lab.CLAIMS["symplectic-euler"])
     assert false["outcome"] == "counterexample" and false["tested"] == 4
     assert (false["witness"]["steps_per_period"], false["witness"]["periods"]) == (64, 20)
     assert false["witness"]["value"]["value"] == 0.05156720861978181
     assert false["evidence"].startswith("numerically verified")
-    opened = hunter_judge.hunt_verdict(replayed("hunter", "open").transcript, hunter_lab.CLAIMS["open"])
+    opened = hunter_judge.hunt_verdict(replayed("hunter", "velocity-verlet").transcript, hunter_lab.CLAIMS["velocity-verlet"])
     assert opened["outcome"] == "inconclusive" and opened["tested"] == 8 and opened["evidence"] is None
     assert (opened["closest"]["steps_per_period"], opened["closest"]["periods"]) == (16, 50)
     assert opened["closest"]["value"]["value"] == 0.038553134656324484
 
 
 def test_hunter_verdict_ignores_the_words_and_stored_results():
-    for run, outcome in (("false", "counterexample"), ("open", "inconclusive")):
+    for run, outcome in (("symplectic-euler", "counterexample"), ("velocity-verlet", "inconclusive")):
         transcript = replayed("hunter", run).transcript
         probes = hunter_judge.words_ignored(transcript, hunter_lab.CLAIMS[run])
         assert [p["outcome"] for p in probes] == [outcome] * 3
 
 
 def test_hunter_stricter_claim_and_judge_output():
-    verdicts = hunter_judge.judge([replayed("hunter", "false"), replayed("hunter", "open")])
-    stricter = verdicts["open"]["stricter_claim"]
+    verdicts = hunter_judge.judge([replayed("hunter", "symplectic-euler"), replayed("hunter", "velocity-verlet")])
+    stricter = verdicts["velocity-verlet"]["stricter_claim"]
     assert stricter["outcome"] == "counterexample" and stricter["limit"] == 0.035
     assert (stricter["witness"]["steps_per_period"], stricter["witness"]["periods"]) == (16, 50)
     assert "3.5 %" in stricter["statement"]
-    assert verdicts["open"]["verdict"]["outcome"] == "inconclusive"
+    assert verdicts["velocity-verlet"]["verdict"]["outcome"] == "inconclusive"
 
 
 def test_hunter_judge_skips_refused_uncovered_and_over_budget_calls():
     from replaylab.agents.messages import ModelMessage, Step, ToolCall, ToolResult, Transcript
 
-    claim = hunter_lab.CLAIMS["false"]
+    claim = hunter_lab.CLAIMS["symplectic-euler"]
     def call(i, **a):
         return ToolCall(str(i), "oscillator_energy_drift", a)
     se = "symplectic Euler"
@@ -246,3 +246,35 @@ def test_review_exercises():
     assert failed == [(2, "bounded-energy")]
     conflict = review_exercises.conflict()["resolution"]
     assert conflict["rejected"] and conflict["conflicts"] == ["limits"]
+
+
+def test_what_the_agent_sees_never_names_the_answer():
+    """Variant names say what a claim is about, never whether it holds; no label the agent sees says
+    false, true, open or refuted."""
+    from replaylab.lessons.hunter import lab
+
+    assert set(lab.VARIANTS) == {"symplectic-euler", "velocity-verlet"}
+    for name, v in lab.VARIANTS.items():
+        texts = [name, v.system, v.task]
+        for spec in v.allowlist().specs():
+            texts += [spec["name"], spec["description"]]
+            texts += [p["description"] + " " + " ".join(p.get("enum", [])) for p in spec["parameters"]["properties"].values()]
+        seen = " ".join(texts).lower()
+        for word in ("false", "true", "open claim", "refuted", "holds"):
+            assert word not in seen, (name, word)
+
+
+def test_reproduce_check_names_every_check_by_number_and_in_every_result():
+    from replaylab.agents.messages import ToolCall
+    from replaylab.lessons.review import lab
+    from replaylab.verification.checks import CHECK_NAMES
+
+    tool = lab.reproduce_tool(lab.checks.EXACT)
+    numbered = "1 clock, 2 purity, 3 limits, 4 convergence-order, 5 bounded-energy"
+    assert numbered in tool.description
+    assert numbered in tool.spec()["parameters"]["properties"]["check"]["description"]
+    allowlist = lab.VARIANTS["evidence"].allowlist()
+    for number, name in enumerate(CHECK_NAMES, start=1):
+        result = allowlist.dispatch(ToolCall("1", "reproduce_check", {"check": number, "candidate": 2}))
+        assert result.ok and result.content["check"] == name
+        assert list(result.content) == ["check", "measured", "tolerance", "passed"]

@@ -269,7 +269,7 @@ def test_every_page_has_its_parts_in_order(results, pages, lesson):
             for result in step["results"]:
                 if result["ok"]:
                     for value in result["content"].values():
-                        assert "%.6g" % value in text
+                        assert (value if isinstance(value, str) else "%.6g" % value) in text
                 else:
                     assert result["content"]["error"] in text
     steps = sum(len(run["transcript"]["steps"]) for run in data["runs"].values())
@@ -343,12 +343,12 @@ def test_projectile_statement_follows_the_judge(results):
 def test_hunter_page(pages):
     text = pages["hunter"]
     decided = section(text, "What the build decided")
-    false_part, open_part = decided.split("**Run `open`")
-    assert "counterexample found" in false_part and "0.0515672" in false_part
-    assert "numerically verified: the simulated oscillator, symplectic Euler, 64 steps per period, 20 periods" in false_part
-    assert "inconclusive. This is not a result." in open_part
-    assert "does not show that the claim is true" in open_part and "0.0385531" in open_part
-    assert "numerically verified" not in open_part
+    se_part, vv_part = decided.split("**Run `velocity-verlet`")
+    assert "counterexample found" in se_part and "0.0515672" in se_part
+    assert "numerically verified: the simulated oscillator, symplectic Euler, 64 steps per period, 20 periods" in se_part
+    assert "inconclusive. This is not a result." in vv_part
+    assert "does not show that the claim is true" in vv_part and "0.0385531" in vv_part
+    assert "numerically verified" not in vv_part
     demos = section(text, "Demonstrations and exercises")
     assert "the budget of 8 experiments is spent" in demos
     assert "ran: max_energy_drift = 0.0096" in demos
@@ -383,7 +383,7 @@ def test_the_index_summarises_every_lesson(results):
     for lesson in registry.names():
         assert f"]({lesson}/index.md)" in text
         assert registry.lesson(lesson).question(results[lesson]) in text
-    assert text.count("numerically verified") >= 4  # the intro, projectile, hunter's false claim, review's piece 2
+    assert text.count("numerically verified") >= 4  # the intro, projectile, hunter's symplectic Euler claim, review's piece 2
     assert "inconclusive after 8 experiments; not a result" in text
     assert "rejected because of bounded-energy" in text
 
@@ -453,14 +453,14 @@ def test_index_shows_the_scorecard_instead_of_a_line_per_run_when_there_are_many
     from replaylab import index_page
 
     many = copy.deepcopy(results["hunter"])
-    run = many["runs"]["open"]
+    run = many["runs"]["velocity-verlet"]
     for i in range(md.FULL_RUNS_LIMIT):
         many["runs"][f"extra{i}"] = run
     text = index_page.index([many])
     assert "Too many runs to list one by one" in text
-    assert "written by a person (no language model) (`open claim`): 1 of 1 run right" in text
-    assert "run `open`" not in text
-    assert "run `open`" in index_page.index([results["hunter"]])
+    assert "written by a person (no language model) (`velocity-verlet claim`): 1 of 1 run right" in text
+    assert "run `velocity-verlet`" not in text
+    assert "run `velocity-verlet`" in index_page.index([results["hunter"]])
 
 
 def test_drift_figure_annotates_the_reference_counterexample_only_when_there_are_many_runs(results):
@@ -471,12 +471,12 @@ def test_drift_figure_annotates_the_reference_counterexample_only_when_there_are
         (axes,) = hunter_figures.drift(data).axes
         return [t.get_text().splitlines()[0] for t in axes.texts if t.get_text().startswith("counterexample")]
 
-    assert counterexamples(results["hunter"]) == ["counterexample of hunt 'false':"]
+    assert counterexamples(results["hunter"]) == ["counterexample of hunt 'symplectic-euler':"]
     many = copy.deepcopy(results["hunter"])
     for i in range(DRAWN_RUNS_LIMIT):
-        many["runs"][f"extra{i}"] = dict(many["runs"]["false"], group="generated")
-        many["verdicts"][f"extra{i}"] = many["verdicts"]["false"]
-    assert counterexamples(many) == ["counterexample of hunt 'false':"]
+        many["runs"][f"extra{i}"] = dict(many["runs"]["symplectic-euler"], group="generated")
+        many["verdicts"][f"extra{i}"] = many["verdicts"]["symplectic-euler"]
+    assert counterexamples(many) == ["counterexample of hunt 'symplectic-euler':"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -72,8 +72,8 @@ def test_recording_through_the_workflow_keeps_the_key_out_of_every_file(tmp_path
     assert not any(KEY in json.dumps(r["body"]) for r in requests)
 
     live = copy / "results" / "live" / "hunter"
-    assert sorted(p.name for p in live.glob("*.json")) == ["new-false.json", "new-open.json"]
-    for name in ("false", "open"):
+    assert sorted(p.name for p in live.glob("*.json")) == ["new-symplectic-euler.json", "new-velocity-verlet.json"]
+    for name in ("symplectic-euler", "velocity-verlet"):
         run = recording_io.load(live / f"new-{name}.json")
         assert run.label == "Recorded run" and run.provenance["kind"] == "provider-api"
         assert run.provenance["model"] == "fake-model" and run.variant == name
@@ -83,9 +83,9 @@ def test_recording_through_the_workflow_keeps_the_key_out_of_every_file(tmp_path
     page = (live / "new" / "index.md").read_text(encoding="utf-8")
     assert "**Recorded run**" in page
     assert "- Messages produced by: fake-model" in page
-    assert (copy / "logs" / "live" / "hunter" / "new-false.record.log").is_file()
+    assert (copy / "logs" / "live" / "hunter" / "new-symplectic-euler.record.log").is_file()
     assert list((copy / ".snakemake").rglob("*")), "Snakemake kept no metadata: nothing was checked there"
-    assert (copy / "benchmarks" / "live" / "hunter" / "new-open.record.tsv").is_file()
+    assert (copy / "benchmarks" / "live" / "hunter" / "new-velocity-verlet.record.tsv").is_file()
 
     assert files_holding_the_key(copy) == []
     assert KEY not in result.stdout and KEY not in result.stderr

@@ -122,6 +122,7 @@ def test_provenance_and_labels():
     assert labels == {
         "provider-api": "Recorded run",
         "interactive": "Recorded run",
+        "mcp": "Recorded run",
         "scripted": "Scripted baseline (a program, not a language model)",
         "authored": "Authored example, not a recorded model run",
     }
@@ -390,7 +391,7 @@ def test_a_successful_save_replaces_the_old_file_and_leaves_no_temporary(saved):
 
 
 # ---------------------------------------------------------------------------------------------
-# The interactive client: JSON lines in, JSON lines out
+# The interactive client: one message per line (bytes), an error line for anything else
 
 
 def projectile_allowlist():
@@ -398,40 +399,61 @@ def projectile_allowlist():
 
 
 def lines(*messages):
-    return io.StringIO("".join((m if isinstance(m, str) else json.dumps(m)) + "\n" for m in messages))
+    return io.BytesIO(b"".join((m if isinstance(m, bytes) else json.dumps(m).encode()) + b"\n" for m in messages))
 
 
-def test_interactive_session_results_errors_and_end_of_input():
+def test_interactive_client_reads_messages_and_answers_bad_lines_with_one_error_each():
     stdin = lines(
         {"text": "two calls", "tool_calls": [
             {"id": "a", "name": "range_without_drag", "arguments": {"speed": 25, "angle": 45}},
             {"id": "b", "name": "range_with_drag", "arguments": {"speed": 25, "angle": 90, "dt": 0.01}},
         ]},
-        "this is not json",
-        "",
-        "[1, 2]",
+        b"this is not json",
+        b"",
+        b"[1, 2]",
         {"text": "x", "extra": 1},
+        b"\xff\xfe not UTF-8",
+        b'{"text": "\\ud800"}',
+        b"[" * 30 + b"]" * 30,
+        b'{"tool_calls": [{"name": "f", "arguments": {"n": ' + b"9" * 5000 + b"}}]}",
         {"tool_calls": [{"id": "c", "name": "range_with_drag", "arguments": {"speed": 25, "angle": 35, "dt": 0.01}}]},
     )
     stdout = io.StringIO()
     transcript = loop.run(InteractiveClient(stdin, stdout), "s", "t", projectile_allowlist(), max_steps=10)
 
     out = [json.loads(line) for line in stdout.getvalue().splitlines()]
-    assert stdout.getvalue().endswith("\n")
-    assert out[0] == [
-        {"call_id": "a", "ok": True, "content": {"range_m": projectile.range_without_drag(25, 45)}},
-        {"call_id": "b", "ok": False, "content": {"error": "angle must be between 1 and 89, got 90"}},
-    ]
-    assert set(out[1]) == {"error"} and out[1]["error"].startswith("the line is not valid JSON")
-    assert out[2] == {"error": "a message must be a JSON object"}
-    assert out[3] == {"error": "unknown fields: extra"}
-    assert out[4] == [{"call_id": "c", "ok": True, "content": {"range_m": projectile.range_with_drag(25, 35, 0.01)}}]
-    assert len(out) == 5
-    # the end of input ends the run, as a message without tool calls
-    assert transcript.finished
-    assert [len(s.message.tool_calls) for s in transcript.steps] == [2, 1, 0]
+    assert [o["line"] for o in out] == [2, 4, 5, 6, 7, 8, 9]
+    assert out[0]["error"].startswith("line 2: the line is not valid JSON")
+    assert out[1]["error"] == "line 4: a message must be a JSON object"
+    assert out[2]["error"] == "line 5: unknown fields: extra"
+    assert out[3]["error"] == "line 6: the line is not valid UTF-8 (byte 0xff at 0)"
+    assert out[4]["error"] == "line 7: $.text: a lone surrogate is not text"
+    assert out[5]["error"] == "line 8: $[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0]: nested more than 24 levels deep"
+    assert out[6]["error"].startswith("line 9: the line holds a number that cannot be read")
+    # the end of input ends the run, not finished, and adds no step
+    assert not transcript.finished
+    assert [len(s.message.tool_calls) for s in transcript.steps] == [2, 1]
+    assert [r.ok for r in transcript.steps[0].results] == [True, False]
     assert transcript.steps[0].message.text == "two calls"
     assert transcript.model == InteractiveClient().model
+
+
+def test_interactive_line_nested_beyond_the_parser_is_one_error_line():
+    stdout = io.StringIO()
+    client = InteractiveClient(lines(b"[" * 100000 + b"]" * 100000, {"text": "done"}), stdout)
+    assert client.complete("s", [], []) == ModelMessage("done", ())
+    (error,) = [json.loads(line) for line in stdout.getvalue().splitlines()]
+    assert error["line"] == 1 and "nested" in error["error"]
+
+
+def test_interactive_line_too_long_is_skipped_to_its_end():
+    from replaylab.agents.clients.interactive import MAX_LINE_BYTES
+
+    stdout = io.StringIO()
+    long_line = json.dumps({"text": "x" * (MAX_LINE_BYTES + 10)}).encode()
+    client = InteractiveClient(lines(long_line, {"text": "short"}), stdout)
+    assert client.complete("s", [], []) == ModelMessage("short", ())
+    assert json.loads(stdout.getvalue()) == {"error": f"line 1: longer than {MAX_LINE_BYTES} bytes", "line": 1}
 
 
 def test_interactive_message_without_tool_calls_ends_the_run():
@@ -440,18 +462,16 @@ def test_interactive_message_without_tool_calls_ends_the_run():
         {"text": "I am done"},
         {"text": "never read", "tool_calls": [{"id": "2", "name": "range_without_drag", "arguments": {"speed": 25, "angle": 30}}]},
     )
-    stdout = io.StringIO()
-    transcript = loop.run(InteractiveClient(stdin, stdout), "s", "t", projectile_allowlist(), max_steps=10)
+    transcript = loop.run(InteractiveClient(stdin, io.StringIO()), "s", "t", projectile_allowlist(), max_steps=10)
     assert transcript.finished and len(transcript.steps) == 2
     assert transcript.steps[1].message.text == "I am done"
-    assert len(stdout.getvalue().splitlines()) == 1
     assert json.loads(stdin.readline())["text"] == "never read"
 
 
-def test_interactive_empty_input_ends_at_once():
+def test_interactive_empty_input_ends_at_once_not_finished():
     stdout = io.StringIO()
-    transcript = loop.run(InteractiveClient(io.StringIO(""), stdout), "s", "t", projectile_allowlist(), max_steps=10)
-    assert transcript.finished and len(transcript.steps) == 1 and transcript.steps[0].message.tool_calls == ()
+    transcript = loop.run(InteractiveClient(io.BytesIO(b""), stdout), "s", "t", projectile_allowlist(), max_steps=10)
+    assert not transcript.finished and transcript.steps == ()
     assert stdout.getvalue() == ""
 
 
@@ -466,32 +486,26 @@ def test_interactive_hostile_calls_are_refused_as_data(tmp_path):
         ]},
     )
     # a call without an id, whose speed is the literal Infinity that Python's parser accepts
-    stdin = io.StringIO(
-        stdin.getvalue().rstrip("\n")[:-2] + ', {"name": "range_without_drag", "arguments": {"speed": Infinity, "angle": 45}}]}\n'
+    stdin = io.BytesIO(
+        stdin.getvalue().rstrip(b"\n")[:-2] + b', {"name": "range_without_drag", "arguments": {"speed": Infinity, "angle": 45}}]}\n'
     )
-    stdout = io.StringIO()
-    transcript = loop.run(InteractiveClient(stdin, stdout), "s", "t", projectile_allowlist(), max_steps=3)
-    (results,) = [json.loads(line) for line in stdout.getvalue().splitlines()]
-    assert [r["ok"] for r in results] == [False] * 4
-    assert results[3] == {"call_id": "call-4", "ok": False, "content": {"error": "speed must be finite, got inf"}}
+    transcript = loop.run(InteractiveClient(stdin, io.StringIO()), "s", "t", projectile_allowlist(), max_steps=3)
+    (step,) = transcript.steps
+    assert [r.ok for r in step.results] == [False] * 4
+    assert step.results[3] == ToolResult("call-4", "range_without_drag", False, {"error": "speed must be finite, got inf"})
     assert not target.exists()
-    assert transcript.finished
+    assert not transcript.finished
 
 
-def test_interactive_not_finite_result_is_null_on_stdout():
-    values = iter([math.inf, math.nan, 2.5])
+def test_interactive_not_finite_result_is_null_for_the_agent():
+    from replaylab.agents.clients.interactive import results_data
 
-    def measure(x):
-        return {"value": next(values)}
-
-    allowlist = Allowlist([Tool("measure", "", (Parameter("x", "", 0, 1),), measure)])
-    stdin = lines({"tool_calls": [{"id": str(i), "name": "measure", "arguments": {"x": 0.5}} for i in range(3)]})
-    stdout = io.StringIO()
-    loop.run(InteractiveClient(stdin, stdout), "s", "t", allowlist, max_steps=3)
-    assert stdout.getvalue() == (
+    results = [ToolResult("0", "m", True, {"value": math.inf}), ToolResult("1", "m", True, {"value": math.nan}),
+               ToolResult("2", "m", True, {"value": 2.5})]
+    assert json.dumps(results_data(results), allow_nan=False) == (
         '[{"call_id": "0", "ok": true, "content": {"value": null}}, '
         '{"call_id": "1", "ok": true, "content": {"value": null}}, '
-        '{"call_id": "2", "ok": true, "content": {"value": 2.5}}]\n'
+        '{"call_id": "2", "ok": true, "content": {"value": 2.5}}]'
     )
 
 

@@ -118,10 +118,10 @@ def drift(method, *points):
 
 
 HUNTER = {
-    "false-right": ("false", [("A coarse step over 20 periods.", drift(SE, (64, 20)))], "64/20 breaks the claim."),
-    "false-fine": ("false", [("Fine steps only.", drift(SE, (200, 20), (150, 20)))], "No counterexample."),
-    "open-worst": ("open", [("From fine to coarse.", drift(VV, (32, 50), (16, 50)))], "No counterexample; 16/50 is the worst."),
-    "open-stops": ("open", [("Not too coarse.", drift(VV, (200, 50), (100, 50), (32, 50)))], "No counterexample."),
+    "se-right": ("symplectic-euler", [("A coarse step over 20 periods.", drift(SE, (64, 20)))], "64/20 breaks the claim."),
+    "se-fine": ("symplectic-euler", [("Fine steps only.", drift(SE, (200, 20), (150, 20)))], "No counterexample."),
+    "vv-worst": ("velocity-verlet", [("From fine to coarse.", drift(VV, (32, 50), (16, 50)))], "No counterexample; 16/50 is the worst."),
+    "vv-stops": ("velocity-verlet", [("Not too coarse.", drift(VV, (200, 50), (100, 50), (32, 50)))], "No counterexample."),
 }
 
 
@@ -265,23 +265,23 @@ def test_many_runs_are_conclusive_and_mistakes_are_counted_by_reason():
 def test_hunter_right_and_wrong_runs():
     verdicts, found, rows = decide("hunter", hunter_runs(HUNTER))
     scores = by_run(found)
-    false_right = verdicts["false-right"]["verdict"]
+    false_right = verdicts["se-right"]["verdict"]
     assert false_right["outcome"] == "counterexample"
     assert (false_right["witness"]["steps_per_period"], false_right["witness"]["periods"]) == (64, 20)
-    assert scores["false-right"]["right"]
-    assert verdicts["false-fine"]["verdict"]["outcome"] == "inconclusive"
-    assert scores["false-fine"]["wrong"] == NOT_FOUND
-    worst = scans("hunter")["worst_case"]["open"]
+    assert scores["se-right"]["right"]
+    assert verdicts["se-fine"]["verdict"]["outcome"] == "inconclusive"
+    assert scores["se-fine"]["wrong"] == NOT_FOUND
+    worst = scans("hunter")["worst_case"]["velocity-verlet"]
     assert (worst["steps_per_period"], worst["periods"]) == (16, 50)
-    reached = verdicts["open-worst"]["verdict"]
+    reached = verdicts["vv-worst"]["verdict"]
     assert reached["outcome"] == "inconclusive" and reached["closest"]["value"]["value"] == worst["value"]
-    assert scores["open-worst"]["right"] and scores["open-worst"]["wrong"] is None
-    stopped = verdicts["open-stops"]["verdict"]["closest"]
+    assert scores["vv-worst"]["right"] and scores["vv-worst"]["wrong"] is None
+    stopped = verdicts["vv-stops"]["verdict"]["closest"]
     assert (stopped["steps_per_period"], stopped["periods"]) == (32, 50) and stopped["value"]["value"] < worst["value"]
-    assert scores["open-stops"]["wrong"] == f"did not reach the domain's worst case ({worst['value']:.6g} at 16/50)"
-    assert scores["open-stops"]["wrong"] == "did not reach the domain's worst case (0.0385531 at 16/50)"
+    assert scores["vv-stops"]["wrong"] == f"did not reach the domain's worst case ({worst['value']:.6g} at 16/50)"
+    assert scores["vv-stops"]["wrong"] == "did not reach the domain's worst case (0.0385531 at 16/50)"
     # one row per claim: the tasks are scored apart
-    false_row, open_row = row_of(rows, "hand-made", "false claim"), row_of(rows, "hand-made", "open claim")
+    false_row, open_row = row_of(rows, "hand-made", "symplectic-euler claim"), row_of(rows, "hand-made", "velocity-verlet claim")
     assert (false_row["runs"], false_row["right"], false_row["mistakes"]) == (2, 1, [{"what": NOT_FOUND, "runs": 1}])
     assert (open_row["runs"], open_row["right"], open_row["rate"]) == (2, 1, 0.5)
     assert open_row["mean_calls"] == (2 + 3) / 2 and false_row["mean_calls"] == (1 + 2) / 2
@@ -289,7 +289,7 @@ def test_hunter_right_and_wrong_runs():
 
 def test_hunter_refused_calls_count_as_calls_not_as_budget_used():
     batches = [("Outside the domain, then inside.", drift(SE, (8, 20), (64, 20)) + [("run_python", {"code": "1"})])]
-    (run,) = [made("hunter", "mixed", "false", batches, "done")]
+    (run,) = [made("hunter", "mixed", "symplectic-euler", batches, "done")]
     verdicts, found, rows = decide("hunter", [run])
     assert verdicts["mixed"]["calls"] == 3 and verdicts["mixed"]["ran"] == 2  # 8/20 runs, but outside the claim
     assert verdicts["mixed"]["verdict"]["tested"] == 1

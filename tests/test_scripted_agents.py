@@ -129,26 +129,26 @@ def test_projectile_careful_agent_brackets_the_scan_best_angle():
 
 
 def test_hunter_coarse_first_finds_a_counterexample_to_the_false_claim_within_budget():
-    transcript = run_agent("hunter", "false")
+    transcript = run_agent("hunter", "symplectic-euler")
     assert transcript.finished
     results = results_of(transcript)
     assert results and all(r.ok for r in results)
     assert not any(BUDGET_SPENT in r.content.get("error", "") for r in results)
     assert len(results) <= hunter_lab.BUDGET
-    verdict = hunter_judge.hunt_verdict(transcript, hunter_lab.CLAIMS["false"])
+    verdict = hunter_judge.hunt_verdict(transcript, hunter_lab.CLAIMS["symplectic-euler"])
     assert verdict["outcome"] == "counterexample"
     assert 1 <= verdict["tested"] <= 8
-    assert verdict["witness"]["value"]["value"] > hunter_lab.CLAIMS["false"].limit
+    assert verdict["witness"]["value"]["value"] > hunter_lab.CLAIMS["symplectic-euler"].limit
     assert verdict["evidence"].startswith("numerically verified")
     assert transcript.steps[-1].message.text.startswith("Counterexample: symplectic Euler")
 
 
 def test_hunter_coarse_first_reaches_the_worst_case_of_the_open_claim():
-    transcript = run_agent("hunter", "open")
+    transcript = run_agent("hunter", "velocity-verlet")
     results = results_of(transcript)
     assert transcript.finished and all(r.ok for r in results)
     assert not any(BUDGET_SPENT in r.content.get("error", "") for r in results)
-    claim = hunter_lab.CLAIMS["open"]
+    claim = hunter_lab.CLAIMS["velocity-verlet"]
     verdict = hunter_judge.hunt_verdict(transcript, claim)
     worst = hunter_scans.worst_case(claim)
     assert verdict["outcome"] == "inconclusive" and verdict["evidence"] is None
@@ -181,7 +181,7 @@ def test_projectile_agent_does_not_replay_the_reference_calls():
     assert calls_of(run_agent("projectile", "default")) != reference_calls("projectile", "reference")
 
 
-@pytest.mark.parametrize("claim", ["false", "open"])
+@pytest.mark.parametrize("claim", ["symplectic-euler", "velocity-verlet"])
 def test_hunter_agent_does_not_replay_the_reference_calls(claim):
     mine = calls_of(run_agent("hunter", claim))
     assert mine != reference_calls("hunter", claim)
@@ -233,10 +233,10 @@ def test_projectile_seeds_start_elsewhere_and_both_conclude_from_what_they_read(
 
 
 def test_hunter_agent_reads_its_results():
-    """Shown drifts ten times smaller, the hunt of the false claim no longer stops at its first
-    batch; shown ten times larger, the hunt of the open claim stops at once."""
+    """Shown drifts ten times smaller, the hunt of the symplectic Euler claim no longer stops at its first
+    batch; shown ten times larger, the hunt of the velocity Verlet claim stops at once."""
     key = hunter_lab.RESULT_KEY
-    real = run_agent("hunter", "false")
+    real = run_agent("hunter", "symplectic-euler")
     assert len(real.steps) == 2  # one batch, then the counterexample
 
     def shown(variant_name, factor):
@@ -244,14 +244,14 @@ def test_hunter_agent_reads_its_results():
         change = with_content(lambda c: {**c, key: factor * c[key]})
         return run_agent("hunter", variant_name, client=ResultsChanged(program, "changed", change))
 
-    smaller = shown("false", 0.1)
+    smaller = shown("symplectic-euler", 0.1)
     assert len(results_of(smaller)) == hunter_lab.BUDGET
     assert smaller.steps[-1].message.text.startswith("No counterexample in 8 experiments")
     # the transcript keeps the real results: the judge still finds the counterexample in them
-    assert hunter_judge.hunt_verdict(smaller, hunter_lab.CLAIMS["false"])["outcome"] == "counterexample"
-    larger = shown("open", 10)
+    assert hunter_judge.hunt_verdict(smaller, hunter_lab.CLAIMS["symplectic-euler"])["outcome"] == "counterexample"
+    larger = shown("velocity-verlet", 10)
     assert len(larger.steps) == 2 and larger.steps[-1].message.text.startswith("Counterexample: velocity Verlet")
-    assert hunter_judge.hunt_verdict(larger, hunter_lab.CLAIMS["open"])["outcome"] == "inconclusive"
+    assert hunter_judge.hunt_verdict(larger, hunter_lab.CLAIMS["velocity-verlet"])["outcome"] == "inconclusive"
 
 
 def test_reviewer_verdict_text_comes_from_the_results():
@@ -287,8 +287,8 @@ def test_projectile_wrong_neighbour_brackets_the_wrong_side():
 
 def test_hunter_safe_region_finds_no_counterexample_to_the_false_claim():
     assert hunter_agent.strategy(1) == "safe-region"
-    transcript = run_agent("hunter", "false", 1)
-    verdict = hunter_judge.hunt_verdict(transcript, hunter_lab.CLAIMS["false"])
+    transcript = run_agent("hunter", "symplectic-euler", 1)
+    verdict = hunter_judge.hunt_verdict(transcript, hunter_lab.CLAIMS["symplectic-euler"])
     assert verdict["outcome"] == "inconclusive" and verdict["witness"] is None
     assert verdict["tested"] == hunter_lab.BUDGET
     assert min(a["steps_per_period"] for _, a in calls_of(transcript)) >= 100
@@ -348,7 +348,7 @@ def test_generate_writes_runs_with_distinct_seeds_and_mixed_strategies(tmp_path)
     assert sorted(r.provenance["seed"] for r in runs) == list(range(6))
     models = {r.provenance["model"] for r in runs}
     assert {re.search(r"baseline, ([\w-]+)", m).group(1) for m in models} == set(hunter_agent.STRATEGIES)
-    assert {r.variant for r in runs} == {"false", "open"}
+    assert {r.variant for r in runs} == {"symplectic-euler", "velocity-verlet"}
     assert all(r.label == "Scripted baseline (a program, not a language model)" for r in runs)
     for run in runs:  # each file holds what its program made with its seed
         assert calls_of(run.transcript) == calls_of(run_agent("hunter", run.variant, run.provenance["seed"]))

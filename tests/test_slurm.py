@@ -31,7 +31,7 @@ from helpers.workflow import copy_project as copy_workflow
 from helpers.workflow import forge
 SCRIPT = ROOT / "cluster" / "slurm-local.sh"
 PROFILES = ROOT / "workflow" / "profiles"
-LESSON = "hunter"  # the lesson with a recording to forge (recordings/hunter/false.json)
+LESSON = "hunter"  # the lesson with a recording to forge (recordings/hunter/symplectic-euler.json)
 CLUSTER_PYTHON = ROOT / ".venv-cluster" / "bin" / "python"
 RUN_TIMEOUT = 240  # seconds per Snakemake run, then SIGINT (Snakemake ignores SIGTERM while it waits)
 SUBMITTED_SLURM = re.compile(r"submitted with SLURM jobid (\d+)")
@@ -169,7 +169,7 @@ def builds(cluster, tmp_path_factory):
     for name in ("local", "local-forged", "slurm", "slurm-forged", "generic", "generic-forged"):
         copy = copy_project(tmp_path_factory.mktemp(name) / "project")
         if name.endswith("forged"):
-            forge(copy / "recordings" / LESSON / "false.json")
+            forge(copy / "recordings" / LESSON / "symplectic-euler.json")
         if name.startswith("generic"):
             fill_generic_profile(copy)
         profile = {"local": ("--cores", "2"), "slurm": ("--workflow-profile", "workflow/profiles/slurm-local")}
@@ -238,7 +238,7 @@ def test_failing_job_fails_the_run_with_the_local_message(local_forged, builds, 
     assert len(jobids) == 1, jobids
     assert slurm_job(jobids[0])[0] == "FAILED"
     assert_fails_like_local(result, local_forged, log_of(copy, jobids[0]).read_text(encoding="utf-8"))
-    assert not list((copy / "results" / LESSON / "transcripts").glob("*/false.json"))
+    assert not list((copy / "results" / LESSON / "transcripts").glob("*/symplectic-euler.json"))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -73,9 +73,21 @@ def test_the_example_texts_of_the_spec():
     assert refusal(steps_per_period, 32.5) == "steps_per_period must be an integer, got 32.5"
 
 
-@pytest.mark.parametrize("value, shown", [(3.0, "3.0"), (32.5, "32.5"), (1e300, "1e+300"), (-0.0, "-0.0")])
-def test_an_integer_parameter_refuses_every_float(value, shown):
+@pytest.mark.parametrize("value, shown", [(32.5, "32.5"), (4.000001, "4.000001"), (1e-300, "1e-300"), (-0.5, "-0.5")])
+def test_an_integer_parameter_refuses_a_float_that_is_not_an_integer(value, shown):
     assert refusal(STEPS, value) == f"steps must be an integer, got {shown}"
+
+
+@pytest.mark.parametrize("value", [16.0, 4.0, 200.0, 32.0])
+def test_an_integer_valued_float_is_taken_as_the_int(value):
+    """JSON Schema counts 16.0 as an integer, and JSON clients send it: the tool receives the int 16."""
+    accepted = STEPS.validate(value)
+    assert accepted == value and type(accepted) is int
+
+
+@pytest.mark.parametrize("value, shown", [(3.0, "3"), (201.0, "201"), (1e300, "1e+300"), (-0.0, "-0"), (-1e300, "-1e+300")])
+def test_an_integer_valued_float_out_of_bounds_is_shown_as_sent(value, shown):
+    assert refusal(STEPS, value) == f"steps must be between 4 and 200, got {shown}"
 
 
 def test_the_integer_check_comes_before_the_finite_check():
@@ -376,7 +388,7 @@ def test_refused_calls_cost_nothing():
         call(arguments={**VALID, "extra": 1}),
         call(arguments={"speed": 25}),
         call(arguments="speed=25"),
-        call(arguments={**VALID, "steps": 32.0}),
+        call(arguments={**VALID, "steps": 32.5}),
         call(arguments={**VALID, "method": "velocity verlet"}),
     ]
     for c in hostile:
@@ -458,7 +470,7 @@ HOSTILE_NAMES = [
 BAD_VALUES = {
     "speed": [51, 0, 50.0000001, 0.9999999, 10**400, -(10**400), math.inf, -math.inf, math.nan, "25", "25.0",
               True, False, None, [25], {"v": 25}, 1e999],
-    "steps": [3, 201, 10**400, -(10**400), 32.0, 32.5, "32", True, None, [32], math.nan, math.inf],
+    "steps": [3, 201, 10**400, -(10**400), 3.0, 201.0, 32.5, "32", True, None, [32], math.nan, math.inf],
     "method": ["os.system", "velocity verlet", "VELOCITY VERLET", " velocity Verlet", None, ["velocity Verlet"], 1,
                True],
 }
@@ -599,9 +611,14 @@ def number_within(value, low, high, integer):
     """An independent statement of the rules: the value the tool may receive."""
     if type(value) is int:
         return low <= value <= high
-    if type(value) is float and not integer:
+    if type(value) is float and (not integer or value.is_integer()):
         return math.isfinite(value) and low <= value <= high
     return False
+
+
+def as_received(value, integer):
+    """What the tool receives for a valid value: an integer parameter always gets an int."""
+    return int(value) if integer else value
 
 
 def should_run(name, arguments):
@@ -632,8 +649,9 @@ def test_dispatch_never_raises_and_runs_only_valid_calls(name, arguments):
         assert len(counter.calls) == 1
         received = counter.calls[0]
         for key in ("speed", "steps", "method"):
-            assert received[key] == arguments[key]
-            assert type(received[key]) is type(arguments[key])  # ints stay ints, floats stay floats
+            expected = as_received(arguments[key], integer=key == "steps")
+            assert received[key] == expected
+            assert type(received[key]) is type(expected)  # ints stay ints, floats stay floats (16.0 is 16)
         assert type(result.content["steps"]) is int
         assert allowlist.used == 1
     else:
@@ -655,7 +673,10 @@ def test_parameter_validation_is_total_and_exact(value):
             assert str(refusal_).startswith(parameter.name + " must be ")
         else:
             assert valid
-            assert accepted is value
+            if parameter.integer:
+                assert accepted == value and type(accepted) is int
+            else:
+                assert accepted is value
 
 
 @PROPERTY_SETTINGS
@@ -738,7 +759,7 @@ def test_hunter_refusal_texts():
     assert hunter_error({**HUNTER_VALID, "steps_per_period": 0}) == "steps_per_period must be between 4 and 200, got 0"
     assert hunter_error({**HUNTER_VALID, "periods": 1000000}) == "periods must be between 1 and 50, got 1000000"
     assert hunter_error({**HUNTER_VALID, "steps_per_period": 32.5}) == "steps_per_period must be an integer, got 32.5"
-    assert hunter_error({**HUNTER_VALID, "steps_per_period": 32.0}) == "steps_per_period must be an integer, got 32.0"
+    assert hunter_error({**HUNTER_VALID, "steps_per_period": 3.0}) == "steps_per_period must be between 4 and 200, got 3"
 
 
 def test_hunter_budget_is_eight_and_fresh():

@@ -63,7 +63,7 @@ def test_full_build_writes_every_result(built):
         assert list((folder / "tables").glob("*.csv")), lesson
     assert (built / "results" / "index.md").is_file() and (built / "results" / "index.html").is_file()
     # every rule keeps a log and a benchmark
-    batch = Path(batch_of(built, "hunter", "open")).name
+    batch = Path(batch_of(built, "hunter", "velocity-verlet")).name
     assert (built / "logs" / "hunter" / "replay" / f"{batch}.log").is_file()
     assert (built / "benchmarks" / "hunter" / "replay" / f"{batch}.tsv").is_file()
     assert (built / "results" / "hunter" / "scorecard.csv").is_file()
@@ -94,7 +94,8 @@ def test_projectile_code_reruns_projectile_only(built):
 
 
 def test_one_recording_reruns_its_replay_and_what_follows_and_no_scan(built):
-    recording = built / "recordings" / "hunter" / "open.json"
+    # review's three runs lie in three batches (the two hunter runs share one)
+    recording = built / "recordings" / "review" / "evidence.json"
 
     def change_a_message(text):
         data = json.loads(text)
@@ -103,11 +104,12 @@ def test_one_recording_reruns_its_replay_and_what_follows_and_no_scan(built):
 
     with edited(recording, change_a_message):
         jobs, outputs = pending(built)
-    assert batch_of(built, "hunter", "open") in outputs
-    assert batch_of(built, "hunter", "false") not in outputs
+    assert batch_of(built, "review", "evidence") in outputs
+    assert len({batch_of(built, "review", run) for run in ("evidence", "numerics", "physics")}) == 3
+    assert batch_of(built, "review", "numerics") not in outputs and batch_of(built, "review", "physics") not in outputs
     assert {rule for rule, _ in jobs}.isdisjoint({"scan"}), outputs
-    assert {lesson for _, lesson in jobs} == {"hunter", None}, outputs
-    assert {("judge", "hunter"), ("render", "hunter"), ("index", None)} <= jobs
+    assert {lesson for _, lesson in jobs} == {"review", None}, outputs
+    assert {("judge", "review"), ("render", "review"), ("index", None)} <= jobs
 
 
 def test_plotting_code_reruns_figures_and_pages_only(built):
@@ -162,7 +164,7 @@ def test_code_inputs_are_precise_per_lesson_and_stage(built):
         )
         for page_file in ("src/replaylab/html_page.py", "src/replaylab/templates/page.css"):
             assert (page_file in files) == bool(writes_pages), (output, page_file)
-    hunt = inputs[batch_of(built, "hunter", "open")]
+    hunt = inputs[batch_of(built, "hunter", "velocity-verlet")]
     assert "src/replaylab/physics/drift.py" in hunt
     assert "src/replaylab/physics/projectile.py" not in hunt
     judge = inputs["results/projectile/verdicts.json"]
@@ -204,12 +206,12 @@ def test_dry_run_needs_no_api_key(built):
         ("broken", lambda d: d["steps"][0]["results"].pop(), "$.steps[0].results: "),
         ("broken", lambda d: d.update(api_key="sk-not-a-key"), "$: unknown field 'api_key'"),
         ("broken", lambda d: d.update(lesson="projectile"), "$.lesson: "),
-        ("other", lambda d: None, "$.run: 'open' differs from the file name 'other'"),
+        ("other", lambda d: None, "$.run: 'velocity-verlet' differs from the file name 'other'"),
     ],
     ids=["results-for-calls", "unknown-field", "wrong-folder", "run-not-file-name"],
 )
 def test_malformed_recording_fails_the_dry_run_on_one_line(built, name, change, where):
-    data = json.loads((built / "recordings" / "hunter" / "open.json").read_text(encoding="utf-8"))
+    data = json.loads((built / "recordings" / "hunter" / "velocity-verlet.json").read_text(encoding="utf-8"))
     if name != "other":
         data["run"] = name
     change(data)
@@ -294,7 +296,7 @@ MARKER = '\nimport sys as _sys\n\nprint(f"replaylab imported from {__file__}", f
 @pytest.fixture(scope="module")
 def forged(tmp_path_factory):
     copy = copy_project(tmp_path_factory.mktemp("forged") / "project")
-    key = forge(copy / "recordings" / "hunter" / "false.json")
+    key = forge(copy / "recordings" / "hunter" / "symplectic-euler.json")
     # every process that imports replaylab says from where: it must be this copy's src/
     init = copy / "src" / "replaylab" / "__init__.py"
     init.write_text(init.read_text(encoding="utf-8") + MARKER, encoding="utf-8")
@@ -307,9 +309,9 @@ def test_replay_mismatch_fails_only_that_replay(forged):
     assert result.returncode != 0
     assert "Traceback" not in result.stderr
     assert re.findall(r"Error in rule (\w+):", result.stderr) == ["replay"]
-    message = next(line for line in result.stderr.splitlines() if line.startswith("recordings/hunter/false.json: message 1, call 1, tool "))
+    message = next(line for line in result.stderr.splitlines() if line.startswith("recordings/hunter/symplectic-euler.json: message 1, call 1, tool "))
     assert f"{key} was " in message and "when recorded and is" in message
-    assert message.endswith("--from recordings/hunter/false.json --out recordings/hunter/false.json"), message
+    assert message.endswith("--from recordings/hunter/symplectic-euler.json --out recordings/hunter/symplectic-euler.json"), message
     assert "record the run again with: replaylab record hunter" in message
     logs = [p.read_text(encoding="utf-8") for p in (copy / "logs" / "hunter" / "replay").glob("*.log")]
     assert any(message in log for log in logs)
@@ -326,9 +328,10 @@ def test_jobs_run_in_snakemakes_process_with_the_copys_own_library(forged):
 
 def test_replay_mismatch_leaves_no_transcript_and_keeps_going(forged):
     copy, _, _ = forged
-    assert not list((copy / "results" / "hunter" / "transcripts").glob("*/false.json"))
+    assert not list((copy / "results" / "hunter" / "transcripts").glob("*/symplectic-euler.json"))
     assert not list((copy / "results" / "hunter" / "transcripts").glob(".*"))  # no partial batch either
-    assert list((copy / "results" / "hunter" / "transcripts").glob("*/open.json"))
+    # velocity-verlet shares the failed batch (batches go by a hash of the name): nothing of it is kept
+    assert not list((copy / "results" / "hunter" / "transcripts").glob("*/velocity-verlet.json"))
     assert (copy / "results" / "hunter" / "scans.json").is_file()
     for lesson in ("projectile", "review"):
         assert (copy / "results" / lesson / "index.md").is_file(), lesson

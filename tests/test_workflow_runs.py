@@ -49,14 +49,14 @@ def test_changing_one_run_reruns_its_batch_only(many):
 
 
 def test_a_run_name_used_twice_stops_the_dry_run(many):
-    twin = many / "generated" / "hunter" / "open.json"
-    twin.write_text((many / "recordings" / "hunter" / "open.json").read_text())
+    twin = many / "generated" / "hunter" / "velocity-verlet.json"
+    twin.write_text((many / "recordings" / "hunter" / "velocity-verlet.json").read_text())
     try:
         result = snakemake(many, "-n", check=False)
     finally:
         twin.unlink()
     assert result.returncode != 0
-    assert first_error_line(result) == "generated/hunter/open.json: $.run: 'open' is also the run recordings/hunter/open.json; run names must be unique within a lesson"
+    assert first_error_line(result) == "generated/hunter/velocity-verlet.json: $.run: 'velocity-verlet' is also the run recordings/hunter/velocity-verlet.json; run names must be unique within a lesson"
 
 
 def test_record_target_with_the_scripted_provider_needs_no_key(tmp_path):
@@ -64,13 +64,13 @@ def test_record_target_with_the_scripted_provider_needs_no_key(tmp_path):
     result = snakemake(copy, "--cores", "1", "record", "--config", "provider=scripted", "record_lesson=hunter")
     assert "record_run" in result.stdout + result.stderr
     live = copy / "results" / "live" / "hunter"
-    assert sorted(p.name for p in live.glob("*.json")) == ["new-false.json", "new-open.json"]
+    assert sorted(p.name for p in live.glob("*.json")) == ["new-symplectic-euler.json", "new-velocity-verlet.json"]
     page = (live / "new" / "index.md").read_text()
     assert "**Scripted baseline (a program, not a language model)**" in page
     assert "- Messages produced by: hunter baseline, coarse-first (a scripted program, not a language model)" in page
     assert "- How: Scripted baseline: replaylab's built-in program" in page
     assert (live / "new" / "figures" / "drift.png").is_file()
-    assert not (copy / "recordings" / "hunter" / "new-false.json").exists()
+    assert not (copy / "recordings" / "hunter" / "new-symplectic-euler.json").exists()
     # the default target never records
     jobs, _ = pending(copy, "--forceall")
     assert not {rule for rule, _ in jobs} & {"record", "record_run", "live_page"}

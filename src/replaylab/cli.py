@@ -11,6 +11,7 @@ from replaylab.agents import loop
 from replaylab.agents import recording as recording_io
 from replaylab.agents.clients import ProviderError, load_provider
 from replaylab.agents.clients.interactive import message_from_data
+from replaylab.agents.live import how_it_ended
 from replaylab.agents.messages import ToolCall
 from replaylab.agents.replay import DEFAULT_TOLERANCE, ReplayMismatch, replay
 from replaylab.display import print_step
@@ -81,19 +82,20 @@ def cmd_replay(args):
         return OK
     numbers = count_calls(transcript)
     calls, ran = numbers["calls"], numbers["ran"]
-    print(f"{run.lesson}/{run.run} ({run.label}; messages by: {run.provenance['model']})")
+    print(f"{run.lesson}/{run.run} ({run.label}; messages by: {run.model})")
     print(
         f"replayed {counted(calls, 'call', 'calls')} ({ran} ran, {calls - ran} refused): every result agrees "
         f"with the recording within {args.tolerance:g}"
     )
     for number, step in enumerate(transcript.steps, start=1):
         print_step(number, step)
-    print("finished" if transcript.finished else "stopped at the message limit (not finished)")
+    v = registry.lesson(run.lesson).variant(run.variant)
+    print(how_it_ended(run.provenance["kind"], transcript.finished, len(transcript.steps), v.max_steps))
     return OK
 
 
-def _live_path(lesson, run, out):
-    return Path(out) if out else Path("results") / "live" / lesson / f"{run}.json"
+def _live_path(lesson, run, out, folder="results/live"):
+    return Path(out) if out else Path(folder) / lesson / f"{run}.json"
 
 
 def _save_run(lesson, name, variant_name, group, provenance, transcript, out, as_json):
@@ -107,15 +109,103 @@ def _save_run(lesson, name, variant_name, group, provenance, transcript, out, as
     return OK
 
 
+ALREADY_THERE = "a recording is already there, and a recorded run is never overwritten: choose another --run"
+MODEL_NAME_MAX = 200
+DECLARED_HOW = " The model's name was declared with --model by whoever ran it; replaylab did not verify it."
+
+
+def check_declared_model(name):
+    """A model name given with --model: printable text of at most MODEL_NAME_MAX characters."""
+    if not name or not name.strip() or not name.isprintable() or len(name) > MODEL_NAME_MAX:
+        raise InvalidInput(
+            f"--model: {name[:60]!r} is not a model name: printable text of 1 to {MODEL_NAME_MAX} characters"
+        )
+    return name
+
+
+def live_target(args, default_run):
+    """(variant, run name, path) of a run recorded as it happens (session, mcp): the variant, run
+    name, group, model and path are all checked before the agent's first message, and a recording
+    already at the path is refused."""
+    lesson = registry.lesson(args.lesson)
+    v = lesson.variant(args.variant or next(iter(lesson.variants)))
+    name = args.run or (Path(args.out).stem if args.out else default_run)
+    recording_io.check_run_name(name, "--run")
+    if args.out and Path(args.out).name != f"{name}.json":
+        raise InvalidInput(f"--out {args.out}: the file name must be the run's name, {name}.json")
+    if not recording_io.RUN_NAME.fullmatch(args.group) or len(args.group) > recording_io.RUN_NAME_MAX:
+        raise InvalidInput(
+            f"--group: {args.group!r} is not a group name: letters, digits, '_', '.' and '-', starting with a "
+            f"letter or digit, at most {recording_io.RUN_NAME_MAX} characters"
+        )
+    if args.model is not None:
+        check_declared_model(args.model)
+    path = _live_path(args.lesson, name, args.out, getattr(args, "runs", None) or "results/live")
+    if os.path.lexists(path):
+        raise InvalidInput(f"{path}: {ALREADY_THERE}")
+    folder = next((p for p in path.parents if os.path.lexists(p)), None)
+    if folder is not None and not folder.is_dir():
+        raise InvalidInput(f"{path}: cannot write the recording: {folder} is not a folder")
+    return v, name, path
+
+
+def start_live_run(args, v, name, path, provenance):
+    """The recording, written once before the agent's first message: the path is claimed, or one line."""
+    from replaylab.agents.live import LiveRun
+
+    try:
+        return LiveRun(args.lesson, name, v, args.group, provenance, path)
+    except FileExistsError:
+        raise InvalidInput(f"{path}: {ALREADY_THERE}") from None
+    except OSError as error:
+        raise InvalidInput(f"{path}: cannot write the recording: {error.strerror or error}") from None
+
+
 def cmd_session(args):
-    v = registry.lesson(args.lesson).variant(args.variant)
-    client = load_provider("interactive").make_client()
-    transcript = loop.run(client, v.system, v.task, v.allowlist(), v.max_steps)
+    from replaylab.agents.clients.interactive import MODEL
+    from replaylab.session import INTERRUPTED, run_session
+
+    v, name, path = live_target(args, "session")
     how = "A person or a program typed each message as a JSON line into `replaylab session`; the harness computed every result."
-    provenance = recording_io.provenance("interactive", client.model, how)
-    path = _live_path(args.lesson, args.run, args.out)
-    recording_io.save(recording_io.Recording(args.lesson, args.run, args.variant, args.group, provenance, transcript, str(path)), path)
-    print(f"wrote {path}", file=sys.stderr)
+    if args.model:
+        provenance = recording_io.provenance("interactive", args.model, how + DECLARED_HOW, model_declared=True)
+    else:
+        provenance = recording_io.provenance("interactive", MODEL, how)
+    live = start_live_run(args, v, name, path, provenance)
+    try:
+        run_session(live)
+    except KeyboardInterrupt:
+        print(f"replaylab: {INTERRUPTED}; {path} holds its {len(live.steps)} message(s)", file=sys.stderr)
+        return UNEXPECTED
+    print(f"wrote {path} ({len(live.steps)} message(s); {live.ended})", file=sys.stderr)
+    return OK
+
+
+def cmd_mcp(args):
+    from replaylab import mcp_server
+
+    if args.runs and args.out:
+        raise InvalidInput("--runs and --out: give one of them (--out names the file, --runs the folder of runs)")
+    folder = Path(args.out).parent if args.out else Path(args.runs or "results/live") / args.lesson
+    v, name, path = live_target(args, mcp_server.default_run_name(folder))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InvalidInput(f"{path}: cannot write the recording: {error.strerror or error}") from None
+    if not os.access(path.parent, os.W_OK):
+        raise InvalidInput(f"{path}: cannot write the recording: {path.parent} is not writable")
+    if args.model:
+        provenance = recording_io.provenance("mcp", args.model, mcp_server.HOW + DECLARED_HOW, model_declared=True)
+    else:
+        provenance = recording_io.provenance("mcp", mcp_server.UNDECLARED, mcp_server.HOW)
+    live = mcp_server.start(args.lesson, name, v, args.group, provenance, path)
+    # stdout carries the protocol: everything for a person goes to stderr
+    print(f"replaylab mcp: serving {args.lesson} / {v.name} over stdio; the calls will be recorded in {path}", file=sys.stderr)
+    mcp_server.run(live)
+    if live.written:
+        print(f"replaylab mcp: wrote {path} ({len(live.steps)} message(s); {live.ended})", file=sys.stderr)
+    else:
+        print("replaylab mcp: no call was recorded; nothing was written", file=sys.stderr)
     return OK
 
 
@@ -271,13 +361,28 @@ def cmd_build(args):
     return OK
 
 
+class SessionHelp(argparse.Action):
+    """`session --help`: the help with its worked example, made (from the registry's first lesson)
+    only when it is asked for, not at every start of the command."""
+
+    def __init__(self, option_strings, dest, **options):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="show this help message and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from replaylab.session import help_text
+
+        parser.epilog = help_text()
+        parser.print_help()
+        parser.exit()
+
+
 def parser():
     main = argparse.ArgumentParser(prog="replaylab", description=__doc__)
     main.add_argument("--version", action="version", version=f"replaylab {__version__}")
     verbs = main.add_subparsers(dest="verb", required=True, metavar="VERB")
 
-    def verb(name, function, help_text):
-        sub = verbs.add_parser(name, help=help_text, description=help_text)
+    def verb(name, function, help_text, **options):
+        sub = verbs.add_parser(name, help=help_text, description=help_text, **options)
         sub.add_argument("--json", action="store_true", help="machine-readable output")
         sub.set_defaults(function=function)
         return sub
@@ -291,12 +396,25 @@ def parser():
     sub = verb("replay", cmd_replay, "replay one recording and print the run with recomputed results")
     sub.add_argument("recording", metavar="RECORDING")
     sub.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE, help="relative and absolute (default 1e-6)")
-    sub = verb("session", cmd_session, "record a run typed as JSON lines on stdin (results/live/LESSON/RUN.json)")
+    sub = verb("session", cmd_session, "record a run typed as JSON lines on stdin (results/live/LESSON/RUN.json)", add_help=False)
+    sub.formatter_class = argparse.RawDescriptionHelpFormatter
+    sub.add_argument("-h", "--help", action=SessionHelp)
     sub.add_argument("lesson", metavar="LESSON")
-    sub.add_argument("--variant", default="default")
-    sub.add_argument("--run", default="session")
+    sub.add_argument("--variant", help="the lesson's variant (default: its first); see `replaylab tools LESSON`")
+    sub.add_argument("--run", help="the run's name (default: session)")
     sub.add_argument("--group", default="live")
+    sub.add_argument("--model", help="the model that types the messages, as you declare it (recorded as declared, not verified)")
     sub.add_argument("--out", help="where to write (default results/live/LESSON/RUN.json)")
+    sub = verb("mcp", cmd_mcp, "serve one lesson's variant to an MCP client over stdio, recorded as a run (results/live/LESSON/RUN.json)")
+    sub.add_argument("lesson", metavar="LESSON")
+    sub.add_argument("--variant", help="the lesson's variant (default: its first); see `replaylab tools LESSON`")
+    sub.add_argument("--run", help="the run's name (default: mcp-DATE-TIME, new at each start)")
+    sub.add_argument("--group", default="live")
+    sub.add_argument("--model", help="the model behind the client, as you declare it (recorded as declared, not verified)")
+    sub.add_argument("--runs", metavar="FOLDER",
+                     help="the folder of new runs: the run is FOLDER/LESSON/RUN.json (default results/live, from the "
+                     "folder the client starts the server in; give an absolute path in a client's configuration)")
+    sub.add_argument("--out", help="where to write (default FOLDER/LESSON/RUN.json)")
     sub = verb("record", cmd_record, "record a new run (authored: the messages of --from FILE; scripted: a built-in program)")
     sub.add_argument("lesson", metavar="LESSON")
     sub.add_argument("--provider", default="scripted", help="scripted (default, no key), openai, or authored")

@@ -4,7 +4,10 @@ import sys
 
 
 def number_text(value):
-    return f"{value:.6g}" if isinstance(value, float) else repr(value)
+    """A result's value: a float with 6 significant digits, a name (the check that ran) as it is."""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return value if isinstance(value, str) else repr(value)
 
 
 def call_line(call):

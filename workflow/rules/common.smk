@@ -168,13 +168,15 @@ def variants_of(lesson):
 
 
 def record_variant(wildcards):
-    """The variant of a new run's file <run>-<variant>.json."""
-    variant = wildcards.name.rsplit("-", 1)[-1]
-    if variant not in variants_of(wildcards.lesson):
+    """The variant of a new run's file <run>-<variant>.json (a variant name may hold '-' itself)."""
+    ends = [
+        v for v in variants_of(wildcards.lesson) if wildcards.name.endswith(f"-{v}")
+    ]
+    if not ends:
         stop(
             f"results/live/{wildcards.lesson}/{wildcards.name}.json: the name must end in -<variant>, one of {', '.join(variants_of(wildcards.lesson))}"
         )
-    return variant
+    return max(ends, key=len)
 
 
 def live_recordings(wildcards):

@@ -9,13 +9,18 @@ TOO_MANY_CALLS = f"at most {MAX_CALLS_PER_MESSAGE} tool calls per message"
 
 
 def run(client, system, task, allowlist, max_steps, on_step=None):
-    """Run until the model asks for no tool (finished) or `max_steps` messages (not finished).
+    """Run until the model asks for no tool (finished), `max_steps` messages, or the end of the
+    client's input (both not finished).
 
+    A client's `complete` returns None when its input ended before the agent ended the run (a
+    session's stdin closed, a driver that crashed): that is no message, and no step is added.
     `on_step(step)` lets a caller show each message and its results as they happen.
     """
     steps = []
     for _ in range(max_steps):
         message = client.complete(system, conversation_for(task, steps), allowlist.specs())
+        if message is None:
+            break
         message = clean_message(message, client.secrets)
         results = tuple(
             allowlist.dispatch(call) if i < MAX_CALLS_PER_MESSAGE else refused(call, TOO_MANY_CALLS)

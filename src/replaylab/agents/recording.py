@@ -20,10 +20,11 @@ from replaylab.agents.messages import ModelMessage, Step, ToolCall, ToolResult, 
 from replaylab.agents.secrets import clean, clean_text
 
 FORMAT = "replaylab-recording/1"
-KINDS = ("provider-api", "interactive", "scripted", "authored")
+KINDS = ("provider-api", "interactive", "mcp", "scripted", "authored")
 LABELS = {
     "provider-api": "Recorded run",
     "interactive": "Recorded run",
+    "mcp": "Recorded run",
     "scripted": "Scripted baseline (a program, not a language model)",
     "authored": "Authored example, not a recorded model run",
 }
@@ -64,6 +65,19 @@ class Recording:
     @property
     def label(self):
         return LABELS[self.provenance["kind"]]
+
+    @property
+    def model(self):
+        return model_shown(self.provenance)
+
+
+DECLARED = " (declared, not verified)"
+
+
+def model_shown(provenance):
+    """Who produced the messages, as pages and scorecards show it: a model named by whoever ran a
+    session (`--model`) is marked as declared, so it is never grouped with one a provider reported."""
+    return provenance.get("model", "") + (DECLARED if provenance.get("model_declared") else "")
 
 
 def schema():
@@ -251,11 +265,12 @@ def dumps(recording, secrets=()):
     return clean_text(text, secrets)
 
 
-def save(recording, path, secrets=()):
-    """Write atomically: a temporary file in the same folder, synced, then renamed over the target."""
+def save(recording, path, secrets=(), new=False):
+    """Write atomically: a temporary file in the same folder, synced, then renamed over the target.
+    `new=True` never replaces a file: `FileExistsError` if one is there."""
     text = dumps(recording, secrets)
     parse(text, str(path))  # never write a file that would not load
-    write_atomic(path, text)
+    write_atomic(path, text, new)
 
 
 def _file_mode(path):
@@ -268,7 +283,7 @@ def _file_mode(path):
         return 0o666 & ~umask
 
 
-def write_atomic(path, text):
+def write_atomic(path, text, new=False):
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -278,7 +293,11 @@ def write_atomic(path, text):
             stream.write(text)
             stream.flush()
             os.fsync(stream.fileno())
-        os.replace(temporary, path)
+        if new:
+            os.link(temporary, path)  # fails if a file is there, whoever put it there meanwhile
+            os.unlink(temporary)
+        else:
+            os.replace(temporary, path)
     except BaseException:
         if os.path.exists(temporary):
             os.unlink(temporary)

@@ -12,6 +12,7 @@ from replaylab.agents.messages import stored
 from replaylab.agents.clients.recorded import OutOfMessages, RecordedMessagesClient
 
 DEFAULT_TOLERANCE = 1e-6
+INPUT_CAN_END = ("interactive", "mcp")  # the kinds of run whose agent may stop sending before it ends the run
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,8 @@ def rerecord_command(recording):
         )
     if kind == "interactive":
         return f"replaylab session {lesson} --variant {recording.variant} --run {run}"
+    if kind == "mcp":
+        return f"replaylab mcp {lesson} --variant {recording.variant} --run {run}"
     return (
         f"replaylab record {lesson} --variant {recording.variant} --provider openai "
         f"--model {recording.provenance['model']} --run {run}"
@@ -72,13 +75,19 @@ def replay(recording, variant, tolerance=DEFAULT_TOLERANCE, **settings):
         fail("the system prompt has changed since the run was recorded")
     if recorded.task != variant.task:
         fail("the task has changed since the run was recorded")
-    client = RecordedMessagesClient([s.message for s in recorded.steps], recorded.model)
+    # A session (stdin or MCP) recorded as not finished before its message limit ended where the
+    # agent's input ended: the replay's input ends there too. Other runs never end that way.
+    input_ended = not recorded.finished and recording.provenance["kind"] in INPUT_CAN_END
+    client = RecordedMessagesClient([s.message for s in recorded.steps], recorded.model, input_ended)
     try:
         now = loop.run(client, variant.system, variant.task, variant.allowlist(**settings), variant.max_steps)
     except OutOfMessages as error:
         fail(f"the recording ends before the run does ({error})")
     if len(now.steps) != len(recorded.steps):
         fail(f"the run had {len(recorded.steps)} messages when recorded and has {len(now.steps)} now")
+    if now.finished != recorded.finished:
+        was, is_now = ("finished", "not finished") if recorded.finished else ("not finished", "finished")
+        fail(f"the run was {was} when recorded and is {is_now} now")
     for number, (old, new) in enumerate(zip(recorded.steps, now.steps), start=1):
         for call, (old_result, new_result) in enumerate(zip(old.results, new.results), start=1):
             difference = compare_result(old_result, new_result, tolerance, number, call)

@@ -46,7 +46,8 @@ def _digit_count(value):
 
 @dataclass(frozen=True)
 class Parameter:
-    """A bounded number; `integer=True` refuses floats, even 3.0."""
+    """A bounded number. `integer=True` takes an integer-valued float (16.0, which JSON Schema counts
+    as an integer and JSON clients send) as the int 16, and refuses any other float (32.5)."""
 
     name: str
     description: str
@@ -58,7 +59,7 @@ class Parameter:
         name = self.name
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise Refused(f"{name} must be a number, got {type(value).__name__}")
-        if self.integer and isinstance(value, float):
+        if self.integer and isinstance(value, float) and not value.is_integer():  # nan and inf too
             raise Refused(f"{name} must be an integer, got {value!r}")
         if isinstance(value, float) and not math.isfinite(value):
             raise Refused(f"{name} must be finite, got {value!r}")
@@ -66,7 +67,7 @@ class Parameter:
             raise Refused(
                 f"{name} must be between {self.low:g} and {self.high:g}, got {_shown_number(value)}"
             )
-        return value
+        return int(value) if self.integer else value
 
     def spec(self):
         return {

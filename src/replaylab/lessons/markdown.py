@@ -15,6 +15,8 @@ import json
 import math
 import re
 
+from replaylab.agents.live import how_it_ended
+from replaylab.agents.recording import model_shown
 from replaylab.lessons import counted
 
 NOT_VERIFIED = "not verified: the build does not run this"
@@ -201,10 +203,11 @@ def call_text(name, arguments):
 
 
 def result_text(result):
-    """A result as recomputed by the build, its numbers with %.6g; None for a refusal."""
+    """A result as recomputed by the build, its numbers with %.6g (a name, such as the check that
+    ran, as it is); None for a refusal."""
     if not result["ok"]:
         return None
-    return ", ".join(f"{k} = {number(v)}" for k, v in result["content"].items())
+    return ", ".join(f"{k} = {v if isinstance(v, str) else number(v)}" for k, v in result["content"].items())
 
 
 def refusal(result):
@@ -337,11 +340,15 @@ def provenance_lines(run):
     p = run["provenance"]
     lines = [
         f"- **{text(run['label'])}**",
-        f"- Messages produced by: {text(p['model'])}",
+        f"- Messages produced by: {text(model_shown(p))}",
         f"- How: {text(p['how'])}",
         f"- Recorded {text(p['recorded'])} with replaylab {text(p['replaylab'])}"
         + (f"; seed {text(p['seed'])}" if "seed" in p else ""),
     ]
+    client = p.get("client")  # a run recorded through MCP only
+    if client:
+        lines.append(f"- Through the MCP client {text(client['name'])} {text(client['version'])} "
+                     "(its name and version as it reported them)")
     usage = p.get("usage")
     if usage:
         lines.append("- Provider-reported usage: " + ", ".join(f"{text(k)} {text(v)}" for k, v in usage.items()))
@@ -356,7 +363,10 @@ def run_section(run_name, run, results):
     out += provenance_lines(run)
     out += [
         f"- Variant {code(run['variant'])}, group {name(run['group'])}; "
-        + ("finished (its last message asks for no tool)." if transcript["finished"] else "stopped at the message limit (not finished)."),
+        + how_it_ended(
+            run["provenance"]["kind"], transcript["finished"], len(transcript["steps"]),
+            results["allowlists"][run["variant"]]["max_steps"],
+        ) + ".",
         f"- Replayed by this build: every call went again through a fresh allowlist and the simulation; "
         f"each recomputed result agreed with the recording within {number(tolerance, '%g')} (relative and absolute). "
         "The results below are the recomputed ones.",

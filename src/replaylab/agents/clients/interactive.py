@@ -1,8 +1,13 @@
-"""Any program or person is the agent: one JSON message per line on stdin, results as JSON lines on stdout.
+"""Any program or person is the agent: one JSON message per line on stdin, JSON lines on stdout.
 
-A message is {"text": "...", "tool_calls": [{"id": "...", "name": "...", "arguments": {...}}]}.
-A message with no tool calls, or the end of input, ends the run. A line that is not such a message
-is answered with {"error": "..."} and the next line is read: the agent's input is data.
+The protocol (`replaylab session --help` shows it with an example):
+- first, one line that tells the agent everything it is given: the system text, the task, the
+  tools with their bounds, and the limits (messages, calls per message, budget);
+- for each message the agent sends, one line with its results, the budget and messages left;
+- the line of the message that ends the run (no tool calls, or the message limit) also carries
+  `end`, why the run ended; the end of input gets a line with `end` too, and nothing more is read;
+- a line that is not a message (not UTF-8, not JSON, nested too deep, a lone surrogate, unknown
+  fields) is answered with one `error` line, and the next line is read: the agent's input is data.
 """
 
 import json
@@ -11,14 +16,52 @@ import sys
 from replaylab.agents.messages import ModelMessage, ToolCall, stored
 
 MODEL = "interactive session (a person or a program on stdin)"
+MAX_LINE_BYTES = 1 << 20  # one message; a longer line is refused, and skipped to its end
+MAX_DEPTH = 24  # objects and lists inside one another in a message (a tool call needs about 5)
+
+
+def data_problem(data):
+    """A text naming the first place nested deeper than MAX_DEPTH, or a string that is not valid
+    Unicode (a lone surrogate, which JSON's \\ud800 escape can make), else None."""
+    pending = [(data, "$", 1)]
+    while pending:
+        value, path, depth = pending.pop()
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return f"{path}: a lone surrogate is not text"
+            continue
+        if not isinstance(value, (dict, list)):
+            continue
+        if depth > MAX_DEPTH:
+            return f"{path}: nested more than {MAX_DEPTH} levels deep"
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in items:
+            if isinstance(key, str):
+                pending.append((key, f"{path} (a key)", depth))
+            pending.append((item, f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}", depth + 1))
+    return None
 
 
 def parse_message(line):
-    """A `ModelMessage` from one line of JSON, or ValueError naming what is wrong."""
+    """A `ModelMessage` from one line (bytes or text), or ValueError naming what is wrong."""
+    if isinstance(line, bytes):
+        try:
+            line = line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ValueError(f"the line is not valid UTF-8 (byte {line[error.start]:#04x} at {error.start})") from None
     try:
         data = json.loads(line)
     except json.JSONDecodeError as error:
         raise ValueError(f"the line is not valid JSON: {error}") from None
+    except RecursionError:
+        raise ValueError(f"the line is nested more than {MAX_DEPTH} levels deep") from None
+    except ValueError as error:  # an integer of more than 4300 digits
+        raise ValueError(f"the line holds a number that cannot be read: {error}") from None
+    problem = data_problem(data)
+    if problem:
+        raise ValueError(problem)
     return message_from_data(data)
 
 
@@ -41,35 +84,52 @@ def message_from_data(data):
     )
 
 
+def results_data(results):
+    """Results as the agent reads them: a value that is not finite is null ("not measured")."""
+    return [{"call_id": r.call_id, "ok": r.ok, "content": {k: stored(v) for k, v in r.content.items()}} for r in results]
+
+
 class InteractiveClient:
+    """Reads one message per line (bytes) and writes JSON lines; `complete` returns None at the end
+    of input. The session (`replaylab session`) says the rest through `say`."""
+
     secrets = ()
 
     def __init__(self, stdin=None, stdout=None, model=MODEL):
         self.model = model
-        self._in = stdin if stdin is not None else sys.stdin
+        self._in = stdin if stdin is not None else sys.stdin.buffer
         self._out = stdout if stdout is not None else sys.stdout
+        self.line = 0
 
-    def _say(self, data):
-        self._out.write(json.dumps(data, allow_nan=False) + "\n")
+    def say(self, data):
+        self._out.write(json.dumps(data, ensure_ascii=False, allow_nan=False) + "\n")
         self._out.flush()
 
+    def _read_line(self):
+        """The next line, or None at the end of input; a line too long is refused and skipped."""
+        line = self._in.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return None
+        self.line += 1
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):
+                line = self._in.readline(MAX_LINE_BYTES)
+            self.say({"error": f"line {self.line}: longer than {MAX_LINE_BYTES} bytes", "line": self.line})
+            return b""
+        return line
+
     def complete(self, system, conversation, tools):
-        results = []
-        for item in reversed(conversation):
-            if item["role"] != "tool":
-                break
-            results.insert(0, item["result"])
-        if results:
-            self._say([{"call_id": r.call_id, "ok": r.ok, "content": {k: stored(v) for k, v in r.content.items()}} for r in results])
-        for line in self._in:
+        while True:
+            line = self._read_line()
+            if line is None:
+                return None
             if not line.strip():
                 continue
             try:
                 return parse_message(line)
             except ValueError as error:
-                self._say({"error": str(error)})
-        return ModelMessage("", ())
+                self.say({"error": f"line {self.line}: {error}", "line": self.line})
 
 
-def make_client(stdin=None, stdout=None):
-    return InteractiveClient(stdin, stdout)
+def make_client(stdin=None, stdout=None, model=MODEL):
+    return InteractiveClient(stdin, stdout, model)

@@ -1,4 +1,5 @@
-"""A client that returns recorded (or authored) messages in order; asking for more is an error."""
+"""A client that returns recorded (or authored) messages in order; asking for more is an error,
+unless the recorded input ended there (a run recorded as not finished before its message limit)."""
 
 
 class OutOfMessages(RuntimeError):
@@ -8,13 +9,16 @@ class OutOfMessages(RuntimeError):
 class RecordedMessagesClient:
     secrets = ()
 
-    def __init__(self, messages, model):
+    def __init__(self, messages, model, input_ended=False):
         self.model = model
         self._messages = list(messages)
         self._next = 0
+        self._input_ended = input_ended
 
     def complete(self, system, conversation, tools):
         if self._next >= len(self._messages):
+            if self._input_ended:
+                return None
             raise OutOfMessages(
                 f"the run has {len(self._messages)} messages and the loop asked for message {self._next + 1}"
             )

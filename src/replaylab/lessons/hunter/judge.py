@@ -10,7 +10,8 @@ from replaylab.lessons import count_calls, counted, shown, validated_calls
 from replaylab.lessons.hunter import lab
 
 DEMONSTRATION_GROUP = "reference"
-STRICTER_LIMIT = 0.035  # the exercise's stricter claim: 3.5 % instead of 4 %
+STRICTER_VARIANT = "velocity-verlet"  # the exercise's stricter claim: 3.5 % instead of 4 %
+STRICTER_LIMIT = 0.035
 EVIDENCE = "numerically verified: the simulated oscillator, {method}, {steps} steps per period, {periods}"
 
 
@@ -57,14 +58,14 @@ def hunt_verdict(transcript, claim):
 
 
 RIGHT_ANSWER = (
-    "for the false claim, a counterexample found; for the open claim (it has none in its domain), the hunt "
-    "reached the domain's worst case, the largest drift the independent scan finds."
+    "for a claim the independent scan finds broken in its domain, a counterexample found; for a claim it finds "
+    "none against, the hunt reached the domain's worst case, the largest drift the scan finds."
 )
 
 
 def score(entry, scans):
-    """False claim: right when a counterexample was found. A claim without one in its domain:
-    right when the hunt reached the domain's worst case, the largest value the scan finds."""
+    """A claim the scan breaks: right when a counterexample was found. A claim without one in its
+    domain: right when the hunt reached the domain's worst case, the largest value the scan finds."""
     verdict = entry["verdict"]
     worst = scans["worst_case"][verdict["claim"]]
     if verdict["outcome"] == "counterexample":
@@ -82,7 +83,7 @@ def judge(runs, tolerance=None):
     for run in runs:
         claim = lab.CLAIMS[run.variant]
         verdicts[run.run] = {
-            "model": run.provenance["model"],
+            "model": run.model,
             "task": f"{run.variant} claim",
             "group": run.group,
             **count_calls(run.transcript),
@@ -91,9 +92,9 @@ def judge(runs, tolerance=None):
         if run.group != DEMONSTRATION_GROUP:
             continue  # the probes below are the page's demonstrations, made with the reference runs
         verdicts[run.run]["words_ignored"] = words_ignored(run.transcript, claim)
-        if run.variant == "open":
+        if run.variant == STRICTER_VARIANT:
             stricter = dataclasses.replace(
-                claim, name="open-stricter", limit=STRICTER_LIMIT,
+                claim, name=f"{claim.name}-stricter", limit=STRICTER_LIMIT,
                 statement=claim.statement.replace("within 4 %", "within 3.5 %"),
             )
             verdicts[run.run]["stricter_claim"] = hunt_verdict(run.transcript, stricter)

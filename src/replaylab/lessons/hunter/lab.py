@@ -60,15 +60,17 @@ class Claim:
 
 
 DOMAIN = {"steps_per_period": (16, 200), "periods": (1, 50)}
+# Each claim (and the variant that hunts it) is named by what it is about, never by whether it
+# holds: the agent sees the name, and the answer is what the hunt must find.
 CLAIMS = {
-    "false": Claim(
-        "false",
+    "symplectic-euler": Claim(
+        "symplectic-euler",
         "Symplectic Euler keeps the oscillator's energy within 5 % of its initial value for every "
         "run of 16 to 200 steps per period and 1 to 50 periods.",
         TOOL_NAME, {"method": "symplectic Euler"}, DOMAIN, RESULT_KEY, 0.05, BUDGET,
     ),
-    "open": Claim(
-        "open",
+    "velocity-verlet": Claim(
+        "velocity-verlet",
         "Velocity Verlet keeps the oscillator's energy within 4 % of its initial value for every "
         "run of 16 to 200 steps per period and 1 to 50 periods.",
         TOOL_NAME, {"method": "velocity Verlet"}, DOMAIN, RESULT_KEY, 0.04, BUDGET,

@@ -166,7 +166,7 @@ def _demos(results, rows):
         out += [f"*(not run in this build: it judges the runs of the group {name(DEMONSTRATION_GROUP)} again, and there is none)*", ""]
 
     fcb = scans["false_claim_boundary"]
-    out += ["### Exercise: the boundary of the false claim", ""]
+    out += ["### Exercise: the boundary of the symplectic Euler claim", ""]
     if fcb["smallest"] is not None:
         below = fcb.get("drift_below")  # absent when the smallest is the domain's first
         line = (

@@ -1,7 +1,7 @@
 """Independent drift scans of the oscillator; they depend on the code only, never on a hunt.
 
 One simulation per method covers every steps-per-period value of the claims' domain (16..200),
-read off at 20 and 50 periods: the drift figure, the boundary of the false claim and each
+read off at 20 and 50 periods: the drift figure, the boundary of the symplectic Euler claim and each
 claim's worst case all come from it.
 """
 

@@ -80,7 +80,7 @@ def judge(runs, tolerance):
     verdicts = {}
     for run in runs:
         verdicts[run.run] = {
-            "model": run.provenance["model"],
+            "model": run.model,
             "task": run.variant,
             "group": run.group,
             **count_calls(run.transcript),

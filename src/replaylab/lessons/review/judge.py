@@ -113,7 +113,7 @@ def judge(runs, tolerance):
             "reviewers": {run.variant: run.run for run in members},
             "verdicts": [v.as_dict() for v in found],
             "resolution": resolution,
-            "model": " + ".join(sorted({run.provenance["model"] for run in members})),
+            "model": " + ".join(sorted({run.model for run in members})),
             "task": "review",
             "calls": sum(count_calls(run.transcript)["calls"] for run in members),
             "ran": sum(count_calls(run.transcript)["ran"] for run in members),

@@ -17,10 +17,8 @@ PIECES = {
 }
 PIECE_CLAIMS = "claim to be symplectic Euler, of order 1, with bounded energy"
 CANDIDATE = Parameter("candidate", "the piece of code under review: 1 or 2", 1, 2, integer=True)
-CHECK_NUMBER = Parameter(
-    "check", "the check of the contract: 1 clock, 2 purity, 3 limits, 4 convergence-order, 5 bounded-energy",
-    1, 5, integer=True,
-)
+NUMBERED_CHECKS = ", ".join(f"{number} {name}" for number, name in enumerate(checks.CHECK_NAMES, start=1))
+CHECK_NUMBER = Parameter("check", f"the check of the contract, by its number: {NUMBERED_CHECKS}", 1, 5, integer=True)
 STEPS_PER_PERIOD = Parameter("steps_per_period", "integration steps per oscillation period", 20, 800, integer=True)
 
 CHECK_DESCRIPTIONS = {
@@ -75,11 +73,13 @@ def _check_tool(name, exact):
 
 def reproduce_tool(exact):
     def reproduce_check(check, candidate):
-        return check_content(_check(checks.CHECK_NAMES[check - 1], candidate, exact))
+        name = checks.CHECK_NAMES[check - 1]
+        return {"check": name, **check_content(_check(name, candidate, exact))}
 
     return Tool(
         REPRODUCE_TOOL,
-        "Run any check of the contract by its number on a piece of code. Returns measured, tolerance and passed.",
+        f"Run any check of the contract by its number ({NUMBERED_CHECKS}) on a piece of code. Returns check "
+        "(the name of the check that ran), measured, tolerance and passed (1.0 or 0.0).",
         (CHECK_NUMBER, CANDIDATE),
         reproduce_check,
     )
