@@ -173,7 +173,8 @@ def validated_calls(transcript, tools):
 def caught(mismatch):
     """What a demonstration's replay against changed code caught, as fields: where (message and
     call, from 1), the tool, the result's key, the recorded and the recomputed value, and the
-    message the replay stopped with."""
+    message the replay stopped with. A demonstration changes a tool and keeps the prompts and the
+    messages, so its replay stops at a result (`mismatch.difference`)."""
     difference = mismatch.difference
     return {
         "caught": True,
@@ -209,7 +210,7 @@ DRAWN_RUNS_LIMIT = 6
 def drawn_runs(results):
     """The runs a figure draws one by one: all of them when few, else the reference runs only
     (every run is still judged and counted in the scorecard)."""
-    runs = results.get("runs", {})
+    runs = results["runs"]
     if len(runs) <= DRAWN_RUNS_LIMIT:
         return runs
     return {name: run for name, run in runs.items() if run["group"] == "reference"}

@@ -21,8 +21,8 @@ def experiments(results):
         value = content[lab.RESULT_KEY]
         if value is None or value <= 0:  # None: a value that was not finite, not drawn on log axes
             continue
-        key = (run_name, arguments.get("method"), arguments.get("periods"))
-        found.setdefault(key, []).append((arguments.get("steps_per_period"), value))
+        key = (run_name, arguments["method"], arguments["periods"])
+        found.setdefault(key, []).append((arguments["steps_per_period"], value))
     return found
 
 

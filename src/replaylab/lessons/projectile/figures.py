@@ -17,7 +17,7 @@ def agent_points(results, max_dt):
     arguments are as the agent sent them (a call the allowlist took has them all, as numbers)."""
     points = {}
     for run_name, arguments, content in drawn_calls(results, lab.RANGE_TOOL):
-        dt, angle, value = arguments.get("dt"), arguments.get("angle"), content[lab.RANGE_KEY]
+        dt, angle, value = arguments["dt"], arguments["angle"], content[lab.RANGE_KEY]
         if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (dt, angle, value)):
             continue
         if dt <= max_dt:

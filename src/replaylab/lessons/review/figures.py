@@ -20,7 +20,7 @@ def evidence_points(results):
         value = content[lab.ERROR_KEY]
         if value is None or value <= 0:  # None: a value that was not finite, not drawn on log axes
             continue
-        found.setdefault((run_name, arguments.get("candidate")), []).append((arguments.get("steps_per_period"), value))
+        found.setdefault((run_name, arguments["candidate"]), []).append((arguments["steps_per_period"], value))
     return found
 
 
