@@ -50,10 +50,12 @@ chromium:
 test: $(STAMP) $(CLUSTER_STAMP)
 	$(BIN)/python -m pytest
 
-# Measurements, not tests: the library's hot spots, then the workflow against the one-process floor.
+# Measurements, not tests: the library's hot spots, the workflow against the one-process floor, then
+# a campaign against the stand-in model server, serial and concurrent (a section of bench/results.md).
 bench: $(STAMP)
 	$(BIN)/python bench/library.py
 	$(BIN)/python bench/workflow.py
+	$(BIN)/python bench/campaign.py
 
 clean:
 	rm -rf results logs benchmarks .snakemake

@@ -25,6 +25,7 @@ include: "workflow/rules/judge.smk"
 include: "workflow/rules/scan.smk"
 include: "workflow/rules/page.smk"
 include: "workflow/rules/record.smk"
+include: "workflow/rules/campaign.smk"
 
 
 onsuccess:

@@ -17,6 +17,7 @@ def main(wildcards, input, output, params):
             results=output.results,
             scorecard_csv=output.scorecard_csv,
             scorecard_json=output.scorecard_json,
+            runs_table=output.runs_table,
             tables=output.tables,
             figures=output.figures,
             page=output.page,

@@ -111,6 +111,7 @@ def test_rerecording_a_reference_run_reproduces_it(tmp_path):
     old = json.loads((RECORDINGS / "projectile" / "reference.json").read_text())
     new = json.loads(target.read_text())
     old["provenance"].pop("recorded"), new["provenance"].pop("recorded")
+    assert new["provenance"].pop("provider") == "authored"  # provenance now names the provider
     assert new == old
 
 

@@ -98,12 +98,12 @@ def test_projectile_conclusion_uses_the_smallest_dt_and_needs_two_angles():
 
 def test_projectile_bracket_outside_the_scan_is_refuted():
     from replaylab.agents import loop
-    from replaylab.agents.clients.authored import make_client
+    from replaylab.agents.clients.authored import client
     from replaylab.agents.messages import ModelMessage, ToolCall
 
     v = registry.lesson("projectile").variant("default")
     calls = tuple(ToolCall(str(a), "range_with_drag", {"speed": 25, "angle": a, "dt": 0.05}) for a in (30, 31, 60))
-    transcript = loop.run(make_client([ModelMessage("coarse", calls), ModelMessage("done")]), v.system, v.task, v.allowlist(), 12)
+    transcript = loop.run(client([ModelMessage("coarse", calls), ModelMessage("done")]), v.system, v.task, v.allowlist(), 12)
     conclusion = projectile_judge.agent_conclusion(transcript)
     assert conclusion["bracket"] == [30, 31]
     assert not conclusion["inside"] and conclusion["verdict"] == "refuted" and conclusion["evidence"] is None

@@ -15,6 +15,7 @@ from helpers.openai_server import FakeProvider, completion
 from replaylab.agents import loop
 from replaylab.agents import recording as recording_io
 from replaylab.agents.clients import ProviderError
+from replaylab.agents.clients import Options
 from replaylab.agents.clients.openai import OpenAIClient, make_client
 from replaylab.agents.secrets import Secret
 from replaylab.lessons import registry
@@ -156,7 +157,7 @@ def test_a_model_that_repeats_the_key_everywhere(tmp_path, caplog, capsys):
 def test_missing_key_names_the_variable_not_a_value(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(ValueError, match="^OPENAI_API_KEY is not set"):
-        make_client("fake-model")
+        make_client(Options("projectile", "default", "fake-model"))
 
 
 def test_missing_key_through_the_command_line(tmp_path):

@@ -5,6 +5,7 @@ import io
 import json
 import math
 import os
+import re
 
 import pytest
 
@@ -40,7 +41,7 @@ MESSAGES = [
 
 def make_recording(run="reference", messages=MESSAGES, kind="authored"):
     chosen = registry.lesson("projectile").variant("default")
-    client = authored.make_client(messages)
+    client = authored.client(messages)
     transcript = loop.run(client, chosen.system, chosen.task, chosen.allowlist(), chosen.max_steps)
     provenance = recording.provenance(kind, authored.MODEL, authored.HOW)
     return Recording("projectile", run, "default", "reference", provenance, transcript)
@@ -115,7 +116,7 @@ def test_saved_text_format(saved):
 def test_provenance_and_labels():
     p = recording.provenance("scripted", "a program", "how", seed=7, usage=None)
     assert p["kind"] == "scripted" and p["seed"] == 7 and "usage" not in p
-    assert len(p["recorded"]) == 10 and p["recorded"][4] == "-"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", p["recorded"])  # UTC, to the second
     with pytest.raises(ValueError):
         recording.provenance("guessed", "m", "h")
     labels = {k: make_recording(kind=k).label for k in recording.KINDS}
@@ -136,7 +137,7 @@ def not_finite_recording():
 
     allowlist = Allowlist([Tool("measure", "", (Parameter("x", "", 0, 1),), measure)])
     calls = tuple(ToolCall(str(i), "measure", {"x": 0.5}) for i in range(4))
-    transcript = loop.run(authored.make_client([ModelMessage("", calls), ModelMessage("done")]), "s", "t", allowlist, 3)
+    transcript = loop.run(authored.client([ModelMessage("", calls), ModelMessage("done")]), "s", "t", allowlist, 3)
     return Recording("projectile", "nonfinite", "default", "g", recording.provenance("authored", "m", "h"), transcript)
 
 

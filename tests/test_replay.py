@@ -26,7 +26,7 @@ from replaylab.physics import projectile
 
 def record(tmp_path, lesson, chosen, messages, run="reference", kind="authored", seed=None):
     """A run made with the authored client through the variant, saved and loaded back."""
-    transcript = loop.run(authored.make_client(messages), chosen.system, chosen.task, chosen.allowlist(), chosen.max_steps)
+    transcript = loop.run(authored.client(messages), chosen.system, chosen.task, chosen.allowlist(), chosen.max_steps)
     provenance = recording.provenance(kind, authored.MODEL, authored.HOW, seed=seed)
     path = tmp_path / f"{run}.json"
     recording.save(Recording(lesson, run, chosen.name, "reference", provenance, transcript), path)
@@ -67,7 +67,8 @@ def mismatch(rec, chosen, **kwargs):
 
 
 def command(rec):
-    return f"replaylab record {rec.lesson} --provider authored --from {rec.source} --out {rec.source}"
+    """The authored run's re-record command: a file outside a folder of runs is recorded anew into results/live/."""
+    return f"replaylab record {rec.lesson} --provider authored --from {rec.source} --run {rec.run}"
 
 
 def forge(rec, change):
@@ -416,9 +417,19 @@ def test_bools_compare_exactly(tmp_path):
 
 
 def test_rerecord_command_by_kind(projectile_run):
+    """Recordings made before provenance named the provider: the provider of their kind."""
     source = projectile_run.source
     assert rerecord_command(projectile_run) == (
-        f"replaylab record projectile --provider authored --from {source} --out {source}"
+        f"replaylab record projectile --provider authored --from {source} --run reference"
+    )
+    committed = dataclasses.replace(projectile_run, source="recordings/projectile/reference.json")
+    assert rerecord_command(committed) == (
+        "replaylab record projectile --provider authored --from recordings/projectile/reference.json --run reference"
+        " && replaylab promote results/live/projectile/reference.json"
+    )
+    generated = dataclasses.replace(projectile_run, source="generated/projectile/reference.json")
+    assert rerecord_command(generated).endswith(
+        " && replaylab promote results/live/projectile/reference.json --recordings generated"
     )
     scripted = dataclasses.replace(projectile_run, provenance={**projectile_run.provenance, "kind": "scripted", "seed": 7})
     assert rerecord_command(scripted) == (
@@ -430,7 +441,30 @@ def test_rerecord_command_by_kind(projectile_run):
     assert rerecord_command(mcp) == "replaylab mcp projectile --variant default --run reference"
     api = dataclasses.replace(projectile_run, provenance={**projectile_run.provenance, "kind": "provider-api", "model": "gpt-x"})
     assert rerecord_command(api) == (
-        "replaylab record projectile --variant default --provider openai --model gpt-x --run reference"
+        "replaylab record projectile --variant default --provider openai --model gpt-x --run reference --group reference"
+    )
+
+
+def test_rerecord_command_uses_the_recorded_provider(projectile_run):
+    def made_by(provider, model):
+        return dataclasses.replace(
+            projectile_run, run="org_2fm__default__003", group="org_2fm__003",
+            provenance={**projectile_run.provenance, "kind": "provider-api", "provider": provider, "model": model},
+        )
+
+    assert rerecord_command(made_by("openai", "org/m:tag 1")) == (
+        "replaylab record projectile --variant default --provider openai --model 'org/m:tag 1' "
+        "--run org_2fm__default__003 --group org_2fm__003"
+    )
+    # a provider this installation lacks: the same command, with its name
+    assert rerecord_command(made_by("elsewhere", "m")).startswith(
+        "replaylab record projectile --variant default --provider elsewhere --model m "
+    )
+    program = dataclasses.replace(projectile_run, provenance={
+        **projectile_run.provenance, "kind": "scripted", "provider": "scripted", "model": "scripted-careful", "seed": 4})
+    assert rerecord_command(program) == (
+        "replaylab record projectile --variant default --provider scripted --model scripted-careful --seed 4 "
+        "--run reference --group reference"
     )
 
 

@@ -13,7 +13,7 @@ import pytest
 from replaylab import pipeline
 from replaylab.agents import loop
 from replaylab.agents import recording as recording_io
-from replaylab.agents.clients.authored import make_client
+from replaylab.agents.clients.authored import client as authored_client
 from replaylab.agents.messages import ModelMessage, ToolCall
 from replaylab.lessons import markdown, registry
 from replaylab.lessons.hunter import judge as hunter_judge
@@ -66,7 +66,7 @@ def transcript(lesson, variant_name, batches, final, words=honest):
     ]
     messages.append(ModelMessage(texts[-1]))
     v = registry.lesson(lesson).variant(variant_name)
-    return loop.run(make_client(messages), v.system, v.task, v.allowlist(), v.max_steps)
+    return loop.run(authored_client(messages), v.system, v.task, v.allowlist(), v.max_steps)
 
 
 def made(lesson, run, variant_name, batches, final, model="hand-made", group="hand", words=honest):
@@ -77,7 +77,7 @@ def made(lesson, run, variant_name, batches, final, model="hand-made", group="ha
 
 def decide(lesson, runs):
     verdicts = JUDGES[lesson].judge(runs, TOLERANCE)
-    found, rows = pipeline.score_lesson(lesson, verdicts, scans(lesson))
+    found, rows, _ = pipeline.score_lesson(lesson, verdicts, scans(lesson))
     return verdicts, found, rows
 
 
@@ -246,7 +246,7 @@ def many(kinds, model):
 
 def test_many_runs_are_conclusive_and_mistakes_are_counted_by_reason():
     verdicts = many(["right"] * 28 + ["wide"] * 8 + ["one-angle"] * 4, "many") | many(["right", "wide", "one-angle"], "few")
-    found, rows = pipeline.score_lesson("projectile", verdicts, scans("projectile"))
+    found, rows, _ = pipeline.score_lesson("projectile", verdicts, scans("projectile"))
     assert len(found) == 43
     lots, few = row_of(rows, "many"), row_of(rows, "few")
     assert (lots["runs"], lots["right"], lots["rate"]) == (40, 28, 0.7)
@@ -353,7 +353,8 @@ def test_words_never_change_a_score(words):
 
 def test_no_runs_give_an_empty_scorecard():
     for lesson in JUDGES:
-        assert pipeline.score_lesson(lesson, {}, scans(lesson)) == ([], [])
+        found, rows, table = pipeline.score_lesson(lesson, {}, scans(lesson))
+        assert (found, rows, len(table)) == ([], [], 0)
     section = markdown.scorecard_section({"scorecard": [], "right_answer": projectile_judge.RIGHT_ANSWER, "score_unit": ["run", "runs"]})
     assert "*(no runs)*" in section and "Too few runs" not in section
 
@@ -364,13 +365,13 @@ def section_for(rows):
 
 def test_page_says_too_few_runs_only_when_a_row_is_not_conclusive():
     many_runs = many(["right" if i % 4 else "wide" for i in range(40)], "many")
-    _, many_rows = pipeline.score_lesson("projectile", many_runs, scans("projectile"))
+    _, many_rows, _ = pipeline.score_lesson("projectile", many_runs, scans("projectile"))
     assert [r["conclusive"] for r in many_rows] == [True]
     section = section_for(many_rows)
     assert "## Scorecard" in section and "Too few runs to conclude anything" not in section
     assert "| many |" in section and "30 (75 %)" in section
 
-    _, mixed_rows = pipeline.score_lesson("projectile", many_runs | many(["right", "far"], "few"), scans("projectile"))
+    _, mixed_rows, _ = pipeline.score_lesson("projectile", many_runs | many(["right", "far"], "few"), scans("projectile"))
     assert [(r["model"], r["conclusive"]) for r in mixed_rows] == [("few", False), ("many", True)]
     section = section_for(mixed_rows)
     assert section.count("Too few runs to conclude anything") == 1

@@ -237,12 +237,17 @@ def test_bad_provider_names_are_refused(name):
         load_provider(name)
 
 
-@pytest.mark.parametrize("name", ["recorded", "authored", "scripted", "interactive"])
+@pytest.mark.parametrize("name", ["authored", "scripted", "interactive", "openai"])
 def test_valid_provider_names_load(name):
     assert is_provider_name(name)
-    module = load_provider(name)
-    assert module.__name__ == f"replaylab.agents.clients.{name}"
-    assert callable(module.make_client)
+    provider = load_provider(name)
+    assert provider.name == name and callable(provider.make_client)
+
+
+def test_a_module_of_clients_that_is_not_a_provider_is_refused():
+    assert is_provider_name("replay")
+    with pytest.raises(ValueError, match="no provider named 'replay'"):
+        load_provider("replay")
 
 
 def test_an_unknown_but_well_formed_provider_is_a_value_error():

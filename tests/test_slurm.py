@@ -258,10 +258,13 @@ def test_cluster_profiles_group_the_same_rules():
 
 
 def test_resources_are_in_the_profiles_never_in_the_rules():
+    """Except what a job holds by its nature: a campaign's recording job, one connection to the provider."""
     rules = [ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]
     for path in rules:
         text = path.read_text(encoding="utf-8")
-        assert not re.search(r"^\s+(resources|threads):", text, re.M), path
+        assert not re.search(r"^\s+threads:", text, re.M), path
+        for block in re.findall(r"(?m)^\s+resources:\n((?:\s{8,}.*\n)+)", text):
+            assert block.split() == ["provider_connections=1,"], (path, block)
     for name in CLUSTER_PROFILES:
         assert {"runtime", "mem_mb"} <= set(profile(name)["default-resources"]), name
 

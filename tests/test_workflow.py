@@ -35,6 +35,7 @@ from replaylab.lessons import registry
 LESSONS = registry.names()
 RULES = {"all", "replay", "judge", "scan", "render", "index", *LESSONS}
 RECORDING_RULES = {"record", "record_run", "live_page"}  # only when targeted
+CAMPAIGN_RULES = {"campaign", "campaign_record", "campaign_replay", "campaign_judge", "campaign_render", "campaign_compare"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -160,7 +161,7 @@ def test_code_inputs_are_precise_per_lesson_and_stage(built):
             assert "src/replaylab/index_page.py" not in files, output
         # only the jobs that write pages depend on the HTML page's code, template and style
         writes_pages = output.endswith(("index.md", "index.html")) or lesson_of(output) and output.endswith(
-            ("results.json", "figures", "tables", "scorecard.csv", "scorecard.json")
+            ("results.json", "figures", "tables", "scorecard.csv", "scorecard.json", "runs.csv.gz")
         )
         for page_file in ("src/replaylab/html_page.py", "src/replaylab/templates/page.css"):
             assert (page_file in files) == bool(writes_pages), (output, page_file)
@@ -187,9 +188,12 @@ def test_one_lesson_target_builds_that_lesson_alone(built):
 def test_no_rule_writes_under_recordings(built):
     listed = snakemake(built, "--list-rules").stdout.splitlines()
     rules = {line.split()[0] for line in listed if line.strip() and not line[0].isspace()}
-    assert rules == RULES | RECORDING_RULES
+    assert rules == RULES | RECORDING_RULES | CAMPAIGN_RULES
     outputs = summary(built, "--forceall")
     assert outputs and all(o.startswith("results/") for o in outputs), sorted(outputs)
+    campaign = summary(built, "--forceall", "campaign")
+    assert any(o.startswith("results/campaigns/baseline/recordings/") for o in campaign)
+    assert all(o.startswith("results/") for o in campaign), sorted(campaign)
 
 
 def test_dry_run_needs_no_api_key(built):
@@ -311,7 +315,10 @@ def test_replay_mismatch_fails_only_that_replay(forged):
     assert re.findall(r"Error in rule (\w+):", result.stderr) == ["replay"]
     message = next(line for line in result.stderr.splitlines() if line.startswith("recordings/hunter/symplectic-euler.json: message 1, call 1, tool "))
     assert f"{key} was " in message and "when recorded and is" in message
-    assert message.endswith("--from recordings/hunter/symplectic-euler.json --out recordings/hunter/symplectic-euler.json"), message
+    assert message.endswith(
+        "--from recordings/hunter/symplectic-euler.json --run symplectic-euler"
+        " && replaylab promote results/live/hunter/symplectic-euler.json"
+    ), message
     assert "record the run again with: replaylab record hunter" in message
     logs = [p.read_text(encoding="utf-8") for p in (copy / "logs" / "hunter" / "replay").glob("*.log")]
     assert any(message in log for log in logs)

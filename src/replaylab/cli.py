@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from replaylab import __version__
-from replaylab.agents import loop
+from replaylab.agents import clients, loop
 from replaylab.agents import recording as recording_io
 from replaylab.agents.clients import ProviderError, load_provider
 from replaylab.agents.clients.interactive import message_from_data
@@ -90,7 +90,7 @@ def cmd_replay(args):
     for number, step in enumerate(transcript.steps, start=1):
         print_step(number, step)
     v = registry.lesson(run.lesson).variant(run.variant)
-    print(how_it_ended(run.provenance["kind"], transcript.finished, len(transcript.steps), v.max_steps))
+    print(how_it_ended(run.provenance["kind"], transcript.finished, len(transcript.steps), v.max_steps, transcript.stopped_by))
     return OK
 
 
@@ -98,20 +98,23 @@ def _live_path(lesson, run, out, folder="results/live"):
     return Path(out) if out else Path(folder) / lesson / f"{run}.json"
 
 
-def _save_run(lesson, name, variant_name, group, provenance, transcript, out, as_json):
-    path = _live_path(lesson, name, out)
-    run = recording_io.Recording(lesson, name, variant_name, group, provenance, transcript, str(path))
-    recording_io.save(run, path)
-    if as_json:
-        _print_json({"written": str(path), "finished": transcript.finished, "steps": len(transcript.steps)})
-    else:
-        print(f"wrote {path} ({len(transcript.steps)} messages, {'finished' if transcript.finished else 'not finished'})")
-    return OK
-
-
 ALREADY_THERE = "a recording is already there, and a recorded run is never overwritten: choose another --run"
 MODEL_NAME_MAX = 200
 DECLARED_HOW = " The model's name was declared with --model by whoever ran it; replaylab did not verify it."
+
+
+def _new_file(path):
+    """Refuse, before any work is done or paid for, to write over a recorded run."""
+    if os.path.lexists(path):
+        raise InvalidInput(f"{path}: {ALREADY_THERE}")
+    return Path(path)
+
+
+def _save_new(run, path, secrets=()):
+    try:
+        recording_io.save(run, path, secrets, new=True)
+    except FileExistsError:
+        raise InvalidInput(f"{path}: appeared while the run was recorded; {ALREADY_THERE}") from None
 
 
 def check_declared_model(name):
@@ -166,11 +169,13 @@ def cmd_session(args):
     from replaylab.session import INTERRUPTED, run_session
 
     v, name, path = live_target(args, "session")
-    how = "A person or a program typed each message as a JSON line into `replaylab session`; the harness computed every result."
+    provider = load_provider("interactive")
+    how = provider.describe(None)
     if args.model:
-        provenance = recording_io.provenance("interactive", args.model, how + DECLARED_HOW, model_declared=True)
+        provenance = recording_io.provenance(provider.kind, args.model, how + DECLARED_HOW, model_declared=True,
+                                             provider=provider.name)
     else:
-        provenance = recording_io.provenance("interactive", MODEL, how)
+        provenance = recording_io.provenance(provider.kind, MODEL, how, provider=provider.name)
     live = start_live_run(args, v, name, path, provenance)
     try:
         run_session(live)
@@ -195,9 +200,10 @@ def cmd_mcp(args):
     if not os.access(path.parent, os.W_OK):
         raise InvalidInput(f"{path}: cannot write the recording: {path.parent} is not writable")
     if args.model:
-        provenance = recording_io.provenance("mcp", args.model, mcp_server.HOW + DECLARED_HOW, model_declared=True)
+        provenance = recording_io.provenance("mcp", args.model, mcp_server.HOW + DECLARED_HOW, model_declared=True,
+                                             provider="mcp")
     else:
-        provenance = recording_io.provenance("mcp", mcp_server.UNDECLARED, mcp_server.HOW)
+        provenance = recording_io.provenance("mcp", mcp_server.UNDECLARED, mcp_server.HOW, provider="mcp")
     live = mcp_server.start(args.lesson, name, v, args.group, provenance, path)
     # stdout carries the protocol: everything for a person goes to stderr
     print(f"replaylab mcp: serving {args.lesson} / {v.name} over stdio; the calls will be recorded in {path}", file=sys.stderr)
@@ -249,67 +255,61 @@ def _printer(as_json):
     return on_step
 
 
-def _authored(args):
+def _messages(args, provider):
+    """The file's metadata and messages, for a provider that takes --from FILE."""
+    if not provider.takes_file:
+        if args.source:
+            raise InvalidInput(f"--from FILE belongs to --provider {' or '.join(clients.names(lambda p: p.takes_file))}; "
+                               f"the {provider.name} provider decides its own calls")
+        return {}, ()
     if not args.source:
-        raise InvalidInput("--from FILE is required with --provider authored")
+        raise InvalidInput(f"--from FILE is required with --provider {provider.name}")
     meta, messages = read_messages(args.source)
     if meta.get("lesson", args.lesson) != args.lesson:
         raise InvalidInput(f"{args.source}: $.lesson: {meta['lesson']!r}, but the command records lesson {args.lesson!r}")
-    authored = load_provider("authored")
-    provenance = recording_io.provenance("authored", authored.MODEL, authored.HOW)
-    name = args.run or meta.get("run") or Path(args.source).stem
-    variant_name = args.variant or meta.get("variant", "default")
-    return authored.make_client(messages), provenance, name, variant_name, args.group or meta.get("group", "reference")
+    return meta, tuple(messages)
 
 
-def _scripted(args):
-    if args.source:
-        raise InvalidInput("--from FILE belongs to --provider authored; a scripted agent decides its own calls")
-    lesson = registry.lesson(args.lesson)
-    variant_name = args.variant or next(iter(lesson.variants))
-    model, program = lesson.scripted(variant_name, args.seed)
-    how = (
-        f"Scripted baseline: replaylab's built-in program for this lesson (seed {args.seed}) chose each call "
-        "from the results it had read; the harness computed every result."
-    )
-    provenance = recording_io.provenance("scripted", model, how, seed=args.seed)
-    client = load_provider("scripted").make_client(program, model)
-    name = args.run or f"scripted-{variant_name}-{args.seed}"
-    return client, provenance, name, variant_name, args.group or "scripted"
-
-
-def _openai(args):
-    if args.source:
-        raise InvalidInput("--from FILE belongs to --provider authored; a model decides its own calls")
-    lesson = registry.lesson(args.lesson)
-    variant_name = args.variant or next(iter(lesson.variants))
-    lesson.variant(variant_name)
-    client = load_provider("openai").make_client(args.model, args.base_url)
-    how = (
-        "Recorded run: the model answered through an OpenAI-compatible chat completions API with tools; "
-        "the harness checked every call against the allowlist and computed every result."
-    )
-    provenance = recording_io.provenance("provider-api", client.model, how)
-    return client, provenance, args.run or f"{client.model}-{variant_name}", variant_name, args.group or "live"
-
-
-PROVIDERS = {"authored": _authored, "scripted": _scripted, "openai": _openai}
+def _limit(value, option):
+    if value is not None and value <= 0:
+        raise InvalidInput(f"{option} {value:g}: must be more than 0")
+    return value
 
 
 def cmd_record(args):
-    if args.provider not in PROVIDERS:
-        load_provider(args.provider)  # refuses a name that is not a provider name
-        raise InvalidInput(f"--provider {args.provider}: the providers are {', '.join(PROVIDERS)}")
-    client, provenance, name, variant_name, group = PROVIDERS[args.provider](args)
-    if args.out and not args.run:
-        name = Path(args.out).stem  # a run's name is its file name
+    provider = load_provider(args.provider)
+    meta, messages = _messages(args, provider)
+    lesson = registry.lesson(args.lesson)
+    variant_name = args.variant or meta.get("variant") or next(iter(lesson.variants))
+    v = lesson.variant(variant_name)
+    options = clients.Options(
+        args.lesson, variant_name, args.model or None, args.seed, messages, lesson.part("agent"),
+        args.base_url, _limit(args.timeout, "--timeout"), args.max_retries,
+    )
+    limits = loop.Limits(_limit(args.max_tokens_per_run, "--max-tokens-per-run"),
+                         _limit(args.max_seconds_per_run, "--max-seconds-per-run"))
+    name = args.run or meta.get("run") or (Path(args.out).stem if args.out else None)
+    if name is None:
+        name = provider.run_name(options) if provider.run_name else Path(args.source).stem
+    recording_io.check_run_name(name, "--run")
     if args.out and Path(args.out).stem != name:
         raise InvalidInput(f"--out {args.out}: the file name must be the run's name, {name}.json")
-    v = registry.lesson(args.lesson).variant(variant_name)
-    transcript = loop.run(client, v.system, v.task, v.allowlist(), v.max_steps, on_step=_printer(args.json))
-    if hasattr(client, "provenance_extra"):
-        provenance.update(client.provenance_extra())
-    return _save_run(args.lesson, name, variant_name, group, provenance, transcript, args.out, args.json)
+    path = _new_file(_live_path(args.lesson, name, args.out))
+    group = args.group or meta.get("group") or provider.group
+    client = provider.make_client(options)
+    transcript = loop.run(client, v.system, v.task, v.allowlist(), v.max_steps, on_step=_printer(args.json), limits=limits)
+    extra = client.provenance_extra() if hasattr(client, "provenance_extra") else {}
+    provenance = recording_io.provenance(provider.kind, client.model, provider.describe(options), provider=provider.name, **extra)
+    run = recording_io.Recording(args.lesson, name, variant_name, group, provenance, transcript, str(path))
+    _save_new(run, path, client.secrets)
+    state = "finished" if transcript.finished else (
+        f"stopped by {transcript.stopped_by['limit']}" if transcript.stopped_by else "not finished")
+    if args.json:
+        _print_json({"written": str(path), "finished": transcript.finished, "stopped_by": transcript.stopped_by,
+                     "steps": len(transcript.steps)})
+    else:
+        print(f"wrote {path} ({len(transcript.steps)} messages, {state})")
+    return OK
 
 
 def cmd_generate(args):
@@ -415,17 +415,30 @@ def parser():
                      help="the folder of new runs: the run is FOLDER/LESSON/RUN.json (default results/live, from the "
                      "folder the client starts the server in; give an absolute path in a client's configuration)")
     sub.add_argument("--out", help="where to write (default FOLDER/LESSON/RUN.json)")
+    recordable = clients.providers()
+    recordable = {name: p for name, p in recordable.items() if p.unattended or p.takes_file}
+    models = "; ".join(
+        f"{name}: {', '.join(p.models) if p.models else 'any model its server knows'}"
+        + (f" (default {p.default_model})" if p.default_model else "")
+        for name, p in recordable.items() if p.unattended
+    )
     sub = verb("record", cmd_record, "record a new run (authored: the messages of --from FILE; scripted: a built-in program)")
     sub.add_argument("lesson", metavar="LESSON")
-    sub.add_argument("--provider", default="scripted", help="scripted (default, no key), openai, or authored")
-    sub.add_argument("--model", help="openai: the model (default gpt-4o-mini)")
-    sub.add_argument("--base-url", help="openai: an OpenAI-compatible server (default: OPENAI_BASE_URL or OpenAI's)")
+    sub.add_argument("--provider", default="scripted", choices=list(recordable),
+                     help="who writes the messages (default scripted: a built-in program, no key)")
+    sub.add_argument("--model", help=models)
+    sub.add_argument("--base-url", help="an OpenAI-compatible server (default: OPENAI_BASE_URL, else OpenAI's)")
     sub.add_argument("--seed", type=int, default=0, help="scripted: the seed of the program")
+    sub.add_argument("--timeout", type=float, help="seconds to wait for one answer of the provider")
+    sub.add_argument("--max-retries", type=int, choices=range(0, 21), metavar="N",
+                     help="retries of a request that met 408, 409, 429, 5xx, a timeout or a dropped connection")
+    sub.add_argument("--max-tokens-per-run", type=int, metavar="N", help="end the run once the provider reports N tokens (off by default)")
+    sub.add_argument("--max-seconds-per-run", type=float, metavar="S", help="end the run after S seconds (off by default)")
     sub.add_argument("--from", dest="source", metavar="FILE", help="a recording or a file of messages")
-    sub.add_argument("--run", help="the run's name (default: from FILE)")
-    sub.add_argument("--variant", help="default: from FILE, else 'default'")
-    sub.add_argument("--group", help="default: from FILE, else 'reference' (authored) or 'scripted'")
-    sub.add_argument("--out", help="where to write (default results/live/LESSON/RUN.json)")
+    sub.add_argument("--run", help="the run's name (default: from FILE, else from the provider, model, variant and seed)")
+    sub.add_argument("--variant", help="default: from FILE, else the lesson's first")
+    sub.add_argument("--group", help="default: from FILE, else the provider's ('reference' authored, 'scripted', 'live')")
+    sub.add_argument("--out", help="where to write (default results/live/LESSON/RUN.json); never over an existing file")
     sub = verb("generate", cmd_generate, "write N scripted runs of a lesson, varied by seed (for tests and benchmarks)")
     sub.add_argument("lesson", metavar="LESSON")
     sub.add_argument("--count", type=int, required=True, help="how many runs (or groups of runs, one per variant, for a lesson judged per group)")

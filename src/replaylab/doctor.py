@@ -10,8 +10,8 @@ import urllib.request
 from importlib import metadata
 from pathlib import Path
 
-from replaylab.agents import environment
-from replaylab.agents.clients.openai_settings import BASE_URL_VARIABLE, KEY_VARIABLE
+from replaylab.agents import clients, environment
+from replaylab.agents.recording import LABELS
 
 PACKAGES = ("replaylab", "numpy", "matplotlib", "jsonschema", "PyYAML", "openai", "snakemake", "pygments", "markdown-it-py")
 OPTIONAL = {  # package: the extra of pyproject.toml that installs it
@@ -67,11 +67,26 @@ def diagnose(recordings="recordings"):
     for name, extra in OPTIONAL.items():
         version = _version(name)
         rows.append((name, None, version or f'not installed (optional: pip install -e ".[{extra}]")'))
-    rows.append((KEY_VARIABLE, None, "set (value not shown)" if environment.is_set(KEY_VARIABLE) else "not set: scripted and authored recording still work"))
-    base_url = environment.setting(BASE_URL_VARIABLE)
-    if base_url:
-        ok, detail = _answers(base_url)
-        rows.append((f"{BASE_URL_VARIABLE} {base_url}", ok, detail))
-    else:
-        rows.append((BASE_URL_VARIABLE, None, "not set: OpenAI's default"))
-    return rows + _recordings(recordings)
+    return rows + _providers() + _recordings(recordings)
+
+
+def _providers():
+    """Each registered provider, and whether what it reads from the environment is set."""
+    found = clients.providers()
+    keyless = [name for name, p in found.items() if p.key is None and (p.unattended or p.takes_file)]
+    rows = []
+    for name, p in found.items():
+        uses = ["records campaigns" if p.unattended else "records runs" if p.takes_file else "records sessions"]
+        uses.append(f"key in {p.key}" if p.key else "no key")
+        rows.append((f"provider {name}", None, f"{LABELS[p.kind]}; " + ", ".join(uses)))
+        if p.key:
+            rows.append((p.key, None, "set (value not shown)" if environment.is_set(p.key)
+                         else f"not set: {', '.join(keyless)} recording still work"))
+        if p.server:
+            url = environment.setting(p.server)
+            if url:
+                ok, detail = _answers(url)
+                rows.append((f"{p.server} {url}", ok, detail))
+            else:
+                rows.append((p.server, None, f"not set: the {name} provider's default server"))
+    return rows

@@ -20,7 +20,6 @@ from replaylab.agents import recording as recording_io
 from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
 from replaylab.agents.replay import ReplayMismatch, replay
 from replaylab.lessons import UnknownLesson, registry
-from replaylab.lessons.scorecard import scorecard, scores
 
 
 def write_json(path, data):
@@ -154,10 +153,14 @@ def allowlists(lesson):
     }
 
 
-def score_lesson(lesson, verdicts, scans):
-    """Each judged run's score (right or what it got wrong) and the scorecard per model."""
-    found = scores(verdicts, scans, registry.lesson(lesson).score)
-    return found, scorecard(found)
+def score_lesson(lesson, verdicts, scans, runs=None):
+    """Each judged run's score (right or what it got wrong), the per-run table and the scorecard
+    per model (a group-by of the table). `runs` are the runs of results.json."""
+    from replaylab.lessons.scorecard import runs_table, scorecard, scores  # pandas: only where it tabulates
+
+    found = scores(verdicts, scans, registry.lesson(lesson).score, runs)
+    table = runs_table(found, runs)
+    return found, scorecard(table), table
 
 
 def csv_text(rows):

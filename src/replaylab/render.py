@@ -10,9 +10,10 @@ from pathlib import Path
 from replaylab.agents import recording as recording_io
 from replaylab.agents.replay import rerecord_command
 from replaylab.lessons import registry
-from replaylab.lessons.scorecard import scorecard_table
 from replaylab.pipeline import allowlists, csv_text, load_transcripts, read_json, score_lesson, whole_folder, write_json
 from replaylab.results import FORMAT, check, strict
+
+RUNS_TABLE = "runs.csv.gz"  # the per-run table of a lesson, next to its results.json
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class Render:
     results: str  # outputs from here on
     scorecard_csv: str
     scorecard_json: str
+    runs_table: str  # the per-run table, gzipped CSV
     tables: str  # a folder
     figures: str  # a folder
     page: str  # index.md, and index.html next to it
@@ -39,15 +41,17 @@ class Render:
         folder = Path(folder)
         return cls(
             lesson, transcripts, verdicts, scans, exercises, tolerance, folder / "results.json",
-            folder / "scorecard.csv", folder / "scorecard.json", folder / "tables", folder / "figures", folder / "index.md",
-            index,
+            folder / "scorecard.csv", folder / "scorecard.json", folder / RUNS_TABLE, folder / "tables", folder / "figures",
+            folder / "index.md", index,
         )
 
 
 def collect_results(stage):
     """Every number of the lesson in one file, checked against its schema: full precision and the
-    text as shown; the scorecard also on its own, as JSON and CSV. Returns the data as the writers
-    get it (`results.Strict`)."""
+    text as shown; the scorecard also on its own, as JSON and CSV, and the per-run table as gzipped
+    CSV. Returns the data as the writers get it (`results.Strict`)."""
+    from replaylab.lessons.scorecard import runs_table_bytes, scorecard_table  # pandas: only where it tabulates
+
     lesson = stage.lesson
     runs = {}
     for run in load_transcripts(stage.transcripts):
@@ -60,7 +64,7 @@ def collect_results(stage):
             "transcript": recording_io.to_data(run),
         }
     verdicts, scans = read_json(stage.verdicts), read_json(stage.scans)
-    found, rows = score_lesson(lesson, verdicts, scans)
+    found, rows, table = score_lesson(lesson, verdicts, scans, runs)
     data = {
         "format": FORMAT,
         "lesson": lesson,
@@ -78,6 +82,7 @@ def collect_results(stage):
     write_json(stage.results, check(data, stage.results))
     write_json(stage.scorecard_json, {"lesson": lesson, "scorecard": rows, "scores": found})
     recording_io.write_atomic(stage.scorecard_csv, csv_text(scorecard_table(rows)))
+    recording_io.write_atomic(stage.runs_table, runs_table_bytes(table))
     return strict(data, stage.results)
 
 
@@ -95,11 +100,15 @@ def figure_names(lesson):
 
 
 def write_figure(lesson, name, results, target):
-    """Draw one figure of a lesson to PNG (written to a temporary name, then renamed).
+    """Draw one figure of a lesson to PNG."""
+    save_figure(registry.lesson(lesson).figures[name](results), target)
+
+
+def save_figure(figure, target):
+    """A figure as PNG (written to a temporary name, then renamed).
 
     The figures are `matplotlib.figure.Figure` objects, not pyplot's: no GUI backend, no pyplot
     import, nothing to close."""
-    figure = registry.lesson(lesson).figures[name](results)
     target = Path(target)
     temporary = target.with_name(f".{target.name}.tmp.png")
     target.parent.mkdir(parents=True, exist_ok=True)

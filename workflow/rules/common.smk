@@ -32,7 +32,7 @@ CONFIG_SCHEMA = "../schemas/config.schema.yaml"
 if sys.path[:1] != [str(SRC)]:
     sys.path.insert(0, str(SRC))
 
-from replaylab import pipeline  # noqa: E402
+from replaylab import campaign, pipeline  # noqa: E402
 from replaylab.agents.recording import RecordingError, json_path  # noqa: E402
 from replaylab.batches import batches  # noqa: E402
 from replaylab.import_graph import ImportGraph, ImportGraphError  # noqa: E402
@@ -87,6 +87,12 @@ def check_config():
         stop(
             f"{config_files()}: $.record_lesson: {config['record_lesson']!r} is not one of the configured lessons ({', '.join(config['lessons'])})"
         )
+    problem = campaign.check_provider(config["provider"], config_files())
+    problem = problem or campaign.check(
+        config["campaign"], config["lessons"], config_files()
+    )
+    if problem:
+        stop(problem)
 
 
 check_config()
@@ -149,7 +155,14 @@ def python_of_this_venv():
 PYTHON = python_of_this_venv()
 RUNS = {lesson: find_runs(lesson) for lesson in LESSONS}
 check_recordings(RUNS)
-BATCHES = {lesson: batches(RUNS[lesson], config["batch_size"]) for lesson in LESSONS}
+
+
+def run_batches(runs):
+    """{batch: [recordings]} of {run: recording}, in batches of about `batch_size` runs."""
+    return batches(runs, config["batch_size"])
+
+
+BATCHES = {lesson: run_batches(RUNS[lesson]) for lesson in LESSONS}
 
 
 wildcard_constraints:
@@ -214,7 +227,8 @@ def code(script, *parts, every_lesson=False, data=()):
     the job's lesson that it uses (of every configured lesson, with `every_lesson`)."""
 
     def files(wildcards):
-        lessons = LESSONS if every_lesson else (wildcards.lesson,)
+        lesson = getattr(wildcards, "lesson", None)  # none for a campaign's comparison
+        lessons = LESSONS if every_lesson else (lesson,) if lesson else ()
         return code_files(script, lessons, parts) + [
             relative(PACKAGE / name) for name in data
         ]

@@ -23,6 +23,7 @@ rule render:
             labels={"lesson": "{lesson}", "table": "scorecard"},
         ),
         scorecard_json="results/{lesson}/scorecard.json",
+        runs_table="results/{lesson}/runs.csv.gz",
         tables=report(
             directory("results/{lesson}/tables"),
             caption="../report/tables.rst",

@@ -18,14 +18,14 @@ rule record_run:
         src=SRC,
         variant=record_variant,
         provider=config["provider"],
-        model=config["model"],
+        model=campaign.model_option(config["provider"], config["model"]),
         seed=config["seed"],
         group=config["record_run"],
     message:
         "Recording {output.recording} with the {params.provider} provider"
     shell:
         "PYTHONPATH={params.src} {params.python} -m replaylab record {wildcards.lesson} --variant {params.variant}"
-        " --provider {params.provider} --model {params.model} --seed {params.seed}"
+        " --provider {params.provider} --model={params.model} --seed {params.seed}"
         " --group {params.group} --out {output.recording} 2>&1 | tee {log}"
 
 

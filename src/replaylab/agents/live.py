@@ -15,8 +15,11 @@ INPUT_ENDED = "the input ended before the agent ended the run: recorded as not f
 CLIENT_CLOSED = "the client closed the session without finish: recorded as not finished"
 
 
-def how_it_ended(kind, finished, steps, max_steps):
+def how_it_ended(kind, finished, steps, max_steps, stopped_by=None):
     """How a run ended, from its recording, in words (pages, `replaylab replay`)."""
+    if stopped_by:
+        return (f"stopped by its limit {stopped_by['limit']} ({stopped_by['allowed']:g}; the run used "
+                f"{stopped_by['used']:g}): not finished, and scored as not right")
     if finished:
         if kind == "mcp":
             return "finished (the agent called finish with its answer)"

@@ -53,6 +53,7 @@ class Transcript:
     task: str
     steps: tuple = field(default_factory=tuple)
     finished: bool = False
+    stopped_by: dict | None = None  # a per-run limit that ended the run: {"limit", "allowed", "used"}
 
 
 def conversation_for(task, steps):

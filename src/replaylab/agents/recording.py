@@ -182,7 +182,9 @@ def from_data(data, source=""):
         )
         for s in data["steps"]
     )
-    transcript = Transcript(data["provenance"]["model"], data["system"], data["task"], steps, data["finished"])
+    transcript = Transcript(
+        data["provenance"]["model"], data["system"], data["task"], steps, data["finished"], data.get("stopped_by")
+    )
     replayed = data.get("replayed")
     return Recording(
         data["lesson"], data["run"], data["variant"], data["group"], dict(data["provenance"]), transcript,
@@ -253,6 +255,8 @@ def to_data(recording):
         ],
         "finished": t.finished,
     }
+    if t.stopped_by:
+        data["stopped_by"] = t.stopped_by
     if recording.replayed:
         data["replayed"] = recording.replayed
     return data
@@ -284,11 +288,14 @@ def _file_mode(path):
 
 
 def write_atomic(path, text, new=False):
+    """Write text (or bytes) to a temporary file in the same folder, sync it, then rename it to
+    `path`; with `new`, link it instead, which fails (`FileExistsError`) when `path` exists."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        binary = isinstance(text, bytes)
+        with os.fdopen(handle, "wb" if binary else "w", encoding=None if binary else "utf-8") as stream:
             os.fchmod(stream.fileno(), _file_mode(path))  # mkstemp's 0600 would replace a readable file
             stream.write(text)
             stream.flush()
@@ -305,13 +312,15 @@ def write_atomic(path, text, new=False):
 
 
 def provenance(kind, model, how, **extra):
+    """Who made a run and when (`recorded`: UTC, to the second), with what the provider reported."""
     if kind not in KINDS:
         raise ValueError(f"unknown provenance kind {kind!r}")
+    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
     data = {
         "kind": kind,
         "model": model,
         "how": how,
-        "recorded": datetime.date.today().isoformat(),
+        "recorded": now.isoformat().replace("+00:00", "Z"),
         "replaylab": __version__,
     }
     data.update({k: v for k, v in extra.items() if v is not None})

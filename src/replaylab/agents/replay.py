@@ -5,9 +5,9 @@ call M), the tool, both values and the command that records the run again.
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from replaylab.agents import loop
+from replaylab.agents import clients, loop
 from replaylab.agents.messages import stored
 from replaylab.agents.clients.recorded import OutOfMessages, RecordedMessagesClient
 
@@ -38,26 +38,8 @@ class ReplayMismatch(Exception):
 
 
 def rerecord_command(recording):
-    """The real command that records this run again, by the kind of its provenance."""
-    kind = recording.provenance["kind"]
-    lesson, run = recording.lesson, recording.run
-    source = recording.source or f"recordings/{lesson}/{run}.json"
-    if kind == "authored":
-        return f"replaylab record {lesson} --provider authored --from {source} --out {source}"
-    if kind == "scripted":
-        seed = recording.provenance.get("seed", 0)
-        return (
-            f"replaylab record {lesson} --variant {recording.variant} --provider scripted --seed {seed} "
-            f"--run {run} --group {recording.group}"
-        )
-    if kind == "interactive":
-        return f"replaylab session {lesson} --variant {recording.variant} --run {run}"
-    if kind == "mcp":
-        return f"replaylab mcp {lesson} --variant {recording.variant} --run {run}"
-    return (
-        f"replaylab record {lesson} --variant {recording.variant} --provider openai "
-        f"--model {recording.provenance['model']} --run {run}"
-    )
+    """The real command that records this run again, as the provider that made it writes it."""
+    return clients.rerecord_command(recording)
 
 
 def replay(recording, variant, tolerance=DEFAULT_TOLERANCE, **settings):
@@ -79,10 +61,14 @@ def replay(recording, variant, tolerance=DEFAULT_TOLERANCE, **settings):
     # agent's input ended: the replay's input ends there too. Other runs never end that way.
     input_ended = not recorded.finished and recording.provenance["kind"] in INPUT_CAN_END
     client = RecordedMessagesClient([s.message for s in recorded.steps], recorded.model, input_ended)
+    # a run that a per-run limit ended is replayed as far as it went, and stays stopped by it
+    max_steps = len(recorded.steps) if recorded.stopped_by else variant.max_steps
     try:
-        now = loop.run(client, variant.system, variant.task, variant.allowlist(**settings), variant.max_steps)
+        now = loop.run(client, variant.system, variant.task, variant.allowlist(**settings), max_steps)
     except OutOfMessages as error:
         fail(f"the recording ends before the run does ({error})")
+    if recorded.stopped_by:
+        now = replace(now, stopped_by=recorded.stopped_by)
     if len(now.steps) != len(recorded.steps):
         fail(f"the run had {len(recorded.steps)} messages when recorded and has {len(now.steps)} now")
     if now.finished != recorded.finished:

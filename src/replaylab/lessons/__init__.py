@@ -39,7 +39,7 @@ PARTS = {
     "judge": ("judge", "score", "RIGHT_ANSWER", "verdict_line"),
     "scans": ("scans",),
     "exercises": ("exercises",),
-    "agent": ("model", "baseline"),
+    "agent": ("STRATEGIES", "strategy", "model", "baseline"),
     "tables": ("TABLES", "tables"),
     "figures": ("FIGURES",),
     "page": ("page", "question", "summary"),

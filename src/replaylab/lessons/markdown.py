@@ -365,7 +365,7 @@ def run_section(run_name, run, results):
         f"- Variant {code(run['variant'])}, group {name(run['group'])}; "
         + how_it_ended(
             run["provenance"]["kind"], transcript["finished"], len(transcript["steps"]),
-            results["allowlists"][run["variant"]]["max_steps"],
+            results["allowlists"][run["variant"]]["max_steps"], transcript.get("stopped_by"),  # only a run a per-run limit ended
         ) + ".",
         f"- Replayed by this build: every call went again through a fresh allowlist and the simulation; "
         f"each recomputed result agreed with the recording within {number(tolerance, '%g')} (relative and absolute). "

@@ -1,14 +1,27 @@
 """How often runs reach the right answer, per model or program, with a 95 % Wilson interval.
 
 Right and wrong are decided by each lesson's `score` function from recomputed numbers; the
-words of a run never enter. This module only counts and summarises.
+words of a run never enter. A run that a per-run limit stopped is not right, whatever it
+computed. This module counts and summarises: the judged runs become a table of one row per run
+(a pandas DataFrame, `runs_table`), and a scorecard, a lesson's or a campaign's, is a group-by of
+such a table (`scorecard`).
+
+pandas is imported here and nowhere on the way of a replay, a judgement or a scan: only the jobs
+that tabulate (render, compare) import this module (importing pandas costs about 0.4 s).
 """
 
+import gzip
 import math
-from collections import Counter
+
+import pandas as pd
 
 Z95 = 1.959963984540054  # two-sided 95 % normal quantile
 TOO_WIDE = 0.5  # an interval wider than this says nothing useful
+
+# The per-run table: a judged run (in a lesson judged per group, a group of runs), who made it, its task, its
+# score, the calls it made and ran, the tokens its provider reported (empty when none were) and the
+# recordings it is made of.
+COLUMNS = ("run", "model", "task", "right", "wrong", "calls", "budget_used", "input_tokens", "output_tokens", "recordings")
 
 
 def wilson(right, runs, z=Z95):
@@ -24,42 +37,128 @@ def wilson(right, runs, z=Z95):
     return low, high
 
 
-def scores(verdicts, scans, decide):
+def members(name, runs):
+    """The recordings a judged entry is made of: the run of that name, or the runs of that group."""
+    if name in runs:
+        return [name]
+    return [run for run, data in runs.items() if data["group"] == name]
+
+
+def stopped_by(name, runs):
+    """The per-run limit that stopped one of the entry's recordings, or None."""
+    for run in members(name, runs):
+        stopped = runs[run]["transcript"].get("stopped_by")
+        if stopped:
+            return stopped
+    return None
+
+
+def scores(verdicts, scans, decide, runs=None):
     """One score per judged run (a group, for reviews): `decide(entry, scans)` gives what it got
-    wrong, or None when it is right."""
+    wrong, or None when it is right; a run stopped by a per-run limit is wrong. `runs` are the
+    runs of results.json ({run: {group, provenance, transcript, ...}})."""
+    runs = runs or {}
     found = []
     for name, entry in verdicts.items():
-        wrong = decide(entry, scans)
+        stopped = stopped_by(name, runs)
+        wrong = f"stopped by its limit {stopped['limit']} ({stopped['allowed']:g})" if stopped else decide(entry, scans)
         found.append({"run": name, "model": entry["model"], "task": entry["task"], "right": wrong is None,
                       "wrong": wrong, "calls": entry["calls"], "budget_used": entry["ran"]})
     return found
 
 
-def scorecard(scores):
-    """Rows per model and task: runs, right, interval, calls and budget used, and what the wrong runs got wrong."""
+def _tokens(names, runs, kind):
+    reported = [runs[n]["provenance"]["usage"] for n in names if runs[n]["provenance"].get("usage")]
+    return sum(usage.get(kind, 0) for usage in reported) if reported else None
+
+
+def runs_table(found, runs=None):
+    """The per-run table of a lesson: one row per score of `found`, with the tokens reported for
+    its recordings and their names."""
+    runs = runs or {}
     rows = []
-    by_model = {}
-    for score in scores:
-        by_model.setdefault((score["model"], score["task"]), []).append(score)
-    for (model, task), mine in sorted(by_model.items()):
-        runs, right = len(mine), sum(s["right"] for s in mine)
+    for score in found:
+        names = members(score["run"], runs)
+        rows.append({
+            **score,
+            "input_tokens": _tokens(names, runs, "input_tokens"),
+            "output_tokens": _tokens(names, runs, "output_tokens"),
+            "recordings": ";".join(names),
+        })
+    table = pd.DataFrame(rows, columns=list(COLUMNS))
+    for column in ("input_tokens", "output_tokens"):
+        table[column] = table[column].astype("Int64")  # empty when the provider reported nothing
+    return table
+
+
+def read_runs_table(path):
+    return pd.read_csv(path, dtype={"wrong": "string", "input_tokens": "Int64", "output_tokens": "Int64"},
+                       keep_default_na=False, na_values={"input_tokens": [""], "output_tokens": [""]})
+
+
+def runs_table_bytes(table):
+    """The table as gzipped CSV, the same bytes for the same table (no time in the gzip header)."""
+    return gzip.compress(table.to_csv(index=False, lineterminator="\n").encode(), mtime=0)
+
+
+def _python(value):
+    """A value of a pandas cell as plain Python (None for a missing one)."""
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return value.item() if hasattr(value, "item") else value
+
+
+def _mistakes(table, keys):
+    """{key: [{"what", "runs"}]}: what the wrong runs got wrong, most frequent first (ties in the
+    order they first occur)."""
+    wrong = table[~table["right"].astype(bool)].assign(order=lambda t: range(len(t)))
+    if wrong.empty:
+        return {}
+    counted = (
+        wrong.groupby([*keys, "wrong"], sort=False)
+        .agg(runs=("run", "size"), first=("order", "min"))
+        .reset_index()
+        .sort_values(["runs", "first"], ascending=[False, True], kind="stable")
+    )
+    found = {}
+    for row in counted.to_dict("records"):
+        found.setdefault(tuple(row[k] for k in keys), []).append({"what": row["wrong"], "runs": int(row["runs"])})
+    return found
+
+
+def scorecard(table, keys=("model", "task"), means=()):
+    """Rows per `keys` (by default model and task): runs, right, interval, mean calls and budget
+    used (and the mean of each column of `means`), and what the wrong runs got wrong."""
+    if table.empty:
+        return []
+    keys = list(keys)
+    aggregations = {
+        "runs": ("run", "size"),
+        "right": ("right", "sum"),
+        "mean_calls": ("calls", "mean"),
+        "mean_budget_used": ("budget_used", "mean"),
+    }
+    aggregations.update({f"mean_{column}": (column, "mean") for column in means})
+    summary = table.groupby(keys, sort=True).agg(**aggregations).reset_index()
+    mistakes = _mistakes(table, keys)
+    rows = []
+    for found in summary.to_dict("records"):
+        runs, right = int(found["runs"]), int(found["right"])
         low, high = wilson(right, runs)
-        mistakes = Counter(s["wrong"] for s in mine if not s["right"])
-        rows.append(
-            {
-                "model": model,
-                "task": task,
-                "runs": runs,
-                "right": right,
-                "rate": right / runs,
-                "low": low,
-                "high": high,
-                "conclusive": high - low <= TOO_WIDE,
-                "mean_calls": sum(s["calls"] for s in mine) / runs,
-                "mean_budget_used": sum(s["budget_used"] for s in mine) / runs,
-                "mistakes": [{"what": what, "runs": count} for what, count in mistakes.most_common()],
-            }
-        )
+        row = {key: found[key] for key in keys}
+        row.update({
+            "runs": runs,
+            "right": right,
+            "rate": right / runs,
+            "low": low,
+            "high": high,
+            "conclusive": high - low <= TOO_WIDE,
+            "mean_calls": float(found["mean_calls"]),
+            "mean_budget_used": float(found["mean_budget_used"]),
+        })
+        row.update({f"mean_{column}": _python(found[f"mean_{column}"]) for column in means})
+        row["mistakes"] = mistakes.get(tuple(found[k] for k in keys), [])
+        rows.append(row)
     return rows
 
 

@@ -4,6 +4,13 @@ from replaylab.agents.messages import ModelMessage, ToolCall
 from replaylab.lessons.toy import lab
 
 
+STRATEGIES = ("square-three",)
+
+
+def strategy(seed):
+    return STRATEGIES[seed % len(STRATEGIES)]
+
+
 def model(variant, seed=0):
     return "toy baseline (a scripted program, not a language model)"
 

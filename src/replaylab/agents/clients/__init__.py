@@ -1,12 +1,22 @@
-"""Clients: who produces the model's messages. `recorded` (for a replay) and `authored` return
-messages from a file, `scripted` runs a deterministic program, `interactive` reads messages from
-stdin.
+"""Clients, and the registry of providers: who produces the model's messages.
 
-A client has `model`, `secrets` and `complete(system, conversation, tools) -> ModelMessage`.
-Adding a provider is one module here with a `make_client()`.
+A client has `model`, `secrets` and `complete(system, conversation, tools) -> ModelMessage`; it may
+also report `provenance_extra()` (what only it knows: token usage, request ids, server, seed) and
+`tokens_used()` (for a per-run token limit).
+
+A provider is a module of this package that registers itself when it is imported, with
+`register(Provider(...))`: its name, how it makes a client from `Options`, what it reads from the
+environment, its provenance kind (which decides the label pages show) and the command that
+records one of its runs again. The command line, the workflow's configuration check, `doctor`,
+the provenance of a recording and the re-record command of a replay mismatch all learn of
+providers from `providers()` and `load_provider()`: adding a provider is adding one module here.
 """
 
 import importlib
+import pkgutil
+import shlex
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from replaylab.agents.secrets import is_provider_name
 
@@ -15,11 +25,110 @@ class ProviderError(RuntimeError):
     """A provider failed; the text is cleaned of secrets and keeps the useful part (status, reason)."""
 
 
+@dataclass(frozen=True)
+class Options:
+    """What one recording asks of a provider, from the command line or a campaign."""
+
+    lesson: str
+    variant: str
+    model: str | None = None
+    seed: int = 0
+    messages: tuple = ()  # a provider that takes a file: the messages of --from FILE
+    agent: Any = None  # the lesson's scripted baselines (its `agent` module)
+    base_url: str | None = None
+    timeout: float | None = None  # seconds per request
+    max_retries: int | None = None  # retries of a request that failed in a way worth retrying
+
+
+@dataclass(frozen=True)
+class Provider:
+    """What the rest of replaylab knows of a provider."""
+
+    name: str  # --provider NAME, `provider:` of the configuration, provenance["provider"]
+    kind: str  # provenance kind, one of agents.recording.KINDS: it decides the label of its runs
+    make_client: Callable | None  # (Options) -> client; None when no client of replaylab makes its runs (mcp)
+    describe: Callable | None  # (Options) -> provenance "how": who wrote the messages, and how
+    rerecord: Callable  # (recording) -> the command that records the run again
+    run_name: Callable | None = None  # (Options) -> a run's default name
+    group: str = "live"  # the default group of its runs
+    key: str | None = None  # the environment variable that holds its key, read when a client is made
+    server: str | None = None  # the environment variable of its server's URL (doctor contacts it)
+    models: tuple | None = None  # the models it knows; None: whatever its server knows
+    default_model: str | None = None
+    unattended: bool = False  # records with no person and no file: it may record campaigns
+    takes_file: bool = False  # its messages come from --from FILE
+    preload: tuple = ()  # modules its clients import when made (an SDK): a campaign imports them once
+
+
+_REGISTERED = {}
+
+
+def register(provider):
+    """Called by a provider module when it is imported (under its module's name: `load_provider`
+    finds it by that name)."""
+    _REGISTERED[provider.name] = provider
+    return provider
+
+
 def load_provider(name):
-    """The client module of a provider; the name is checked before it becomes a module name."""
+    """The registered provider of that name; the name is checked before it becomes a module name."""
     if not is_provider_name(name):
         raise ValueError(f"{name!r} is not a provider name")
     try:
-        return importlib.import_module(f"replaylab.agents.clients.{name}")
-    except ModuleNotFoundError:
+        importlib.import_module(f"replaylab.agents.clients.{name}")
+    except ModuleNotFoundError as error:
+        if error.name != f"replaylab.agents.clients.{name}":
+            raise  # the provider's own module is there, and lacks something it imports
         raise ValueError(f"no provider named {name!r}") from None
+    if name not in _REGISTERED:
+        raise ValueError(f"no provider named {name!r}")  # a module of clients that is not a provider
+    return _REGISTERED[name]
+
+
+def providers():
+    """{name: Provider} of every provider module of this package, by name."""
+    for found in pkgutil.iter_modules(__path__):
+        if found.name not in _REGISTERED:
+            try:
+                load_provider(found.name)
+            except ValueError:
+                pass  # not a provider (the recorded-messages client of a replay), or not a provider's name
+    return dict(sorted(_REGISTERED.items()))
+
+
+def names(select=None):
+    """The names of the providers that `select(provider)` keeps (all by default)."""
+    return [name for name, p in providers().items() if select is None or select(p)]
+
+
+# Recordings made before provenance named the provider: the provider of each kind then.
+_BY_KIND = {"provider-api": "openai", "scripted": "scripted", "authored": "authored", "interactive": "interactive", "mcp": "mcp"}
+
+
+def provider_name(provenance):
+    """The name of the provider that made a recording, from its provenance."""
+    return provenance.get("provider") or _BY_KIND[provenance["kind"]]
+
+
+def command(*words):
+    """A command as a shell reads it: each word quoted where needed."""
+    return shlex.join(str(word) for word in words)
+
+
+def record_command(recording, provider, *options):
+    """`replaylab record` of one run of a provider, with its own options (the generic form)."""
+    return command(
+        "replaylab", "record", recording.lesson, "--variant", recording.variant, "--provider", provider, *options,
+        "--run", recording.run, "--group", recording.group,
+    )
+
+
+def rerecord_command(recording):
+    """The command that records a run again, as its provider writes it (the generic form for a
+    provider that this installation does not have)."""
+    name = provider_name(recording.provenance)
+    try:
+        provider = load_provider(name)
+    except ValueError:
+        return record_command(recording, name, "--model", recording.provenance["model"])
+    return provider.rerecord(recording)

@@ -1,4 +1,5 @@
-"""Any program or person is the agent: one JSON message per line on stdin, JSON lines on stdout.
+"""The `interactive` provider (`replaylab session`): any program or person is the agent, one
+JSON message per line on stdin, JSON lines on stdout.
 
 The protocol (`replaylab session --help` shows it with an example):
 - first, one line that tells the agent everything it is given: the system text, the task, the
@@ -13,6 +14,7 @@ The protocol (`replaylab session --help` shows it with an example):
 import json
 import sys
 
+from replaylab.agents.clients import Provider, command, register
 from replaylab.agents.messages import ModelMessage, ToolCall, stored
 
 MODEL = "interactive session (a person or a program on stdin)"
@@ -133,3 +135,13 @@ class InteractiveClient:
 
 def make_client(stdin=None, stdout=None, model=MODEL):
     return InteractiveClient(stdin, stdout, model)
+
+
+HOW = "A person or a program typed each message as a JSON line into `replaylab session`; the harness computed every result."
+
+
+def rerecord(recording):
+    return command("replaylab", "session", recording.lesson, "--variant", recording.variant, "--run", recording.run)
+
+
+register(Provider("interactive", "interactive", lambda options: make_client(), lambda options: HOW, rerecord))

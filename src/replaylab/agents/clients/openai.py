@@ -1,24 +1,43 @@
-"""The live client: OpenAI chat completions with tools, through the official SDK.
+"""The `openai` provider: OpenAI chat completions with tools, through the official SDK.
 
-The only module that imports the SDK. Any OpenAI-compatible server works through the base URL
-(OPENAI_BASE_URL or --base-url). The key is read once into a `Secret` and handed to the SDK as a
-callable, so its value is read only when a request is made; every message, error and log record
-that comes back is cleaned of it before anything else sees it.
+The only module that imports the SDK, and only when a client is made (importing it costs about
+0.4 s, which the command line and the workflow do not pay to list the providers). Any
+OpenAI-compatible server works through the base URL (OPENAI_BASE_URL or --base-url). The key is
+read once into a `Secret` and handed to the SDK as a callable, so its value is read only when a
+request is made; every message, error and log record that comes back is cleaned of it before
+anything else sees it.
+
+Retries are the SDK's: 408, 409, 429, 5xx, timeouts and dropped connections are retried up to
+`max_retries` times with exponential backoff (0.5 s doubling to 8 s, less up to a quarter of
+jitter), or after the server's Retry-After (retry-after-ms, Retry-After) when it gives one of at
+most two minutes.
 """
 
 import json
 import logging
 
-import openai
-
 from replaylab.agents import environment
-from replaylab.agents.clients import ProviderError
-from replaylab.agents.clients.openai_settings import BASE_URL_VARIABLE, DEFAULT_MODEL, KEY_VARIABLE
+from replaylab.agents.clients import Options, Provider, ProviderError, record_command, register
 from replaylab.agents.messages import ModelMessage, ToolCall
+from replaylab.agents.names import file_safe
 from replaylab.agents.secrets import clean_text
 
+KEY_VARIABLE = "OPENAI_API_KEY"
+BASE_URL_VARIABLE = "OPENAI_BASE_URL"
+DEFAULT_MODEL = "gpt-4o-mini"
 TIMEOUT_S = 60.0
-MAX_RETRIES = 4  # the SDK retries 408/409/429/5xx and connection errors with exponential backoff
+MAX_RETRIES = 4
+HOW = (
+    "Recorded run: the model answered through an OpenAI-compatible chat completions API with tools; "
+    "the harness checked every call against the allowlist and computed every result."
+)
+
+
+def _sdk():
+    """The SDK, imported on first use."""
+    import openai
+
+    return openai
 
 
 def _clean_log_records(secrets):
@@ -76,6 +95,7 @@ def _arguments(text):
 
 
 def _describe(error, timeout):
+    openai = _sdk()
     status = error.status_code if isinstance(error, openai.APIStatusError) else None
     if isinstance(error, openai.AuthenticationError):
         return f"the provider refused the key in {KEY_VARIABLE} ({status}): {error}"
@@ -96,7 +116,10 @@ class OpenAIClient:
         self.usage_reported = False
         self.request_ids = []
         self._timeout = timeout
-        self._sdk = openai.OpenAI(api_key=key.reveal, base_url=base_url, timeout=timeout, max_retries=max_retries)
+        self._sdk = _sdk().OpenAI(api_key=key.reveal, base_url=base_url, timeout=timeout, max_retries=max_retries)
+        # the server's host (and port), never its path, query or user part, which may hold a key
+        url = self._sdk.base_url
+        self.server = clean_text(f"{url.host}:{url.port}" if url.port else url.host, self.secrets)
         _clean_log_records(self.secrets)
 
     def complete(self, system, conversation, tools):
@@ -106,7 +129,7 @@ class OpenAIClient:
                 messages=_request_messages(system, conversation),
                 tools=[{"type": "function", "function": spec} for spec in tools],
             )
-        except openai.OpenAIError as error:
+        except _sdk().OpenAIError as error:
             raise ProviderError(clean_text(_describe(error, self._timeout), self.secrets)) from None
         request_id = response._request_id  # from the x-request-id header; None when absent
         if request_id:
@@ -124,9 +147,13 @@ class OpenAIClient:
         )
         return ModelMessage(message.content or "", calls)  # the loop cleans it before anything sees it
 
+    def tokens_used(self):
+        """Tokens the provider reported so far (None when it reports none)."""
+        return self.usage["input_tokens"] + self.usage["output_tokens"] if self.usage_reported else None
+
     def provenance_extra(self):
-        """Only what the provider reported: token usage and request ids."""
-        extra = {}
+        """The server's host, and only what the provider reported: token usage and request ids."""
+        extra = {"server": self.server}
         if self.usage_reported:
             extra["usage"] = dict(self.usage)
         if self.request_ids:
@@ -134,6 +161,28 @@ class OpenAIClient:
         return extra
 
 
-def make_client(model=None, base_url=None):
+def make_client(options: Options):
     key = environment.secret(KEY_VARIABLE)
-    return OpenAIClient(model or DEFAULT_MODEL, key, base_url or environment.setting(BASE_URL_VARIABLE))
+    return OpenAIClient(
+        options.model or DEFAULT_MODEL,
+        key,
+        options.base_url or environment.setting(BASE_URL_VARIABLE),
+        timeout=TIMEOUT_S if options.timeout is None else options.timeout,
+        max_retries=MAX_RETRIES if options.max_retries is None else options.max_retries,
+    )
+
+
+def rerecord(recording):
+    return record_command(recording, "openai", "--model", recording.provenance["model"])
+
+
+def run_name(options: Options):
+    return f"{file_safe(options.model or DEFAULT_MODEL)}-{options.variant}"
+
+
+register(
+    Provider(
+        "openai", "provider-api", make_client, lambda options: HOW, rerecord, run_name,
+        key=KEY_VARIABLE, server=BASE_URL_VARIABLE, default_model=DEFAULT_MODEL, unattended=True, preload=("openai",),
+    )
+)

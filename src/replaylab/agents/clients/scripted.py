@@ -1,17 +1,75 @@
-"""A deterministic program that plays the agent: it reads the results so far and writes the next message."""
+"""The `scripted` provider: a deterministic program plays the agent; it reads the results so far
+and writes the next message. No model, no key.
+
+Each lesson has its baseline programs (`lessons/<lesson>/agent.py`); the seed picks a strategy
+(some are wrong on purpose) and the first calls. Named programs, for campaigns that compare two
+of them like two models: `scripted-mixed` takes the seed as it is (the lesson's strategies in
+turn), `scripted-careful` plays the lesson's first strategy, the careful one, whatever the seed
+(the seed still varies its first calls).
+"""
+
+from replaylab.agents.clients import Options, Provider, command, register
+
+PROGRAMS = ("scripted-careful", "scripted-mixed")
 
 
 class ScriptedClient:
     secrets = ()
 
-    def __init__(self, program, model):
+    def __init__(self, program, model, seed=None):
         """`program(conversation) -> ModelMessage`; `model` names the program."""
         self.model = model
         self._program = program
+        self._seed = seed
 
     def complete(self, system, conversation, tools):
         return self._program(conversation)
 
+    def provenance_extra(self):
+        return {} if self._seed is None else {"seed": self._seed}
 
-def make_client(program, model):
-    return ScriptedClient(program, model)
+
+def program_seed(options: Options):
+    """The seed the lesson's baseline gets: `scripted-careful` keeps to the first strategy."""
+    if options.model == "scripted-careful":
+        return options.seed * len(options.agent.STRATEGIES)
+    return options.seed
+
+
+def make_client(options: Options):
+    if options.model is not None and options.model not in PROGRAMS:
+        raise ValueError(f"--model {options.model}: the scripted provider's programs are: {', '.join(PROGRAMS)}")
+    seed = program_seed(options)
+    model = options.model or options.agent.model(options.variant, seed)
+    return ScriptedClient(options.agent.baseline(options.variant, seed), model, options.seed)
+
+
+def describe(options: Options):
+    seed = program_seed(options)
+    strategy = options.agent.strategy(seed)
+    program = f" {options.model}" if options.model else ""
+    return (
+        f"Scripted baseline{program}: replaylab's built-in program for this lesson (strategy {strategy}, seed {seed}) "
+        "chose each call from the results it had read; the harness computed every result."
+    )
+
+
+def rerecord(recording):
+    p = recording.provenance
+    model = ["--model", p["model"]] if p["model"] in PROGRAMS else []
+    return command(
+        "replaylab", "record", recording.lesson, "--variant", recording.variant, "--provider", "scripted", *model,
+        "--seed", p.get("seed", 0), "--run", recording.run, "--group", recording.group,
+    )
+
+
+def run_name(options: Options):
+    return f"{options.model or 'scripted'}-{options.variant}-{options.seed}"
+
+
+register(
+    Provider(
+        "scripted", "scripted", make_client, describe, rerecord, run_name, group="scripted",
+        models=PROGRAMS, unattended=True,
+    )
+)

@@ -6,7 +6,7 @@ import pytest
 
 from helpers import RECORDINGS
 from replaylab.agents import loop
-from replaylab.agents.clients.authored import make_client
+from replaylab.agents.clients.authored import client as authored_client
 from replaylab.agents.messages import ModelMessage, ToolCall
 from replaylab.build import build
 from replaylab.lessons import registry
@@ -37,7 +37,7 @@ def test_the_evidence_of_a_one_period_counterexample_says_one_period():
     claim = next(c for c in lab.CLAIMS.values() if c.fixed["method"] == "symplectic Euler")
     arguments = {**claim.fixed, "steps_per_period": 16, "periods": 1}
     variant = LESSON.variant(claim.name)
-    client = make_client([ModelMessage("one period", (ToolCall("1", lab.TOOL_NAME, arguments),)), ModelMessage("done")])
+    client = authored_client([ModelMessage("one period", (ToolCall("1", lab.TOOL_NAME, arguments),)), ModelMessage("done")])
     transcript = loop.run(client, variant.system, variant.task, variant.allowlist(), variant.max_steps)
     verdict = judge.hunt_verdict(transcript, claim)
     assert verdict["outcome"] == "counterexample"

@@ -1,0 +1,12 @@
+"""The `mcp` provider (`replaylab mcp`): an MCP client is the agent, and the lesson's server
+(replaylab/mcp_server.py) records its calls. No client of replaylab makes these runs: this module
+only tells the rest of replaylab how they are labelled and recorded again."""
+
+from replaylab.agents.clients import Provider, command, register
+
+
+def rerecord(recording):
+    return command("replaylab", "mcp", recording.lesson, "--variant", recording.variant, "--run", recording.run)
+
+
+register(Provider("mcp", "mcp", None, None, rerecord))

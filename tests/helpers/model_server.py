@@ -1,0 +1,194 @@
+"""A stand-in model server for tests and the benchmark: OpenAI-compatible chat completions on
+127.0.0.1 (an ephemeral port) that plays replaylab's lessons.
+
+It recognises the lesson and variant of a request by its system prompt and task, rebuilds the
+conversation from the request's messages, and answers with the next message of one of the
+lesson's scripted baselines: a model named in `careful` plays the lesson's careful strategy; any
+other model plays the strategies in turn (some right, some wrong). A conversation's seed travels
+in the ids of its tool calls, so the server keeps no state per conversation.
+
+Faults, each every n-th request (0: never): 429 with Retry-After, 500, a hang longer than the
+client waits, a dropped connection; `failing` models always get 500. Every answer reports token
+usage. It counts requests, answers by status, conversations started (first requests answered
+200), and requests in flight (the most at once is `max_in_flight`).
+"""
+
+import json
+import re
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from replaylab.agents.messages import ModelMessage, ToolCall, ToolResult
+from replaylab.lessons import registry
+
+SEED_ID = re.compile(r"s(\d+)-(.*)")
+
+
+def variants():
+    """{(system, task): (lesson, variant)} of every lesson."""
+    return {(v.system, v.task): (lesson.name, name) for lesson in registry.lessons() for name, v in lesson.variants.items()}
+
+
+def conversation_of(messages):
+    """The replaylab conversation of a request's messages (after the system prompt), and the
+    conversation's seed (None before the first answer)."""
+    conversation, seed, names = [], None, {}
+    for message in messages[1:]:
+        if message["role"] == "user":
+            conversation.append({"role": "user", "content": message["content"]})
+        elif message["role"] == "assistant":
+            calls = []
+            for call in message.get("tool_calls") or ():
+                found = SEED_ID.fullmatch(call["id"])
+                if found:
+                    seed = int(found[1]) if seed is None else seed
+                names[call["id"]] = call["function"]["name"]
+                calls.append(ToolCall(call["id"], call["function"]["name"], json.loads(call["function"]["arguments"])))
+            conversation.append({"role": "assistant", "message": ModelMessage(message.get("content") or "", tuple(calls))})
+        elif message["role"] == "tool":
+            content = json.loads(message["content"])
+            name = names.get(message["tool_call_id"])
+            conversation.append({"role": "tool", "result": ToolResult(message["tool_call_id"], name, "error" not in content, content)})
+    return conversation, seed
+
+
+class ModelServer:
+    def __init__(self, key, latency=0.0, careful=(), rate_limit_every=0, retry_after=0.05, error_every=0,
+                 hang_every=0, hang_seconds=5.0, drop_every=0, failing=()):
+        self.key = key
+        self.latency = latency
+        self.careful = set(careful)
+        self.rate_limit_every, self.retry_after = rate_limit_every, retry_after
+        self.error_every, self.drop_every = error_every, drop_every
+        self.hang_every, self.hang_seconds = hang_every, hang_seconds
+        self.failing = set(failing)
+        self.lock = threading.Lock()
+        self.requests = 0
+        self.statuses = Counter()
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.started = Counter()  # conversations started, per model
+        self.usage = Counter()  # tokens reported in answers 200
+        self.log = []  # (time, model, status, seed)
+        self._seeds = Counter()
+        self._variants = variants()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep the test output clean
+                pass
+
+            def do_POST(self):
+                with server.lock:
+                    server.requests += 1
+                    number = server.requests
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    server.answer(self, number)
+                finally:
+                    with server.lock:
+                        server.in_flight -= 1
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self):
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+    # -----------------------------------------------------------------------------------------
+
+    @staticmethod
+    def every(n, number):
+        return n and number % n == 0
+
+    def answer(self, handler, number):
+        length = int(handler.headers.get("Content-Length", 0))
+        body = json.loads(handler.rfile.read(length) or b"{}")
+        model = body.get("model", "")
+        if self.latency:
+            time.sleep(self.latency)
+        if handler.headers.get("Authorization") != f"Bearer {self.key}":
+            return self.send(handler, number, 401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}, model)
+        if self.every(self.drop_every, number):
+            self.note(model, "dropped")
+            handler.close_connection = True
+            return  # no answer: the client sees the connection end
+        if self.every(self.hang_every, number):
+            self.note(model, "hang")
+            time.sleep(self.hang_seconds)
+            return
+        if self.every(self.rate_limit_every, number):
+            return self.send(handler, number, 429, {"error": {"message": "Rate limit reached", "type": "rate_limit"}}, model,
+                             {"Retry-After": f"{self.retry_after:g}"})
+        if model in self.failing or self.every(self.error_every, number):
+            return self.send(handler, number, 500, {"error": {"message": "The server had an error", "type": "server_error"}}, model)
+        return self.play(handler, number, body, model)
+
+    def play(self, handler, number, body, model):
+        messages = body["messages"]
+        found = self._variants.get((messages[0]["content"], messages[1]["content"]))
+        if found is None:
+            return self.send(handler, number, 400, {"error": {"message": "not a lesson of replaylab", "type": "invalid_request_error"}}, model)
+        lesson, variant = found
+        conversation, seed = conversation_of(messages)
+        agent = registry.lesson(lesson).part("agent")
+        first = seed is None
+        if first:
+            with self.lock:
+                seed = self._seeds[(model, lesson, variant)]
+                self._seeds[(model, lesson, variant)] += 1
+            if model in self.careful:
+                seed *= len(agent.STRATEGIES)
+        message = agent.baseline(variant, seed)(conversation)
+        calls = [
+            {"id": f"s{seed}-{call.id}", "type": "function",
+             "function": {"name": call.name, "arguments": json.dumps(call.arguments)}}
+            for call in message.tool_calls
+        ]
+        prompt = sum(len(json.dumps(m)) for m in messages) // 4
+        completion = len(message.text) // 4 + 12 * len(calls)
+        answer = {
+            "id": f"chatcmpl-{seed}", "object": "chat.completion", "created": 0, "model": model,
+            "choices": [{"index": 0, "finish_reason": "tool_calls" if calls else "stop",
+                         "message": {"role": "assistant", "content": message.text or None, **({"tool_calls": calls} if calls else {})}}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+        }
+        with self.lock:
+            self.usage["input_tokens"] += prompt
+            self.usage["output_tokens"] += completion
+            if first:
+                self.started[model] += 1
+        return self.send(handler, number, 200, answer, model, seed=seed)
+
+    def note(self, model, status, seed=None):
+        with self.lock:
+            self.statuses[status] += 1
+            self.log.append((time.monotonic(), model, status, seed))
+
+    def send(self, handler, number, status, answer, model, headers=None, seed=None):
+        self.note(model, status, seed)
+        data = json.dumps(answer).encode()
+        try:
+            handler.send_response(status)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(data)))
+            handler.send_header("x-request-id", f"req-{number}")
+            for name, value in (headers or {}).items():
+                handler.send_header(name, value)
+            handler.end_headers()
+            handler.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass

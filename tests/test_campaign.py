@@ -1,0 +1,276 @@
+"""`snakemake campaign`, run for real in a temporary copy of the project: with the scripted
+provider as configured (no key), and with the openai provider against the stand-in model server
+on 127.0.0.1 (tests/model_server.py), which counts requests in flight and conversations.
+"""
+
+import gzip
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+from helpers import ROOT, environment
+from helpers.model_server import ModelServer
+from helpers.workflow import copy_project, first_error_line
+from replaylab.agents import recording
+from replaylab.agents.names import model_of
+from replaylab.comparison import fisher_exact
+
+pytestmark = pytest.mark.workflow
+
+KEY = "sk-test-CAMPAIGNKEY0123456789abcdef"
+LESSON_RUNS = {"projectile": 1, "hunter": 2, "review": 3}  # variants per lesson
+
+
+def project(tmp_path, **settings):
+    """A copy of the project whose campaign section is the configured one, changed by `settings`."""
+    copy = copy_project(tmp_path / "project", batch_size=50)
+    configure(copy, **settings)
+    return copy
+
+
+def configure(copy, **settings):
+    path = copy / "config" / "config.yaml"
+    config = yaml.safe_load(path.read_text())
+    config["campaign"].update(settings)
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+
+
+def snakemake(copy, *arguments, server=None, cores=8, **options):
+    env = environment()
+    if server is not None:
+        env.update(OPENAI_API_KEY=KEY, OPENAI_BASE_URL=server.base_url)
+    return subprocess.run([sys.executable, "-m", "snakemake", "--cores", str(cores), *arguments], cwd=copy, env=env,
+                          capture_output=True, text=True, timeout=900, **options)
+
+
+def recordings(copy, lesson="projectile", name="baseline"):
+    return sorted((copy / "results" / "campaigns" / name / "recordings" / lesson).glob("*.json"))
+
+
+def files_holding(copy, text):
+    found = []
+    for path in sorted(copy.rglob("*")):
+        if text in str(path):
+            found.append(str(path))
+        elif path.is_file() and not path.is_symlink():
+            data = path.read_bytes()
+            if text.encode() in data or (path.suffix == ".gz" and text.encode() in gzip.decompress(data)):
+                found.append(str(path.relative_to(copy)))
+    return found
+
+
+def links(page):
+    return re.findall(r"\]\(([^)]+)\)", page)
+
+
+# ---------------------------------------------------------------------------------------------
+# The configured campaign: the scripted provider, no key
+
+
+def test_the_configured_campaign_from_clean_with_no_key(tmp_path):
+    copy = project(tmp_path)
+    result = snakemake(copy, "campaign", cores=4)
+    assert result.returncode == 0, result.stderr[-5000:]
+    folder = copy / "results" / "campaigns" / "baseline"
+
+    # 2 programs x 5 runs of every variant of the three lessons, each recorded by a job of its own
+    for lesson, variants in LESSON_RUNS.items():
+        found = recordings(copy, lesson)
+        assert len(found) == 2 * 5 * variants
+        for path in found:
+            run = recording.load(path)
+            model, variant, index = path.stem.split("__")
+            assert (run.provenance["provider"], run.provenance["model"], run.variant) == ("scripted", model_of(model), variant)
+            assert run.group == f"{model}__{index}" and 1 <= int(index) <= 5
+            assert path.stat().st_mode & 0o222 == 0  # protected: Snakemake will not run its job again
+    assert result.stderr.count("Recording ") == 60
+    assert not list(copy.glob("results/live"))  # campaigns never write into results/live
+
+    # the comparison is the same group-by as each lesson's scorecard of the same runs
+    compared = json.loads((folder / "scorecard.json").read_text())
+    rows = {(r["lesson"], r["task"], r["model"]): r for r in compared["scorecard"]}
+    assert len(rows) == 2 * 4
+    for lesson in LESSON_RUNS:
+        for r in json.loads((folder / lesson / "scorecard.json").read_text())["scorecard"]:
+            mine = rows[(lesson, r["task"], r["model"])]
+            assert (mine["runs"], mine["right"], mine["low"], mine["high"], mine["mistakes"]) == (
+                r["runs"], r["right"], r["low"], r["high"], r["mistakes"])
+    for (lesson, task, model), r in rows.items():
+        assert r["runs"] == 5
+        assert r["right"] + sum(m["runs"] for m in r["mistakes"]) == 5
+        if model == "scripted-careful":
+            assert r["right"] == 5, (lesson, task)  # the careful strategy is right by construction
+    assert any(r["right"] < 5 for r in rows.values())  # the mixed program is wrong on purpose, sometimes
+    for pair in compared["comparisons"]:
+        a, b = (rows[(pair["lesson"], pair["task"], m)] for m in pair["models"])
+        assert pair["p_value"] == fisher_exact(a["right"], a["runs"], b["right"], b["runs"])
+    csv_lines = (folder / "scorecard.csv").read_text().splitlines()
+    assert csv_lines[0].startswith("lesson,task,model,runs,right,rate,wilson95_low,wilson95_high")
+    assert len(csv_lines) == 1 + 8
+
+    # the page: at a glance who is right more often and how sure that is; every run links to its transcript
+    page = (folder / "index.md").read_text()
+    assert "## At a glance" in page and "(figures/comparison.png)" in page
+    careful = [r for r in rows.values() if r["model"] == "scripted-careful"]
+    assert page.count("| **5/5 (100 %, 57 % to 100 %)** |") == sum(
+        1 for r in careful if r["right"] > rows[(r["lesson"], r["task"], "scripted-mixed")]["right"])
+    assert "Fisher's exact test, two-sided" in page
+    transcripts = [link for link in links(page) if link.endswith(".json")]
+    assert len(transcripts) == 10 + 20 + 30
+    assert all((folder / link).is_file() for link in transcripts)
+    assert all((folder / link).is_file() for link in links(page) if not link.startswith("http"))
+    assert (folder / "figures" / "comparison.png").read_bytes()[:4] == b"\x89PNG"
+
+    again = snakemake(copy, "campaign", cores=4)
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# Against the stand-in server
+
+
+STAND_IN = {"provider": "openai", "models": ["org/model-a:v1", "model-b"], "lessons": ["projectile"], "runs": 10,
+            "max_connections": 3, "request_timeout": 5, "max_retries": 4}
+
+
+def test_at_most_max_connections_in_flight_every_429_retried_and_the_key_nowhere(tmp_path):
+    copy = project(tmp_path, **STAND_IN, prices={"org/model-a:v1": {"input": 2.5, "output": 10}})
+    with ModelServer(KEY, latency=0.1, careful=["org/model-a:v1"], rate_limit_every=6, retry_after=0.05,
+                     drop_every=17) as server:
+        result = snakemake(copy, "campaign", server=server)
+        port = server.server.server_address[1]
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-5000:]
+    assert server.max_in_flight == 3  # never more than max_connections, and it reached it
+    assert server.statuses[429] >= 3 and server.statuses["dropped"] >= 1
+    found = recordings(copy)
+    assert len(found) == 20  # no run lost
+    assert sum(server.started.values()) == 20  # and none sent twice
+    runs = [recording.load(path) for path in found]
+    assert all(run.transcript.finished for run in runs)
+    # each answer 200 is a step of exactly one recording: the 429s and dropped connections were retried
+    assert sum(len(run.provenance["request_ids"]) for run in runs) == server.statuses[200]
+    assert sum(run.provenance["usage"]["input_tokens"] for run in runs) == server.usage["input_tokens"]
+    assert {run.provenance["server"] for run in runs} == {f"127.0.0.1:{port}"}
+    assert {p.name.split("__")[0] for p in found} == {"org_2fmodel-a_3av1", "model-b"}
+    page = (copy / "results" / "campaigns" / "baseline" / "index.md").read_text()
+    assert "| lesson and task | org/model-a:v1 | model-b |" in page
+    assert "mean tokens" in page and "not reported" not in page
+    assert "mean cost (USD)" in page and "| no price |" in page  # model-b has no price
+
+    # tokens and cost per model: the means of what the provider reported for each of its runs
+    rows = {r["model"]: r for r in json.loads((copy / "results" / "campaigns" / "baseline" / "scorecard.json").read_text())["scorecard"]}
+    for model in STAND_IN["models"]:
+        usage = [run.provenance["usage"] for run in runs if run.provenance["model"] == model]
+        assert rows[model]["mean_tokens"] == pytest.approx(sum(u["input_tokens"] + u["output_tokens"] for u in usage) / 10)
+    cost = [(u["input_tokens"] * 2.5 + u["output_tokens"] * 10) / 1e6
+            for u in (run.provenance["usage"] for run in runs if run.provenance["model"] == "org/model-a:v1")]
+    assert rows["org/model-a:v1"]["mean_cost_usd"] == pytest.approx(sum(cost) / 10)
+    assert rows["model-b"]["mean_cost_usd"] is None
+
+    assert files_holding(copy, KEY) == []
+    assert KEY not in output
+
+
+def test_a_run_that_still_fails_fails_its_own_job_and_keep_going_records_the_rest(tmp_path):
+    copy = project(tmp_path, **{**STAND_IN, "models": ["good", "broken"], "runs": 2, "max_retries": 1})
+    with ModelServer(KEY, careful=["good"], failing=["broken"]) as server:
+        result = snakemake(copy, "--keep-going", "campaign", server=server)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert [p.name for p in recordings(copy)] == ["good__default__001.json", "good__default__002.json"]
+    line = ("results/campaigns/baseline/recordings/projectile/broken__default__001.json: not recorded: "
+            "replaylab: the provider answered 500: Error code: 500 - The server had an error")
+    assert line in output
+    log = copy / "logs" / "campaigns" / "baseline" / "record" / "projectile" / "broken__default__001.log"
+    assert log.read_text().strip() == line.split("not recorded: ")[1]
+    assert files_holding(copy, KEY) == [] and KEY not in output
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "killed"])
+def test_a_stopped_campaign_records_only_what_is_missing(tmp_path, stop):
+    copy = project(tmp_path, **STAND_IN)
+    with ModelServer(KEY, latency=0.2, careful=["org/model-a:v1"]) as server:
+        env = {**environment(), "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": server.base_url}
+        started = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "8", "campaign"], cwd=copy, env=env,
+                                   start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 300
+        while len(recordings(copy)) < 6 and time.monotonic() < deadline and started.poll() is None:
+            time.sleep(0.05)
+        os.killpg(started.pid, stop)  # the whole process group, as Ctrl-C in a terminal, or kill -9 of all
+        started.wait(timeout=300)
+        while server.in_flight and time.monotonic() < deadline:  # requests the server still answers to no one
+            time.sleep(0.05)
+        kept = {path.name: path.read_bytes() for path in recordings(copy)}
+        assert 6 <= len(kept) < 20
+        conversations = sum(server.started.values())
+        if stop == signal.SIGKILL:
+            unlock = snakemake(copy, "--unlock", server=server)  # a killed Snakemake leaves its lock
+            assert unlock.returncode == 0, unlock.stderr[-3000:]
+        again = snakemake(copy, "campaign", server=server)
+        assert again.returncode == 0, again.stderr[-5000:]
+        assert sum(server.started.values()) - conversations == 20 - len(kept)  # only the missing runs
+        assert len(recordings(copy)) == 20
+        assert all(path.read_bytes() == kept[path.name] for path in recordings(copy) if path.name in kept)
+
+        if stop == signal.SIGINT:  # raising runs records only the new ones
+            configure(copy, runs=12)
+            conversations, requests = sum(server.started.values()), server.requests
+            more = snakemake(copy, "campaign", server=server)
+            assert more.returncode == 0, more.stderr[-5000:]
+            assert sum(server.started.values()) - conversations == 4
+            new = [recording.load(p) for p in recordings(copy) if p.name.endswith(("__011.json", "__012.json"))]
+            assert len(new) == 4 and len(recordings(copy)) == 24
+            assert server.requests - requests == sum(len(run.provenance["request_ids"]) for run in new)
+    assert files_holding(copy, KEY) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# A wrong campaign section stops even a dry run, with one line
+
+
+@pytest.mark.parametrize("settings,line", [
+    ({"provider": "authored"},
+     "config/config.yaml: $.campaign.provider: 'authored' is not a provider that records without a person; "
+     "the providers are: openai, scripted"),
+    ({"provider": "no_such"},
+     "config/config.yaml: $.campaign.provider: 'no_such' is not a provider that records without a person; "
+     "the providers are: openai, scripted"),
+    ({"models": ["gpt-x"]},
+     "config/config.yaml: $.campaign.models[0]: 'gpt-x' is not a model of the scripted provider; "
+     "its models are: scripted-careful, scripted-mixed"),
+    ({"provider": "openai", "models": ["/odd"]},
+     "config/config.yaml: $.campaign.models[0]: '/odd': a model name must start with a letter or a digit"),
+    ({"lessons": ["projectile", "orbit"]},
+     "config/config.yaml: $.campaign.lessons[1]: 'orbit' is not one of the configured lessons "
+     "(nor a lesson of replaylab): projectile, hunter, review"),
+    ({"max_connections": 0}, "config/config.yaml: $.campaign.max_connections: 0 is less than the minimum of 1"),
+    ({"prices": {"other": {"input": 1, "output": 2}}},
+     "config/config.yaml: $.campaign.prices.other: not one of the campaign's models (scripted-careful, scripted-mixed)"),
+])
+def test_a_wrong_campaign_section_stops_a_dry_run_with_one_line(tmp_path, settings, line):
+    copy = project(tmp_path, **settings)
+    result = snakemake(copy, "-n", "campaign")
+    assert result.returncode == 1
+    assert first_error_line(result) == line
+    assert not (copy / "results").exists()
+
+
+def test_pandas_is_imported_only_by_the_jobs_that_tabulate():
+    probe = (
+        "import sys; sys.path[:0] = ['scripts']\n"
+        "import replay, judge, scan, replaylab.cli\n"
+        "replaylab.cli.parser()\n"
+        "assert 'pandas' not in sys.modules and 'openai' not in sys.modules\n"
+        "import render, compare\n"
+        "assert 'pandas' in sys.modules\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr

@@ -1,0 +1,134 @@
+# A campaign (the `campaign` section of the configuration): only when targeted
+# (`snakemake --cores 4 campaign`), never part of `all`. Each run is recorded by a job of its own,
+# in a process of its own; the campaign's lessons are then replayed, judged and rendered by the
+# lessons' own rules (`use rule`) into results/campaigns/<name>/<lesson>/, and compared.
+# Helpers: src/replaylab/campaign.py (the plan, one run's recording) and comparison.py.
+
+import re
+
+CAMPAIGN = campaign.Campaign(config["campaign"], run_batches)
+_kept = campaign.keep_interrupted_runs(CAMPAIGN.all_recordings())
+if _kept:
+    print(
+        f"campaign {CAMPAIGN.name}: {len(_kept)} run(s) written just as Snakemake was interrupted "
+        "are whole: kept, not recorded again",
+        file=sys.stderr,
+    )
+# Requests in flight: a recording job makes one request at a time and holds one of these while it
+# runs, so that never more than max_connections requests are in flight, whatever --cores says.
+workflow.register_resource(
+    "provider_connections", config["campaign"]["max_connections"]
+)
+
+
+wildcard_constraints:
+    campaign=re.escape(CAMPAIGN.name),
+
+
+rule campaign_record:
+    """One run of a campaign, recorded by `replaylab record` in a process of its own. A recorded
+    run is an output that exists: it is never recorded, nor sent to the provider, again.
+    """
+    output:
+        recording=protected(
+            "results/campaigns/{campaign}/recordings/{lesson}/{run}.json"
+        ),
+    log:
+        "logs/campaigns/{campaign}/record/{lesson}/{run}.log",
+    benchmark:
+        "benchmarks/campaigns/{campaign}/record/{lesson}/{run}.tsv"
+    localrule: True
+    resources:
+        provider_connections=1,
+    message:
+        "Recording {wildcards.run} of {wildcards.lesson} for the campaign {wildcards.campaign}"
+    run:
+        campaign.record(
+            CAMPAIGN, wildcards.lesson, wildcards.run, output.recording, log[0]
+        )
+
+
+use rule replay as campaign_replay with:
+    input:
+        recordings=CAMPAIGN.batch_recordings,
+        code=rules.replay.input.code,
+    output:
+        transcripts=directory(
+            "results/campaigns/{campaign}/{lesson}/transcripts/{batch}"
+        ),
+    log:
+        "logs/campaigns/{campaign}/{lesson}/replay/{batch}.log",
+    benchmark:
+        "benchmarks/campaigns/{campaign}/{lesson}/replay/{batch}.tsv"
+    message:
+        "Replaying the campaign's runs of {wildcards.lesson}, {wildcards.batch}, through the current code"
+
+
+use rule judge as campaign_judge with:
+    input:
+        transcripts=CAMPAIGN.transcripts,
+        code=rules.judge.input.code,
+    output:
+        verdicts="results/campaigns/{campaign}/{lesson}/verdicts.json",
+    log:
+        "logs/campaigns/{campaign}/{lesson}/judge.log",
+    benchmark:
+        "benchmarks/campaigns/{campaign}/{lesson}/judge.tsv"
+    message:
+        "Judging the campaign's runs of {wildcards.lesson} from their recomputed numbers"
+
+
+use rule render as campaign_render with:
+    input:
+        transcripts=CAMPAIGN.transcripts,
+        verdicts="results/campaigns/{campaign}/{lesson}/verdicts.json",
+        scans="results/{lesson}/scans.json",
+        exercises="results/{lesson}/exercises.json",
+        code=rules.render.input.code,
+    output:
+        results="results/campaigns/{campaign}/{lesson}/results.json",
+        scorecard_csv="results/campaigns/{campaign}/{lesson}/scorecard.csv",
+        scorecard_json="results/campaigns/{campaign}/{lesson}/scorecard.json",
+        runs_table="results/campaigns/{campaign}/{lesson}/runs.csv.gz",
+        tables=directory("results/campaigns/{campaign}/{lesson}/tables"),
+        figures=directory("results/campaigns/{campaign}/{lesson}/figures"),
+        page="results/campaigns/{campaign}/{lesson}/index.md",
+        html="results/campaigns/{campaign}/{lesson}/index.html",
+    log:
+        "logs/campaigns/{campaign}/{lesson}/render.log",
+    benchmark:
+        "benchmarks/campaigns/{campaign}/{lesson}/render.tsv"
+    message:
+        "Writing what the campaign's runs of {wildcards.lesson} show"
+
+
+rule campaign_compare:
+    """The comparison of the campaign's models: a group-by of the lessons' per-run tables."""
+    input:
+        tables=CAMPAIGN.lesson_files("runs.csv.gz"),
+        transcripts=CAMPAIGN.all_transcripts,
+        code=code("compare", data=TEMPLATES),
+    output:
+        page="results/campaigns/{campaign}/index.md",
+        html="results/campaigns/{campaign}/index.html",
+        scorecard="results/campaigns/{campaign}/scorecard.csv",
+        scorecard_json="results/campaigns/{campaign}/scorecard.json",
+        figure="results/campaigns/{campaign}/figures/comparison.png",
+    log:
+        "logs/campaigns/{campaign}/compare.log",
+    benchmark:
+        "benchmarks/campaigns/{campaign}/compare.tsv"
+    params:
+        settings=CAMPAIGN.shown,
+        lessons=CAMPAIGN.lessons,
+    message:
+        "Comparing the models of the campaign {wildcards.campaign}"
+    run:
+        run_job("compare", log[0], wildcards, input, output, params)
+
+
+rule campaign:
+    """Target: record what is missing of the campaign, then replay, judge, score and compare it."""
+    input:
+        f"{CAMPAIGN.folder}/index.md",
+    localrule: True
