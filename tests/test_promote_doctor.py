@@ -1,17 +1,10 @@
 """`replaylab promote` (the only way into recordings/) and `replaylab doctor`."""
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 
-from conftest import RECORDINGS, ROOT
-from openai_server import FakeProvider
-
-
-def cli(*args, cwd=ROOT, env=None):
-    return subprocess.run([sys.executable, "-m", "replaylab", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
+from helpers import RECORDINGS, cli, environment
+from helpers.openai_server import FakeProvider
 
 
 def test_promote_shows_the_change_then_copies(tmp_path):
@@ -48,8 +41,7 @@ def test_promote_refuses_a_run_that_does_not_replay(tmp_path):
 def test_doctor_reports_without_showing_the_key():
     key = "sk-test-DOCTORKEY0123456789abcdef"
     with FakeProvider([]) as provider:
-        env = {**os.environ, "OPENAI_API_KEY": key, "OPENAI_BASE_URL": provider.base_url}
-        out = cli("doctor", "--json", env=env)
+        out = cli("doctor", "--json", env=environment(OPENAI_API_KEY=key, OPENAI_BASE_URL=provider.base_url))
     assert out.returncode == 0, out.stdout + out.stderr
     assert key not in out.stdout + out.stderr
     checks = {c["what"]: c for c in json.loads(out.stdout)["checks"]}
@@ -63,7 +55,6 @@ def test_doctor_fails_on_a_recording_that_does_not_replay(tmp_path):
     data = json.loads((RECORDINGS / "hunter" / "symplectic-euler.json").read_text())
     data["task"] = "a different task"
     (tmp_path / "hunter" / "symplectic-euler.json").write_text(json.dumps(data))
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
-    out = cli("doctor", "--recordings", str(tmp_path), env=env)
+    out = cli("doctor", "--recordings", str(tmp_path))
     assert out.returncode == 1
     assert "FAIL recording" in out.stdout and "the task has changed" in out.stdout

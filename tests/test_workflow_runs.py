@@ -1,21 +1,12 @@
 """Many runs per lesson, and recording through the workflow: real Snakemake runs in a temporary copy."""
 
 import json
-import re
 
 import pytest
 
-from test_workflow import batch_of, copy_project, first_error_line, pending, snakemake
+from helpers.workflow import batch_of, configure, copy_project, first_error_line, pending, snakemake
 
 pytestmark = pytest.mark.workflow
-
-
-def configure(copy, **values):
-    config = copy / "config" / "config.yaml"
-    text = config.read_text()
-    for key, value in values.items():
-        text = re.sub(rf"(?m)^{key}: .*$", f"{key}: {json.dumps(value)}", text)
-    config.write_text(text)
 
 
 @pytest.fixture(scope="module")

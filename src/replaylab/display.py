@@ -10,7 +10,7 @@ def number_text(value):
     return value if isinstance(value, str) else repr(value)
 
 
-def call_text(call):
+def call_line(call):
     if isinstance(call.arguments, dict):
         arguments = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
     else:
@@ -18,7 +18,7 @@ def call_text(call):
     return f"{call.name}({arguments})" if isinstance(call.name, str) else f"{call.name!r}({arguments})"
 
 
-def result_text(result):
+def result_line(result):
     if not result.ok:
         return f"refused: {result.content['error']}"
     return ", ".join(f"{k} {number_text(v)}" for k, v in result.content.items())
@@ -27,6 +27,6 @@ def result_text(result):
 def print_step(number, step, stream=sys.stdout):
     """One message and its results, as a person follows a run."""
     text = step.message.text.strip()
-    print(f"step {number}: {text if text else '(no text)'}", file=stream)
-    for call, result in zip(step.message.tool_calls, step.results):
-        print(f"  {call_text(call)} -> {result_text(result)}", file=stream)
+    print(f"message {number}: {text if text else '(no text)'}", file=stream)
+    for index, (call, result) in enumerate(zip(step.message.tool_calls, step.results), start=1):
+        print(f"  call {index}: {call_line(call)} -> {result_line(result)}", file=stream)

@@ -14,11 +14,4 @@ rule judge:
     message:
         "Judging the runs of {wildcards.lesson} from their recomputed numbers"
     run:
-        run_job(
-            "judge",
-            log[0],
-            wildcards.lesson,
-            input.transcripts,
-            output.verdicts,
-            params.tolerance,
-        )
+        run_job("judge", log[0], wildcards, input, output, params)

@@ -56,16 +56,7 @@ rule live_page:
     message:
         "Replaying, judging and drawing the new run {wildcards.run} of {wildcards.lesson}"
     run:
-        run_job(
-            "live",
-            log[0],
-            wildcards.lesson,
-            input.recordings,
-            output.page,
-            params.tolerance,
-            input.scans,
-            input.exercises,
-        )
+        run_job("live", log[0], wildcards, input, output, params)
 
 
 rule record:

@@ -1,0 +1,80 @@
+"""Running a job: its entry point in scripts/, called inside Snakemake's own process (run_job),
+and the end of a run (cancel_leftover_timers). SCRIPTS comes from common.smk."""
+
+import importlib.util
+import threading
+import time
+import traceback
+from functools import cache
+from pathlib import Path
+
+from replaylab.agents.recording import RecordingError
+from replaylab.agents.replay import ReplayMismatch
+from replaylab.lessons import UnknownLesson
+
+
+class JobFailed(Exception):
+    """A job that failed unexpectedly: its message names the log that holds the traceback."""
+
+
+EXPECTED_FAILURES = (ReplayMismatch, RecordingError, UnknownLesson)
+
+# One job at a time, even with --cores 2: jobs are Python, and two at once in one process only
+# take turns on the interpreter lock (measured: slower than one after the other). It also keeps
+# matplotlib, which is not thread-safe, in one thread at a time.
+ONE_JOB_AT_A_TIME = threading.Lock()
+
+
+@cache
+def entry_point(name):
+    """scripts/<name>.py as a module, loaded once per Snakemake process."""
+    spec = importlib.util.spec_from_file_location(
+        f"replaylab_rule_{name}", SCRIPTS / f"{name}.py"
+    )
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    return loaded
+
+
+def run_job(name, log, *args):
+    """Call `main(*args)` of scripts/<name>.py, in this process: the default profile sets
+    force-use-threads (a cluster executor implies it), so that a job costs no new Python, no
+    imports and no second Snakemake.
+
+    The log gets the job's time and what `main` returns (a note: the time of the HTML page), or
+    its error. A replay mismatch or a malformed input fails the job with its one-line message,
+    under its own type; any other error with its type, message and the log holding its traceback. Either way, Snakemake shows a two-line stack of this file
+    and the rule, never the library's traceback.
+    """
+    Path(log).parent.mkdir(parents=True, exist_ok=True)
+    with ONE_JOB_AT_A_TIME, open(log, "w", encoding="utf-8") as stream:
+        start = time.perf_counter()
+        try:
+            note = entry_point(name).main(*args)
+        except EXPECTED_FAILURES as error:
+            print(f"{type(error).__name__}: {error}", file=stream)
+            failure = type(error)(str(error))
+        except Exception as error:
+            traceback.print_exc(file=stream)
+            failure = JobFailed(
+                f"{type(error).__name__}: {error} (the traceback is in {log})"
+            )
+        else:
+            print(f"{name}: done in {time.perf_counter() - start:.2f} s", file=stream)
+            if note:
+                print(note, file=stream)
+            return
+    raise failure
+
+
+def cancel_leftover_timers():
+    """End the threading.Timer threads that Snakemake's scheduler leaves behind.
+
+    Its job-rate limiter (100 jobs per second by default) starts a one-second Timer at each turn
+    of the scheduler, and Python waits for the last one before it exits: up to 1 s more at the end
+    of every run with jobs (measured). The run is over when the onsuccess and onerror hooks call
+    this.
+    """
+    for thread in threading.enumerate():
+        if isinstance(thread, threading.Timer):
+            thread.cancel()
