@@ -1,8 +1,9 @@
 # The replaylab workflow: replay the committed recordings, judge them, scan, draw and write the pages.
-# `snakemake --cores 1` builds everything; `snakemake --cores 1 projectile` builds one lesson.
-# Rules are in workflow/rules/, their scripts in scripts/, helpers in workflow/rules/common.smk.
+# `snakemake --cores 1` builds everything; `snakemake --cores 1 LESSON` builds one lesson.
+# Rules are in workflow/rules/, their scripts in scripts/, helpers in workflow/rules/common.smk
+# (the configuration and input functions) and workflow/rules/jobs.smk (running a job).
 # No rule writes under recordings/: they are sources. `replaylab record` writes a new run to
-# results/live/, and `replaylab promote` copies it into recordings/.
+# results/live/, and `replaylab promote` moves it into recordings/.
 
 from snakemake.utils import min_version
 
@@ -17,16 +18,14 @@ report: "workflow/report/workflow.rst"
 
 # Validates the configuration (workflow/schemas/config.schema.yaml) and every recording.
 include: "workflow/rules/common.smk"
+# Runs each job's entry point in scripts/ inside Snakemake's process.
+include: "workflow/rules/jobs.smk"
 include: "workflow/rules/replay.smk"
 include: "workflow/rules/judge.smk"
 include: "workflow/rules/scan.smk"
 include: "workflow/rules/page.smk"
 include: "workflow/rules/record.smk"
 include: "workflow/rules/campaign.smk"
-
-
-onstart:
-    allow_interrupts()
 
 
 onsuccess:

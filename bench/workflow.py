@@ -101,7 +101,7 @@ def with_runs(lesson, count):
     return prepare
 
 
-FLOOR = [PYTHON, "-c", "from replaylab.pipeline import build; build(progress=lambda text: None)"]
+FLOOR = [PYTHON, "-c", "from replaylab.build import build; build(progress=lambda text: None)"]
 
 
 def side_by_side(rounds):

@@ -1,8 +1,8 @@
 """Rule `index`: results/index.md and index.html, the summary of every lesson, from their results.json files."""
 
-from replaylab import pipeline
+from replaylab.index_page import Index, write_index
 
 
-def main(results, out):
-    seconds = pipeline.write_index(results, out)
+def main(wildcards, input, output, params):
+    seconds = write_index(Index(results=list(input.results), index=output.index))
     return f"HTML page: {seconds:.3f} s"

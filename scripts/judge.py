@@ -1,7 +1,15 @@
 """Rule `judge`: the verdicts of a lesson, from the recomputed transcripts of all its runs."""
 
-from replaylab import pipeline
+from replaylab.pipeline import Judge, judge_lesson
 
 
-def main(lesson, transcripts, out, tolerance, runs):
-    pipeline.judge_lesson(lesson, transcripts, out, tolerance, runs)
+def main(wildcards, input, output, params):
+    judge_lesson(
+        Judge(
+            lesson=wildcards.lesson,
+            transcripts=list(input.transcripts),
+            verdicts=output.verdicts,
+            tolerance=params.tolerance,
+            runs=list(params.runs),
+        )
+    )

@@ -8,15 +8,9 @@ Started with an argument list, never through a shell: a configuration value is a
 import sys
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-
-def main(argv):
-    sys.path.insert(0, str(SRC))
-    from replaylab.cli import main as replaylab
-
-    return replaylab(["record", *argv])
-
+from replaylab.cli import main  # noqa: E402
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(["record", *sys.argv[1:]]))

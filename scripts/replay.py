@@ -4,8 +4,8 @@ A mismatch fails the job with the message that names the run and the command re-
 the folder is then not written.
 """
 
-from replaylab import pipeline
+from replaylab.pipeline import Replay, replay_batch
 
 
-def main(recordings, out, tolerance):
-    pipeline.replay_batch(recordings, out, tolerance)
+def main(wildcards, input, output, params):
+    replay_batch(Replay(recordings=list(input.recordings), transcripts=output.transcripts, tolerance=params.tolerance))

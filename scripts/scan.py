@@ -1,8 +1,7 @@
 """Rule `scan`: the lesson's independent computations and its exercises (code only, no recording)."""
 
-from replaylab import pipeline
+from replaylab.pipeline import Scan, scan_lesson
 
 
-def main(lesson, scans, exercises):
-    pipeline.scan_lesson(lesson, scans)
-    pipeline.exercise_lesson(lesson, exercises)
+def main(wildcards, input, output, params):
+    scan_lesson(Scan(lesson=wildcards.lesson, scans=output.scans, exercises=output.exercises))

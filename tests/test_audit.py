@@ -1,8 +1,9 @@
 """Source audit (AST) of the code a model's request can reach, and of the committed recordings.
 
-The audited code: replaylab/agents, replaylab/physics, replaylab/verification and the lessons' tool,
-judging, scan and exercise code (lab, judge, scans, exercises and the packages' __init__), never
-figures.py or page.py (which write result files and live outside the audited code).
+The audited code: replaylab/agents, replaylab/physics, replaylab/verification, the lesson contract and
+registry, and the tool, judging, scan and exercise code of every lesson of the registry (lab, judge,
+scans, exercises and the package's __init__), never figures.py or page.py (which write result files
+and live outside the audited code).
 
 Each named exception is one module, and the test asserts both that the exception is really used
 there and that no other audited module does the same.
@@ -15,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SRC = ROOT / "src"
-PACKAGE = SRC / "replaylab"
+from helpers import ROOT
+from helpers.audit import AUDITED_PARTS, LESSON_CONTRACT, LESSON_REGISTRY, PACKAGE, audited_files, package_folder
+from replaylab.lessons import registry
 
 FORBIDDEN_IMPORTS = {
     "subprocess", "socket", "ssl", "http", "urllib", "requests", "httpx", "aiohttp", "ctypes", "pickle", "shelve",
@@ -34,6 +35,7 @@ DYNAMIC_IMPORT = {"importlib", "importlib.util", "importlib.machinery", "imp", "
 RECORDING = "agents/recording.py"
 ENVIRONMENT = "agents/environment.py"
 PROVIDER_LOADER = "agents/clients/__init__.py"
+DYNAMIC_IMPORTERS = {PROVIDER_LOADER, LESSON_CONTRACT, LESSON_REGISTRY}
 OPENAI_CLIENT = "agents/clients/openai.py"
 INTERACTIVE = "agents/clients/interactive.py"
 FAULTY = "replaylab.verification.faulty"
@@ -110,17 +112,6 @@ def analyse(source, relative="module.py"):
     return module
 
 
-def audited_files():
-    files = sorted((PACKAGE / "agents").rglob("*.py"))
-    files += sorted((PACKAGE / "physics").glob("*.py"))
-    files += sorted((PACKAGE / "verification").glob("*.py"))
-    files.append(PACKAGE / "lessons" / "__init__.py")
-    for lesson in ("projectile", "hunter", "review"):
-        for part in ("__init__", "lab", "judge", "scans", "exercises"):
-            files.append(PACKAGE / "lessons" / lesson / f"{part}.py")
-    return files
-
-
 def load_modules(files):
     return {
         str(path.relative_to(PACKAGE)): analyse(path.read_text("utf-8"), str(path.relative_to(PACKAGE)))
@@ -137,8 +128,10 @@ def test_the_audited_files_exist_and_exclude_figures_and_pages():
         assert path.is_file(), path
     names = set(AUDITED)
     assert {"agents/tools.py", "agents/loop.py", "agents/replay.py", RECORDING, PROVIDER_LOADER, INTERACTIVE,
-            "physics/projectile.py", "verification/checks.py", "verification/faulty.py",
-            "lessons/projectile/lab.py", "lessons/hunter/judge.py", "lessons/review/scans.py"} <= names
+            LESSON_CONTRACT, LESSON_REGISTRY, "verification/checks.py", "verification/faulty.py"} <= names
+    for lesson in registry.lessons():  # every lesson of the registry, none left unaudited
+        folder = str(package_folder(lesson).relative_to(PACKAGE))
+        assert {f"{folder}/{part}.py" for part in AUDITED_PARTS} <= names, lesson.name
     assert not any(name.endswith(("figures.py", "page.py")) for name in names)
     assert len(AUDITED) >= 30
 
@@ -207,8 +200,8 @@ def test_the_environment_module_reads_os_environ_and_nothing_else_of_os():
     assert {a for a in module.attributes if a.startswith("os.")} <= {"os.environ", "os.environ.get"}
 
 
-@pytest.mark.parametrize("name", sorted(set(AUDITED) - {PROVIDER_LOADER}))
-def test_only_the_provider_loader_imports_dynamically(name):
+@pytest.mark.parametrize("name", sorted(set(AUDITED) - DYNAMIC_IMPORTERS))
+def test_only_the_named_loaders_import_dynamically(name):
     module = AUDITED[name]
     assert not (module.plain_imports & DYNAMIC_IMPORT), sorted(module.plain_imports & DYNAMIC_IMPORT)
     from_importlib = {f for f in module.from_names if f.split(":")[0] in DYNAMIC_IMPORT}
@@ -243,6 +236,20 @@ def test_the_provider_loader_checks_the_name_before_importing():
     assert isinstance(first, ast.If) and isinstance(first.body[0], ast.Raise)  # refused first, before anything
 
 
+@pytest.mark.parametrize("name, function_name", [(LESSON_CONTRACT, "part"), (LESSON_REGISTRY, "lesson")])
+def test_the_lesson_loaders_check_the_name_before_importing(name, function_name):
+    """The contract imports a part of a lesson, the registry a lesson's package: each refuses a name
+    that is not on its own list before anything is imported."""
+    module = AUDITED[name]
+    assert {f for f in module.from_names if f.startswith("importlib")} == {"importlib:import_module"}
+    (call_node,) = [node for called, _, node in module.calls if called == "import_module"]
+    function = next(n for n in ast.walk(module.tree) if isinstance(n, ast.FunctionDef) and n.name == function_name)
+    assert call_node in list(ast.walk(function))
+    first = function.body[1] if isinstance(function.body[0], ast.Expr) else function.body[0]
+    assert isinstance(first, ast.If) and isinstance(first.body[0], ast.Raise)
+    assert first.lineno < call_node.lineno
+
+
 @pytest.mark.parametrize("name", sorted(EVERYTHING))
 def test_only_the_openai_client_imports_the_sdk(name):
     module = EVERYTHING[name]
@@ -274,16 +281,18 @@ def importers_of_faulty(modules):
     )
 
 
-def test_the_faulty_stepper_is_imported_only_by_the_review_lesson():
+def test_the_faulty_stepper_is_imported_by_one_lesson_only():
     importers = importers_of_faulty(EVERYTHING)
-    assert importers, "the review lesson imports the faulty stepper"
-    assert "lessons/review/lab.py" in importers
-    assert all(name.startswith("lessons/review/") for name in importers), importers
+    assert importers, "a lesson imports the faulty stepper"
+    folders = {str(package_folder(lesson).relative_to(PACKAGE)) + "/" for lesson in registry.lessons()}
+    (owner,) = {folder for folder in folders if any(name.startswith(folder) for name in importers)}
+    assert f"{owner}lab.py" in importers
+    assert all(name.startswith(owner) for name in importers), importers
     for path in list(ROOT.glob("scripts/**/*.py")) + list(ROOT.glob("workflow/**/*.py")):
         assert FAULTY not in analyse(path.read_text("utf-8")).imports, path
     for path in PACKAGE.rglob("*.py"):
         relative = str(path.relative_to(PACKAGE))
-        if not relative.startswith("lessons/review/") and relative != "verification/faulty.py":
+        if not relative.startswith(owner) and relative != "verification/faulty.py":
             assert "verification.faulty" not in path.read_text("utf-8"), relative
 
 
@@ -292,16 +301,17 @@ def test_the_faulty_stepper_is_imported_only_by_the_review_lesson():
 
 
 def test_the_audit_rules_detect_violations():
+    lesson = registry.names()[0]
     bad = analyse(
         "import subprocess\nfrom http import client\nimport os.path\nfrom . import faulty\n"
         "from ...verification import faulty as f\nfrom sys import stdin\nimport importlib.util\n"
         "x = getattr(o, 'a')\ne = eval\nimport builtins\nbuiltins.open('x')\n"
         "os.environ['K']\nos.getenv('K')\nsys.stdout.write('x')\npath.write_text('x')\n",
-        "lessons/projectile/lab.py",
+        f"lessons/{lesson}/lab.py",
     )
     assert {"subprocess", "http", "builtins"} <= bad.top_imports & FORBIDDEN_IMPORTS
     assert {"getattr", "eval"} <= bad.names & FORBIDDEN_CALLS
-    assert FAULTY in bad.imports and "replaylab.lessons.projectile.faulty" in bad.imports
+    assert FAULTY in bad.imports and f"replaylab.lessons.{lesson}.faulty" in bad.imports
     assert "sys:stdin" in bad.from_names and "sys.stdout" in bad.attributes
     assert {"os.environ", "os.getenv"} <= bad.attributes
     assert "importlib.util" in bad.plain_imports & DYNAMIC_IMPORT

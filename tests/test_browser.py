@@ -28,12 +28,14 @@ from urllib.parse import unquote, urlparse
 import pytest
 import websocket
 
-from replaylab import pipeline
+from helpers import ROOT
+from helpers.workflow import copy_project, snakemake
+from replaylab import pipeline, render
+from replaylab.build import build
 from replaylab.html_page import html_page
-from replaylab.lessons import LESSONS
-from test_workflow import copy_project, snakemake
+from replaylab.lessons import registry
 
-ROOT = Path(__file__).resolve().parents[1]
+LESSONS = registry.names()
 SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
 WIDTHS = (390, 1280)
 CHROMIUM = shutil.which("chromium")
@@ -334,7 +336,7 @@ def test_every_page_reads_well_in_chromium(browser, site, page, width):
             assert f"file://{site}/{lesson}/index.html" in " ".join(links_on(browser, path))
     else:
         runs = len(results_of(site, page)[0]["runs"])
-        assert folds == runs and images == len(pipeline.figure_names(results_of(site, page)[0]["lesson"]))
+        assert folds == runs and images == len(render.figure_names(results_of(site, page)[0]["lesson"]))
 
 
 def test_the_report_shows_each_page_with_its_figures(browser, site, tmp_path):
@@ -359,7 +361,7 @@ def test_the_report_shows_each_page_with_its_figures(browser, site, tmp_path):
     for lesson in LESSONS:
         data = pipeline.read_json(site / lesson / "results.json")
         (images, text), = [v for title, v in lessons.items() if f"Lesson {lesson}" in title]
-        assert images == len(pipeline.figure_names(lesson))
+        assert images == len(render.figure_names(lesson))
         assert all(number in text for number in key_numbers(data))
 
 
@@ -417,12 +419,12 @@ def hostile_page(tmp_path_factory):
     first call's name, replaced by hostile text; the figures are those of the real build."""
     folder = tmp_path_factory.mktemp("hostile")
     lesson = LESSONS[0]
-    pipeline.build([lesson], ROOT / "recordings", folder, 1e-6, progress=lambda text: None)
+    build([lesson], ROOT / "recordings", folder, 1e-6, progress=lambda text: None)
     data = copy.deepcopy(pipeline.read_json(folder / lesson / "results.json"))
     for run in data["runs"].values():
         for step in run["transcript"]["steps"]:
             step["text"] = HOSTILE_WORDS
-    pipeline.write_page(lesson, data, folder / lesson / "index.md")
+    render.write_page(lesson, data, folder / lesson / "index.md")
     return folder / lesson / "index.html", data
 
 

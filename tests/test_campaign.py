@@ -11,16 +11,16 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 import yaml
 
-from model_server import ModelServer
+from helpers import ROOT, environment
+from helpers.model_server import ModelServer
+from helpers.workflow import copy_project, first_error_line
 from replaylab.agents import recording
 from replaylab.agents.names import model_of
 from replaylab.comparison import fisher_exact
-from test_workflow import copy_project, environment, first_error_line
 
 pytestmark = pytest.mark.workflow
 
@@ -272,5 +272,5 @@ def test_pandas_is_imported_only_by_the_jobs_that_tabulate():
         "import render, compare\n"
         "assert 'pandas' in sys.modules\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe], cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr

@@ -2,17 +2,10 @@
 
 import json
 import subprocess
-import sys
 
 import pytest
 
-from conftest import RECORDINGS, ROOT
-
-
-def cli(*args, stdin=None, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "replaylab", *args], capture_output=True, text=True, input=stdin, cwd=cwd or ROOT, timeout=120
-    )
+from helpers import RECORDINGS, ROOT, cli
 
 
 def test_tools_prints_bounds_from_the_code():
@@ -66,7 +59,7 @@ def test_replay_of_a_forged_recording_is_a_mismatch(tmp_path):
     forged.write_text(json.dumps(data))
     out = cli("replay", str(forged))
     assert out.returncode == 3
-    assert "step 1, tool oscillator_energy_drift: max_energy_drift was 0.049 when recorded and is 0.05156720861978181 now" in out.stderr
+    assert "message 1, call 3, tool oscillator_energy_drift: max_energy_drift was 0.049 when recorded and is 0.05156720861978181 now" in out.stderr
     assert f"--from {forged}" in out.stderr
 
 

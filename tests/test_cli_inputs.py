@@ -10,8 +10,8 @@ import shlex
 
 import pytest
 
-from conftest import RECORDINGS
-from openai_server import FakeProvider, completion
+from helpers import RECORDINGS
+from helpers.openai_server import FakeProvider, completion
 from replaylab import cli
 from replaylab.agents import recording
 from replaylab.agents.replay import rerecord_command
@@ -123,7 +123,7 @@ def test_a_mismatch_of_a_hostile_recording_prints_one_quoted_line(tmp_path, caps
     path.write_text(json.dumps(data))
     code, out, err = run(capsys, "replay", str(path))
     assert code == 3
-    line = one_line(err, f"replaylab: {path}: step 1, tool oscillator_energy_drift: max_energy_drift was 0.5")
+    line = one_line(err, f"replaylab: {path}: message 1, call 1, tool oscillator_energy_drift: max_energy_drift was 0.5")
     words = shlex.split(line.split("record the run again with: ", 1)[1])
     assert words[words.index("--model") + 1] == "m; touch PWNED" and words[words.index("--run") + 1] == "symplectic-euler"
 
@@ -160,7 +160,7 @@ def test_promote_names_the_file_in_its_messages(tmp_path, capsys):
     path = forged(tmp_path)
     code, _, err = promote_in(tmp_path, capsys, path)
     assert code == 3
-    one_line(err, f"replaylab: {path}: step 1, tool oscillator_energy_drift: max_energy_drift was 0.5")
+    one_line(err, f"replaylab: {path}: message 1, call 1, tool oscillator_energy_drift: max_energy_drift was 0.5")
     data = json.loads((RECORDINGS / "hunter" / "symplectic-euler.json").read_text())
     data["variant"] = "closed"
     path.write_text(json.dumps(data))
@@ -289,7 +289,7 @@ def test_ansi_escapes_in_a_recording_never_reach_the_terminal(tmp_path, capsys):
     code, out, err = run(capsys, "replay", str(path))
     assert code == 0, err
     assert "\x1b" not in out and "\x07" not in out
-    assert "step 1: \\x1b[2J\\x1b[31mall clear\\x1b]0;title\\x07\nsecond line" in out
+    assert "message 1: \\x1b[2J\\x1b[31mall clear\\x1b]0;title\\x07\nsecond line" in out
 
 
 def test_ansi_escapes_in_a_recording_never_reach_the_page():
@@ -308,12 +308,12 @@ def test_ansi_escapes_in_a_recording_never_reach_the_page():
 def test_request_ids_that_echo_the_key_are_kept_cleaned():
     from replaylab.agents.clients.openai import OpenAIClient
     from replaylab.agents.secrets import Secret
-    from replaylab.lessons import variant
     from replaylab.agents import loop
+    from replaylab.lessons import registry
 
     with FakeProvider([(200, completion("done"), {"x-request-id": "req-{AUTH}"}, 0)]) as provider:
         client = OpenAIClient("fake-model", Secret(KEY), base_url=provider.base_url)
-        v = variant("hunter", "symplectic-euler")
+        v = registry.lesson("hunter").variant("symplectic-euler")
         loop.run(client, v.system, v.task, v.allowlist(), v.max_steps)
     assert client.provenance_extra()["request_ids"] == ["req-1, req-Bearer [redacted]"]
 

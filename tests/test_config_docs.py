@@ -4,7 +4,7 @@ import re
 
 import yaml
 
-from conftest import ROOT
+from helpers import ROOT
 
 
 def test_every_config_key_is_documented_and_in_the_schema():

@@ -12,7 +12,10 @@ replays, whose one line is the mismatch and the command that records the run aga
 traceback, a hang (an alarm stops the test), or another exit code.
 
 The seed and the number of examples are fixed (SEED, EXAMPLES) and printed, so that a failure in
-CI is the same failure on a developer's machine.
+CI is the same failure on a developer's machine. Hypothesis also draws, now and then, a constant
+it found in the code of the modules imported so far (replaylab's, not the tests'): every module of
+replaylab is imported first (`same_constants`), so that the examples do not depend on which
+tests ran before.
 """
 
 import contextlib
@@ -20,6 +23,7 @@ import io
 import json
 import math
 import os
+import pkgutil
 import re
 import shutil
 import signal
@@ -28,9 +32,13 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from conftest import RECORDINGS, ROOT
+from helpers import RECORDINGS, ROOT
+from helpers.bad import NOT_A_FILE, make_not_a_file
+import replaylab
 from replaylab import cli, inputs, pipeline
 from replaylab.agents.recording import RecordingError, printable
+from replaylab.lessons import registry
+from replaylab.render import Render, collect_results, write_tables
 
 SEED = 20261130
 EXAMPLES = int(os.environ.get("REPLAYLAB_FUZZ_EXAMPLES", "2000"))
@@ -40,6 +48,16 @@ TEXTS = {path: path.read_text(encoding="utf-8") for path in SOURCES}
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=False,
                 suppress_health_check=list(HealthCheck))
 COUNTS = {"accepted and built": 0, "refused": 0, "mismatch": 0}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def same_constants():
+    """Every module of replaylab imported (but its lessons' tests and the command's __main__),
+    whatever ran before: the constants Hypothesis finds in the imported code are then the same in
+    every run."""
+    for module in pkgutil.walk_packages(replaylab.__path__, "replaylab."):
+        if ".tests" not in module.name and not module.name.endswith("__main__"):
+            __import__(module.name)
 
 # ---------------------------------------------------------------------------------------------
 # What is put in a recording
@@ -159,7 +177,7 @@ def recordings(draw):
             data["run"] = name
         content = serialized(draw, data)
     elif how == "kind":
-        content = draw(st.sampled_from(["folder", "dangling", "loop", "fifo"]))
+        content = draw(st.sampled_from(sorted(NOT_A_FILE)))
     else:
         content = text.encode("utf-8")
     return lesson, name, content
@@ -174,14 +192,8 @@ def place(folder, lesson, name, content):
     shutil.rmtree(folder, ignore_errors=True)
     lesson_folder.mkdir(parents=True)
     path = lesson_folder / f"{name}.json"
-    if content == "folder":
-        path.mkdir()
-    elif content == "dangling":
-        path.symlink_to(lesson_folder / "gone.json")
-    elif content == "loop":
-        path.symlink_to(path)
-    elif content == "fifo":
-        os.mkfifo(path)
+    if content in NOT_A_FILE:
+        make_not_a_file(path, content)
     else:
         path.write_bytes(content)
     return path
@@ -216,17 +228,14 @@ def refused_on_one_line(code, err, path):
 def build(path, folder):
     """Everything the workflow builds from one run, but the figures (drawn from the same data)."""
     run = inputs.check_recording(path)
-    pipeline.replay_batch([path], folder / "transcripts", 1e-6)
-    transcripts = [folder / "transcripts"]
-    pipeline.judge_lesson(run.lesson, transcripts, folder / "verdicts.json", 1e-6, [run.run])
-    pipeline.scan_lesson(run.lesson, folder / "scans.json") if not (folder / "scans.json").exists() else None
-    pipeline.exercise_lesson(run.lesson, folder / "exercises.json") if not (folder / "exercises.json").exists() else None
-    results = pipeline.collect_results(run.lesson, transcripts, folder / "verdicts.json", folder / "scans.json",
-                                       folder / "exercises.json", folder / "results.json", 1e-6,
-                                       folder / "scorecard.json", folder / "scorecard.csv", folder / pipeline.RUNS_TABLE,
-                                       names=[run.run])
-    pipeline.write_tables(run.lesson, results, folder / "tables")
-    page = pipeline.lesson_module(run.lesson, "page").page(results)  # the Markdown; its HTML embeds the figures
+    transcripts, verdicts = folder / "transcripts", folder / "verdicts.json"
+    pipeline.replay_batch(pipeline.Replay([path], transcripts, 1e-6))
+    pipeline.judge_lesson(pipeline.Judge(run.lesson, [transcripts], verdicts, 1e-6, [run.run]))
+    stage = Render.in_folder(run.lesson, folder, 1e-6, [transcripts], verdicts, folder / "scans.json",
+                             folder / "exercises.json", runs=[run.run])
+    results = collect_results(stage)
+    write_tables(run.lesson, results, stage.tables)
+    page = registry.lesson(run.lesson).page(results)  # the Markdown; its HTML embeds the figures
     assert not re.search("[\x00-\x08\x0b-\x1f\x7f\x1b]", page), "a control character reached the page"
 
 
@@ -234,11 +243,10 @@ def build(path, folder):
 def workspace(tmp_path_factory):
     root = tmp_path_factory.mktemp("fuzz")
     scans = {}
-    for lesson in ("projectile", "hunter", "review"):  # computed once: they never depend on a run
+    for lesson in registry.names():  # computed once: they never depend on a run
         folder = root / "scans" / lesson
         folder.mkdir(parents=True)
-        pipeline.scan_lesson(lesson, folder / "scans.json")
-        pipeline.exercise_lesson(lesson, folder / "exercises.json")
+        pipeline.scan_lesson(pipeline.Scan(lesson, folder / "scans.json", folder / "exercises.json"))
         scans[lesson] = folder
     return root, scans
 
@@ -312,7 +320,7 @@ def test_fuzzed_recordings_are_built_or_refused_on_one_line(workspace, capsys):
 
 CONFIG = __import__("yaml").safe_load((ROOT / "config" / "config.yaml").read_text())
 CONFIG_SCHEMA = __import__("yaml").safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
-CONFIG_VALUES = st.one_of(VALUE, RUN_NAMES, st.lists(st.sampled_from(["projectile", "hunter", "review", "astro"]), max_size=4),
+CONFIG_VALUES = st.one_of(VALUE, RUN_NAMES, st.lists(st.sampled_from([*registry.names(), "astro"]), max_size=4),
                           st.sampled_from([float("nan"), float("inf"), -1, 0, 1e-300, 2**70, "results/live", True]))
 
 
@@ -346,8 +354,8 @@ def test_fuzzed_configurations_are_usable_or_refused_on_one_line(capsys):
         # what the jobs then get is usable: a finite positive tolerance, lessons replaylab has,
         # and the file names a recording would be saved under
         assert math.isfinite(config["tolerance"]) and config["tolerance"] > 0
-        assert set(config["lessons"]) <= {"projectile", "hunter", "review"} and config["record_lesson"] in config["lessons"]
-        for variant_name in __import__("replaylab.lessons", fromlist=["lab"]).lab(config["record_lesson"]).VARIANTS:
+        assert set(config["lessons"]) <= set(registry.names()) and config["record_lesson"] in config["lessons"]
+        for variant_name in registry.lesson(config["record_lesson"]).variants:
             name = f"{config['record_run']}-{variant_name}"
             assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}", name), name
         assert not re.search("[\x00-\x1f\x7f-\x9f]", config["model"])

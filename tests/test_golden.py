@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from conftest import GOLDEN
+from helpers import GOLDEN
 from replaylab.lessons.projectile import lab as projectile_lab
 from replaylab.lessons.projectile.judge import agent_conclusion
 from replaylab.lessons.hunter.scans import false_claim_boundary
@@ -16,7 +16,7 @@ from replaylab.physics import projectile
 from replaylab.physics.drift import max_energy_drift
 from replaylab.verification import checks
 
-from conftest import RECORDINGS
+from helpers import RECORDINGS
 
 ROUND_OFF = 1e-13
 
@@ -40,7 +40,7 @@ def compute(key):
     if m := re.fullmatch(r"agent_conclusion\.(\w+)", key):
         run = recording.load(RECORDINGS / "projectile" / "reference.json")
         conclusion = agent_conclusion(run.transcript)
-        name = {"best_range": "best_range_m", "range_at_45": "range_at_45_m"}.get(m[1], m[1])
+        name = {"best_range": "best_range_m", "range_at_45": "reference_range_m"}.get(m[1], m[1])
         return conclusion[name]["value"]
     if m := re.fullmatch(r"max_energy_drift\((.+),(\d+),(\d+)\)", key):
         return max_energy_drift(m[1], int(m[2]), int(m[3]))

@@ -4,10 +4,10 @@ import dataclasses
 
 import pytest
 
-from conftest import RECORDINGS
+from helpers import RECORDINGS
 from replaylab.agents import recording
 from replaylab.agents.replay import ReplayMismatch, replay
-from replaylab.lessons import variant
+from replaylab.lessons import registry
 from replaylab.lessons.hunter import exercises as hunter_exercises
 from replaylab.lessons.hunter import judge as hunter_judge
 from replaylab.lessons.hunter import lab as hunter_lab
@@ -26,7 +26,7 @@ REFERENCE_RUNS = {
 
 def replayed(lesson, run):
     loaded = recording.load(RECORDINGS / lesson / f"{run}.json")
-    transcript = replay(loaded, variant(lesson, loaded.variant))
+    transcript = replay(loaded, registry.lesson(lesson).variant(loaded.variant))
     return dataclasses.replace(loaded, transcript=transcript)
 
 
@@ -73,7 +73,7 @@ def test_projectile_bracket_contains_the_scan_best_angle():
     assert conclusion["bracket"] == [40, 41]
     assert conclusion["best_angle"]["value"] == 40.5
     assert conclusion["inside"] and conclusion["evidence"].startswith("numerically verified")
-    assert [conclusion[k]["shown"] for k in ("best_angle", "best_range_m", "range_at_45_m", "gain_m", "gain_percent")] == [
+    assert [conclusion[k]["shown"] for k in ("best_angle", "best_range_m", "reference_range_m", "gain_m", "gain_percent")] == [
         "40.50", "35.74", "35.4", "0.3332", "0.9411"
     ]
 
@@ -101,7 +101,7 @@ def test_projectile_bracket_outside_the_scan_is_refuted():
     from replaylab.agents.clients.authored import client
     from replaylab.agents.messages import ModelMessage, ToolCall
 
-    v = variant("projectile", "default")
+    v = registry.lesson("projectile").variant("default")
     calls = tuple(ToolCall(str(a), "range_with_drag", {"speed": 25, "angle": a, "dt": 0.05}) for a in (30, 31, 60))
     transcript = loop.run(client([ModelMessage("coarse", calls), ModelMessage("done")]), v.system, v.task, v.allowlist(), 12)
     conclusion = projectile_judge.agent_conclusion(transcript)
@@ -109,17 +109,19 @@ def test_projectile_bracket_outside_the_scan_is_refuted():
     assert not conclusion["inside"] and conclusion["verdict"] == "refuted" and conclusion["evidence"] is None
 
 
-def test_rough_ball_is_caught_at_step_one_on_the_35_degree_call():
+def test_rough_ball_is_caught_at_message_one_call_two_on_the_35_degree_call():
     run = recording.load(RECORDINGS / "projectile" / "reference.json")
     result = projectile_judge.rough_ball(run, 1e-6)
-    assert result["caught"]
-    assert result["message"].startswith(
-        "step 1, tool range_with_drag: range_m was 35.27758864537781 when recorded and is 35.14527765986668 now "
+    assert result["caught"] and result["drag_factor"] == 1.01
+    assert (result["message"], result["call"], result["tool"], result["key"]) == (1, 2, "range_with_drag", "range_m")
+    assert (result["recorded"], result["recomputed"]) == (35.27758864537781, 35.14527765986668)
+    assert result["text"].startswith(
+        "message 1, call 2, tool range_with_drag: range_m was 35.27758864537781 when recorded and is 35.14527765986668 now "
         "(tolerance 1e-06). If the change is intended, record the run again with: replaylab record projectile "
         "--provider authored --from "
     )
     with pytest.raises(ReplayMismatch):
-        replay(run, variant("projectile", "default"), drag=1.01 * projectile.DRAG)
+        replay(run, registry.lesson("projectile").variant("default"), drag=1.01 * projectile.DRAG)
 
 
 def test_projectile_exercises():
@@ -193,7 +195,7 @@ def test_projectile_best_angle_on_the_edge_of_the_bracket_is_inside():
     from replaylab.agents.clients.authored import client as make_client
     from replaylab.agents.messages import ModelMessage, ToolCall
 
-    v = variant("projectile", "default")
+    v = registry.lesson("projectile").variant("default")
     calls = tuple(ToolCall(str(a), "range_with_drag", {"speed": 25, "angle": a, "dt": 0.001}) for a in (40.5, 41, 45))
     transcript = loop.run(make_client([ModelMessage("", calls), ModelMessage("done")]), v.system, v.task, v.allowlist(), 12)
     conclusion = projectile_judge.agent_conclusion(transcript)
@@ -230,11 +232,13 @@ def test_the_rough_ball_and_the_strict_exact_replays_use_the_tolerance_given():
     agrees, with the build's 1e-6 it is caught. A run with no range call has nothing to catch."""
     run = replayed("projectile", "reference")
     caught = projectile_judge.rough_ball(run, 1e-6)
-    assert caught["caught"] is True and caught["drag_factor"] == 1.01 and caught["message"].startswith("step 1, tool range_with_drag")
-    assert projectile_judge.rough_ball(run, 1.0) == {"caught": False, "drag_factor": 1.01, "message": ""}
+    assert caught["caught"] is True and caught["drag_factor"] == 1.01
+    assert (caught["message"], caught["call"], caught["tool"]) == (1, 2, "range_with_drag")
+    assert caught["text"].startswith("message 1, call 2, tool range_with_drag")
+    assert projectile_judge.rough_ball(run, 1.0) == {"caught": False, "drag_factor": 1.01}
     physics = replayed("review", "physics")
     assert review_judge.replay_with_strict_exact(physics, 1e-6)["caught"] is True
-    assert review_judge.replay_with_strict_exact(physics, 1.0) == {"exact": 1e-30, "caught": False, "message": ""}
+    assert review_judge.replay_with_strict_exact(physics, 1.0) == {"exact": 1e-30, "caught": False}
 
 
 def test_hunter_boundary_exercise():
@@ -270,7 +274,8 @@ def test_review_resolution():
 def test_review_strict_tolerance_replay_fails_on_passed():
     result = review_judge.judge(review_runs(), 1e-6)["reference"]["strict_replays"]["physics"]
     assert result["caught"]
-    assert result["message"].startswith("step 1, tool check_limits: passed was 1.0 when recorded and is 0.0 now (tolerance 1e-06).")
+    assert (result["message"], result["call"], result["key"], result["recorded"], result["recomputed"]) == (1, 1, "passed", 1.0, 0.0)
+    assert result["text"].startswith("message 1, call 1, tool check_limits: passed was 1.0 when recorded and is 0.0 now (tolerance 1e-06).")
 
 
 def test_review_verdicts_are_recomputed_not_read():

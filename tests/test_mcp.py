@@ -17,11 +17,13 @@ import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from helpers import cli
+from helpers.mcp import readme_server
+from helpers.workflow import copy_project, snakemake
 from replaylab.agents import recording
-from replaylab.lessons import lab
+from replaylab.lessons import registry
 from replaylab.physics.drift import max_energy_drift
 from replaylab.physics.projectile import range_without_drag
-from test_workflow import copy_project, snakemake
 
 CLIENT = types.Implementation(name="test-client", version="9.9")
 SE = "symplectic Euler"
@@ -52,8 +54,7 @@ def texts(result):
 
 
 def replay(cwd, path):
-    return subprocess.run([sys.executable, "-m", "replaylab", "replay", str(path)], cwd=cwd, capture_output=True,
-                          text=True, timeout=120)
+    return cli("replay", path, cwd=cwd)
 
 
 def live(cwd, lesson, run):
@@ -72,7 +73,7 @@ def test_tools_carry_the_allowlists_schemas_and_the_prompt_holds_system_and_task
         return init, tools, prompts, prompt
 
     init, tools, prompts, prompt = drive(tmp_path, ["review", "--variant", "evidence", "--run", "look"], with_prompt)
-    v = lab("review").VARIANTS["evidence"]
+    v = registry.lesson("review").variant("evidence")
     specs = {spec["name"]: spec for spec in v.allowlist().specs()}
     listed = {tool.name: tool for tool in tools.tools}
     assert set(listed) == set(specs) | {"finish"}
@@ -283,8 +284,7 @@ def test_a_server_killed_midway_leaves_what_it_had_written(tmp_path):
     ],
 )
 def test_bad_options_are_one_line_before_serving(tmp_path, args, error):
-    out = subprocess.run([sys.executable, "-m", "replaylab", "mcp", *args], capture_output=True, text=True,
-                         cwd=tmp_path, timeout=60, input="")
+    out = cli("mcp", *args, cwd=tmp_path, stdin="")
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.startswith(error) and len(out.stderr.splitlines()) == 1, out.stderr
 
@@ -293,8 +293,7 @@ def test_an_existing_run_is_refused_and_each_start_gets_a_new_name(tmp_path):
     taken = live(tmp_path, "hunter", "taken")
     taken.parent.mkdir(parents=True)
     taken.write_text("a run")
-    out = subprocess.run([sys.executable, "-m", "replaylab", "mcp", "hunter", "--run", "taken"], capture_output=True,
-                         text=True, cwd=tmp_path, timeout=60, input="")
+    out = cli("mcp", "hunter", "--run", "taken", cwd=tmp_path, stdin="")
     assert out.returncode == 2 and "a recorded run is never overwritten" in out.stderr and taken.read_text() == "a run"
 
     async def one_call(session, init):
@@ -340,18 +339,6 @@ def test_the_workflow_replays_and_judges_mcp_runs(tmp_path):
 
 # ---------------------------------------------------------------------------------------------
 # The README's configuration, pasted into a client's configuration, starts the server as it is
-
-
-def readme_server(tmp_path):
-    """The desktop snippet of the README with its one placeholder filled in, as a user does:
-    /path/to/replaylab becomes a folder whose .venv is this project's."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    block = readme.split("To make a desktop MCP client the agent", 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
-    clone = tmp_path / "clone"
-    clone.mkdir()
-    (clone / ".venv").symlink_to(Path(__file__).resolve().parents[1] / ".venv")
-    config = json.loads(block.replace("/path/to/replaylab", str(clone)))
-    return clone, config
 
 
 def test_the_readme_desktop_snippet_starts_the_server_with_no_other_step(tmp_path):

@@ -13,9 +13,10 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from helpers import ROOT
+from helpers.mcp import readme_server
 from replaylab.agents import recording
-from replaylab.lessons import lab
+from replaylab.lessons import registry
 from replaylab.physics.drift import max_energy_drift
 
 INSPECTOR = ROOT / "clients" / "inspector"
@@ -47,7 +48,7 @@ def inspector(npx, cwd, *args):
 def test_the_inspector_lists_the_tools_and_makes_one_call(npx, tmp_path):
     listed = inspector(npx, tmp_path, "--method", "tools/list")
     tools = {tool["name"]: tool for tool in listed["tools"]}
-    (spec,) = lab("hunter").VARIANTS["symplectic-euler"].allowlist().specs()
+    (spec,) = registry.lesson("hunter").variant("symplectic-euler").allowlist().specs()
     assert set(tools) == {spec["name"], "finish"}
     assert tools[spec["name"]]["inputSchema"] == spec["parameters"]
     assert not (tmp_path / "results" / "live" / "hunter" / "inspected.json").exists()  # listing is no run
@@ -69,8 +70,6 @@ def test_the_inspector_lists_the_tools_and_makes_one_call(npx, tmp_path):
 
 
 def test_the_readme_snippet_in_the_inspectors_configuration_starts_the_server(npx, tmp_path):
-    from test_mcp import readme_server
-
     clone, config = readme_server(tmp_path)
     (name,) = config["mcpServers"]
     (tmp_path / "mcp.json").write_text(json.dumps(config))

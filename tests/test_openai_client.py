@@ -6,22 +6,19 @@ transcript, stdout, stderr, exception texts and tracebacks, and log records at D
 
 import json
 import logging
-import os
-import subprocess
-import sys
 import traceback
 
 import pytest
 
-from conftest import ROOT
-from openai_server import FakeProvider, completion
+from helpers import cli, environment
+from helpers.openai_server import FakeProvider, completion
 from replaylab.agents import loop
 from replaylab.agents import recording as recording_io
 from replaylab.agents.clients import ProviderError
 from replaylab.agents.clients import Options
 from replaylab.agents.clients.openai import OpenAIClient, make_client
 from replaylab.agents.secrets import Secret
-from replaylab.lessons import variant
+from replaylab.lessons import registry
 from replaylab.lessons.projectile.judge import agent_conclusion
 
 KEY = "sk-test-FAKEKEY0123456789abcdefXYZ"
@@ -32,7 +29,7 @@ def args_text(**arguments):
 
 
 def run_projectile(client):
-    v = variant("projectile", "default")
+    v = registry.lesson("projectile").variant("default")
     return loop.run(client, v.system, v.task, v.allowlist(), v.max_steps)
 
 
@@ -54,12 +51,10 @@ def test_a_whole_run_is_recorded_replayed_and_judged(tmp_path):
         ]), {}, 0),
         (200, completion("The best angle is between 40 and 41 degrees."), {}, 0),
     ]
-    env = {**os.environ, "OPENAI_API_KEY": KEY}
     with FakeProvider(answers) as provider:
-        env["OPENAI_BASE_URL"] = provider.base_url
-        out = subprocess.run(
-            [sys.executable, "-m", "replaylab", "record", "projectile", "--provider", "openai", "--model", "fake-model", "--run", "live1"],
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+        out = cli(
+            "record", "projectile", "--provider", "openai", "--model", "fake-model", "--run", "live1",
+            cwd=tmp_path, env=environment(OPENAI_API_KEY=KEY, OPENAI_BASE_URL=provider.base_url),
         )
         requests = provider.requests
     assert out.returncode == 0, out.stderr
@@ -77,7 +72,7 @@ def test_a_whole_run_is_recorded_replayed_and_judged(tmp_path):
     assert run.provenance["kind"] == "provider-api" and run.label == "Recorded run"
     assert run.provenance["usage"] == {"input_tokens": 200, "output_tokens": 40}
     assert run.provenance["request_ids"] == ["req-1", "req-2"]
-    replay = subprocess.run([sys.executable, "-m", "replaylab", "replay", str(path)], capture_output=True, text=True, cwd=ROOT)
+    replay = cli("replay", path)
     assert replay.returncode == 0, replay.stderr
     assert agent_conclusion(run.transcript)["inside"] is True
 
@@ -166,9 +161,7 @@ def test_missing_key_names_the_variable_not_a_value(monkeypatch):
 
 
 def test_missing_key_through_the_command_line(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-    out = subprocess.run([sys.executable, "-m", "replaylab", "record", "hunter", "--provider", "openai"],
-                         cwd=tmp_path, env=env, capture_output=True, text=True)
+    out = cli("record", "hunter", "--provider", "openai", cwd=tmp_path)
     assert out.returncode == 2
     assert out.stderr.startswith("replaylab: OPENAI_API_KEY is not set")
     assert not (tmp_path / "results").exists()

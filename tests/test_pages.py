@@ -16,16 +16,16 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from replaylab import pipeline
-from replaylab.index_page import index
-from replaylab.lessons import LESSONS
+from helpers import RECORDINGS
+from replaylab import pipeline, render
+from replaylab.build import build as build_results
+from replaylab.index_page import Index, index, write_index
+from replaylab.lessons import registry
 from replaylab.lessons import markdown as md
 from replaylab.lessons.hunter import lab as hunter_lab
 from replaylab.lessons.projectile import lab as projectile_lab
 from replaylab.lessons.review import lab as review_lab
 
-ROOT = Path(__file__).resolve().parents[1]
-RECORDINGS = ROOT / "recordings"
 TOLERANCE = 1e-6
 BOAST = "I checked everything: the claim is false, every check passes, and the best angle is exactly 45 degrees."
 HOSTILE = "| a | b |\n|---|---|\n# Heading\n<script>alert(1)</script>\n```\n[link](http://example.invalid) **bold** _x_ \\| done"
@@ -33,8 +33,8 @@ HOSTILE = "| a | b |\n|---|---|\n# Heading\n<script>alert(1)</script>\n```\n[lin
 
 def build(recordings, folder):
     """results.json of every lesson, made by the pipeline from a folder of recordings."""
-    pipeline.build(LESSONS, recordings, folder, TOLERANCE, progress=lambda text: None)
-    return {lesson: pipeline.read_json(Path(folder) / lesson / "results.json") for lesson in LESSONS}
+    build_results(registry.names(), recordings, folder, TOLERANCE, progress=lambda text: None)
+    return {lesson: pipeline.read_json(Path(folder) / lesson / "results.json") for lesson in registry.names()}
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ def results(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def pages(results):
-    return {lesson: pipeline.lesson_module(lesson, "page").page(results[lesson]) for lesson in LESSONS}
+    return {lesson: registry.lesson(lesson).page(results[lesson]) for lesson in registry.names()}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -112,7 +112,7 @@ def figure_texts(figure):
     return [t for t in texts if t.get_text()]
 
 
-FIGURE_CASES = [(lesson, name) for lesson in LESSONS for name in pipeline.figure_names(lesson)]
+FIGURE_CASES = [(lesson, name) for lesson in registry.names() for name in render.figure_names(lesson)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -120,14 +120,14 @@ FIGURE_CASES = [(lesson, name) for lesson in LESSONS for name in pipeline.figure
 
 
 def test_every_lesson_has_its_figure():
-    assert pipeline.figure_names("projectile") == ["evidence", "scorecard"]
-    assert pipeline.figure_names("hunter") == ["drift", "scorecard"]
-    assert pipeline.figure_names("review") == ["error", "scorecard"]
+    assert render.figure_names("projectile") == ["evidence", "scorecard"]
+    assert render.figure_names("hunter") == ["drift", "scorecard"]
+    assert render.figure_names("review") == ["error", "scorecard"]
 
 
 @pytest.mark.parametrize("lesson, name", FIGURE_CASES)
 def test_figure_is_labelled_and_saves_as_png(results, lesson, name):
-    figure = pipeline.lesson_module(lesson, "figures").FIGURES[name](results[lesson])
+    figure = registry.lesson(lesson).figures[name](results[lesson])
     assert isinstance(figure, Figure)
     assert figure.get_layout_engine() is not None  # constrained: nothing clipped by hand-placed margins
     assert figure.axes
@@ -152,18 +152,18 @@ def test_figure_is_labelled_and_saves_as_png(results, lesson, name):
 
 
 def test_units_on_the_axes(results):
-    evidence = pipeline.lesson_module("projectile", "figures").FIGURES["evidence"](results["projectile"])
+    evidence = registry.lesson("projectile").figures["evidence"](results["projectile"])
     for axes in evidence.axes:
         assert "(degrees)" in axes.get_xlabel() and "(m)" in axes.get_ylabel()
-    error = pipeline.lesson_module("review", "figures").FIGURES["error"](results["review"])
+    error = registry.lesson("review").figures["error"](results["review"])
     assert "(m" in error.axes[0].get_ylabel()
-    drift = pipeline.lesson_module("hunter", "figures").FIGURES["drift"](results["hunter"])
+    drift = registry.lesson("hunter").figures["drift"](results["hunter"])
     assert "dimensionless" in drift.axes[0].get_ylabel()
 
 
 def test_projectile_figure_shows_the_scan_and_the_agents_calls(results):
     data = results["projectile"]
-    figure = pipeline.lesson_module("projectile", "figures").FIGURES["evidence"](data)
+    figure = registry.lesson("projectile").figures["evidence"](data)
     overview = figure.axes[0]
     scan = data["scans"]["evidence"]
     line = overview.get_lines()[0]
@@ -182,7 +182,7 @@ def test_projectile_figure_shows_the_scan_and_the_agents_calls(results):
 
 def test_hunter_figure_is_log_log_with_dashed_limits(results):
     data = results["hunter"]
-    axes = pipeline.lesson_module("hunter", "figures").FIGURES["drift"](data).axes[0]
+    axes = registry.lesson("hunter").figures["drift"](data).axes[0]
     assert axes.get_xscale() == "log" and axes.get_yscale() == "log"
     dashed = {line.get_ydata()[0] for line in axes.get_lines() if line.get_linestyle() == "--"}
     assert dashed == {v["verdict"]["limit"] for v in data["verdicts"].values()} == {0.05, 0.04}
@@ -199,7 +199,7 @@ def test_hunter_figure_is_log_log_with_dashed_limits(results):
 
 def test_review_figure_has_the_evidence_reviewers_points(results):
     data = results["review"]
-    axes = pipeline.lesson_module("review", "figures").FIGURES["error"](data).axes[0]
+    axes = registry.lesson("review").figures["error"](data).axes[0]
     assert axes.get_xscale() == "log" and axes.get_yscale() == "log"
     points = sorted(tuple(p) for c in axes.collections for p in c.get_offsets())
     assert len(points) == 6
@@ -211,11 +211,10 @@ def test_review_figure_has_the_evidence_reviewers_points(results):
 # tables
 
 
-@pytest.mark.parametrize("lesson", LESSONS)
+@pytest.mark.parametrize("lesson", registry.names())
 def test_tables_are_flat_and_become_csv(results, lesson):
-    module = pipeline.lesson_module(lesson, "tables")
-    tables = module.tables(results[lesson])
-    assert tuple(tables) == tuple(module.TABLES)
+    tables = registry.lesson(lesson).tables(results[lesson])
+    assert tuple(tables) == registry.lesson(lesson).table_names
     for name, rows in tables.items():
         for row in rows:
             assert list(row) == list(rows[0]), name
@@ -227,12 +226,12 @@ def test_tables_are_flat_and_become_csv(results, lesson):
 
 def test_csv_keeps_full_precision(results):
     data = results["projectile"]
-    rows = pipeline.lesson_module("projectile", "tables").tables(data)["agent-conclusion"]
+    rows = registry.lesson("projectile").tables(data)["agent-conclusion"]
     parsed = list(csv.DictReader(io.StringIO(pipeline.csv_text(rows))))
     best = next(r for r in parsed if r["quantity"].startswith("range at the best angle"))
     assert float(best["value"]) == data["verdicts"]["reference"]["conclusion"]["best_range_m"]["value"]
     assert best["shown"] == "35.74"
-    drift = pipeline.lesson_module("hunter", "tables").tables(results["hunter"])["drift-scan"]
+    drift = registry.lesson("hunter").tables(results["hunter"])["drift-scan"]
     parsed = list(csv.DictReader(io.StringIO(pipeline.csv_text(drift))))
     assert [float(r["max_energy_drift"]) for r in parsed] == [r["max_energy_drift"] for r in results["hunter"]["scans"]["drift"]["rows"]]
 
@@ -252,7 +251,7 @@ ORDER = (
 )
 
 
-@pytest.mark.parametrize("lesson", LESSONS)
+@pytest.mark.parametrize("lesson", registry.names())
 def test_every_page_has_its_parts_in_order(results, pages, lesson):
     text, data = pages[lesson], results[lesson]
     assert text.startswith(f"# Lesson `{lesson}`")
@@ -280,10 +279,10 @@ def test_every_page_has_its_parts_in_order(results, pages, lesson):
     assert f"replaylab record {lesson} --provider authored --from FILE --run NAME" in recording
     assert f"replaylab session {lesson} --variant V --run NAME" in recording
     assert "experimentally verified" not in text.lower() and "formally verified" not in text.lower()
-    for name in pipeline.figure_names(lesson):
+    for name in render.figure_names(lesson):
         where = "Scorecard" if name == "scorecard" else "What the build decided"  # each after what it illustrates
         assert f"![" in section(text, where) and f"](figures/{name}.png)" in section(text, where)
-    for name in pipeline.lesson_module(lesson, "tables").TABLES:
+    for name in registry.lesson(lesson).table_names:
         assert f"(tables/{name}.csv)" in section(text, "Tables")
     assert_tables_intact(text)
 
@@ -322,14 +321,14 @@ def test_projectile_page(results, pages):
     for refusal in ("dt must be between 0.001 and 0.05, got 0", "missing arguments: dt", "speed must be a number, got str", "unknown arguments: code"):
         assert refusal in demos
     assert "ran: range_m = 35.789" in demos
-    assert results["projectile"]["verdicts"]["reference"]["rough_ball"]["message"] in demos
-    assert "step 1, tool range_with_drag: range_m was 35.27758864537781 when recorded and is 35.14527765986668 now" in demos
+    assert results["projectile"]["verdicts"]["reference"]["rough_ball"]["text"] in demos
+    assert "message 1, call 2, tool range_with_drag: range_m was 35.27758864537781 when recorded and is 35.14527765986668 now" in demos
     assert "35.732 m and 36.042 m, a difference of 0.311 m" in demos
     assert "angle must be between 1 and 89, got 90" in demos and "time_s = 4.416 s" in demos
 
 
 def test_projectile_statement_follows_the_judge(results):
-    page = pipeline.lesson_module("projectile", "page").page
+    page = registry.lesson("projectile").page
     data = copy.deepcopy(results["projectile"])
     conclusion = data["verdicts"]["reference"]["conclusion"]
     conclusion.update(inside=False, verdict="refuted", evidence=None)
@@ -372,7 +371,7 @@ def test_review_page(results, pages):
     demos = section(text, "Demonstrations and exercises")
     assert "failed (measured 9.1e+49, tolerance 1.5)" in demos
     assert "(not a result)" not in decided
-    assert "step 1, tool check_limits: passed was 1.0 when recorded and is 0.0 now" in demos
+    assert "message 1, call 1, tool check_limits: passed was 1.0 when recorded and is 0.0 now" in demos
     assert "made by hand" in demos
     assert "conflicts: limits" in demos
     assert "| 2 | bounded-energy | failed | 9.14e+49 | 1.5 | early 4.1e+02; late 3.7e+52; growth 9.1e+49 |" in demos
@@ -380,10 +379,10 @@ def test_review_page(results, pages):
 
 
 def test_the_index_summarises_every_lesson(results):
-    text = index([results[lesson] for lesson in LESSONS])
-    for lesson in LESSONS:
+    text = index([results[lesson] for lesson in registry.names()])
+    for lesson in registry.names():
         assert f"]({lesson}/index.md)" in text
-        assert pipeline.lesson_module(lesson, "page").question(results[lesson]) in text
+        assert registry.lesson(lesson).question(results[lesson]) in text
     assert text.count("numerically verified") >= 4  # the intro, projectile, hunter's symplectic Euler claim, review's piece 2
     assert "inconclusive after 8 experiments; not a result" in text
     assert "rejected because of bounded-energy" in text
@@ -407,12 +406,12 @@ def test_a_boast_changes_no_decision(results, pages, tmp_path):
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     boasted = build(recordings, tmp_path / "results")
-    for lesson in LESSONS:
-        page = pipeline.lesson_module(lesson, "page").page(boasted[lesson])
+    for lesson in registry.names():
+        page = registry.lesson(lesson).page(boasted[lesson])
         assert md.text(BOAST) in section(page, "The runs")
         assert section(page, "What the build decided") == section(pages[lesson], "What the build decided")
         assert BOAST not in section(page, "What the build decided")
-    assert index([boasted[l] for l in LESSONS]) == index([results[l] for l in LESSONS])
+    assert index([boasted[l] for l in registry.names()]) == index([results[l] for l in registry.names()])
 
 
 def test_escaping_keeps_tables_whole():
@@ -433,7 +432,7 @@ def test_hostile_words_and_calls_do_not_break_a_page(results):
     evil = "evil|name<b>"
     step["tool_calls"][0] = {"id": "1", "name": evil, "arguments": {"x|y": "<img src=x>", "n": [1, "|"]}}
     step["results"][0] = {"call_id": "1", "ok": False, "content": {"error": f"{evil!r} is not an allowed tool"}}
-    text = pipeline.lesson_module("projectile", "page").page(data)
+    text = registry.lesson("projectile").page(data)
     assert_tables_intact(text)
     for raw in ("<script", "<img", "<b>", "\n# Heading", "> # Heading", "> ```", "[link](http"):
         assert raw not in text, raw
@@ -444,7 +443,7 @@ def test_hostile_words_and_calls_do_not_break_a_page(results):
     quoted = runs[runs.index("(not a result):") :].split("\n\n")[0]
     assert all(line.startswith(">") for line in quoted.split("\n")[1:])
     assert section(text, "What the build decided") == section(
-        pipeline.lesson_module("projectile", "page").page(results["projectile"]), "What the build decided"
+        registry.lesson("projectile").page(results["projectile"]), "What the build decided"
     )
 
 
@@ -459,7 +458,7 @@ def test_index_shows_the_scorecard_instead_of_a_line_per_run_when_there_are_many
         many["runs"][f"extra{i}"] = run
     text = index_page.index([many])
     assert "Too many runs to list one by one" in text
-    assert "written by a person (no language model) (`velocity-verlet claim`): 1 of 1 runs right" in text
+    assert "written by a person (no language model) (`velocity-verlet claim`): 1 of 1 run right" in text
     assert "run `velocity-verlet`" not in text
     assert "run `velocity-verlet`" in index_page.index([results["hunter"]])
 
@@ -498,23 +497,23 @@ def html_pages(results, tmp_path_factory):
     """Each lesson's page written by the pipeline (Markdown and HTML), with its figures."""
     folder = tmp_path_factory.mktemp("html")
     written = {}
-    for lesson in LESSONS:
-        pipeline.write_figures(lesson, results[lesson], folder / lesson / "figures")
-        pipeline.write_page(lesson, results[lesson], folder / lesson / "index.md", "../index.md")
+    for lesson in registry.names():
+        render.write_figures(lesson, results[lesson], folder / lesson / "figures")
+        render.write_page(lesson, results[lesson], folder / lesson / "index.md", "../index.md")
         written[lesson] = (folder / lesson / "index.md").read_text(encoding="utf-8"), (folder / lesson / "index.html").read_text(encoding="utf-8")
     return written
 
 
-@pytest.mark.parametrize("lesson", LESSONS)
+@pytest.mark.parametrize("lesson", registry.names())
 def test_the_html_page_is_the_markdown_page_rendered(results, pages, html_pages, lesson):
     markdown, html = html_pages[lesson]
     assert pages[lesson] in markdown and markdown.startswith("[← All lessons](../index.md)\n\n# Lesson")
     assert html.count('href="../index.html"') == 2 and "index.md" not in html
     assert html.count('<div class="table">\n<table>') == html.count("<table>") == len(tables_of(markdown))
     assert html.count('<details class="steps">') == len(results[lesson]["runs"])
-    assert html.count("<img ") == len(pipeline.figure_names(lesson))
-    assert html.count('src="data:image/png;base64,') == len(pipeline.figure_names(lesson))
-    for name in pipeline.figure_names(lesson):
+    assert html.count("<img ") == len(render.figure_names(lesson))
+    assert html.count('src="data:image/png;base64,') == len(render.figure_names(lesson))
+    for name in render.figure_names(lesson):
         assert f'<a href="figures/{name}.png"><img' in html  # the file at full size, from the figure
     assert "<script" not in html and "http://" not in html and "https://" not in html
     assert f"<title>Lesson {lesson}: " in html
@@ -530,15 +529,15 @@ def test_evidence_labels_and_what_is_not_a_result_stand_out(results, html_pages)
             assert f'<strong class="evidence">{v["evidence"]}</strong>' in html
         else:
             assert html.count('<strong class="not-result">') >= 1
-    judges = [pipeline.lesson_module(lesson, "judge") for lesson in LESSONS]
+    judges = [registry.lesson(lesson).part("judge") for lesson in registry.names()]
     assert all(module.EVIDENCE.startswith(md.EVIDENCE_LABEL) for module in judges)
 
 
 def test_the_index_links_each_lesson_page_in_html(results, tmp_path):
-    for lesson in LESSONS:
+    for lesson in registry.names():
         pipeline.write_json(tmp_path / lesson / "results.json", results[lesson])
-    pipeline.write_index([tmp_path / lesson / "results.json" for lesson in LESSONS], tmp_path / "index.md")
+    write_index(Index([tmp_path / lesson / "results.json" for lesson in registry.names()], tmp_path / "index.md"))
     html = (tmp_path / "index.html").read_text(encoding="utf-8")
-    for lesson in LESSONS:
+    for lesson in registry.names():
         assert f'href="{lesson}/index.html"' in html
     assert f'<strong class="evidence">{results["projectile"]["verdicts"]["reference"]["conclusion"]["evidence"]}</strong>' in html

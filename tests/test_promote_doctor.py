@@ -1,17 +1,21 @@
 """`replaylab promote` (the only way into recordings/) and `replaylab doctor`."""
 
+import dataclasses
 import json
-import os
 import shutil
-import subprocess
-import sys
+from pathlib import Path
 
-from conftest import RECORDINGS, ROOT
-from openai_server import FakeProvider
+import pytest
 
-
-def cli(*args, cwd=ROOT, env=None):
-    return subprocess.run([sys.executable, "-m", "replaylab", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
+from helpers import RECORDINGS, cli, environment
+from helpers.openai_server import FakeProvider
+from replaylab.agents import loop, recording
+from replaylab.agents.clients import authored
+from replaylab.agents.clients.recorded import RecordedMessagesClient
+from replaylab.agents.messages import ModelMessage, ToolCall
+from replaylab.agents.replay import ReplayMismatch
+from replaylab.lessons import registry
+from replaylab.promote import describe_changes, promote, verdict
 
 
 def test_promote_shows_the_change_then_moves(tmp_path):
@@ -50,8 +54,7 @@ def test_promote_refuses_a_run_that_does_not_replay(tmp_path):
 def test_doctor_reports_without_showing_the_key():
     key = "sk-test-DOCTORKEY0123456789abcdef"
     with FakeProvider([]) as provider:
-        env = {**os.environ, "OPENAI_API_KEY": key, "OPENAI_BASE_URL": provider.base_url}
-        out = cli("doctor", "--json", env=env)
+        out = cli("doctor", "--json", env=environment(OPENAI_API_KEY=key, OPENAI_BASE_URL=provider.base_url))
     assert out.returncode == 0, out.stdout + out.stderr
     assert key not in out.stdout + out.stderr
     checks = {c["what"]: c for c in json.loads(out.stdout)["checks"]}
@@ -65,27 +68,13 @@ def test_doctor_fails_on_a_recording_that_does_not_replay(tmp_path):
     data = json.loads((RECORDINGS / "hunter" / "symplectic-euler.json").read_text())
     data["task"] = "a different task"
     (tmp_path / "hunter" / "symplectic-euler.json").write_text(json.dumps(data))
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
-    out = cli("doctor", "--recordings", str(tmp_path), env=env)
+    out = cli("doctor", "--recordings", str(tmp_path))
     assert out.returncode == 1
     assert "FAIL recording" in out.stdout and "the task has changed" in out.stdout
 
 
 # ---------------------------------------------------------------------------------------------
 # What promote shows and does, in this process (each line exact)
-
-import dataclasses  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import pytest  # noqa: E402
-
-from replaylab.agents import loop, recording  # noqa: E402
-from replaylab.agents.clients import authored  # noqa: E402
-from replaylab.agents.clients.replay import RecordedMessagesClient  # noqa: E402
-from replaylab.agents.messages import ModelMessage, ToolCall  # noqa: E402
-from replaylab.lessons import variant  # noqa: E402
-from replaylab.agents.replay import ReplayMismatch  # noqa: E402
-from replaylab.promote import describe_changes, promote, verdict  # noqa: E402
 
 
 @pytest.mark.parametrize(
@@ -103,7 +92,7 @@ def test_the_verdict_line_of_each_lesson(run, expected):
 
 
 def authored_run(lesson, variant_name, messages, run="mine", model=authored.MODEL, kind="authored"):
-    v = variant(lesson, variant_name)
+    v = registry.lesson(lesson).variant(variant_name)
     transcript = loop.run(RecordedMessagesClient(messages, model), v.system, v.task, v.allowlist(), v.max_steps)
     return recording.Recording(lesson, run, variant_name, "live", recording.provenance(kind, model, "how"), transcript)
 
@@ -131,12 +120,12 @@ def test_describe_changes_shows_every_changed_call_and_the_verdict():
         "run hunter/mine: Recorded run (gpt-test)",
         "  produced by: written by a person (no language model) -> gpt-test",
         "  messages: 2 -> 3",
-        "  call 2 was: step 1, oscillator_energy_drift(method='symplectic Euler', steps_per_period=64, periods=20) -> max_energy_drift 0.0515672",
-        "  call 2 now: step 1, oscillator_energy_drift(method='symplectic Euler', steps_per_period=100, periods=20) -> max_energy_drift 0.0324349",
-        "  call 3 was: (none)",
-        "  call 3 now: step 1, oscillator_energy_drift(method='symplectic Euler', steps_per_period=32, periods=20) -> max_energy_drift 0.108862",
-        "  call 4 was: (none)",
-        "  call 4 now: step 2, oscillator_energy_drift(method='symplectic Euler', steps_per_period=16, periods=20) -> max_energy_drift 0.244321",
+        "  was: message 1, call 2: oscillator_energy_drift(method='symplectic Euler', steps_per_period=64, periods=20) -> max_energy_drift 0.0515672",
+        "  now: message 1, call 2: oscillator_energy_drift(method='symplectic Euler', steps_per_period=100, periods=20) -> max_energy_drift 0.0324349",
+        "  was: (none)",
+        "  now: message 1, call 3: oscillator_energy_drift(method='symplectic Euler', steps_per_period=32, periods=20) -> max_energy_drift 0.108862",
+        "  was: (none)",
+        "  now: message 2, call 1: oscillator_energy_drift(method='symplectic Euler', steps_per_period=16, periods=20) -> max_energy_drift 0.244321",
         "  verdict: counterexample (2 tested, witness 64/20) -> counterexample (4 tested, witness 32/20)",
     ]
     same = dataclasses.replace(old, transcript=dataclasses.replace(old.transcript, steps=old.transcript.steps[:1] + (old.transcript.steps[1],)))
@@ -146,10 +135,12 @@ def test_describe_changes_shows_every_changed_call_and_the_verdict():
                                            "  3 messages, 4 calls", "  verdict: counterexample (4 tested, witness 32/20)"]
     assert describe_changes(new, None, "it is cut")[1] == "replaces a recording that does not load: it is cut"
     fewer = describe_changes(old, new)
-    assert "  call 4 was: step 2, oscillator_energy_drift(method='symplectic Euler', steps_per_period=16, periods=20) -> max_energy_drift 0.244321" in fewer
-    assert "  call 4 now: (none)" in fewer
+    assert fewer[-3:-1] == [
+        "  was: message 2, call 1: oscillator_energy_drift(method='symplectic Euler', steps_per_period=16, periods=20) -> max_energy_drift 0.244321",
+        "  now: (none)",
+    ]
     refused = authored_run("hunter", "symplectic-euler", [ModelMessage("", (drift(1, 200), drift(2, 2))), ModelMessage("done")])
-    assert "  call 2 now: step 1, oscillator_energy_drift(method='symplectic Euler', steps_per_period=2, periods=20) -> refused: steps_per_period must be between 4 and 200, got 2" in describe_changes(refused, old)
+    assert "  now: message 1, call 2: oscillator_energy_drift(method='symplectic Euler', steps_per_period=2, periods=20) -> refused: steps_per_period must be between 4 and 200, got 2" in describe_changes(refused, old)
 
 
 def test_promote_in_this_process_moves_the_run_and_says_so(tmp_path):
@@ -195,7 +186,7 @@ def test_promote_replays_within_the_tolerance_it_is_given(tmp_path):
     value = json.loads(data)["steps"][0]["results"][0]["content"]["max_energy_drift"]
     source = tmp_path / "symplectic-euler.json"
     source.write_text(data.replace(repr(value), repr(value * (1 + 1e-7)), 1))  # off by 1e-7, relative
-    with pytest.raises(ReplayMismatch, match=f"^{source}: step 1, tool oscillator_energy_drift: max_energy_drift was"):
+    with pytest.raises(ReplayMismatch, match=f"^{source}: message 1, call 1, tool oscillator_energy_drift: max_energy_drift was"):
         promote(source, tmp_path / "recordings", dry_run=True, tolerance=1e-9)
     assert promote(source, tmp_path / "recordings", dry_run=True)[-1].startswith("dry run: ")  # within 1e-6
     exact = tmp_path / "exact" / "symplectic-euler.json"

@@ -3,10 +3,7 @@ statistics: against the stand-in model server on 127.0.0.1 (tests/model_server.p
 provider answers, through the real command line and the official SDK."""
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from fractions import Fraction
 from math import comb
 
@@ -14,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import ROOT
-from model_server import ModelServer
-from replaylab import pipeline
+from helpers import ROOT, cli, environment
+from helpers.model_server import ModelServer
+from replaylab.build import build
 from replaylab.agents import clients, recording
 from replaylab.agents.names import file_safe, model_of
 from replaylab.comparison import compare_pair, fisher_exact, smallest_p
@@ -26,10 +23,9 @@ KEY = "sk-test-PROVIDERS0123456789abcdef"
 
 def record(tmp_path, server, *arguments, lesson="projectile", model="good"):
     """`replaylab record LESSON --provider openai` against the stand-in, in tmp_path."""
-    env = {**os.environ, "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": server.base_url}
-    return subprocess.run(
-        [sys.executable, "-m", "replaylab", "record", lesson, "--provider", "openai", "--model", model, *arguments],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    return cli(
+        "record", lesson, "--provider", "openai", "--model", model, *arguments,
+        cwd=tmp_path, env=environment(OPENAI_API_KEY=KEY, OPENAI_BASE_URL=server.base_url),
     )
 
 
@@ -47,8 +43,7 @@ def test_the_registry_holds_the_provider_modules():
 
 
 def test_the_command_line_offers_the_registered_providers():
-    out = subprocess.run([sys.executable, "-m", "replaylab", "record", "projectile", "--provider", "nosuch"],
-                         capture_output=True, text=True)
+    out = cli("record", "projectile", "--provider", "nosuch")
     assert out.returncode == 2
     assert "invalid choice: 'nosuch' (choose from 'authored', 'openai', 'scripted')" in out.stderr
 
@@ -56,7 +51,7 @@ def test_the_command_line_offers_the_registered_providers():
 ECHO = '''"""A provider added by a test: one module, nothing else changed."""
 
 from replaylab.agents.clients import Provider, record_command, register
-from replaylab.agents.clients.replay import RecordedMessagesClient
+from replaylab.agents.clients.recorded import RecordedMessagesClient
 from replaylab.agents.messages import ModelMessage
 
 
@@ -73,21 +68,16 @@ def test_a_new_provider_module_is_known_everywhere(tmp_path):
     src = tmp_path / "src"
     shutil.copytree(ROOT / "src" / "replaylab", src / "replaylab", ignore=shutil.ignore_patterns("__pycache__"))
     (src / "replaylab" / "agents" / "clients" / "echo.py").write_text(ECHO)
-    env = {**os.environ, "PYTHONPATH": str(src)}
-
-    def cli(*arguments):
-        return subprocess.run([sys.executable, "-m", "replaylab", *arguments], cwd=tmp_path, env=env,
-                              capture_output=True, text=True)
-
-    assert "{authored,echo,openai,scripted}" in cli("record", "--help").stdout
-    out = cli("record", "projectile", "--provider", "echo", "--model", "e-2", "--run", "e1")
+    env = environment(PYTHONPATH=str(src))
+    assert "{authored,echo,openai,scripted}" in cli("record", "--help", cwd=tmp_path, env=env).stdout
+    out = cli("record", "projectile", "--provider", "echo", "--model", "e-2", "--run", "e1", cwd=tmp_path, env=env)
     assert out.returncode == 0, out.stderr
     run = recording.load(tmp_path / "results" / "live" / "projectile" / "e1.json")
     assert (run.provenance["provider"], run.provenance["model"], run.label) == ("echo", "e-2", "Recorded run")
     # this process has no echo provider: the generic command, with the recorded provider
     assert clients.rerecord_command(run) == (
         "replaylab record projectile --variant default --provider echo --model e-2 --run e1 --group live")
-    doctor = {c["what"]: c for c in json.loads(cli("doctor", "--json", "--recordings", str(ROOT / "recordings")).stdout)["checks"]}
+    doctor = {c["what"]: c for c in json.loads(cli("doctor", "--json", "--recordings", ROOT / "recordings", cwd=tmp_path, env=env).stdout)["checks"]}
     assert doctor["provider echo"]["detail"] == "Recorded run; records campaigns, key in ECHO_KEY"
     assert doctor["ECHO_KEY"]["detail"].startswith("not set")
 
@@ -190,10 +180,9 @@ def test_a_run_stopped_by_its_token_limit_replays_and_is_not_right(tmp_path):
     assert capped.transcript.stopped_by == {"limit": "max_tokens_per_run", "allowed": 1500, "used": used}
     assert used >= 1500 and not capped.transcript.finished
     assert len(capped.transcript.steps) < len(recording.load(folder / "projectile" / "full.json").transcript.steps)
-    replayed = subprocess.run([sys.executable, "-m", "replaylab", "replay", str(folder / "projectile" / "capped.json")],
-                              capture_output=True, text=True)
+    replayed = cli("replay", folder / "projectile" / "capped.json")
     assert replayed.returncode == 0, replayed.stderr
-    pipeline.build(["projectile"], folder, tmp_path / "results", progress=lambda text: None)
+    build(["projectile"], folder, tmp_path / "results", progress=lambda text: None)
     scores = {s["run"]: s for s in json.loads((tmp_path / "results" / "projectile" / "results.json").read_text())["scores"]}
     assert scores["full"]["right"]
     assert scores["capped"]["wrong"] == "stopped by its limit max_tokens_per_run (1500)"

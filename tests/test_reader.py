@@ -5,70 +5,19 @@ else reads the file; never a traceback, a hang or an exit code other than 2."""
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
-from conftest import RECORDINGS, ROOT
+from helpers import RECORDINGS, ROOT, cli
+from helpers.bad import BAD, NOT_A_FILE, VALID, changed, make_not_a_file, nested
 from replaylab.agents import recording
 from replaylab.agents.recording import RecordingError
-
-VALID = (RECORDINGS / "hunter" / "symplectic-euler.json").read_text(encoding="utf-8")
-
-
-def nested(depth, inner=1):
-    value = inner
-    for _ in range(depth):
-        value = {"a": value}
-    return value
-
-
-def changed(change):
-    data = json.loads(VALID)
-    change(data)
-    return json.dumps(data, indent=2, ensure_ascii=False)
-
-
-def deep_arguments(depth):
-    """The text of the recording, its first call's arguments nested `depth` objects deep."""
-    text = changed(lambda d: d["steps"][0]["tool_calls"][0].__setitem__("arguments", "@@"))
-    return text.replace('"@@"', '{"a": ' * depth + "1" + "}" * depth).encode()
-
-
-DEEP = "$.steps[0].tool_calls[0].arguments.a.a.a.a.a.a.a...: nested more than 64 levels deep"
-# name: (the file's bytes, what the one line says after "<file>: ")
-BAD = {
-    "nested-500": (deep_arguments(500), DEEP),
-    "nested-1000": (deep_arguments(1000), "nested more than 64 levels deep"),
-    "nested-100000": (VALID.replace('"finished": true', '"finished": ' + "[" * 100_000 + "]" * 100_000).encode(),
-                      "nested more than 64 levels deep"),
-    "lone-surrogate": (VALID.replace('"text": "', '"text": "\\ud800', 1).encode(),
-                       "holds a lone surrogate"),
-    "integer-5000-digits": (VALID.replace('"periods": 20', '"periods": ' + "9" * 5000, 1).encode(),
-                            "$.steps[0].tool_calls[0].arguments.periods: an integer of 5000 digits"),
-    "duplicate-key": (VALID.replace('"run": "symplectic-euler",', '"run": "symplectic-euler",\n  "run": "symplectic-euler",', 1).encode(),
-                      "$: the key 'run' appears twice"),
-    "ansi-in-model": (changed(lambda d: d["provenance"].__setitem__("model", "x\x1b[2Jspoof")).encode(),
-                      "$.provenance.model: 'x\\x1b[2Jspoof' holds the control character \\x1b"),
-    "newline-in-group": (changed(lambda d: d.__setitem__("group", "a\nreplaylab: all good")).encode(),
-                         "$.group: 'a\\nreplaylab: all good' holds the control character \\x0a"),
-    "not-utf8": (VALID.encode().replace(b'"text": "', b'"text": "\xff', 1), "not UTF-8 text"),
-    "encoded-surrogate": (VALID.encode().replace(b'"text": "', b'"text": "\xed\xa0\x80', 1), "not UTF-8 text"),
-    "too-large": (VALID.replace('"text": "', '"text": "' + "x" * (9 * 1024 * 1024), 1).encode(),
-                  "bytes; a recording has at most 8388608 bytes"),
-}
-
 
 def write(folder, name, data, file_name="symplectic-euler.json"):
     path = folder / "hunter" / file_name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
     return path
-
-
-def cli(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "replaylab", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
 
 
 def one_line(result, path, expected):
@@ -105,19 +54,12 @@ def test_replay_promote_and_record_from_refuse_alike(tmp_path, name):
 
 
 def file_kinds(folder):
-    """{name: path} of what a recording's name can be, and is not a regular file."""
+    """{name: what the reader says} of what a recording's name can be, and is not a regular file."""
     lesson = folder / "hunter"
     lesson.mkdir(parents=True, exist_ok=True)
-    (lesson / "x.json").mkdir()
-    (lesson / "dangling.json").symlink_to(lesson / "nothing-here.json")
-    (lesson / "loop.json").symlink_to(lesson / "loop.json")
-    os.mkfifo(lesson / "fifo.json")
-    return {
-        "x": ("a folder, not a recording file"),
-        "dangling": "a symbolic link to a file that does not exist",
-        "loop": "a loop of symbolic links",
-        "fifo": "a named pipe (FIFO), not a recording file",
-    }
+    for kind in NOT_A_FILE:
+        make_not_a_file(lesson / f"{kind}.json", kind)
+    return NOT_A_FILE
 
 
 def test_a_folder_a_dangling_link_a_link_loop_and_a_fifo_are_refused_without_hanging(tmp_path):
@@ -148,11 +90,11 @@ def test_a_value_the_model_sent_that_a_file_cannot_hold_is_kept_as_its_json_text
     from replaylab.agents import loop
     from replaylab.agents.clients import authored
     from replaylab.agents.messages import ModelMessage, ToolCall
-    from replaylab.lessons import variant
+    from replaylab.lessons import registry
 
     sent = [nested(70), {"periods": 10**1500}, {"method": "\ud800"}, float("inf")]
     calls = tuple(ToolCall(str(i), "oscillator_energy_drift", value) for i, value in enumerate(sent))
-    v = variant("hunter", "symplectic-euler")
+    v = registry.lesson("hunter").variant("symplectic-euler")
     transcript = loop.run(authored.client([ModelMessage("text \ud800 too", calls), ModelMessage("done")]),
                           v.system, v.task, v.allowlist(), v.max_steps)
     run = recording.Recording("hunter", "odd", "symplectic-euler", "g", recording.provenance("authored", "m", "h"), transcript)

@@ -7,14 +7,13 @@ output streams holds it; a server that refuses the key and echoes it back change
 """
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from openai_server import FakeProvider, completion
+from helpers.openai_server import FakeProvider, completion
 from replaylab.agents import recording as recording_io
-from test_workflow import copy_project, environment
+from helpers import environment
+from helpers.workflow import copy_project, snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -41,13 +40,9 @@ def one_variant():
 
 def record(copy, provider):
     """`snakemake --cores 1 record` with the openai provider, the key and the server in the environment."""
-    env = environment()
-    env["OPENAI_API_KEY"] = KEY
-    env["OPENAI_BASE_URL"] = provider.base_url
-    return subprocess.run(
-        [sys.executable, "-m", "snakemake", "--cores", "1", "record",
-         "--config", "provider=openai", "model=fake-model", "record_lesson=hunter"],
-        cwd=copy, env=env, capture_output=True, text=True, timeout=300,
+    return snakemake(
+        copy, "--cores", "1", "record", "--config", "provider=openai", "model=fake-model", "record_lesson=hunter",
+        check=False, env=environment(OPENAI_API_KEY=KEY, OPENAI_BASE_URL=provider.base_url),
     )
 
 

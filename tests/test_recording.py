@@ -15,7 +15,7 @@ from replaylab.agents.clients.interactive import InteractiveClient
 from replaylab.agents.messages import ModelMessage, ToolCall, ToolResult
 from replaylab.agents.recording import Recording, RecordingError
 from replaylab.agents.tools import Allowlist, Parameter, Tool
-from replaylab.lessons import variant
+from replaylab.lessons import registry
 from replaylab.physics import projectile
 
 MESSAGES = [
@@ -40,7 +40,7 @@ MESSAGES = [
 
 
 def make_recording(run="reference", messages=MESSAGES, kind="authored"):
-    chosen = variant("projectile", "default")
+    chosen = registry.lesson("projectile").variant("default")
     client = authored.client(messages)
     transcript = loop.run(client, chosen.system, chosen.task, chosen.allowlist(), chosen.max_steps)
     provenance = recording.provenance(kind, authored.MODEL, authored.HOW)
@@ -396,7 +396,7 @@ def test_a_successful_save_replaces_the_old_file_and_leaves_no_temporary(saved):
 
 
 def projectile_allowlist():
-    return variant("projectile", "default").allowlist()
+    return registry.lesson("projectile").variant("default").allowlist()
 
 
 def lines(*messages):

@@ -11,17 +11,17 @@ from pathlib import Path
 
 import pytest
 
+from helpers import ROOT
 from replaylab.agents import loop, recording
 from replaylab.agents.clients import authored
 from replaylab.agents.messages import ModelMessage, ToolCall
 from replaylab.agents.recording import Recording
 from replaylab.agents.replay import ReplayMismatch, replay, rerecord_command
 from replaylab.agents.tools import Parameter, Tool
-from replaylab.lessons import Variant, variant
+from replaylab.lessons import Variant, registry
 from replaylab.lessons.projectile import lab as projectile_lab
 from replaylab.physics import projectile
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def record(tmp_path, lesson, chosen, messages, run="reference", kind="authored", seed=None):
@@ -52,7 +52,7 @@ PROJECTILE_MESSAGES = [
 
 
 def projectile_default():
-    return variant("projectile", "default")
+    return registry.lesson("projectile").variant("default")
 
 
 @pytest.fixture
@@ -112,7 +112,7 @@ HUNTER_MESSAGES = [
 
 @pytest.mark.parametrize("claim", ["symplectic-euler", "velocity-verlet"])
 def test_unchanged_hunter_runs_pass(tmp_path, claim):
-    chosen = variant("hunter", claim)
+    chosen = registry.lesson("hunter").variant(claim)
     rec = record(tmp_path, "hunter", chosen, HUNTER_MESSAGES, run=f"hunt-{claim}")
     oks = [r.ok for s in rec.transcript.steps for r in s.results]
     assert oks == [True, True, False, False, True, True, True, True, True, True, False]
@@ -145,7 +145,7 @@ REVIEW_MESSAGES = {
 
 @pytest.mark.parametrize("reviewer", sorted(REVIEW_MESSAGES))
 def test_unchanged_review_runs_pass(tmp_path, reviewer):
-    chosen = variant("review", reviewer)
+    chosen = registry.lesson("review").variant(reviewer)
     rec = record(tmp_path, "review", chosen, REVIEW_MESSAGES[reviewer], run=f"review-{reviewer}")
     assert any(r.ok for s in rec.transcript.steps for r in s.results)
     assert replay(rec, chosen) == rec.transcript
@@ -158,7 +158,7 @@ def committed_recordings():
 @pytest.mark.parametrize("path", committed_recordings(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_committed_recordings_replay(path):
     rec = recording.load(path)
-    chosen = variant(rec.lesson, rec.variant)
+    chosen = registry.lesson(rec.lesson).variant(rec.variant)
     now = replay(rec, chosen)
     assert len(now.steps) == len(rec.transcript.steps)
 
@@ -167,21 +167,21 @@ def test_committed_recordings_replay(path):
 # Forged and changed values
 
 
-def test_a_forged_stored_value_fails_at_its_step(projectile_run):
+def test_a_forged_stored_value_fails_at_its_message_and_call(projectile_run):
     true = projectile_run.transcript.steps[1].results[0].content["range_m"]
     forged = 36.5
     rec = forge(projectile_run, lambda d: d["steps"][1]["results"][0]["content"].__setitem__("range_m", forged))
     assert mismatch(rec, projectile_default()) == (
-        f"step 2, tool range_with_drag: range_m was 36.5 when recorded and is {true!r} now (tolerance 1e-06). "
+        f"message 2, call 1, tool range_with_drag: range_m was 36.5 when recorded and is {true!r} now (tolerance 1e-06). "
         f"If the change is intended, record the run again with: {command(rec)}"
     )
 
 
-def test_a_forged_value_in_a_later_call_of_the_same_step(projectile_run):
+def test_a_forged_value_in_a_later_call_of_the_same_message(projectile_run):
     true = projectile_run.transcript.steps[1].results[2].content["range_m"]
     rec = forge(projectile_run, lambda d: d["steps"][1]["results"][2]["content"].__setitem__("range_m", 1))
     assert mismatch(rec, projectile_default()).startswith(
-        f"step 2, tool range_with_drag: range_m was 1 when recorded and is {true!r} now (tolerance 1e-06). "
+        f"message 2, call 3, tool range_with_drag: range_m was 1 when recorded and is {true!r} now (tolerance 1e-06). "
     )
 
 
@@ -191,7 +191,7 @@ def test_a_change_within_tolerance_passes_and_beyond_fails(projectile_run):
     rec = forge(projectile_run, lambda d: d["steps"][0]["results"][1]["content"].__setitem__("range_m", near))
     replay(rec, projectile_default())
     assert mismatch(rec, projectile_default(), tolerance=1e-12) == (
-        f"step 1, tool range_with_drag: range_m was {near!r} when recorded and is {true!r} now (tolerance 1e-12). "
+        f"message 1, call 2, tool range_with_drag: range_m was {near!r} when recorded and is {true!r} now (tolerance 1e-12). "
         f"If the change is intended, record the run again with: {command(rec)}"
     )
     far = true * (1 + 3e-6)
@@ -203,7 +203,7 @@ def test_a_change_within_tolerance_passes_and_beyond_fails(projectile_run):
 def test_the_rough_ball(projectile_run):
     """The same calls with a ball of 1 % more drag: the first call with drag differs."""
     assert mismatch(projectile_run, projectile_default(), drag=1.01 * projectile.DRAG) == (
-        "step 1, tool range_with_drag: range_m was 35.27758864537781 when recorded and is 35.14527765986668 now "
+        "message 1, call 2, tool range_with_drag: range_m was 35.27758864537781 when recorded and is 35.14527765986668 now "
         f"(tolerance 1e-06). If the change is intended, record the run again with: {command(projectile_run)}"
     )
 
@@ -223,7 +223,7 @@ def test_changed_result_keys_fail(projectile_run):
 
     chosen = dataclasses.replace(projectile_default(), tools=renamed)
     assert mismatch(projectile_run, chosen).startswith(
-        "step 1, tool range_without_drag: the result keys were ['range_m'] when recorded and are ['range'] now. "
+        "message 1, call 1, tool range_without_drag: the result keys were ['range_m'] when recorded and are ['range'] now. "
     )
 
 
@@ -248,7 +248,7 @@ def tools_with_angle_bounds(low, high):
 def test_accepted_when_recorded_and_rejected_now(projectile_run):
     chosen = dataclasses.replace(projectile_default(), tools=tools_with_angle_bounds(1, 39.9))
     assert mismatch(projectile_run, chosen) == (
-        "step 2, tool range_with_drag: the call was accepted when recorded and is rejected now. "
+        "message 2, call 1, tool range_with_drag: the call was accepted when recorded and is rejected now. "
         f"If the change is intended, record the run again with: {command(projectile_run)}"
     )
 
@@ -256,7 +256,7 @@ def test_accepted_when_recorded_and_rejected_now(projectile_run):
 def test_rejected_when_recorded_and_accepted_now(projectile_run):
     chosen = dataclasses.replace(projectile_default(), tools=tools_with_angle_bounds(1, 90))
     assert mismatch(projectile_run, chosen) == (
-        "step 2, tool range_with_drag: the call was rejected when recorded and is accepted now. "
+        "message 2, call 2, tool range_with_drag: the call was rejected when recorded and is accepted now. "
         f"If the change is intended, record the run again with: {command(projectile_run)}"
     )
 
@@ -264,14 +264,14 @@ def test_rejected_when_recorded_and_accepted_now(projectile_run):
 def test_forged_flip_rejected_when_recorded(projectile_run):
     rec = forge(projectile_run, lambda d: d["steps"][0]["results"][0].update(ok=False, content={"error": "x"}))
     assert mismatch(rec, projectile_default()).startswith(
-        "step 1, tool range_without_drag: the call was rejected when recorded and is accepted now. "
+        "message 1, call 1, tool range_without_drag: the call was rejected when recorded and is accepted now. "
     )
 
 
 def test_forged_flip_accepted_when_recorded(projectile_run):
     rec = forge(projectile_run, lambda d: d["steps"][1]["results"][1].update(ok=True, content={"range_m": 0.0}))
     assert mismatch(rec, projectile_default()).startswith(
-        "step 2, tool range_with_drag: the call was accepted when recorded and is rejected now. "
+        "message 2, call 2, tool range_with_drag: the call was accepted when recorded and is rejected now. "
     )
 
 
@@ -323,7 +323,7 @@ def test_a_step_limit_below_the_recording_fails(projectile_run):
     assert len(projectile_run.transcript.steps) == 3
     chosen = dataclasses.replace(projectile_default(), max_steps=2)
     assert mismatch(projectile_run, chosen) == (
-        "the run had 3 steps when recorded and has 2 now. "
+        "the run had 3 messages when recorded and has 2 now. "
         f"If the change is intended, record the run again with: {command(projectile_run)}"
     )
     replay(projectile_run, dataclasses.replace(projectile_default(), max_steps=3))
@@ -395,10 +395,10 @@ def test_null_against_null_passes(tmp_path):
 def test_null_against_a_number_fails_both_ways(tmp_path):
     rec = record(tmp_path, "projectile", value_variant([math.nan, 2.0]), VALUE_MESSAGES, run="mixed")
     assert mismatch(rec, value_variant([1.0, 2.0])).startswith(
-        "step 1, tool measure: value was None when recorded and is 1.0 now (tolerance 1e-06). "
+        "message 1, call 1, tool measure: value was None when recorded and is 1.0 now (tolerance 1e-06). "
     )
     assert mismatch(rec, value_variant([math.nan, math.inf])).startswith(
-        "step 1, tool measure: value was 2.0 when recorded and is None now (tolerance 1e-06). "
+        "message 1, call 2, tool measure: value was 2.0 when recorded and is None now (tolerance 1e-06). "
     )
 
 
@@ -407,9 +407,9 @@ def test_bools_compare_exactly(tmp_path):
     assert rec.transcript.steps[0].results[0].content["value"] is True
     replay(rec, value_variant([True, 0.5]))
     assert mismatch(rec, value_variant([1.0, 0.5])).startswith(
-        "step 1, tool measure: value was True when recorded and is 1.0 now (tolerance 1e-06). "
+        "message 1, call 1, tool measure: value was True when recorded and is 1.0 now (tolerance 1e-06). "
     )
-    assert mismatch(rec, value_variant([False, 0.5])).startswith("step 1, tool measure: value was True when recorded")
+    assert mismatch(rec, value_variant([False, 0.5])).startswith("message 1, call 1, tool measure: value was True when recorded")
 
 
 # ---------------------------------------------------------------------------------------------

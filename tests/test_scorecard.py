@@ -15,7 +15,7 @@ from replaylab.agents import loop
 from replaylab.agents import recording as recording_io
 from replaylab.agents.clients.authored import client as authored_client
 from replaylab.agents.messages import ModelMessage, ToolCall
-from replaylab.lessons import markdown, variant
+from replaylab.lessons import markdown, registry
 from replaylab.lessons.hunter import judge as hunter_judge
 from replaylab.lessons.hunter import scans as hunter_scans
 from replaylab.lessons.projectile import judge as projectile_judge
@@ -65,7 +65,7 @@ def transcript(lesson, variant_name, batches, final, words=honest):
         for i, (text, (_, calls)) in enumerate(zip(texts, batches))
     ]
     messages.append(ModelMessage(texts[-1]))
-    v = variant(lesson, variant_name)
+    v = registry.lesson(lesson).variant(variant_name)
     return loop.run(authored_client(messages), v.system, v.task, v.allowlist(), v.max_steps)
 
 
@@ -364,12 +364,12 @@ def test_no_runs_give_an_empty_scorecard():
     for lesson in JUDGES:
         found, rows, table = pipeline.score_lesson(lesson, {}, scans(lesson))
         assert (found, rows, len(table)) == ([], [], 0)
-    section = markdown.scorecard_section({"scorecard": [], "right_answer": projectile_judge.RIGHT_ANSWER})
+    section = markdown.scorecard_section({"scorecard": [], "right_answer": projectile_judge.RIGHT_ANSWER, "score_unit": ["run", "runs"]})
     assert "*(no runs)*" in section and "Too few runs" not in section
 
 
 def section_for(rows):
-    return markdown.scorecard_section({"scorecard": rows, "right_answer": projectile_judge.RIGHT_ANSWER})
+    return markdown.scorecard_section({"scorecard": rows, "right_answer": projectile_judge.RIGHT_ANSWER, "score_unit": ["run", "runs"]})
 
 
 def test_page_says_too_few_runs_only_when_a_row_is_not_conclusive():

@@ -8,17 +8,15 @@ as documented, and none of them replays the calls of the committed reference rec
 import dataclasses
 import json
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from conftest import RECORDINGS, ROOT
+from helpers import RECORDINGS, ROOT, cli
 from replaylab.agents import loop
 from replaylab.agents import recording as recording_io
 from replaylab.agents.clients.scripted import ScriptedClient
-from replaylab.lessons import variant
+from replaylab.lessons import registry
 from replaylab.lessons.hunter import agent as hunter_agent
 from replaylab.lessons.hunter import judge as hunter_judge
 from replaylab.lessons.hunter import lab as hunter_lab
@@ -42,7 +40,7 @@ BUDGET_SPENT = "the budget of 8 experiments is spent"
 def run_agent(lesson, variant_name, seed=0, client=None, **settings):
     """The agent of `lesson` with `seed`, through the real loop, allowlist and step limit."""
     agent = AGENTS[lesson]
-    v = variant(lesson, variant_name)
+    v = registry.lesson(lesson).variant(variant_name)
     if client is None:
         client = ScriptedClient(agent.baseline(variant_name, seed), agent.model(variant_name, seed))
     return loop.run(client, v.system, v.task, v.allowlist(**settings), v.max_steps)
@@ -323,13 +321,9 @@ def test_hasty_reviewers_do_not_reject_piece_two():
 # Through the command line
 
 
-def replaylab(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "replaylab", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
-
-
 @pytest.mark.parametrize("lesson", ["projectile", "hunter", "review"])
 def test_record_with_the_scripted_provider_writes_a_labelled_run_that_replays(tmp_path, lesson):
-    out = replaylab("record", lesson, "--provider", "scripted", cwd=tmp_path)
+    out = cli("record", lesson, "--provider", "scripted", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     (path,) = (tmp_path / "results" / "live" / lesson).glob("*.json")
     assert f"wrote {path.relative_to(tmp_path)}" in out.stdout
@@ -340,13 +334,13 @@ def test_record_with_the_scripted_provider_writes_a_labelled_run_that_replays(tm
     assert run.transcript.finished
     # the same calls the program makes in this process
     assert calls_of(run.transcript) == calls_of(run_agent(lesson, run.variant))
-    replayed = replaylab("replay", str(path), cwd=ROOT)
+    replayed = cli("replay", str(path), cwd=ROOT)
     assert replayed.returncode == 0, replayed.stderr
     assert "every result agrees with the recording" in replayed.stdout
 
 
 def test_generate_writes_runs_with_distinct_seeds_and_mixed_strategies(tmp_path):
-    out = replaylab("generate", "hunter", "--count", "6", "--out", str(tmp_path / "gen"), cwd=tmp_path)
+    out = cli("generate", "hunter", "--count", "6", "--out", str(tmp_path / "gen"), cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     paths = sorted((tmp_path / "gen" / "hunter").glob("*.json"))
     assert len(paths) == 6

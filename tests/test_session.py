@@ -13,10 +13,10 @@ import time
 
 import pytest
 
-from conftest import RECORDINGS, ROOT
-from replaylab import pipeline
+from helpers import RECORDINGS, cli
 from replaylab.agents import recording
-from replaylab.lessons import lab
+from replaylab.build import build
+from replaylab.lessons import registry
 from replaylab.physics.drift import max_energy_drift
 
 TIMEOUT = 60  # seconds to wait for one answer; a session that hangs fails the test instead
@@ -77,8 +77,7 @@ def saved(cwd, lesson, run):
 
 
 def replay_cli(cwd, path):
-    return subprocess.run([sys.executable, "-m", "replaylab", "replay", str(path)], cwd=cwd, capture_output=True,
-                          text=True, timeout=120)
+    return cli("replay", path, cwd=cwd)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -88,7 +87,7 @@ def replay_cli(cwd, path):
 def test_the_session_shows_system_task_tools_bounds_and_limits_before_the_first_message(tmp_path):
     s = Session(tmp_path, "hunter", "--variant", "velocity-verlet", "--run", "seen")
     header = s.read()  # nothing sent yet
-    v = lab("hunter").VARIANTS["velocity-verlet"]
+    v = registry.lesson("hunter").variant("velocity-verlet")
     assert header["system"] == v.system and header["task"] == v.task
     assert "Velocity Verlet keeps the oscillator's energy within 4 %" in header["task"]
     assert header["limits"] == {"messages": 12, "calls_per_message": 4, "budget": 8}
@@ -106,18 +105,17 @@ def test_the_session_shows_system_task_tools_bounds_and_limits_before_the_first_
 
 
 def test_help_gives_the_message_format_with_an_example_that_is_true(tmp_path):
-    help_text = subprocess.run([sys.executable, "-m", "replaylab", "session", "--help"], capture_output=True,
-                               text=True, cwd=ROOT, timeout=60).stdout
+    help_text = cli("session", "--help").stdout
     assert '{"text": "...", "tool_calls": [{"id": "1", "name": TOOL,' in help_text
     # the example message of the help, sent to a real session, gets the answer the help shows
     sent = json.loads(" ".join(line[4:] for line in help_text.splitlines() if line.startswith("  > ")))
     shown = json.loads(" ".join(line[4:] for line in help_text.splitlines() if line.startswith("  < "))
                        .split(' {"message": 2')[0])
-    s = Session(tmp_path, "projectile", "--run", "help")
+    s = Session(tmp_path, registry.names()[0], "--run", "help")  # the lesson of the help's example
     assert set(s.read()) == {"lesson", "variant", "run", "recording", "system", "task", "tools", "limits"}
     answer = s.ask(sent)
     assert set(answer) == set(shown) and answer["results"][0]["ok"] is True
-    assert answer["results"][0]["content"]["range_m"] == pytest.approx(shown["results"][0]["content"]["range_m"], abs=1e-3)
+    assert answer["results"][0]["content"] == pytest.approx(shown["results"][0]["content"], rel=1e-12)
     assert (answer["message"], answer["budget_left"], answer["messages_left"]) == (1, None, 11)
     end = s.ask({"text": "Done."})
     assert end["end"]["reason"] == "finished: the agent ended the run" and end["end"]["finished"] is True
@@ -295,8 +293,7 @@ def test_bad_lines_get_one_error_line_each_and_the_run_is_never_lost(tmp_path):
 def test_every_option_is_checked_before_the_first_message(tmp_path, args, error):
     (tmp_path / "blocked").write_text("a file where a folder should be")
     message = json.dumps({"text": "typed, then lost?", "tool_calls": [drift(1, 64, 20)]}) + "\n"
-    out = subprocess.run([sys.executable, "-m", "replaylab", "session", "hunter", *args], input=message,
-                         capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    out = cli("session", "hunter", *args, stdin=message, cwd=tmp_path)
     assert out.returncode == 2
     assert out.stdout == ""  # refused before anything was shown or read
     assert out.stderr.startswith(error) and len(out.stderr.splitlines()) == 1, out.stderr
@@ -307,8 +304,7 @@ def test_an_existing_recording_is_never_overwritten(tmp_path):
     target = tmp_path / "results" / "live" / "hunter" / "taken.json"
     target.parent.mkdir(parents=True)
     target.write_text("somebody's run")
-    out = subprocess.run([sys.executable, "-m", "replaylab", "session", "hunter", "--run", "taken"], input="{}\n",
-                         capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    out = cli("session", "hunter", "--run", "taken", stdin="{}\n", cwd=tmp_path)
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr == (
         "replaylab: results/live/hunter/taken.json: a recording is already there, and a recorded run is never "
@@ -345,8 +341,8 @@ def test_declared_models_are_recorded_as_declared_shown_so_and_scored_apart(tmp_
 
     recordings = tmp_path / "recordings"
     shutil.copytree(RECORDINGS / "hunter", recordings / "hunter")
-    pipeline.build(["hunter"], recordings, tmp_path / "built", progress=lambda text: None,
-                   run_folders=[tmp_path / "results" / "live"])
+    build(["hunter"], recordings, tmp_path / "built", progress=lambda text: None,
+          run_folders=[tmp_path / "results" / "live"])
     results = json.loads((tmp_path / "built" / "hunter" / "results.json").read_text())
     rows = {(r["model"], r["task"]): (r["runs"], r["right"]) for r in results["scorecard"]}
     assert rows[("model-a (declared, not verified)", "symplectic-euler claim")] == (2, 1)

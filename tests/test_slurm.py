@@ -26,10 +26,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_workflow import copy_project as copy_workflow
-from test_workflow import forge
-
-ROOT = Path(__file__).resolve().parents[1]
+from helpers import ROOT, environment
+from helpers.workflow import copy_project as copy_workflow
+from helpers.workflow import forge
 SCRIPT = ROOT / "cluster" / "slurm-local.sh"
 PROFILES = ROOT / "workflow" / "profiles"
 LESSON = "hunter"  # the lesson with a recording to forge (recordings/hunter/symplectic-euler.json)
@@ -57,13 +56,6 @@ def cannot_run(reason):
 def copy_project(target):
     """A copy of the project with the configuration as committed (replays in batches of 50)."""
     return copy_workflow(target, batch_size=50)
-
-
-def environment():
-    """No API key (the workflow never needs one); a fixed matplotlib backend. sbatch exports it."""
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "SNAKEMAKE_PROFILE")}
-    env["MPLBACKEND"] = "Agg"
-    return env
 
 
 def snakemake(copy, *args, timeout=RUN_TIMEOUT):
@@ -177,7 +169,7 @@ def builds(cluster, tmp_path_factory):
     for name in ("local", "local-forged", "slurm", "slurm-forged", "generic", "generic-forged"):
         copy = copy_project(tmp_path_factory.mktemp(name) / "project")
         if name.endswith("forged"):
-            forge(copy)
+            forge(copy / "recordings" / LESSON / "symplectic-euler.json")
         if name.startswith("generic"):
             fill_generic_profile(copy)
         profile = {"local": ("--cores", "2"), "slurm": ("--workflow-profile", "workflow/profiles/slurm-local")}

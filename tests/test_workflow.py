@@ -1,153 +1,41 @@
-"""The Snakemake workflow, run for real in a temporary copy of the project.
+"""The Snakemake workflow, run for real in a temporary copy of the project (tests/helpers/workflow.py).
 
-One full build per module (fixture `built`). Each rerun test changes the CONTENT of one file of
-the copy (never only its mtime), asks Snakemake what it would run (`--summary`: one line per
-output with its rule and plan), and puts the file back: Snakemake keeps a checksum of every
-input, so the copy is up to date again afterwards. The copy imports its own src/ (the rule scripts
-put it first on sys.path), so a change made there is the code the jobs run.
+One full build per module (fixture `built`). Each rerun test changes the content of one file of
+the copy, asks Snakemake what it would run, and puts the file back.
 """
 
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 import tomllib
 import zipfile
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-COPIED = ("Snakefile", "workflow", "profiles", "scripts", "config", "recordings", "src")
-LESSONS = ("projectile", "hunter", "review")
+from helpers import ROOT
+from helpers.workflow import (
+    PROFILE_NOTICE,
+    append_comment,
+    batch_of,
+    copy_project,
+    edited,
+    first_error_line,
+    forge,
+    lesson_of,
+    module_folder,
+    pending,
+    snakemake,
+    summary,
+)
+from replaylab.lessons import registry
+
+LESSONS = registry.names()
 RULES = {"all", "replay", "judge", "scan", "render", "index", *LESSONS}
 RECORDING_RULES = {"record", "record_run", "live_page"}  # only when targeted
 CAMPAIGN_RULES = {"campaign", "campaign_record", "campaign_replay", "campaign_judge", "campaign_render", "campaign_compare"}
-
-
-# ---------------------------------------------------------------------------------------------
-# Helpers
-
-
-def copy_project(target, batch_size=1):
-    """The files the workflow needs, copied (results, logs and caches are not).
-
-    With `batch_size` 1 (the tests' default), the reference runs are replayed in jobs of their
-    own, which shows the rebuild's precision run by run.
-    """
-    target.mkdir(parents=True, exist_ok=True)
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", ".snakemake")
-    for name in COPIED:
-        source = ROOT / name
-        if source.is_symlink():
-            (target / name).symlink_to(source.readlink())
-        elif source.is_dir():
-            shutil.copytree(source, target / name, symlinks=True, ignore=ignore)
-        else:
-            shutil.copy2(source, target / name)
-    config = target / "config" / "config.yaml"
-    config.write_text(re.sub(r"(?m)^batch_size: .*$", f"batch_size: {batch_size}", config.read_text()))
-    return target
-
-
-def batch_of(copy, lesson, run):
-    """The replayed batch (a folder of transcripts) that holds a run."""
-    (found,) = (copy / "results" / lesson / "transcripts").glob(f"*/{run}.json")
-    return str(found.parent.relative_to(copy))
-
-
-def environment():
-    """The test's environment without any API key: the workflow must never need one."""
-    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-    env["MPLBACKEND"] = "Agg"
-    return env
-
-
-# Snakemake's first line on stderr whenever it loads the workflow's default profile
-# (profiles -> workflow/profiles: Snakemake looks for profiles/default next to a top-level Snakefile).
-PROFILE_NOTICE = "Using workflow specific profile profiles/default for setting default command line arguments."
-
-
-def first_error_line(result):
-    """The first line that the workflow wrote on stderr: after Snakemake's profile notice."""
-    lines = result.stderr.strip().splitlines()
-    if lines[:1] == [PROFILE_NOTICE]:
-        lines = lines[1:]
-    return lines[0] if lines else ""
-
-
-def snakemake(copy, *args, check=True):
-    result = subprocess.run(
-        [sys.executable, "-m", "snakemake", *args],
-        cwd=copy,
-        env=environment(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    if check and result.returncode != 0:
-        raise AssertionError(
-            f"snakemake {' '.join(args)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
-        )
-    return result
-
-
-def summary(copy, *args):
-    """{output file: (rule, status, plan)} of every output of the DAG, from `--summary`."""
-    out = snakemake(copy, "--summary", *args).stdout.splitlines()
-    header = out[0].split("\t")
-    assert header[:3] == ["output_file", "date", "rule"], out[:3]
-    rows = {}
-    for line in out[1:]:
-        fields = dict(zip(header, line.split("\t")))
-        rows[fields["output_file"]] = (fields["rule"], fields["status"], fields["plan"])
-    return rows
-
-
-def lesson_of(output):
-    """The lesson of an output (results/<lesson>/...), None for results/index.md."""
-    parts = Path(output).parts
-    return parts[1] if len(parts) > 2 and parts[0] == "results" else None
-
-
-def pending(copy, *args):
-    """{(rule, lesson)} of the jobs a run would execute now, and the outputs they would write."""
-    rows = summary(copy, *args)
-    outputs = sorted(o for o, (_, _, plan) in rows.items() if plan == "update pending")
-    jobs = {(rows[o][0], lesson_of(o)) for o in outputs}
-    return jobs, outputs
-
-
-@contextmanager
-def edited(path, change):
-    """Change a file's content (`change(text) -> text`) for the duration of the block."""
-    original = path.read_bytes()
-    text = change(original.decode("utf-8"))
-    assert text.encode("utf-8") != original, f"the change left {path} as it was"
-    path.write_text(text, encoding="utf-8")
-    try:
-        yield path
-    finally:
-        path.write_bytes(original)
-
-
-def append_comment(text):
-    return text + "\n# a change of content, not only of the file's time\n"
-
-
-def first_result_value(data):
-    """(step, call, key) of the first recorded number of an accepted call."""
-    for i, step in enumerate(data["steps"]):
-        for j, result in enumerate(step["results"]):
-            if result["ok"]:
-                for key, value in result["content"].items():
-                    if isinstance(value, float):
-                        return i, j, key
-    raise AssertionError("no recorded number to forge")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -386,6 +274,22 @@ def test_lint_and_format_are_clean(built):
     assert fmt.returncode == 0, fmt.stdout + fmt.stderr
 
 
+def test_the_workflow_runs_as_a_module_of_a_users_folder(built, tmp_path):
+    """A folder with only config/, recordings/ and the README's short Snakefile gets the same bytes."""
+    user = module_folder(tmp_path / "analysis", built)
+    assert sorted(p.name for p in user.iterdir()) == ["Snakefile", "config", "recordings"]
+    profile = built / "workflow" / "profiles" / "default"
+    snakemake(user, "--cores", "2", "--workflow-profile", str(profile))
+    for lesson in LESSONS:
+        mine, project = user / "results" / lesson, built / "results" / lesson
+        assert (mine / "results.json").read_bytes() == (project / "results.json").read_bytes(), lesson
+        assert (mine / "index.md").read_bytes() == (project / "index.md").read_bytes(), lesson
+    assert (user / "results" / "index.md").read_bytes() == (built / "results" / "index.md").read_bytes()
+    again = snakemake(user, "--cores", "1", "--workflow-profile", str(profile))
+    assert "Nothing to be done" in again.stdout + again.stderr
+    assert pending(built) == (set(), [])  # nothing was written into the project
+
+
 # ---------------------------------------------------------------------------------------------
 # A forged recording: its replay fails, the rest is still built
 
@@ -393,21 +297,10 @@ def test_lint_and_format_are_clean(built):
 MARKER = '\nimport sys as _sys\n\nprint(f"replaylab imported from {__file__}", file=_sys.stderr)\n'
 
 
-def forge(copy):
-    """Change one stored tool result of recordings/hunter/symplectic-euler.json to one the code does not give:
-    its replay must fail. Returns the name of the changed value."""
-    path = copy / "recordings" / "hunter" / "symplectic-euler.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    i, j, key = first_result_value(data)
-    data["steps"][i]["results"][j]["content"][key] *= 1.5
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return key
-
-
 @pytest.fixture(scope="module")
 def forged(tmp_path_factory):
     copy = copy_project(tmp_path_factory.mktemp("forged") / "project")
-    key = forge(copy)
+    key = forge(copy / "recordings" / "hunter" / "symplectic-euler.json")
     # every process that imports replaylab says from where: it must be this copy's src/
     init = copy / "src" / "replaylab" / "__init__.py"
     init.write_text(init.read_text(encoding="utf-8") + MARKER, encoding="utf-8")
@@ -420,7 +313,7 @@ def test_replay_mismatch_fails_only_that_replay(forged):
     assert result.returncode != 0
     assert "Traceback" not in result.stderr
     assert re.findall(r"Error in rule (\w+):", result.stderr) == ["replay"]
-    message = next(line for line in result.stderr.splitlines() if line.startswith("recordings/hunter/symplectic-euler.json: step "))
+    message = next(line for line in result.stderr.splitlines() if line.startswith("recordings/hunter/symplectic-euler.json: message 1, call 1, tool "))
     assert f"{key} was " in message and "when recorded and is" in message
     assert message.endswith(
         "--from recordings/hunter/symplectic-euler.json --run symplectic-euler"

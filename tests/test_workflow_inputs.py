@@ -2,12 +2,10 @@
 field (issue 16, cases 7 to 12 and 16): real `snakemake -n` runs in a temporary copy, each with one
 bad recording, one file that is not a regular file, or one bad configuration value."""
 
-import os
-
 import pytest
 
-from test_reader import BAD
-from test_workflow import copy_project, first_error_line, snakemake
+from helpers.bad import BAD, NOT_A_FILE, make_not_a_file
+from helpers.workflow import copy_project, first_error_line, snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -45,10 +43,7 @@ def test_a_bad_recording_stops_the_dry_run_on_one_line(copy, name):
 @pytest.mark.parametrize(
     "kind, expected",
     [
-        ("folder", "recordings/hunter/x.json: a folder, not a recording file"),
-        ("dangling", "recordings/hunter/x.json: a symbolic link to a file that does not exist"),
-        ("loop", "recordings/hunter/x.json: a loop of symbolic links"),
-        ("fifo", "recordings/hunter/x.json: a named pipe (FIFO), not a recording file"),
+        *[(kind, f"recordings/hunter/x.json: {said}") for kind, said in NOT_A_FILE.items()],
         ("bad-name", "recordings/hunter/my run.json: the file name: 'my run' is not a run name"),
         ("long-name", "recordings/hunter/" + "a" * 101 + ".json: the file name: a run name has at most 100 characters"),
     ],
@@ -57,14 +52,8 @@ def test_what_is_not_a_recording_file_stops_the_dry_run_on_one_line(copy, kind, 
     """A FIFO would block an ordinary open forever: the dry run must end (snakemake() has a timeout)."""
     folder = copy / "recordings" / "hunter"
     path = folder / "x.json"
-    if kind == "folder":
-        path.mkdir()
-    elif kind == "dangling":
-        path.symlink_to(folder / "missing.json")
-    elif kind == "loop":
-        path.symlink_to(path)
-    elif kind == "fifo":
-        os.mkfifo(path)
+    if kind in NOT_A_FILE:
+        make_not_a_file(path, kind)
     else:
         path = folder / ("my run.json" if kind == "bad-name" else "a" * 101 + ".json")
         path.write_text((folder / "velocity-verlet.json").read_text())

@@ -11,18 +11,18 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from test_workflow import batch_of, copy_project, environment, first_error_line, snakemake
+from helpers import RECORDINGS, ROOT, cli, environment
+from helpers.workflow import batch_of, copy_project, first_error_line, snakemake
 
 pytestmark = pytest.mark.workflow
 
 
 def replaylab(copy, *args):
-    return subprocess.run([sys.executable, "-m", "replaylab", *args], cwd=copy, env={**environment(), "PYTHONPATH": str(copy / "src")},
-                          capture_output=True, text=True, timeout=300)
+    """`replaylab ARGS` in a copy, with the copy's own library."""
+    return cli(*args, cwd=copy, env=environment(PYTHONPATH=str(copy / "src")))
 
 
 def snapshot(folder):
@@ -71,7 +71,7 @@ def test_recorded_runs_are_never_recorded_again_and_no_value_reaches_a_shell(tmp
 
 
 def test_the_record_rule_builds_no_shell_command():
-    text = (Path(__file__).resolve().parents[1] / "workflow" / "rules" / "record.smk").read_text()
+    text = (ROOT / "workflow" / "rules" / "record.smk").read_text()
     assert "shell:" not in text and "run:" in text
 
 
@@ -152,8 +152,9 @@ def slow_copy(folder, seconds):
     """A copy whose render jobs each take `seconds` more."""
     copy = copy_project(folder)
     script = copy / "scripts" / "render.py"
-    call = "    pipeline.render_lesson("
-    script.write_text(script.read_text().replace(call, f"    __import__('time').sleep({seconds})  # a slow job, for the test\n" + call, 1))
+    start = "def main(wildcards, input, output, params):\n"
+    assert start in script.read_text()
+    script.write_text(script.read_text().replace(start, start + f"    __import__('time').sleep({seconds})  # a slow job, for the test\n", 1))
     return copy
 
 
@@ -226,9 +227,6 @@ def test_ctrl_c_while_the_dag_is_built_is_one_line(tmp_path):
 
 # ---------------------------------------------------------------------------------------------
 # Case 4: two builds into one folder at once
-
-
-RECORDINGS = Path(__file__).resolve().parents[1] / "recordings"
 
 
 def test_two_builds_into_one_results_folder_at_once(tmp_path):

@@ -7,7 +7,8 @@ the lessons' own rules, and `replaylab.comparison` compares the models.
 
 A run's name says its model (made safe for a file name, `agents.names`), its variant and its
 index: `org_2fmodel_3atag__default__007`. Its group, `<model>__<index>`, holds the runs of one
-index of one model, so that the three reviewers of a review are judged together.
+index of one model, so that the runs of a lesson judged per group (one of each variant) are judged
+together.
 """
 
 import base64
@@ -19,11 +20,11 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from replaylab import pipeline
+from replaylab.inputs import check_recording
 from replaylab.agents import clients
 from replaylab.agents.names import file_safe
 from replaylab.agents.recording import RecordingError, check_run_name
-from replaylab.lessons import LESSONS, lab
+from replaylab.lessons import registry
 
 FOLDER = "results/campaigns"
 
@@ -88,7 +89,7 @@ class Campaign:
         found = {}
         for model in self.settings["models"]:
             for index in range(1, self.settings["runs"] + 1):
-                for variant in lab(lesson).VARIANTS:
+                for variant in registry.lesson(lesson).variants:
                     run = Run(lesson, variant, model, index)
                     found[run.name] = run
         return found
@@ -161,7 +162,7 @@ def check(settings, lessons, source):
     provider = unattended_provider(settings["provider"])
     for index, lesson in enumerate(settings["lessons"]):
         if lesson not in lessons:
-            known = "" if lesson in LESSONS else " (nor a lesson of replaylab)"
+            known = "" if lesson in registry.names() else " (nor a lesson of replaylab)"
             return (f"{source}: $.campaign.lessons[{index}]: {lesson!r} is not one of the configured lessons{known}: "
                     f"{', '.join(lessons)}")
     for index, model in enumerate(settings["models"]):
@@ -171,7 +172,7 @@ def check(settings, lessons, source):
         if not file_safe(model)[:1].isalnum():
             return f"{where}: {model!r}: a model name must start with a letter or a digit"
         longest = max((Run(lesson, v, model, settings["runs"]) for lesson in settings["lessons"]
-                       for v in lab(lesson).VARIANTS), key=lambda run: len(run.name))
+                       for v in registry.lesson(lesson).variants), key=lambda run: len(run.name))
         try:
             check_run_name(longest.name, where)
         except RecordingError as error:
@@ -210,7 +211,7 @@ def recorders(campaign):
     with the first run, in the workflow's environment and with its search path. `__main__` (the
     `snakemake` script) is imported there once too: else each process would import it again."""
     context = multiprocessing.get_context("forkserver")
-    lessons = [f"replaylab.lessons.{lesson}.agent" for lesson in campaign.lessons]
+    lessons = [f"{registry.lesson(lesson).package}.agent" for lesson in campaign.lessons]
     provider = clients.load_provider(campaign.settings["provider"])
     context.set_forkserver_preload(["__main__", "replaylab.cli", "replaylab.pipeline", *lessons, *provider.preload])
     return context
@@ -278,7 +279,7 @@ def keep_interrupted_runs(paths, metadata=".snakemake"):
         if not (marker.is_file() and Path(path).is_file()):
             continue
         try:
-            pipeline.check_recording(path)
+            check_recording(path)
         except RecordingError:
             continue  # not whole: Snakemake reports it as incomplete
         marker.unlink()

@@ -16,7 +16,7 @@ from replaylab.agents.live import how_it_ended
 from replaylab.agents.messages import ToolCall
 from replaylab.agents.replay import DEFAULT_TOLERANCE, ReplayMismatch, replay
 from replaylab.display import print_step
-from replaylab.lessons import LESSONS, count_calls, lab, variant
+from replaylab.lessons import count_calls, counted, registry
 
 OK, UNEXPECTED, INVALID, REFUSED = 0, 1, 2, 3
 
@@ -89,7 +89,7 @@ def cmd_call(args):
         arguments = json.loads(args.arguments)
     except json.JSONDecodeError as error:
         raise InvalidInput(f"the arguments are not valid JSON: {error}") from None
-    result = lab(args.lesson).all_tools().dispatch(ToolCall("1", args.tool, arguments))
+    result = registry.lesson(args.lesson).all_tools().dispatch(ToolCall("1", args.tool, arguments))
     _print_json({"ok": result.ok, "content": result.content})
     return OK if result.ok else REFUSED
 
@@ -103,24 +103,24 @@ def _load(path):
 def cmd_replay(args):
     run = _load(args.recording)
     try:
-        transcript = replay(run, variant(run.lesson, run.variant), args.tolerance)
+        transcript = replay(run, registry.lesson(run.lesson).variant(run.variant), args.tolerance)
     except ReplayMismatch as mismatch:
-        print(f"replaylab: {args.recording}: {mismatch}", file=sys.stderr)
+        print(f"replaylab: {recording_io.printable(f'{args.recording}: {mismatch}')}", file=sys.stderr)
         return REFUSED
     replayed = recording_io.Recording(run.lesson, run.run, run.variant, run.group, run.provenance, transcript, run.source)
     if args.json:
         _print_json(recording_io.to_data(replayed))
         return OK
-    counted = count_calls(transcript)
-    calls, ran = counted["calls"], counted["ran"]
+    numbers = count_calls(transcript)
+    calls, ran = numbers["calls"], numbers["ran"]
     print(f"{run.lesson}/{run.run} ({run.label}; messages by: {run.model})")
     print(
-        f"replayed {calls} calls ({ran} ran, {calls - ran} refused): every result agrees "
+        f"replayed {counted(calls, 'call', 'calls')} ({ran} ran, {calls - ran} refused): every result agrees "
         f"with the recording within {args.tolerance:g}"
     )
     for number, step in enumerate(transcript.steps, start=1):
         print_step(number, step)
-    v = variant(run.lesson, run.variant)
+    v = registry.lesson(run.lesson).variant(run.variant)
     print(how_it_ended(run.provenance["kind"], transcript.finished, len(transcript.steps), v.max_steps, transcript.stopped_by))
     return OK
 
@@ -161,7 +161,8 @@ def live_target(args, default_run):
     """(variant, run name, path) of a run recorded as it happens (session, mcp): the variant, run
     name, group, model and path are all checked before the agent's first message, and a recording
     already at the path is refused."""
-    v = variant(args.lesson, args.variant or next(iter(lab(args.lesson).VARIANTS)))
+    lesson = registry.lesson(args.lesson)
+    v = lesson.variant(args.variant or next(iter(lesson.variants)))
     name = args.run or (Path(args.out).stem if args.out else default_run)
     recording_io.check_run_name(name, "--run")
     if args.out and Path(args.out).name != f"{name}.json":
@@ -302,14 +303,13 @@ def _limit(value, option):
 
 
 def cmd_record(args):
-    from replaylab.pipeline import lesson_module
-
     provider = load_provider(args.provider)
     meta, messages = _messages(args, provider)
-    variant_name = args.variant or meta.get("variant") or next(iter(lab(args.lesson).VARIANTS))
-    v = variant(args.lesson, variant_name)
+    lesson = registry.lesson(args.lesson)
+    variant_name = args.variant or meta.get("variant") or next(iter(lesson.variants))
+    v = lesson.variant(variant_name)
     options = clients.Options(
-        args.lesson, variant_name, args.model or None, args.seed, messages, lesson_module(args.lesson, "agent"),
+        args.lesson, variant_name, args.model or None, args.seed, messages, lesson.part("agent"),
         args.base_url, _limit(args.timeout, "--timeout"), args.max_retries,
     )
     limits = loop.Limits(_limit(args.max_tokens_per_run, "--max-tokens-per-run"),
@@ -378,21 +378,30 @@ def cmd_doctor(args):
 
 
 def cmd_build(args):
-    from replaylab.pipeline import build
+    from replaylab.build import build
 
-    lessons = args.lessons or list(LESSONS)
+    lessons = args.lessons or list(registry.names())
     for lesson in lessons:
-        lab(lesson)
+        registry.lesson(lesson)
     build(lessons, args.recordings, args.results, args.tolerance, progress=(lambda text: None) if args.json else print)
     if args.json:
         _print_json({"results": args.results, "lessons": lessons})
     return OK
 
 
-def session_help():
-    from replaylab.session import HELP
+class SessionHelp(argparse.Action):
+    """`session --help`: the help with its worked example, made (from the registry's first lesson)
+    only when it is asked for, not at every start of the command."""
 
-    return HELP
+    def __init__(self, option_strings, dest, **options):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="show this help message and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from replaylab.session import help_text
+
+        parser.epilog = help_text()
+        parser.print_help()
+        parser.exit()
 
 
 def parser():
@@ -400,14 +409,14 @@ def parser():
     main.add_argument("--version", action="version", version=f"replaylab {__version__}")
     verbs = main.add_subparsers(dest="verb", required=True, metavar="VERB")
 
-    def verb(name, function, help_text):
-        sub = verbs.add_parser(name, help=help_text, description=help_text)
+    def verb(name, function, help_text, **options):
+        sub = verbs.add_parser(name, help=help_text, description=help_text, **options)
         sub.add_argument("--json", action="store_true", help="machine-readable output")
         sub.set_defaults(function=function)
         return sub
 
     sub = verb("tools", cmd_tools, "print the allowlist(s) of a lesson as the model sees them")
-    sub.add_argument("lesson", metavar="LESSON", help=", ".join(LESSONS))
+    sub.add_argument("lesson", metavar="LESSON", help=", ".join(registry.names()))
     sub = verb("call", cmd_call, "run one tool call through a fresh allowlist with all of a lesson's tools")
     sub.add_argument("lesson", metavar="LESSON")
     sub.add_argument("tool", metavar="TOOL")
@@ -415,9 +424,9 @@ def parser():
     sub = verb("replay", cmd_replay, "replay one recording and print the run with recomputed results")
     sub.add_argument("recording", metavar="RECORDING")
     sub.add_argument("--tolerance", type=tolerance, default=DEFAULT_TOLERANCE, help="relative and absolute (default 1e-6)")
-    sub = verb("session", cmd_session, "record a run typed as JSON lines on stdin (results/live/LESSON/RUN.json)")
+    sub = verb("session", cmd_session, "record a run typed as JSON lines on stdin (results/live/LESSON/RUN.json)", add_help=False)
     sub.formatter_class = argparse.RawDescriptionHelpFormatter
-    sub.epilog = session_help()
+    sub.add_argument("-h", "--help", action=SessionHelp)
     sub.add_argument("lesson", metavar="LESSON")
     sub.add_argument("--variant", help="the lesson's variant (default: its first); see `replaylab tools LESSON`")
     sub.add_argument("--run", help="the run's name (default: session)")
@@ -460,11 +469,11 @@ def parser():
     sub.add_argument("--out", help="where to write (default results/live/LESSON/RUN.json); never over an existing file")
     sub = verb("generate", cmd_generate, "write N scripted runs of a lesson, varied by seed (for tests and benchmarks)")
     sub.add_argument("lesson", metavar="LESSON")
-    sub.add_argument("--count", type=count, required=True, help="how many runs (review: groups of three reviewers)")
+    sub.add_argument("--count", type=count, required=True, help="how many runs (or groups of runs, one per variant, for a lesson judged per group)")
     sub.add_argument("--out", required=True, help="folder: the runs go to OUT/LESSON/<run>.json")
     sub.add_argument("--first-seed", type=int, default=0)
-    sub = verb("promote", cmd_promote, "show what a new run changes, then copy it into recordings/")
-    sub.add_argument("run_file", metavar="RUN", help="a recording, e.g. results/live/hunter/mine.json")
+    sub = verb("promote", cmd_promote, "show what a new run changes, then move it into recordings/")
+    sub.add_argument("run_file", metavar="RUN", help="a recording, e.g. results/live/LESSON/RUN.json")
     sub.add_argument("--recordings", default="recordings", help="the folder of committed recordings")
     sub.add_argument("--dry-run", action="store_true", help="only show what would change")
     sub.add_argument("--tolerance", type=tolerance, default=DEFAULT_TOLERANCE)
@@ -482,7 +491,7 @@ def main(argv=None):
     args = parser().parse_args(argv)
     try:
         if hasattr(args, "lesson"):
-            lab(args.lesson)
+            registry.lesson(args.lesson)
         return args.function(args)
     except (InvalidInput, ValueError) as error:  # RecordingError and UnknownLesson are ValueErrors
         print(f"replaylab: {recording_io.printable(str(error))}", file=sys.stderr)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
-from replaylab import pipeline
+from replaylab import pipeline, render
 from replaylab.agents import clients
 from replaylab.agents.recording import LABELS
 from replaylab.lessons.markdown import Md, cell, code, interval, name, table, text
@@ -213,7 +213,8 @@ def method_section(settings):
         "- Each run was recorded once, then replayed by this build: every tool call went again through the "
         "allowlist and the simulation, and every result was recomputed and compared with the recording.",
         "- Right or wrong is the lesson's own decision from those recomputed numbers (its page says what is "
-        "right); the words of a run never count. A review is its three reviewers together.",
+        "right); the words of a run never count. In a lesson judged per group, a run is a group: one run of each "
+        "variant, judged together.",
         "- The interval is the 95 % Wilson score interval of the share of right runs.",
         "- Two models differ **beyond chance** on a task when Fisher's exact test (two-sided, computed exactly) "
         f"gives p < {SIGNIFICANCE:g}; each pair is tested on its own, with no correction for testing several "
@@ -225,8 +226,8 @@ def method_section(settings):
 
 
 def runs_section(runs, links):
-    out = ["## The runs", "", "Each run links to its transcript as this build replayed it (a review: its three "
-           "reviewers); every run is in `<lesson>/runs.csv.gz`.", ""]
+    out = ["## The runs", "", "Each run links to its transcript as this build replayed it (a group of runs, in a "
+           "lesson judged per group: each of them); every run is in `<lesson>/runs.csv.gz`.", ""]
     for lesson, mine in runs.groupby("lesson", sort=False):
         out += [f"### {text(lesson)} ({len(mine)} runs; [its page]({lesson}/index.md))", ""]
         listed = mine.sort_values("right", kind="stable").head(RUNS_LISTED)  # the wrong ones first
@@ -344,6 +345,6 @@ def write(settings, lessons, tables, transcripts, folder):
     pipeline.write_json(folder / "scorecard.json", {"campaign": settings["name"], "settings": settings,
                                                     "scorecard": rows, "comparisons": pairs, "overall": totals})
     pipeline.recording_io.write_atomic(folder / "scorecard.csv", pipeline.csv_text(scorecard_rows(rows)))
-    pipeline.save_figure(figure(rows, models), folder / "figures" / "comparison.png")
+    render.save_figure(figure(rows, models), folder / "figures" / "comparison.png")
     links = transcript_links(lessons, transcripts, folder)
-    return pipeline.write_markdown_and_html(folder / "index.md", page(settings, lessons, runs, rows, pairs, totals, links))
+    return render.write_markdown_and_html(folder / "index.md", page(settings, lessons, runs, rows, pairs, totals, links))

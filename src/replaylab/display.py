@@ -1,7 +1,8 @@
 """How a run is shown to a person: one line per tool call, numbers with 6 significant digits.
 
 What a model or the author of a recording wrote is shown with its control characters escaped
-(`printable`): an escape sequence in a recording can neither colour nor clear the terminal.
+(`printable`, the one rule the pages use too): an escape sequence in a recording can neither
+colour nor clear the terminal.
 """
 
 import sys
@@ -16,7 +17,7 @@ def number_text(value):
     return value if isinstance(value, str) else repr(value)
 
 
-def call_text(call):
+def call_line(call):
     if isinstance(call.arguments, dict):
         arguments = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
     else:
@@ -25,7 +26,7 @@ def call_text(call):
     return printable(text)
 
 
-def result_text(result):
+def result_line(result):
     if not result.ok:
         return printable(f"refused: {result.content['error']}")
     return printable(", ".join(f"{k} {number_text(v)}" for k, v in result.content.items()))
@@ -35,6 +36,6 @@ def print_step(number, step, stream=None):
     """One message and its results, as a person follows a run (on `stream`, by default stdout)."""
     stream = sys.stdout if stream is None else stream
     text = printable(step.message.text.strip(), keep="\n\t")
-    print(f"step {number}: {text if text else '(no text)'}", file=stream)
-    for call, result in zip(step.message.tool_calls, step.results):
-        print(f"  {call_text(call)} -> {result_text(result)}", file=stream)
+    print(f"message {number}: {text if text else '(no text)'}", file=stream)
+    for index, (call, result) in enumerate(zip(step.message.tool_calls, step.results), start=1):
+        print(f"  call {index}: {call_line(call)} -> {result_line(result)}", file=stream)

@@ -42,14 +42,14 @@ def _answers(url, timeout=3.0):
 
 def _recordings(folder):
     from replaylab.agents.replay import ReplayMismatch, replay
-    from replaylab.lessons import variant
     from replaylab.inputs import check_recording
+    from replaylab.lessons import registry
 
     checks = []
     for path in sorted(Path(folder).glob("*/*.json")):
         try:
             run = check_recording(path, path.parent.name)
-            replay(run, variant(run.lesson, run.variant))
+            replay(run, registry.lesson(run.lesson).variant(run.variant))
             checks.append((f"recording {path}", True, "loads and replays"))
         except (ValueError, ReplayMismatch) as error:
             checks.append((f"recording {path}", False, str(error)))

@@ -1,15 +1,16 @@
-"""The summary page of a build (results/index.md): one entry per lesson, written from results.json alone.
+"""The summary page of a build (results/index.md and index.html): one entry per lesson, written
+from results.json alone.
 
 Each entry gives the lesson's question, what the build decided with the evidence label of each
 statement (none for an inconclusive hunt or an unchecked conclusion), and a link to the lesson's page.
 """
 
-from replaylab.lessons.hunter import page as hunter_page
-from replaylab.lessons.markdown import FULL_RUNS_LIMIT, code, interval, text
-from replaylab.lessons.projectile import page as projectile_page
-from replaylab.lessons.review import page as review_page
+from dataclasses import dataclass
 
-PAGES = {"projectile": projectile_page, "hunter": hunter_page, "review": review_page}
+from replaylab.lessons import registry
+from replaylab.lessons.markdown import FULL_RUNS_LIMIT, code, counted, interval, text
+from replaylab.render import write_markdown_and_html
+from replaylab.results import load
 
 
 def index(all_results):
@@ -23,30 +24,41 @@ def index(all_results):
         "",
     ]
     for results in all_results:
-        lesson = results.get("lesson", "")
-        module = PAGES.get(lesson)
-        if module is None:
-            out += [f"## {text(lesson)}", "", "Unknown lesson: no page.", ""]
-            continue
-        runs = results.get("runs", {})
+        lesson = registry.lesson(results["lesson"])
+        runs = results["runs"]
         labels = sorted({run["label"] for run in runs.values()})
+        one, many = results["score_unit"]
+        judged = "" if [one, many] == ["run", "runs"] else f"; judged as {counted(len(results['verdicts']), one, many)}"
         out += [
-            f"## [{module.title()}]({lesson}/index.md)",
+            f"## [{lesson.heading}]({lesson.name}/index.md)",
             "",
-            f"**Question:** {module.question(results)}",
+            f"**Question:** {lesson.question(results)}",
             "",
-            f"Runs: {len(runs)} ({text('; '.join(labels)) if labels else 'none'}).",
+            f"Runs: {len(runs)} ({text('; '.join(labels)) if labels else 'none'}){judged}.",
             "",
         ]
         if len(runs) > FULL_RUNS_LIMIT:
             lines = [
-                f"{text(r['model'])} ({code(r['task'])}): {r['right']} of {r['runs']} runs right "
+                f"{text(r['model'])} ({code(r['task'])}): {r['right']} of {counted(r['runs'], one, many)} right "
                 f"(95 % interval {interval(r)})"
-                for r in results.get("scorecard", [])
+                for r in results["scorecard"]
             ]
             out += ["Too many runs to list one by one; the scorecard, decided by the build:", ""]
         else:
-            lines = module.summary(results)
+            lines = lesson.summary(results)
         out += [f"- {line}" for line in lines] if lines else ["- no run was judged"]
-        out += ["", f"[The page of lesson {code(lesson)}: its runs, decisions, figures and tables]({lesson}/index.md).", ""]
+        out += ["", f"[The page of lesson {code(lesson.name)}: its runs, decisions, figures and tables]({lesson.name}/index.md).", ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+@dataclass(frozen=True)
+class Index:
+    """The index stage: the summary page of every lesson, from their results.json files."""
+
+    results: list
+    index: str  # output: index.md, and index.html next to it
+
+
+def write_index(stage):
+    """Returns the seconds the HTML page took (for the job's log)."""
+    return write_markdown_and_html(stage.index, index([load(path) for path in stage.results]))

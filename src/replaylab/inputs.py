@@ -16,7 +16,7 @@ import jsonschema
 import replaylab.lessons
 from replaylab.agents import recording as recording_io
 from replaylab.agents.recording import RUN_NAME_MAX, RecordingError, check_run_name, check_text, describe, json_path, printable
-from replaylab.lessons import LESSONS, lab, variant
+from replaylab.lessons import UnknownLesson, registry
 
 
 class InputError(ValueError):
@@ -28,16 +28,25 @@ class DamagedResult(ValueError):
     one line naming it, and how to have it rebuilt."""
 
 
+def variant_of(run, path):
+    """The variant of its lesson that a recording names; `RecordingError` naming the file and the field."""
+    where = printable(str(path))
+    try:
+        lesson = registry.lesson(run.lesson)
+    except UnknownLesson as error:
+        raise RecordingError(f"{where}: $.lesson: {error}") from None
+    try:
+        return lesson.variant(run.variant)
+    except UnknownLesson as error:
+        raise RecordingError(f"{where}: $.variant: {error}") from None
+
+
 def check_recording(path, lesson=None):
     """Load one recording and check that it belongs where it lies; `RecordingError` otherwise."""
     run = recording_io.load(path)
-    where = printable(str(path))
     if lesson is not None and run.lesson != lesson:
-        raise RecordingError(f"{where}: $.lesson: {run.lesson!r}, but the file lies in the folder of {lesson!r}")
-    try:
-        variant(run.lesson, run.variant)
-    except ValueError as error:
-        raise RecordingError(f"{where}: $.variant: {error}") from None
+        raise RecordingError(f"{printable(str(path))}: $.lesson: {run.lesson!r}, but the file lies in the folder of {lesson!r}")
+    variant_of(run, path)
     return run
 
 
@@ -66,7 +75,8 @@ def checking_code(lessons):
     """A hash of everything a recording is checked with: the schema, this module, the reader and the
     lessons' variants. A change to any of them (a stricter schema) checks every recording again."""
     digest = hashlib.sha256(recording_io.schema_text().encode("utf-8"))
-    files = [recording_io.__file__, replaylab.lessons.__file__, __file__] + [lab(lesson).__file__ for lesson in lessons]
+    files = [recording_io.__file__, replaylab.lessons.__file__, registry.__file__, __file__]
+    files += [registry.lesson(lesson).part("lab").__file__ for lesson in lessons]
     for name in files:
         digest.update(Path(name).read_bytes())
     return digest.hexdigest()
@@ -114,9 +124,10 @@ def check_config(config, schema, source):
     if errors:
         raise InputError(f"{source}: {json_path(errors[0].absolute_path)}: {describe(errors[0])}")
     for index, lesson in enumerate(config["lessons"]):
-        if lesson not in LESSONS:
+        if lesson not in registry.names():
             raise InputError(
-                f"{source}: $.lessons[{index}]: {lesson!r} is not a lesson of replaylab; the lessons are: {', '.join(LESSONS)}"
+                f"{source}: $.lessons[{index}]: {lesson!r} is not a lesson of replaylab; "
+                f"the lessons are: {', '.join(registry.names())}"
             )
     if config["record_lesson"] not in config["lessons"]:
         raise InputError(
@@ -134,7 +145,7 @@ def check_settings(config, source):
     if not math.isfinite(tolerance):
         raise InputError(f"{source}: $.tolerance: {tolerance} is not a finite number")
     record_run = config["record_run"]
-    longest = max(len(f"{record_run}-{name}") for name in lab(config["record_lesson"]).VARIANTS)
+    longest = max(len(f"{record_run}-{name}") for name in registry.lesson(config["record_lesson"]).variants)
     try:
         check_run_name(record_run, f"{source}: $.record_run")
         if longest > RUN_NAME_MAX:

@@ -1,31 +1,29 @@
-"""The stages of a build, each reading files and writing its outputs atomically.
+"""The stages of a build that compute: replay, judge, scan; each reads files and writes its outputs
+atomically. What a lesson shows is written by `replaylab.render`, the one stage that draws and
+writes pages (so that only its jobs depend on the plotting and page code).
 
-The Snakemake rules call these through thin scripts (inside Snakemake's process, one job at a
-time), and `replaylab build` calls them in one process. They write files, so they live outside
-the audited packages.
+Each stage takes one small dataclass that names its inputs, outputs and settings, as the rule
+names them. The Snakemake rules call these through thin scripts (inside Snakemake's process, one
+job at a time), and `replaylab.build` calls them in one process. They write files, so they live
+outside the audited packages.
 """
 
 import csv
-import fcntl
 import io
 import json
 import os
 import shutil
 import stat
 import tempfile
-import time
 from contextlib import contextmanager
-from importlib import import_module
+from dataclasses import dataclass
 from pathlib import Path
 
 from replaylab.agents import recording as recording_io
 from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
-from replaylab.agents.replay import DEFAULT_TOLERANCE, ReplayMismatch, replay, rerecord_command
-from replaylab.inputs import DamagedResult, check_recording, find_runs, made_by, write_contents
-from replaylab.lessons import LESSONS, lab, variant
-
-RESULTS_FORMAT = "replaylab-results/1"
-RUNS_TABLE = "runs.csv.gz"  # the per-run table of a lesson, next to its results.json
+from replaylab.agents.replay import ReplayMismatch, replay
+from replaylab.inputs import DamagedResult, check_recording, made_by, variant_of, write_contents
+from replaylab.lessons import registry
 
 
 def write_json(path, data):
@@ -51,16 +49,10 @@ def read_json(path):
     return data
 
 
-def lesson_module(lesson, part):
-    """A part of a lesson package (judge, scans, exercises, tables, figures, page)."""
-    lab(lesson)  # refuses an unknown lesson with a clear message
-    return import_module(f"replaylab.lessons.{lesson}.{part}")
-
-
 def _replayed(source, tolerance):
     run = check_recording(source)
     try:
-        transcript = replay(run, variant(run.lesson, run.variant), tolerance)
+        transcript = replay(run, variant_of(run, source), tolerance)
     except ReplayMismatch as mismatch:
         raise ReplayMismatch(f"{source}: {mismatch}") from None
     return recording_io.Recording(
@@ -114,12 +106,21 @@ def _swap_in(building, folder):
     raise last
 
 
-def replay_batch(sources, folder, tolerance):
+@dataclass(frozen=True)
+class Replay:
+    """The replay stage: recordings, replayed through the current code into a folder of transcripts."""
+
+    recordings: list
+    transcripts: str  # output: a folder
+    tolerance: float
+
+
+def replay_batch(stage):
     """Replay several recordings into one folder of transcripts (one job for runs too small to be
     worth a job each). A mismatch names its run, and the folder is then not written."""
-    with whole_folder(folder) as building:
-        for source in sources:
-            run = _replayed(source, tolerance)
+    with whole_folder(stage.transcripts) as building:
+        for source in stage.recordings:
+            run = _replayed(source, stage.tolerance)
             recording_io.save(run, building / f"{run.run}.json")
 
 
@@ -152,22 +153,36 @@ def load_transcripts(paths, runs=None):
     return found
 
 
-def judge_lesson(lesson, transcript_paths, target, tolerance, runs=None):
-    verdicts = lesson_module(lesson, "judge").judge(load_transcripts(transcript_paths, runs), tolerance)
-    write_json(target, verdicts)
+@dataclass(frozen=True)
+class Judge:
+    """The judge stage: the verdicts of a lesson's replayed runs."""
+
+    lesson: str
+    transcripts: list  # folders of transcripts (replayed batches) or transcript files
+    verdicts: str  # output
+    tolerance: float
+    runs: list | None = None  # the names of every run of the lesson, each of which must have its transcript
+
+
+def judge_lesson(stage):
+    verdicts = registry.lesson(stage.lesson).judge(load_transcripts(stage.transcripts, stage.runs), stage.tolerance)
+    write_json(stage.verdicts, verdicts)
     return verdicts
 
 
-def scan_lesson(lesson, target):
-    data = lesson_module(lesson, "scans").scans()
-    write_json(target, data)
-    return data
+@dataclass(frozen=True)
+class Scan:
+    """The scan stage: what a lesson computes from its code alone, never from a run."""
+
+    lesson: str
+    scans: str  # output
+    exercises: str  # output
 
 
-def exercise_lesson(lesson, target):
-    data = lesson_module(lesson, "exercises").exercises()
-    write_json(target, data)
-    return data
+def scan_lesson(stage):
+    lesson = registry.lesson(stage.lesson)
+    write_json(stage.scans, lesson.scans())
+    write_json(stage.exercises, lesson.exercises())
 
 
 def allowlists(lesson):
@@ -179,7 +194,7 @@ def allowlists(lesson):
             "max_steps": v.max_steps,
             "max_calls_per_message": MAX_CALLS_PER_MESSAGE,
         }
-        for name, v in lab(lesson).VARIANTS.items()
+        for name, v in registry.lesson(lesson).variants.items()
     }
 
 
@@ -188,47 +203,9 @@ def score_lesson(lesson, verdicts, scans, runs=None):
     per model (a group-by of the table). `runs` are the runs of results.json."""
     from replaylab.lessons.scorecard import runs_table, scorecard, scores  # pandas: only where it tabulates
 
-    found = scores(verdicts, scans, lesson_module(lesson, "judge").score, runs)
+    found = scores(verdicts, scans, registry.lesson(lesson).score, runs)
     table = runs_table(found, runs)
     return found, scorecard(table), table
-
-
-def collect_results(lesson, transcript_paths, verdicts_path, scans_path, exercises_path, target, tolerance, scorecard_json, scorecard_csv, runs_table_path, names=None):
-    """Every number of the lesson in one file (`target`): full precision and the text as shown;
-    the scorecard also on its own, as JSON and CSV, and the per-run table as gzipped CSV.
-    `names`: every run the lesson has, each of which must have its transcript."""
-    from replaylab.lessons.scorecard import runs_table_bytes, scorecard_table
-
-    runs = {}
-    for run in load_transcripts(transcript_paths, names):
-        runs[run.run] = {
-            "variant": run.variant,
-            "group": run.group,
-            "label": run.label,
-            "provenance": run.provenance,
-            "rerecord": rerecord_command(run),
-            "transcript": recording_io.to_data(run),
-        }
-    verdicts, scans = read_json(verdicts_path), read_json(scans_path)
-    found, rows, table = score_lesson(lesson, verdicts, scans, runs)
-    data = {
-        "format": RESULTS_FORMAT,
-        "lesson": lesson,
-        "tolerance": tolerance,
-        "allowlists": allowlists(lesson),
-        "runs": runs,
-        "verdicts": verdicts,
-        "right_answer": lesson_module(lesson, "judge").RIGHT_ANSWER,
-        "scores": found,
-        "scorecard": rows,
-        "scans": scans,
-        "exercises": read_json(exercises_path),
-    }
-    write_json(target, data)
-    write_json(scorecard_json, {"lesson": lesson, "scorecard": rows, "scores": found})
-    recording_io.write_atomic(scorecard_csv, csv_text(scorecard_table(rows)))
-    recording_io.write_atomic(runs_table_path, runs_table_bytes(table))
-    return data
 
 
 def csv_text(rows):
@@ -238,131 +215,3 @@ def csv_text(rows):
         writer.writeheader()
         writer.writerows(rows)
     return stream.getvalue()
-
-
-def write_tables(lesson, results, folder):
-    """Every table of a lesson (from its results.json data) as CSV, into a folder that appears
-    whole or not at all."""
-    tables = lesson_module(lesson, "tables").tables(results)
-    with whole_folder(folder) as building:
-        for name, rows in tables.items():
-            (building / f"{name}.csv").write_text(csv_text(rows), encoding="utf-8")
-
-
-def figure_names(lesson):
-    return list(lesson_module(lesson, "figures").FIGURES)
-
-
-def write_figure(lesson, name, results, target):
-    """Draw one figure of a lesson to PNG."""
-    save_figure(lesson_module(lesson, "figures").FIGURES[name](results), target)
-
-
-def save_figure(figure, target):
-    """A figure as PNG (written to a temporary name, then renamed).
-
-    The figures are `matplotlib.figure.Figure` objects, not pyplot's: no GUI backend, no pyplot
-    import, nothing to close."""
-    target = Path(target)
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp.png")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        figure.savefig(temporary, dpi=110, metadata={"Software": None})
-        temporary.replace(target)
-    finally:
-        temporary.unlink(missing_ok=True)
-
-
-def write_figures(lesson, results, folder):
-    """Every figure of a lesson, into a folder that appears whole or not at all."""
-    with whole_folder(folder) as building:
-        for name in figure_names(lesson):
-            write_figure(lesson, name, results, building / f"{name}.png")
-
-
-def write_markdown_and_html(target, text):
-    """A page of the build twice, from one text: the Markdown `target` (…/index.md) and, next to
-    it, the same page rendered to self-contained HTML (…/index.html), figures embedded. Every page
-    writer calls this. Returns the seconds the HTML took (for the job's log)."""
-    start = time.perf_counter()  # with the first import of markdown-it-py
-    from replaylab.html_page import html_page
-
-    target = Path(target)
-    html = html_page(text, target.parent)
-    seconds = time.perf_counter() - start
-    recording_io.write_atomic(target, text)
-    recording_io.write_atomic(target.with_suffix(".html"), html)
-    return seconds
-
-
-def write_page(lesson, results, target, index=None):
-    """A lesson's page, as Markdown and HTML; `index`: the path from the page to the summary of
-    every lesson, linked at the top and the bottom (None: no link)."""
-    text = lesson_module(lesson, "page").page(results)
-    if index is not None:
-        link = f"[← All lessons]({index})"
-        text = f"{link}\n\n{text}\n{link}\n"
-    return write_markdown_and_html(target, text)
-
-
-def write_index(results_paths, target):
-    from replaylab import index_page
-
-    text = index_page.index([read_json(p) for p in results_paths])
-    return write_markdown_and_html(target, text)
-
-
-def render_lesson(lesson, transcript_paths, verdicts_path, scans_path, exercises_path, folder, tolerance, runs=None, index="../index.md"):
-    """What a lesson shows, from its judged runs: results.json, the scorecard, tables, figures, page
-    (Markdown and HTML, linked to the summary `index`). Returns the seconds the HTML took. `runs`:
-    the names of every run of the lesson, each of which must have its transcript."""
-    folder = Path(folder)
-    results = collect_results(
-        lesson, transcript_paths, verdicts_path, scans_path, exercises_path, folder / "results.json", tolerance,
-        folder / "scorecard.json", folder / "scorecard.csv", folder / RUNS_TABLE, runs,
-    )  # the data as written, used by every writer below (results.json is parsed by nobody here)
-    write_tables(lesson, results, folder / "tables")
-    write_figures(lesson, results, folder / "figures")
-    return write_page(lesson, results, folder / "index.md", index)
-
-
-def build_lesson(lesson, sources, folder, tolerance, scans=None, exercises=None, progress=print, index="../index.md"):
-    """Every result of one lesson from the given recordings; `scans` and `exercises` may be the
-    files of an earlier build (they never depend on a recording). `index`: the summary page the
-    lesson's page links to (None for a page that no summary lists)."""
-    folder = Path(folder)
-    runs = [Path(source).stem for source in sources]
-    replay_batch(sources, folder / "transcripts", tolerance)
-    progress(f"{lesson}: replayed {len(sources)} runs")
-    transcripts = [folder / "transcripts"]
-    judge_lesson(lesson, transcripts, folder / "verdicts.json", tolerance, runs)
-    if scans is None:
-        scans = folder / "scans.json"
-        scan_lesson(lesson, scans)
-    if exercises is None:
-        exercises = folder / "exercises.json"
-        exercise_lesson(lesson, exercises)
-    render_lesson(lesson, transcripts, folder / "verdicts.json", scans, exercises, folder, tolerance, runs, index)
-    progress(f"{lesson}: results in {folder}")
-
-
-@contextmanager
-def one_build_at_a_time(results):
-    """Hold the lock of a results folder while a build writes it: a second `replaylab build` into
-    the same folder waits for the first, since each stage reads what the one before wrote, and
-    the other build's folder taking its place would pull it away mid-read. Released by the
-    kernel when the process ends, however it ends."""
-    results.mkdir(parents=True, exist_ok=True)
-    with open(results / ".build.lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
-
-
-def build(lessons=LESSONS, recordings="recordings", results="results", tolerance=DEFAULT_TOLERANCE, progress=print, run_folders=()):
-    """Every result of every lesson in one process, without Snakemake (the same stages, in order)."""
-    results = Path(results)
-    with one_build_at_a_time(results):
-        for lesson in lessons:
-            sources = list(find_runs(lesson, [recordings, *run_folders]).values())
-            build_lesson(lesson, sources, results / lesson, tolerance, progress=progress)
-        write_index([results / lesson / "results.json" for lesson in lessons], results / "index.md")

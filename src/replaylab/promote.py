@@ -12,46 +12,30 @@ from pathlib import Path
 from replaylab.agents import recording as recording_io
 from replaylab.agents.recording import RecordingError, printable
 from replaylab.agents.replay import DEFAULT_TOLERANCE, ReplayMismatch, replay
-from replaylab.display import call_text, result_text
-from replaylab.lessons import variant
+from replaylab.display import call_line, result_line
+from replaylab.inputs import variant_of
+from replaylab.lessons import counted, registry
 
 
 def verdict(run):
     """One line: what the build decides about this run alone, from recomputed numbers."""
-    if run.lesson == "projectile":
-        from replaylab.lessons.projectile.judge import agent_conclusion
-
-        c = agent_conclusion(run.transcript)
-        if not c["checkable"]:
-            return f"not checkable: {c['reason']}"
-        return f"bracket {c['bracket'][0]}..{c['bracket'][1]} degrees, scan best {c['best_angle']['shown']}: {c['verdict']}"
-    if run.lesson == "hunter":
-        from replaylab.lessons.hunter import lab
-        from replaylab.lessons.hunter.judge import hunt_verdict
-
-        v = hunt_verdict(run.transcript, lab.CLAIMS[run.variant])
-        found = v["witness"] or v["closest"]
-        where = f", {'witness' if v['witness'] else 'closest'} {found['steps_per_period']}/{found['periods']}" if found else ""
-        return f"{v['outcome']} ({v['tested']} tested{where})"
-    from replaylab.lessons.review.judge import verdicts
-
-    found = verdicts(run.variant, run.transcript)
-    return "; ".join(f"piece {v.candidate} {v.check} {'passed' if v.passed else 'failed'}" for v in found) or "no checks run"
+    return registry.lesson(run.lesson).verdict_line(run)
 
 
 def _calls(run):
+    """((message, call), call, result) of every call of a run, positions numbered from 1."""
     return [
-        (number, call, result)
-        for number, step in enumerate(run.transcript.steps, start=1)
-        for call, result in zip(step.message.tool_calls, step.results)
+        ((message, index), call, result)
+        for message, step in enumerate(run.transcript.steps, start=1)
+        for index, (call, result) in enumerate(zip(step.message.tool_calls, step.results), start=1)
     ]
 
 
 def _shown(entry):
     if entry is None:
         return "(none)"
-    number, call, result = entry
-    return f"step {number}, {call_text(call)} -> {result_text(result)}"
+    (message, index), call, result = entry
+    return f"message {message}, call {index}: {call_line(call)} -> {result_line(result)}"
 
 
 def describe_changes(new, old, damaged=None):
@@ -60,7 +44,7 @@ def describe_changes(new, old, damaged=None):
     lines = [f"run {new.lesson}/{new.run}: {new.label} ({new.provenance['model']})"]
     if old is None:
         lines.append(f"replaces a recording that does not load: {damaged}" if damaged else "new recording (nothing to replace)")
-        lines.append(f"  {len(new.transcript.steps)} messages, {len(_calls(new))} calls")
+        lines.append(f"  {counted(len(new.transcript.steps), 'message', 'messages')}, {counted(len(_calls(new)), 'call', 'calls')}")
         lines.append(f"  verdict: {verdict(new)}")
         return lines
     if old.provenance["kind"] != new.provenance["kind"] or old.provenance["model"] != new.provenance["model"]:
@@ -72,8 +56,8 @@ def describe_changes(new, old, damaged=None):
         after = new_calls[index] if index < len(new_calls) else None
         if before and after and before[1:] == after[1:]:
             continue
-        lines.append(f"  call {index + 1} was: {_shown(before)}")
-        lines.append(f"  call {index + 1} now: {_shown(after)}")
+        lines.append(f"  was: {_shown(before)}")
+        lines.append(f"  now: {_shown(after)}")
     if [c[1:] for c in old_calls] == [c[1:] for c in new_calls]:
         lines.append("  calls and results: unchanged")
     before, after = verdict(old), verdict(new)
@@ -104,13 +88,9 @@ def promote(source, recordings="recordings", dry_run=False, tolerance=DEFAULT_TO
     text = recording_io.read(source)
     new = recording_io.loads(text, source)
     try:
-        chosen = variant(new.lesson, new.variant)
-    except ValueError as error:
-        raise RecordingError(f"{where}: $.variant: {error}") from None
-    try:
-        replay(new, chosen, tolerance)
+        replay(new, variant_of(new, source), tolerance)
     except ReplayMismatch as mismatch:
-        raise ReplayMismatch(f"{where}: {mismatch}") from None
+        raise ReplayMismatch(f"{where}: {mismatch}", mismatch.difference) from None
     target = Path(recordings) / new.lesson / f"{new.run}.json"
     if os.path.lexists(target) and Path(source).resolve() == target.resolve():
         raise RecordingError(f"{where}: is the recording {target} itself: nothing to promote")

@@ -2,9 +2,13 @@
 and every result as JSON lines, one message at a time (agents/clients/interactive.py has the protocol).
 """
 
+import json
+
 from replaylab.agents import loop
 from replaylab.agents.clients.interactive import InteractiveClient, results_data
 from replaylab.agents.live import LiveRun
+from replaylab.agents.messages import ToolCall
+from replaylab.lessons import registry
 
 INTERRUPTED = "the session was interrupted (Ctrl-C) before the agent ended the run: recorded as not finished"
 
@@ -13,32 +17,57 @@ The session speaks JSON lines, one object per line, both ways; a person can type
 
 First it prints one line with everything the agent is given: the system text, the task, the tools
 with their bounds (JSON Schema: type, minimum, maximum, enum, required), and the limits:
-  {"lesson": "projectile", "variant": "default", "run": "typed",
-   "recording": "results/live/projectile/typed.json", "system": "You are ...", "task": "At ...",
-   "tools": [{"name": "range_with_drag", "description": "...", "parameters": {"type": "object",
-     "properties": {"speed": {"type": "number", "minimum": 1, "maximum": 50, ...}, ...},
-     "required": ["speed", "angle", "dt"], "additionalProperties": false}}, ...],
-   "limits": {"messages": 12, "calls_per_message": 4, "budget": null}}
+  {header}
 (printed on one line; budget null: no budget of experiments.)
 
-Then send one message per line: {"text": "...", "tool_calls": [{"id": "1", "name": TOOL,
-"arguments": {...}}]} (both fields optional). Each message is answered with one line, its
+Then send one message per line: {{"text": "...", "tool_calls": [{{"id": "1", "name": TOOL,
+"arguments": {{...}}}}]}} (both fields optional). Each message is answered with one line, its
 results in the order of the calls, and what is left:
-  > {"text": "Two angles.", "tool_calls": [{"id": "1", "name": "range_with_drag",
-  >  "arguments": {"speed": 25, "angle": 40, "dt": 0.01}}]}
-  < {"message": 1, "results": [{"call_id": "1", "ok": true, "content": {"range_m": 35.789}}],
-  <  "budget_left": null, "messages_left": 11}
-A refused call has "ok": false and "content": {"error": REASON}; it costs no budget. Calls
-after the 4th of one message are refused. A message without tool calls is your answer and ends
+  > {message}
+  < {answer}
+A refused call has "ok": false and "content": {{"error": REASON}}; it costs no budget. Calls
+after the {calls}th of one message are refused. A message without tool calls is your answer and ends
 the run; its line, like the line of the last message the limit allows, carries why it ended:
-  < {"message": 2, "results": [], "budget_left": null, "messages_left": 10, "end":
-  <  {"finished": true, "reason": "finished: the agent ended the run",
-  <   "recording": "results/live/projectile/typed.json"}}
+  < {end}
 Then the session exits. Closing the input before that ends the run as not finished (one last
-line with "end" says so). A line that is not a message gets {"error": "line N: ...", "line": N}
+line with "end" says so). A line that is not a message gets {{"error": "line N: ...", "line": N}}
 and costs nothing. The recording is written after every message: a killed session keeps its
 messages, recorded as not finished. An existing recording is never overwritten.
 """
+
+
+def _short(value, limit=60):
+    """A long text of the example cut to its first words."""
+    return value if len(value) <= limit else value[: limit - 4].rsplit(" ", 1)[0] + " ..."
+
+
+def help_text():
+    """The session's help, its example made from the first lesson of the registry: its first
+    variant and first tool, called with the smallest values its bounds allow, and the answer the
+    harness really gives to that call (so the example is true, whatever the lessons are)."""
+    lesson = registry.lesson(registry.names()[0])
+    name, v = next(iter(lesson.variants.items()))
+    allowlist = v.allowlist()
+    spec = allowlist.specs()[0]
+    arguments = {
+        key: p["enum"][0] if "enum" in p else p["minimum"] for key, p in spec["parameters"]["properties"].items()
+    }
+    message = {"text": "One call.", "tool_calls": [{"id": "1", "name": spec["name"], "arguments": arguments}]}
+    result = allowlist.dispatch(ToolCall("1", spec["name"], arguments))
+    left = {"budget_left": None if v.budget is None else v.budget - allowlist.used, "messages_left": v.max_steps - 1}
+    recording = f"results/live/{lesson.name}/typed.json"
+    header = {
+        "lesson": lesson.name, "variant": name, "run": "typed", "recording": recording,
+        "system": _short(v.system), "task": _short(v.task), "tools": ["..."],
+        "limits": {"messages": v.max_steps, "calls_per_message": loop.MAX_CALLS_PER_MESSAGE, "budget": v.budget},
+    }
+    answer = {"message": 1, "results": results_data((result,)), **left}
+    end = {"message": 2, "results": [], **left, "messages_left": v.max_steps - 2,
+           "end": {"finished": True, "reason": "finished: the agent ended the run", "recording": recording}}
+    return HELP.format(
+        header=json.dumps(header), message=json.dumps(message), answer=json.dumps(answer), end=json.dumps(end),
+        calls=loop.MAX_CALLS_PER_MESSAGE,
+    )
 
 
 def header(live):

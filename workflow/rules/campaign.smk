@@ -6,7 +6,7 @@
 
 import re
 
-CAMPAIGN = campaign.Campaign(config["campaign"], batches)
+CAMPAIGN = campaign.Campaign(config["campaign"], run_batches)
 _kept = campaign.keep_interrupted_runs(CAMPAIGN.all_recordings())
 if _kept:
     print(
@@ -90,7 +90,7 @@ use rule render as campaign_render with:
         code=rules.render.input.code,
     output:
         results="results/campaigns/{campaign}/{lesson}/results.json",
-        scorecard="results/campaigns/{campaign}/{lesson}/scorecard.csv",
+        scorecard_csv="results/campaigns/{campaign}/{lesson}/scorecard.csv",
         scorecard_json="results/campaigns/{campaign}/{lesson}/scorecard.json",
         runs_table="results/campaigns/{campaign}/{lesson}/runs.csv.gz",
         tables=directory("results/campaigns/{campaign}/{lesson}/tables"),
@@ -126,18 +126,11 @@ rule campaign_compare:
         "benchmarks/campaigns/{campaign}/compare.tsv"
     params:
         settings=CAMPAIGN.shown,
+        lessons=CAMPAIGN.lessons,
     message:
         "Comparing the models of the campaign {wildcards.campaign}"
     run:
-        run_job(
-            "compare",
-            log[0],
-            params.settings,
-            CAMPAIGN.lessons,
-            input.tables,
-            input.transcripts,
-            os.path.dirname(output.page),
-        )
+        run_job("compare", log[0], wildcards, input, output, params)
 
 
 rule campaign:

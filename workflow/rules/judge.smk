@@ -15,12 +15,4 @@ rule judge:
     message:
         "Judging the runs of {wildcards.lesson} from their recomputed numbers"
     run:
-        run_job(
-            "judge",
-            log[0],
-            wildcards.lesson,
-            input.transcripts,
-            output.verdicts,
-            params.tolerance,
-            params.runs,
-        )
+        run_job("judge", log[0], wildcards, input, output, params)

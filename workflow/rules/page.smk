@@ -15,7 +15,7 @@ rule render:
         ),
     output:
         results="results/{lesson}/results.json",
-        scorecard=report(
+        scorecard_csv=report(
             "results/{lesson}/scorecard.csv",
             caption="../report/scorecard.rst",
             category="{lesson}",
@@ -58,18 +58,7 @@ rule render:
     message:
         "Writing what {wildcards.lesson} shows: results.json, scorecard, tables, figures, page (Markdown and HTML)"
     run:
-        run_job(
-            "render",
-            log[0],
-            wildcards.lesson,
-            input.transcripts,
-            input.verdicts,
-            input.scans,
-            input.exercises,
-            os.path.dirname(output.results),
-            params.tolerance,
-            params.runs,
-        )
+        run_job("render", log[0], wildcards, input, output, params)
 
 
 rule index:
@@ -93,4 +82,4 @@ rule index:
     message:
         "Writing results/index.md and index.html, the summary of every lesson"
     run:
-        run_job("index", log[0], input.results, output.index)
+        run_job("index", log[0], wildcards, input, output, params)

@@ -64,16 +64,7 @@ rule live_page:
     message:
         f"Replaying, judging and drawing the new run {RECORD_RUN} of {RECORD_LESSON}"
     run:
-        run_job(
-            "live",
-            log[0],
-            wildcards.lesson,
-            input.recordings,
-            output.page,
-            params.tolerance,
-            input.scans,
-            input.exercises,
-        )
+        run_job("live", log[0], wildcards, input, output, params)
 
 
 rule record:

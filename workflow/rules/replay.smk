@@ -2,7 +2,7 @@ rule replay:
     """Replay a batch of recordings through the current code; a mismatch fails, names its run and writes nothing."""
     input:
         recordings=batch_recordings,
-        code=code("replay", data=["schemas/recording.schema.json"]),
+        code=code("replay", "lab", data=["schemas/recording.schema.json"]),
     output:
         transcripts=directory("results/{lesson}/transcripts/{batch}"),
     log:
@@ -14,6 +14,4 @@ rule replay:
     message:
         "Replaying the recordings of {wildcards.lesson}, {wildcards.batch}, through the current code"
     run:
-        run_job(
-            "replay", log[0], input.recordings, output.transcripts, params.tolerance
-        )
+        run_job("replay", log[0], wildcards, input, output, params)

@@ -15,4 +15,4 @@ rule scan:
     message:
         "Scanning {wildcards.lesson}: its independent computations and exercises"
     run:
-        run_job("scan", log[0], wildcards.lesson, output.scans, output.exercises)
+        run_job("scan", log[0], wildcards, input, output, params)

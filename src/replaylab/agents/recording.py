@@ -153,7 +153,7 @@ MAX_DEPTH = 64  # arrays and objects inside each other, counted from the file's 
 MAX_INT_DIGITS = 1000  # Python itself refuses to read an integer of more than 4300 digits
 CALL_DEPTH = 5  # the file's own nesting around a tool call's name and arguments
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_SIMPLE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SIMPLE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
 class _Refused:

@@ -1,22 +1,40 @@
 """Replay: run a recording's messages through the current code and compare every result.
 
-A difference beyond the tolerance is a `ReplayMismatch` whose text names the step, the tool, both
-values and the command that records the run again.
+A difference beyond the tolerance is a `ReplayMismatch` whose text names the position (message N,
+call M), the tool, both values and the command that records the run again.
 """
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from replaylab.agents import clients, loop
 from replaylab.agents.messages import stored
-from replaylab.agents.clients.replay import OutOfMessages, RecordedMessagesClient
+from replaylab.agents.clients.recorded import OutOfMessages, RecordedMessagesClient
 
 DEFAULT_TOLERANCE = 1e-6
 INPUT_CAN_END = ("interactive", "mcp")  # the kinds of run whose agent may stop sending before it ends the run
 
 
+@dataclass(frozen=True)
+class Difference:
+    """Where a recomputed result first differs from the recorded one (message and call numbered
+    from 1) and what differs: in words, and, for a value, its key and both values."""
+
+    message: int
+    call: int
+    tool: object
+    text: str
+    key: str | None = None
+    recorded: object = None
+    recomputed: object = None
+
+
 class ReplayMismatch(Exception):
-    """The recomputed run differs from the recorded one."""
+    """The recomputed run differs from the recorded one; `difference` says where, when a result differs."""
+
+    def __init__(self, text, difference=None):
+        super().__init__(text)
+        self.difference = difference
 
 
 def rerecord_command(recording):
@@ -32,8 +50,8 @@ def replay(recording, variant, tolerance=DEFAULT_TOLERANCE, **settings):
     recorded = recording.transcript
     command = rerecord_command(recording)
 
-    def fail(text):
-        raise ReplayMismatch(f"{text}. If the change is intended, record the run again with: {command}")
+    def fail(text, difference=None):
+        raise ReplayMismatch(f"{text}. If the change is intended, record the run again with: {command}", difference)
 
     if recorded.system != variant.system:
         fail("the system prompt has changed since the run was recorded")
@@ -52,32 +70,33 @@ def replay(recording, variant, tolerance=DEFAULT_TOLERANCE, **settings):
     if recorded.stopped_by:
         now = replace(now, stopped_by=recorded.stopped_by)
     if len(now.steps) != len(recorded.steps):
-        fail(f"the run had {len(recorded.steps)} steps when recorded and has {len(now.steps)} now")
+        fail(f"the run had {len(recorded.steps)} messages when recorded and has {len(now.steps)} now")
     if now.finished != recorded.finished:
         was, is_now = ("finished", "not finished") if recorded.finished else ("not finished", "finished")
         fail(f"the run was {was} when recorded and is {is_now} now")
     for number, (old, new) in enumerate(zip(recorded.steps, now.steps), start=1):
-        for old_result, new_result in zip(old.results, new.results):
-            difference = compare_result(old_result, new_result, tolerance)
+        for call, (old_result, new_result) in enumerate(zip(old.results, new.results), start=1):
+            difference = compare_result(old_result, new_result, tolerance, number, call)
             if difference:
-                fail(f"step {number}, tool {old_result.name}: {difference}")
+                fail(f"message {number}, call {call}, tool {old_result.name}: {difference.text}", difference)
     return now
 
 
-def compare_result(old, new, tolerance):
-    """What differs between a recorded and a recomputed result, or None when they agree."""
+def compare_result(old, new, tolerance, message=1, call=1):
+    """The `Difference` between a recorded and a recomputed result at that position, or None."""
     if old.ok != new.ok:
-        if old.ok:
-            return "the call was accepted when recorded and is rejected now"
-        return "the call was rejected when recorded and is accepted now"
+        state = "accepted when recorded and is rejected now" if old.ok else "rejected when recorded and is accepted now"
+        return Difference(message, call, old.name, f"the call was {state}")
     if not old.ok:
         return None  # refusal texts are not compared
     if set(old.content) != set(new.content):
-        return f"the result keys were {sorted(old.content)} when recorded and are {sorted(new.content)} now"
+        text = f"the result keys were {sorted(old.content)} when recorded and are {sorted(new.content)} now"
+        return Difference(message, call, old.name, text)
     for key, was in old.content.items():
         now = stored(new.content[key])
         if not _same(was, now, tolerance):
-            return f"{key} was {was!r} when recorded and is {now!r} now (tolerance {tolerance:g})"
+            text = f"{key} was {was!r} when recorded and is {now!r} now (tolerance {tolerance:g})"
+            return Difference(message, call, old.name, text, key, was, now)
     return None
 
 

@@ -1,20 +1,19 @@
-"""The lessons: each is a question about a simulation, an allowlist, reference runs and what the build decides.
+"""The lesson contract: what every lesson declares, and what the lessons share.
 
-Each lesson is a package with `lab` (prompts, tools, allowlists, claims), `judge` (verdicts from
-recomputed numbers), `scans` (independent computations), `exercises`, and, outside the audited
-code, `figures` and `page`. This module only names them and offers what they share.
+A lesson is a package `replaylab.lessons.<name>` whose `__init__` exports one `Lesson` object,
+`LESSON`, listed in `replaylab.lessons.registry`. Everything outside the package reaches the
+lesson through that object; nothing else names it.
 """
 
 from dataclasses import dataclass
+from importlib import import_module
 from typing import Callable
 
 from replaylab.agents.tools import Allowlist, Refused
 
-LESSONS = ("projectile", "hunter", "review")
-
 
 class UnknownLesson(ValueError):
-    pass
+    """A lesson or variant name that is not one of replaylab's: one line that lists the known ones."""
 
 
 @dataclass(frozen=True)
@@ -32,28 +31,130 @@ class Variant:
         return Allowlist(self.tools(**settings), budget=self.budget)
 
 
-def lab(lesson):
-    """The `lab` module of a lesson (prompts, variants, tools)."""
-    if lesson == "projectile":
-        from replaylab.lessons.projectile import lab as module
-    elif lesson == "hunter":
-        from replaylab.lessons.hunter import lab as module
-    elif lesson == "review":
-        from replaylab.lessons.review import lab as module
-    else:
-        raise UnknownLesson(f"unknown lesson {lesson!r}; the lessons are: {', '.join(LESSONS)}")
-    return module
+# The modules of a lesson package, and what each must define (checked for every lesson by
+# tests/test_lesson_contract.py). They are imported when first asked for, so that a job imports
+# only the parts it uses (and the workflow reruns it only when one of those changes).
+PARTS = {
+    "lab": ("VARIANTS", "all_tools"),
+    "judge": ("judge", "score", "RIGHT_ANSWER", "verdict_line"),
+    "scans": ("scans",),
+    "exercises": ("exercises",),
+    "agent": ("STRATEGIES", "strategy", "model", "baseline"),
+    "tables": ("TABLES", "tables"),
+    "figures": ("FIGURES",),
+    "page": ("page", "question", "summary"),
+}
+JUDGED = ("run", "group")
 
 
-def variant(lesson, name):
-    variants = lab(lesson).VARIANTS
-    if name not in variants:
-        raise UnknownLesson(f"lesson {lesson} has no variant {name!r}; its variants are: {', '.join(variants)}")
-    return variants[name]
+@dataclass(frozen=True)
+class Lesson:
+    """Everything the rest of replaylab knows of one lesson.
+
+    Declared in the package (`LESSON = Lesson(name=..., package=__name__, title=...)`):
+    - `name`: its folder under lessons/, recordings/ and results/, its config entry, its target rule;
+    - `title`: what its page is about, after "Lesson `<name>`: ";
+    - `judged`: what one verdict and one score are about: "run", or "group" (one run of each
+      variant, recorded with the same group name, judged together);
+    - `unit`: how pages name what a score counts (singular, plural).
+    The rest comes from its parts (`PARTS`): variants and allowlists (lab), judge, scorecard rule
+    and promote's one-line verdict (judge), scans, exercises, scripted strategies (agent), tables,
+    figures and page.
+    """
+
+    name: str
+    package: str
+    title: str
+    judged: str = "run"
+    unit: tuple = ("run", "runs")
+
+    def __post_init__(self):
+        if self.judged not in JUDGED:
+            raise ValueError(f"lesson {self.name}: judged must be one of {', '.join(JUDGED)}, not {self.judged!r}")
+
+    def part(self, name):
+        """A module of the lesson's package, one of PARTS (a name from the code, never from a file)."""
+        if name not in PARTS:
+            raise ValueError(f"{name!r} is not a part of a lesson; the parts are: {', '.join(PARTS)}")
+        return import_module(f"{self.package}.{name}")
+
+    # lab
+    @property
+    def variants(self):
+        """{name: Variant}, in the order the pages list them."""
+        return self.part("lab").VARIANTS
+
+    def variant(self, name):
+        variants = self.variants
+        if name not in variants:
+            raise UnknownLesson(f"lesson {self.name} has no variant {name!r}; its variants are: {', '.join(variants)}")
+        return variants[name]
+
+    def all_tools(self):
+        """Every tool of the lesson, exercise tools included, on a fresh allowlist (`replaylab call`)."""
+        return self.part("lab").all_tools()
+
+    # judge
+    def judge(self, runs, tolerance):
+        """{run or group: verdict} of replayed recordings, from recomputed numbers only."""
+        return self.part("judge").judge(runs, tolerance)
+
+    def score(self, entry, scans):
+        """None when a judged entry reached the right answer, else what it got wrong."""
+        return self.part("judge").score(entry, scans)
+
+    @property
+    def right_answer(self):
+        return self.part("judge").RIGHT_ANSWER
+
+    def verdict_line(self, recording):
+        """One line: what the build decides about this recording alone (shown by `replaylab promote`)."""
+        return self.part("judge").verdict_line(recording)
+
+    # computed from the code alone
+    def scans(self):
+        return self.part("scans").scans()
+
+    def exercises(self):
+        return self.part("exercises").exercises()
+
+    # scripted baselines
+    def scripted(self, variant, seed):
+        """(the program's name, the program) of the scripted baseline for a variant and a seed."""
+        agent = self.part("agent")
+        self.variant(variant)
+        return agent.model(variant, seed), agent.baseline(variant, seed)
+
+    # what the build shows
+    @property
+    def table_names(self):
+        return tuple(self.part("tables").TABLES)
+
+    def tables(self, results):
+        return self.part("tables").tables(results)
+
+    @property
+    def figures(self):
+        """{name: function(results) -> matplotlib Figure}."""
+        return dict(self.part("figures").FIGURES)
+
+    @property
+    def heading(self):
+        return f"Lesson `{self.name}`: {self.title}"
+
+    def page(self, results):
+        return self.part("page").page(results)
+
+    def question(self, results):
+        return self.part("page").question(results)
+
+    def summary(self, results):
+        """Lines for the index page: what the build decided, with evidence labels."""
+        return self.part("page").summary(results)
 
 
-def accepted_calls(transcript, tools):
-    """(step number, call, validated arguments) of each call that was accepted and still validates.
+def validated_calls(transcript, tools):
+    """(message number, call, validated arguments) of each call that was accepted and still validates.
 
     Judges use this to recompute results from arguments: a stored result is never trusted, and a
     call whose arguments would be refused now could not have been accepted.
@@ -67,6 +168,29 @@ def accepted_calls(transcript, tools):
             except Refused:
                 continue
             yield number, call, arguments
+
+
+def caught(mismatch):
+    """What a demonstration's replay against changed code caught, as fields: where (message and
+    call, from 1), the tool, the result's key, the recorded and the recomputed value, and the
+    message the replay stopped with. A demonstration changes a tool and keeps the prompts and the
+    messages, so its replay stops at a result (`mismatch.difference`)."""
+    difference = mismatch.difference
+    return {
+        "caught": True,
+        "message": difference.message,
+        "call": difference.call,
+        "tool": difference.tool,
+        "key": difference.key,
+        "recorded": difference.recorded,
+        "recomputed": difference.recomputed,
+        "text": str(mismatch),
+    }
+
+
+def counted(count, one, many):
+    """A count with its noun, singular for one: "1 period", "3 periods"."""
+    return f"{count} {one if count == 1 else many}"
 
 
 def shown(value, text):
@@ -86,7 +210,7 @@ DRAWN_RUNS_LIMIT = 6
 def drawn_runs(results):
     """The runs a figure draws one by one: all of them when few, else the reference runs only
     (every run is still judged and counted in the scorecard)."""
-    runs = results.get("runs", {})
+    runs = results["runs"]
     if len(runs) <= DRAWN_RUNS_LIMIT:
         return runs
     return {name: run for name, run in runs.items() if run["group"] == "reference"}

@@ -6,9 +6,9 @@ refusal texts that quote them, and the words of each message. It goes through `t
 a heading, a link or an HTML element, nor pass on a control character (`visible`). Texts made by
 the build (labels, summaries) are trusted and wrapped in `Md` so that tables keep them as they are.
 
-Every number comes from the lesson's results.json; nothing here types a number of a lesson.
-The calls-per-message limit is not part of results["allowlists"] yet, so it is read from the
-harness code (`replaylab.agents.loop.MAX_CALLS_PER_MESSAGE`) unless the results carry it.
+Every number comes from the lesson's results.json; nothing here types a number of a lesson. The
+results are read strictly: a key the schema (schemas/results.schema.json) requires is indexed, and
+a missing one is an error that names it; only a key the schema makes optional is looked up.
 """
 
 import json
@@ -16,8 +16,8 @@ import math
 import re
 
 from replaylab.agents.live import how_it_ended
-from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
-from replaylab.agents.recording import model_shown
+from replaylab.agents.recording import model_shown, printable
+from replaylab.lessons import counted
 
 NOT_VERIFIED = "not verified: the build does not run this"
 NOT_MEASURED = "not measured"
@@ -60,19 +60,12 @@ def _escape_line(line):
     return _LINE_START.sub(r"\1\\\2", escaped)
 
 
-# Control characters (an ANSI escape sequence begins with one) and the bidirectional overrides
-# that can make text display other than it reads: written out as escapes (ESC as \x1b, U+202E as
-# \u202e), which every font shows; tab, line feed and carriage return are kept.
-_INVISIBLE = {
-    code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-    for code in (*range(0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))
-    if code not in (0x09, 0x0A, 0x0D)
-}
-
-
 def visible(value):
-    """Text with every control character but tab, line feed and carriage return written as an escape."""
-    return value.translate(_INVISIBLE)
+    """Text with every control character (an ANSI escape sequence begins with one), line separator
+    and bidirectional override written as an escape (ESC as \\x1b, U+202E as \\u202e), which every
+    font shows; tab, line feed and carriage return are kept. The rule is the terminal's too
+    (recording.printable)."""
+    return printable(value, keep="\t\n\r")
 
 
 def _lines(value):
@@ -162,7 +155,7 @@ def table(rows, columns):
         return "*(no rows)*"
     head = "| " + " | ".join(header for _, header in columns) + " |"
     rule = "|" + "|".join("---" for _ in columns) + "|"
-    body = ["| " + " | ".join(cell(row.get(key, "")) for key, _ in columns) + " |" for row in rows]
+    body = ["| " + " | ".join(cell(row[key]) for key, _ in columns) + " |" for row in rows]
     return "\n".join([head, rule, *body])
 
 
@@ -205,16 +198,20 @@ def call_text(name, arguments):
 def result_text(result):
     """A result as recomputed by the build, its numbers with %.6g (a name, such as the check that
     ran, as it is); None for a refusal."""
-    content = result.get("content", {})
-    if not result.get("ok"):
+    if not result["ok"]:
         return None
-    return ", ".join(f"{k} = {v if isinstance(v, str) else number(v)}" for k, v in content.items())
+    return ", ".join(f"{k} = {v if isinstance(v, str) else number(v)}" for k, v in result["content"].items())
+
+
+def refusal(result):
+    """The refusal text of a result that did not run."""
+    return str(result["content"]["error"])
 
 
 def result_cell(result):
-    if result.get("ok"):
+    if result["ok"]:
         return Md(text(result_text(result)))
-    return Md("refused: " + cell(str(result.get("content", {}).get("error", ""))))
+    return Md("refused: " + cell(refusal(result)))
 
 
 def flag(value):
@@ -225,34 +222,33 @@ def flag(value):
 def outcome_columns(item, key):
     """The CSV columns of an exercise's tool call (an item with ok, value and error): its value
     under `key` at full precision, as shown, or the refusal."""
-    ok = bool(item.get("ok"))
+    ok = item["ok"]
     return {
         "ok": flag(ok),
         key: item["value"]["value"] if ok else "",
-        "shown": item["value"]["shown"] if ok else "refused: " + item.get("error", ""),
-        "error": "" if ok else item.get("error", ""),
+        "shown": item["value"]["shown"] if ok else "refused: " + item["error"],
+        "error": "" if ok else item["error"],
     }
 
 
 def call_rows(results):
     """One row per tool call of every run, with the recomputed result (full precision as JSON)."""
     rows = []
-    for run_name, run in results.get("runs", {}).items():
-        for number_, step in enumerate(run["transcript"]["steps"], start=1):
+    for run_name, run in results["runs"].items():
+        for message, step in enumerate(run["transcript"]["steps"], start=1):
             for index, (call, result) in enumerate(zip(step["tool_calls"], step["results"]), start=1):
-                ok = bool(result.get("ok"))
-                content = result.get("content", {})
+                ok = result["ok"]
                 rows.append(
                     {
                         "run": run_name,
-                        "step": number_,
+                        "message": message,
                         "call": index,
                         "tool": call["name"] if isinstance(call["name"], str) else _json(call["name"]),
                         "arguments": _json(call["arguments"]),
                         "ok": flag(ok),
-                        "result": _json(content) if ok else "",
-                        "error": "" if ok else str(content.get("error", "")),
-                        "shown": result_text(result) if ok else "refused: " + str(content.get("error", "")),
+                        "result": _json(result["content"]) if ok else "",
+                        "error": "" if ok else refusal(result),
+                        "shown": result_text(result) if ok else "refused: " + refusal(result),
                     }
                 )
     return rows
@@ -266,20 +262,20 @@ def _parameter_row(tool, pname, spec):
     if "enum" in spec:
         kind, allowed = "one of", ", ".join(spec["enum"])
     else:
-        kind = "integer" if spec.get("type") == "integer" else "number"
-        allowed = limit_range(spec.get("minimum"), spec.get("maximum")) + " (inclusive)"
+        kind = "integer" if spec["type"] == "integer" else "number"
+        allowed = limit_range(spec["minimum"], spec["maximum"]) + " (inclusive)"
     return {
         "tool": code(tool["name"]),
         "parameter": code(pname),
         "kind": kind,
         "allowed": allowed,
-        "meaning": spec.get("description", ""),
+        "meaning": spec["description"],
     }
 
 
 def allowlist_section(results, intro=""):
     """What the agent may and may not do, printed from results["allowlists"] (the code's specs)."""
-    allowlists = results.get("allowlists", {})
+    allowlists = results["allowlists"]
     groups = []  # variants with identical allowlists are shown once
     for name, spec in allowlists.items():
         for group in groups:
@@ -302,23 +298,23 @@ def allowlist_section(results, intro=""):
         spec = group["spec"]
         names = join_words([code(n) for n in group["names"]])
         label = "Variant" if len(group["names"]) == 1 else "Variants"
-        budget = spec.get("budget")
-        calls = spec.get("max_calls_per_message", MAX_CALLS_PER_MESSAGE)
+        budget = spec["budget"]
+        calls = spec["max_calls_per_message"]
         limits = [
-            f"at most {spec.get('max_steps')} messages per run",
+            f"at most {spec['max_steps']} messages per run",
             f"at most {calls} tool calls executed per message (later calls in the same message are refused)",
-            f"a budget of {budget} experiments per run (refused calls cost nothing)"
+            f"a budget of {counted(budget, 'experiment', 'experiments')} per run (refused calls cost nothing)"
             if budget is not None
             else "no experiment budget",
         ]
         out += [f"**{label} {names}**: " + "; ".join(limits) + ".", ""]
         rows = []
-        for tool in spec.get("tools", []):
+        for tool in spec["tools"]:
             for pname, pspec in tool["parameters"]["properties"].items():
                 rows.append(_parameter_row(tool, pname, pspec))
         out += [table(rows, [("tool", "tool"), ("parameter", "parameter"), ("kind", "type"), ("allowed", "allowed values"), ("meaning", "meaning")]), ""]
         out += ["| tool | what it returns |", "|---|---|"]
-        out += [f"| {code(tool['name'])} | {cell(tool.get('description', ''))} |" for tool in spec.get("tools", [])]
+        out += [f"| {code(tool['name'])} | {cell(tool['description'])} |" for tool in spec["tools"]]
         out += [""]
     return "\n".join(out)
 
@@ -330,7 +326,7 @@ WORDS_PREFIX = {
 
 
 def words_prefix(run):
-    return WORDS_PREFIX.get(run["provenance"].get("kind"), "Agent's words (not a result):")
+    return WORDS_PREFIX.get(run["provenance"]["kind"], "Agent's words (not a result):")
 
 
 def provenance_lines(run):
@@ -338,13 +334,13 @@ def provenance_lines(run):
     lines = [
         f"- **{text(run['label'])}**",
         f"- Messages produced by: {text(model_shown(p))}",
-        f"- How: {text(p.get('how', ''))}",
-        f"- Recorded {text(p.get('recorded', ''))} with replaylab {text(p.get('replaylab', ''))}"
+        f"- How: {text(p['how'])}",
+        f"- Recorded {text(p['recorded'])} with replaylab {text(p['replaylab'])}"
         + (f"; seed {text(p['seed'])}" if "seed" in p else ""),
     ]
-    client = p.get("client")
+    client = p.get("client")  # a run recorded through MCP only
     if client:
-        lines.append(f"- Through the MCP client {text(client.get('name', ''))} {text(client.get('version', ''))} "
+        lines.append(f"- Through the MCP client {text(client['name'])} {text(client['version'])} "
                      "(its name and version as it reported them)")
     usage = p.get("usage")
     if usage:
@@ -355,29 +351,28 @@ def provenance_lines(run):
 def run_section(run_name, run, results):
     """One run: provenance, prompts, and each message with its calls and recomputed results."""
     transcript = run["transcript"]
-    replayed = transcript.get("replayed") or {}
-    tolerance = replayed.get("tolerance", results.get("tolerance"))
+    tolerance = transcript["replayed"]["tolerance"]
     out = [f"### Run {name(run_name)}", ""]
     out += provenance_lines(run)
     out += [
         f"- Variant {code(run['variant'])}, group {name(run['group'])}; "
         + how_it_ended(
-            run["provenance"].get("kind"), transcript.get("finished"), len(transcript.get("steps", [])),
-            results.get("allowlists", {}).get(run["variant"], {}).get("max_steps"), transcript.get("stopped_by"),
+            run["provenance"]["kind"], transcript["finished"], len(transcript["steps"]),
+            results["allowlists"][run["variant"]]["max_steps"], transcript.get("stopped_by"),  # only a run a per-run limit ended
         ) + ".",
         f"- Replayed by this build: every call went again through a fresh allowlist and the simulation; "
         f"each recomputed result agreed with the recording within {number(tolerance, '%g')} (relative and absolute). "
         "The results below are the recomputed ones.",
         "",
     ]
-    count = len(transcript["steps"])
-    out += [f"#### {FOLDED} {name(run_name)}: the prompts and {count} message{'s' if count != 1 else ''} with every result recomputed", ""]
-    out += [quote(transcript.get("system", ""), "System prompt given to the model (from the code):"), ""]
-    out += [quote(transcript.get("task", ""), "Task given to the model (from the code):"), ""]
+    messages = counted(len(transcript["steps"]), "message", "messages")
+    out += [f"#### {FOLDED} {name(run_name)}: the prompts and {messages} with every result recomputed", ""]
+    out += [quote(transcript["system"], "System prompt given to the model (from the code):"), ""]
+    out += [quote(transcript["task"], "Task given to the model (from the code):"), ""]
     prefix = words_prefix(run)
     for number_, step in enumerate(transcript["steps"], start=1):
         out += [f"**Message {number_}**", ""]
-        out += [quote(step.get("text", ""), prefix), ""]
+        out += [quote(step["text"], prefix), ""]
         if step["tool_calls"]:
             rows = [
                 {"n": index, "call": call_text(call["name"], call["arguments"]), "result": result_cell(result)}
@@ -393,7 +388,7 @@ FULL_RUNS_LIMIT = 12  # beyond this, only the reference runs are shown message b
 
 
 def runs_section(results, order=None):
-    runs = results.get("runs", {})
+    runs = results["runs"]
     names = order if order is not None else list(runs)
     summarised = []
     if len(names) > FULL_RUNS_LIMIT:
@@ -413,7 +408,7 @@ def runs_section(results, order=None):
         out += [run_section(run_name, runs[run_name], results), ""]
     if summarised:
         out += [
-            f"### {len(summarised)} more runs",
+            f"### {counted(len(summarised), 'more run', 'more runs')}",
             "",
             f"With more than {FULL_RUNS_LIMIT} runs, only the reference runs are shown message by message; "
             "every run was replayed and judged the same way, its transcript is in `transcripts/` and its "
@@ -424,7 +419,7 @@ def runs_section(results, order=None):
             {
                 "run": name(n),
                 "label": text(runs[n]["label"]),
-                "model": text(runs[n]["provenance"].get("model", "")),
+                "model": text(runs[n]["provenance"]["model"]),
                 "variant": code(runs[n]["variant"]),
                 "messages": len(runs[n]["transcript"]["steps"]),
             }
@@ -440,25 +435,27 @@ def interval(row):
 
 
 def scorecard_section(results):
-    """How often the runs reached the right answer, per model or program, decided by the build."""
-    rows = results.get("scorecard", [])
+    """How often the runs reached the right answer, per model or program, decided by the build; the
+    counts are of the lesson's unit of score (runs, or groups of runs judged together)."""
+    rows = results["scorecard"]
+    one, many = results["score_unit"]
     out = [
         "## Scorecard",
         "",
-        f"Right answer, as the build decides it from recomputed numbers: {text(results.get('right_answer', ''))} The words of a "
-        "run never change its score. The interval is the 95 % Wilson score interval of the share of "
-        "right runs.",
+        f"Right answer, as the build decides it from recomputed numbers: {text(results['right_answer'])} The words of a "
+        f"run never change its score. The interval is the 95 % Wilson score interval of the share of "
+        f"right {many}.",
         "",
     ]
     if not rows:
-        return "\n".join(out + ["*(no runs)*", ""])
+        return "\n".join(out + [f"*(no {many})*", ""])
     table_rows = []
     for r in rows:
         mistakes = "; ".join(f"{text(m['what'])} ({m['runs']})" for m in r["mistakes"]) or "none"
         table_rows.append(
             {
                 "model": text(r["model"]),
-                "task": code(r.get("task", "")),
+                "task": code(r["task"]),
                 "runs": r["runs"],
                 "right": f"{r['right']} ({100 * r['rate']:.0f} %)",
                 "interval": interval(r),
@@ -466,26 +463,26 @@ def scorecard_section(results):
                 "mistakes": mistakes,
             }
         )
-    columns = [("model", "model or program"), ("task", "task"), ("runs", "runs"), ("right", "right"),
-               ("interval", "95 % interval"), ("calls", "mean tool calls"), ("mistakes", "what the wrong runs got wrong")]
+    columns = [("model", "model or program"), ("task", "task"), ("runs", many), ("right", "right"),
+               ("interval", "95 % interval"), ("calls", "mean tool calls"), ("mistakes", f"what the wrong {many} got wrong")]
     out += [table(table_rows, columns), ""]
     few = [r for r in rows if not r["conclusive"]]
     for r in few:
         out += [
-            f"- **Too few runs to conclude anything** about {text(r['model'])} ({code(r.get('task', ''))}): "
-            f"with {r['runs']} run{'s' if r['runs'] != 1 else ''}, the share of right answers could be anywhere "
+            f"- **Too few {many} to conclude anything** about {text(r['model'])} ({code(r['task'])}): "
+            f"with {counted(r['runs'], one, many)}, the share of right answers could be anywhere "
             f"from {interval(r)}."
         ]
     if few:
         out.append("")
-    out += [figure("scorecard", "scorecard", "Share of runs that reached the right answer, with its 95 % interval."), ""]
+    out += [figure("scorecard", "scorecard", f"Share of {many} that reached the right answer, with its 95 % interval."), ""]
     return "\n".join(out)
 
 
 def recording_section(results):
     """How to record a new run: commands only, marked as not verified by the build."""
-    lesson = results.get("lesson", "LESSON")
-    variants = list(results.get("allowlists", {}))
+    lesson = results["lesson"]
+    variants = list(results["allowlists"])
     out = [
         "## How to record a new run",
         "",
@@ -504,7 +501,7 @@ def recording_section(results):
         f"where V is one of: {join_words([code(v) for v in variants], 'or')}.",
         "",
     ]
-    runs = results.get("runs", {})
+    runs = results["runs"]
     if runs:
         out += ["To record a run of this page again with the current code:", ""]
         out += [fenced("\n".join(run["rerecord"] for run in runs.values()), "sh"), ""]

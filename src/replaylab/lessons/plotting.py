@@ -12,21 +12,21 @@ def run_markers(runs):
     return {run: MARKERS[i % len(MARKERS)] for i, run in enumerate(runs)}
 
 
-def accepted_calls(results, tool, variant=None):
+def drawn_calls(results, tool):
     """(run, arguments, recomputed content) of each call of `tool` that ran, in the runs a figure
-    draws (lessons.drawn_runs), from results.json; `variant` keeps the runs of one variant only."""
+    draws (lessons.drawn_runs), from results.json."""
     for run_name, run in drawn_runs(results).items():
-        if variant is not None and run.get("variant") != variant:
-            continue
         for step in run["transcript"]["steps"]:
             for call, result in zip(step["tool_calls"], step["results"]):
-                arguments = call.get("arguments")
-                if call.get("name") == tool and result.get("ok") and isinstance(arguments, dict):
+                arguments = call["arguments"]
+                if call["name"] == tool and result["ok"] and isinstance(arguments, dict):
                     yield run_name, arguments, result["content"]
 
 
-def scorecard(results):
-    rows = results.get("scorecard", [])
+def scorecard_figure(results):
+    """The scorecard as bars: the share of right runs (or groups) per model and task, with intervals."""
+    rows = results["scorecard"]
+    many = results["score_unit"][1]
     height = 3.0 + 0.55 * max(1, len(rows))
     figure = Figure(figsize=(9, height), layout="constrained")
     axes = figure.add_subplot()
@@ -35,18 +35,18 @@ def scorecard(results):
     low = [max(0.0, 100 * (r["rate"] - r["low"])) for r in rows]  # rounding can make these -1e-15
     high = [max(0.0, 100 * (r["high"] - r["rate"])) for r in rows]
     positions = list(range(len(rows)))
-    axes.barh(positions, rates, color="tab:blue", alpha=0.6, label="share of runs right, judged from recomputed numbers (this build)")
+    axes.barh(positions, rates, color="tab:blue", alpha=0.6, label=f"share of {many} right, judged from recomputed numbers (this build)")
     axes.errorbar(rates, positions, xerr=[low, high], fmt="none", ecolor="black", capsize=4, label="95 % Wilson interval")
     axes.set_yticks(positions, labels, fontsize=8)
     axes.invert_yaxis()
     axes.set_xlim(0, 100)
-    axes.set_xlabel("runs that reached the right answer (%)")
+    axes.set_xlabel(f"{many} that reached the right answer (%)")
     axes.set_ylabel("who made the runs")
-    figure.suptitle(f"Scorecard of lesson {results.get('lesson', '')} (decided by the build)")
+    figure.suptitle(f"Scorecard of lesson {results['lesson']} (decided by the build)")
     figure.legend(loc="outside lower center", ncols=2, fontsize=8)
     axes.grid(axis="x", alpha=0.3)
     if not rows:
-        axes.text(50, 0, "no runs", ha="center", va="center")
+        axes.text(50, 0, f"no {many}", ha="center", va="center")
     return figure
 
 

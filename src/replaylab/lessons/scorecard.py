@@ -18,7 +18,7 @@ import pandas as pd
 Z95 = 1.959963984540054  # two-sided 95 % normal quantile
 TOO_WIDE = 0.5  # an interval wider than this says nothing useful
 
-# The per-run table: a judged run (a review: its reviewers together), who made it, its task, its
+# The per-run table: a judged run (in a lesson judged per group, a group of runs), who made it, its task, its
 # score, the calls it made and ran, the tokens its provider reported (empty when none were) and the
 # recordings it is made of.
 COLUMNS = ("run", "model", "task", "right", "wrong", "calls", "budget_used", "input_tokens", "output_tokens", "recordings")

@@ -1,1 +1,1 @@
-"""The validation contract: five checks that a stepper must pass, and the pieces under review."""
+"""The validation contract: five checks that a stepper must pass, and the pieces of code it checks."""

@@ -1,6 +1,6 @@
 """The five checks of the validation contract (physics.md 3.1 to 3.3), with their fixed tolerances.
 
-A piece of code under review is a `Candidate`: a builder that returns a fresh stepper, and what
+A piece of code to check is a `Candidate`: a builder that returns a fresh stepper, and what
 the code claims (its order, bounded energy). Each check returns a `CheckResult`; a value that is
 not finite counts as not measured and fails (it is reported as +inf).
 """
@@ -16,7 +16,7 @@ from replaylab.physics import oscillator
 EXACT = 1e-12
 ORDER_MARGIN = 0.4
 BAND_GROWTH = 1.5
-LIMITS_GRAVITY = 9.81  # the limits check's constant acceleration (not the projectile's 9.80665)
+LIMITS_GRAVITY = 9.81  # the limits check's constant acceleration (not standard gravity, 9.80665)
 
 CHECK_NAMES = ("clock", "purity", "limits", "convergence-order", "bounded-energy")
 ORDER_STEP_COUNTS = (50, 100, 200, 400, 800)
@@ -25,7 +25,7 @@ ERROR_PERIODS = 2
 
 @dataclass(frozen=True)
 class Candidate:
-    """A piece of code under review: a stepper builder and what the piece claims."""
+    """A piece of code to check: a stepper builder and what the piece claims."""
 
     name: str
     build: Callable

@@ -1,6 +1,6 @@
-"""Piece 2 of the review: claims to be symplectic Euler but moves the particle with the OLD velocity.
+"""A faulty piece of code: claims to be symplectic Euler but moves the particle with the OLD velocity.
 
-Arithmetically it is explicit Euler. Only the review lesson imports it.
+Arithmetically it is explicit Euler. One lesson imports it, as the piece its reviewers must reject.
 """
 
 

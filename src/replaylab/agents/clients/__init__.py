@@ -92,7 +92,7 @@ def providers():
             try:
                 load_provider(found.name)
             except ValueError:
-                pass  # not a provider (the replay client), or not a provider's name
+                pass  # not a provider (the recorded-messages client of a replay), or not a provider's name
     return dict(sorted(_REGISTERED.items()))
 
 

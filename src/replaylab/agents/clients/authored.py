@@ -5,7 +5,7 @@ The results in the new recording are computed by the current code, never typed b
 """
 
 from replaylab.agents.clients import Options, Provider, command, register
-from replaylab.agents.clients.replay import RecordedMessagesClient
+from replaylab.agents.clients.recorded import RecordedMessagesClient
 
 MODEL = "written by a person (no language model)"
 HOW = (

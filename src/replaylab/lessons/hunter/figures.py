@@ -7,23 +7,22 @@
 """
 
 from matplotlib.figure import Figure
-from replaylab.lessons import drawn_runs
+from replaylab.lessons import counted, drawn_runs
+from replaylab.lessons.hunter import lab
 from replaylab.lessons.markdown import join_words
-from replaylab.lessons.plotting import accepted_calls, run_markers, scorecard, steps_per_period_axes
-
-TOOL = "oscillator_energy_drift"
-KEY = "max_energy_drift"
+from replaylab.lessons.plotting import drawn_calls, run_markers, scorecard_figure, steps_per_period_axes
 
 
 def experiments(results):
-    """{(run, method, periods): [(steps, drift)]} of the accepted drift calls, as recomputed."""
+    """{(run, method, periods): [(steps, drift)]} of the accepted drift calls, as recomputed (the
+    arguments as the agent sent them: a call the allowlist took has them all)."""
     found = {}
-    for run_name, arguments, content in accepted_calls(results, TOOL):
-        value = content.get(KEY)
-        if value is None or value <= 0:
+    for run_name, arguments, content in drawn_calls(results, lab.TOOL_NAME):
+        value = content[lab.RESULT_KEY]
+        if value is None or value <= 0:  # None: a value that was not finite, not drawn on log axes
             continue
-        key = (run_name, arguments.get("method"), arguments.get("periods"))
-        found.setdefault(key, []).append((arguments.get("steps_per_period"), value))
+        key = (run_name, arguments["method"], arguments["periods"])
+        found.setdefault(key, []).append((arguments["steps_per_period"], value))
     return found
 
 
@@ -49,12 +48,12 @@ def drift(results):
     for method in methods:
         rows = [r for r in scan["rows"] if r["method"] == method]
         (line,) = axes.plot(
-            [r["steps_per_period"] for r in rows], [r[KEY] for r in rows], "-", color=colours[method], marker=".", linewidth=1.6
+            [r["steps_per_period"] for r in rows], [r["max_energy_drift"] for r in rows], "-", color=colours[method], marker=".", linewidth=1.6
         )
         handles[f"{method}, {periods} periods (scan, this build)"] = line
 
     claims = {}
-    for verdicts in results.get("verdicts", {}).values():
+    for verdicts in results["verdicts"].values():
         verdict = verdicts["verdict"]
         claims.setdefault(verdict["claim"], verdict)
     for name, verdict in claims.items():
@@ -85,12 +84,12 @@ def drift(results):
     for artist, label in points_handles:
         handles[label] = artist
 
-    for run, verdicts in results.get("verdicts", {}).items():
-        witness = verdicts["verdict"].get("witness")
+    for run, verdicts in results["verdicts"].items():
+        witness = verdicts["verdict"]["witness"]
         if witness and run in runs:  # with many runs, the reference runs' only
             axes.annotate(
                 f"counterexample of hunt '{run}':\n{witness['method']}, {witness['steps_per_period']} steps per period,\n"
-                f"{witness['periods']} periods: {witness['value']['shown']} > {verdicts['verdict']['limit']:g}",
+                f"{counted(witness['periods'], 'period', 'periods')}: {witness['value']['shown']} > {verdicts['verdict']['limit']:g}",
                 (witness["steps_per_period"], witness["value"]["value"]), xytext=(30, 38), textcoords="offset points",
                 fontsize="small", arrowprops={"arrowstyle": "->", "color": "0.3"},
                 bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "0.7"},
@@ -106,4 +105,4 @@ def drift(results):
     return figure
 
 
-FIGURES = {"drift": drift, "scorecard": scorecard}
+FIGURES = {"drift": drift, "scorecard": scorecard_figure}

@@ -6,13 +6,13 @@ It never reads the model's text and never trusts a stored result (physics.md 2.5
 import dataclasses
 import math
 
-from replaylab.lessons import accepted_calls, count_calls, shown
+from replaylab.lessons import count_calls, counted, shown, validated_calls
 from replaylab.lessons.hunter import lab
 
 DEMONSTRATION_GROUP = "reference"
 STRICTER_VARIANT = "velocity-verlet"  # the exercise's stricter claim: 3.5 % instead of 4 %
 STRICTER_LIMIT = 0.035
-EVIDENCE = "numerically verified: the simulated oscillator, {method}, {steps} steps per period, {periods} periods"
+EVIDENCE = "numerically verified: the simulated oscillator, {method}, {steps} steps per period, {periods}"
 
 
 def _experiment(arguments, value):
@@ -22,7 +22,7 @@ def _experiment(arguments, value):
 def hunt_verdict(transcript, claim):
     tool = lab.drift_tool()
     tested, witness, closest = 0, None, None
-    for _, call, arguments in accepted_calls(transcript, {tool.name: tool}):
+    for _, call, arguments in validated_calls(transcript, {tool.name: tool}):
         if call.name != claim.tool or tested >= claim.budget:
             continue
         if not claim.covers(arguments):
@@ -50,7 +50,7 @@ def hunt_verdict(transcript, claim):
     if witness:
         arguments = witness[0]
         verdict["evidence"] = EVIDENCE.format(
-            method=arguments["method"], steps=arguments["steps_per_period"], periods=arguments["periods"]
+            method=arguments["method"], steps=arguments["steps_per_period"], periods=counted(arguments["periods"], "period", "periods")
         )
     else:
         verdict["evidence"] = None
@@ -133,3 +133,11 @@ def words_ignored(transcript, claim):
         ("every stored result overwritten by 0.9", _with_stored_results(transcript, 0.9)),
     )
     return [{"probe": what, "outcome": hunt_verdict(changed, claim)["outcome"]} for what, changed in probes]
+
+
+def verdict_line(recording):
+    """One line for `replaylab promote`: the verdict of this hunt on its own claim."""
+    v = hunt_verdict(recording.transcript, lab.CLAIMS[recording.variant])
+    found = v["witness"] or v["closest"]
+    where = f", {'witness' if v['witness'] else 'closest'} {found['steps_per_period']}/{found['periods']}" if found else ""
+    return f"{v['outcome']} ({v['tested']} tested{where})"

@@ -4,13 +4,13 @@ A counterexample is numerically verified about the experiment that breaks the cl
 inconclusive hunt has no evidence label and the page says it is not a result.
 """
 
+from replaylab.lessons import counted
 from replaylab.lessons import markdown as md
+from replaylab.lessons.hunter import LESSON, lab
+from replaylab.lessons.hunter.judge import DEMONSTRATION_GROUP
 from replaylab.lessons.hunter import tables as lesson_tables
 from replaylab.lessons.markdown import Md, name, table, text
 
-
-def title():
-    return "Lesson `hunter`: a counterexample hunter"
 
 
 def question(results):
@@ -20,6 +20,13 @@ def question(results):
     )
 
 
+def _outcome(item):
+    """An exercise's call through the allowlist: what it measured, or the refusal."""
+    if item["ok"]:
+        return Md(f"ran: {lab.RESULT_KEY} = {item['value']['shown']}")
+    return Md("refused: " + md.cell(item["error"]))
+
+
 def _percent(limit):
     return md.number(100 * limit, "%g")
 
@@ -27,14 +34,14 @@ def _percent(limit):
 def _experiment(item):
     return (
         f"{text(item['method'])}, {md.number(item['steps_per_period'], '%d')} steps per period, "
-        f"{md.number(item['periods'], '%d')} periods"
+        f"{counted(item['periods'], 'period', 'periods')}"
     )
 
 
-def verdict_lines(run, verdict, budget):
+def verdict_lines(run, verdict):
     """The decision on one hunt, with its evidence label (none for an inconclusive hunt)."""
     limit = md.number(verdict["limit"], "%g")
-    budget_text = f" (budget {md.number(budget, '%d')})" if budget is not None else ""
+    budget_text = f" (budget {md.number(verdict['budget'], '%d')})"
     tested = (
         f"The build recomputed each accepted experiment of the run inside the claim's domain: "
         f"{md.number(verdict['tested'], '%d')} counted{budget_text}."
@@ -46,9 +53,9 @@ def verdict_lines(run, verdict, budget):
             f"above the limit {limit} is {_experiment(witness)}: largest energy drift {witness['value']['shown']}, "
             f"above {limit}. The claim is false.",
             "",
-            md.evidence(verdict.get("evidence")),
+            md.evidence(verdict["evidence"]),
         ]
-    closest = verdict.get("closest")
+    closest = verdict["closest"]
     closest_text = (
         f" The closest to the limit was {_experiment(closest)}: {closest['value']['shown']}, below {limit}."
         if closest
@@ -63,7 +70,7 @@ def verdict_lines(run, verdict, budget):
 
 def summary(results):
     lines = []
-    for run, verdicts in results.get("verdicts", {}).items():
+    for run, verdicts in results["verdicts"].items():
         v = verdicts["verdict"]
         if v["outcome"] == "counterexample":
             lines.append(
@@ -73,14 +80,14 @@ def summary(results):
         else:
             lines.append(
                 f"run {name(run)} (claim {name(v['claim'])}, limit {md.number(v['limit'], '%g')}): inconclusive after "
-                f"{md.number(v['tested'], '%d')} experiments; not a result, and it does not show the claim is true"
+                f"{counted(v['tested'], 'experiment', 'experiments')}; not a result, and it does not show the claim is true"
             )
     return lines
 
 
 def _claims(results):
     seen, out = set(), []
-    for verdicts in results.get("verdicts", {}).values():
+    for verdicts in results["verdicts"].values():
         v = verdicts["verdict"]
         if v["claim"] in seen:
             continue
@@ -90,7 +97,6 @@ def _claims(results):
 
 
 def _decisions(results):
-    allowlists = results.get("allowlists", {})
     out = [
         "## What the build decided",
         "",
@@ -99,24 +105,22 @@ def _decisions(results):
         "the agent's words). The first experiment above the claim's limit is a counterexample.",
         "",
     ]
-    verdicts = results.get("verdicts", {})
+    verdicts = results["verdicts"]
     if not verdicts:
         out += ["*(no run to judge)*", ""]
     for run, item in verdicts.items():
-        variant = results.get("runs", {}).get(run, {}).get("variant")
-        budget = allowlists.get(variant, {}).get("budget")
-        out += verdict_lines(run, item["verdict"], budget) + [""]
+        out += verdict_lines(run, item["verdict"]) + [""]
     return out
 
 
 def _demos(results, rows):
-    exercises = results.get("exercises", {})
-    scans = results.get("scans", {})
-    verdicts = results.get("verdicts", {})
+    exercises = results["exercises"]
+    scans = results["scans"]
+    verdicts = results["verdicts"]
     out = ["## Demonstrations and exercises", ""]
 
-    boundary = exercises.get("boundary", {})
-    attempts = boundary.get("attempts", [])
+    boundary = exercises["boundary"]
+    attempts = boundary["attempts"]
     out += [
         "### The boundary of the allowlist",
         "",
@@ -126,42 +130,45 @@ def _demos(results, rows):
     attempt_rows = [
         {
             "what": item["what"],
-            "call": md.call_text("oscillator_energy_drift", item["arguments"]),
-            "outcome": Md(f"ran: max_energy_drift = {item['value']['shown']}") if item.get("ok") else Md("refused: " + md.cell(item.get("error", ""))),
+            "call": md.call_text(lab.TOOL_NAME, item["arguments"]),
+            "outcome": _outcome(item),
         }
         for item in attempts
     ]
     out += [table(attempt_rows, [("what", "what"), ("call", "call"), ("outcome", "outcome")]), ""]
-    repeats = boundary.get("repeats", [])
+    repeats = boundary["repeats"]
     if repeats:
         out += [
-            f"Then, on a fresh allowlist with a budget of {md.number(boundary.get('budget'), '%d')} experiments, the same "
+            f"Then, on a fresh allowlist with a budget of {counted(boundary['budget'], 'experiment', 'experiments')}, the same "
             f"valid experiment {len(repeats)} times:",
             "",
         ]
         repeat_rows = [
             {
                 "n": item["call"],
-                "outcome": Md(f"ran: max_energy_drift = {item['value']['shown']}") if item.get("ok") else Md("refused: " + md.cell(item.get("error", ""))),
+                "outcome": _outcome(item),
             }
             for item in repeats
         ]
         out += [table(repeat_rows, [("n", "call"), ("outcome", "outcome")]), ""]
 
-    out += [
-        "### The verdict ignores the words",
-        "",
-        "Each run judged again after its words, or its stored results, were changed. The verdict is "
-        "computed from the arguments of the calls alone, so it does not move:",
-        "",
-    ]
+    out += ["### The verdict ignores the words", ""]
     probe_rows = [{"run": r["run"], "probe": r["probe"], "outcome": r["outcome"], "original": r["verdict_unchanged"]} for r in rows["words-ignored"]]
-    out += [table(probe_rows, [("run", "run"), ("probe", "change"), ("outcome", "verdict after the change"), ("original", "verdict of the run")]), ""]
+    if probe_rows:
+        out += [
+            f"Each run of the group {name(DEMONSTRATION_GROUP)} judged again after its words, or its stored results, "
+            "were changed. The verdict is computed from the arguments of the calls alone, so it does not move:",
+            "",
+            table(probe_rows, [("run", "run"), ("probe", "change"), ("outcome", "verdict after the change"), ("original", "verdict of the run")]),
+            "",
+        ]
+    else:
+        out += [f"*(not run in this build: it judges the runs of the group {name(DEMONSTRATION_GROUP)} again, and there is none)*", ""]
 
-    fcb = scans.get("false_claim_boundary", {})
+    fcb = scans["false_claim_boundary"]
     out += ["### Exercise: the boundary of the symplectic Euler claim", ""]
-    if fcb.get("smallest") is not None:
-        below = fcb.get("drift_below")
+    if fcb["smallest"] is not None:
+        below = fcb.get("drift_below")  # absent when the smallest is the domain's first
         line = (
             f"The smallest number of steps per period in the claim's domain at which symplectic Euler keeps the "
             f"energy within {_percent(fcb['limit'])} % over {md.number(fcb['periods'], '%d')} periods is "
@@ -180,7 +187,7 @@ def _demos(results, rows):
     else:
         out += ["No number of steps per period in the scan keeps the drift within the limit.", ""]
 
-    stricter = [(run, v["stricter_claim"], v["verdict"]) for run, v in verdicts.items() if v.get("stricter_claim")]
+    stricter = [(run, v["stricter_claim"], v["verdict"]) for run, v in verdicts.items() if "stricter_claim" in v]
     if stricter:
         out += ["### Exercise: a stricter claim", ""]
         for run, strict, original in stricter:
@@ -198,15 +205,15 @@ def _demos(results, rows):
                 f"Against its own claim the run is still {original['outcome']}.",
                 "",
             ]
-            if strict.get("evidence"):
+            if strict["evidence"]:
                 out += [md.evidence(strict["evidence"]), ""]
     return out
 
 
 def _figure(results):
-    drift = results.get("scans", {}).get("drift", {})
-    periods = md.number(drift.get("periods"), "%d")
-    methods = md.join_words(list(dict.fromkeys(row["method"] for row in drift.get("rows", []))))
+    drift = results["scans"]["drift"]
+    periods = md.number(drift["periods"], "%d")
+    methods = md.join_words(list(dict.fromkeys(row["method"] for row in drift["rows"])))
     caption = (
         f"Lines: largest energy drift over {periods} periods against steps per period (log-log), computed by this "
         f"build for {methods}. Dashed: each claim's limit. Points: the hunts' experiments as recomputed by this "
@@ -220,7 +227,7 @@ def page(results):
     drift_rows = [
         {"method": r["method"], "n": r["steps_per_period"], "drift": Md(md.number(r["max_energy_drift"]))} for r in rows["drift-scan"]
     ]
-    periods = md.number(results.get("scans", {}).get("drift", {}).get("periods"), "%d")
+    periods = md.number(results["scans"]["drift"]["periods"], "%d")
     intro = [
         "The claims (each run hunts one of them; the task given to the agent contains the claim and the budget):",
         "",
@@ -235,7 +242,7 @@ def page(results):
     ]
     return md.lesson_page(
         results,
-        title=title(),
+        title=LESSON.heading,
         question=question(results),
         intro="\n".join(intro),
         decisions=_decisions(results),

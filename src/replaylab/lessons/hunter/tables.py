@@ -5,7 +5,7 @@ the page rounds.
 
 - drift-scan: largest energy drift against steps per period, per method (the figure's lines);
 - verdicts: per run, the verdict on its claim (and the exercise's stricter claim);
-- words-ignored: per run, the verdict after its words or stored results were changed;
+- words-ignored: per run of the demonstration group, the verdict after its words or stored results were changed;
 - boundary: the attempts through the allowlist and the budget demonstration;
 - false-claim-boundary: the smallest steps per period that keep symplectic Euler within the limit;
 - run: every tool call of every run with its recomputed result.
@@ -13,13 +13,14 @@ the page rounds.
 
 import json
 
+from replaylab.lessons.hunter import lab
 from replaylab.lessons.markdown import call_rows, outcome_columns
 
 TABLES = ("drift-scan", "verdicts", "words-ignored", "boundary", "false-claim-boundary", "run")
 
 
 def _experiment(prefix, item):
-    if not item:
+    if item is None:
         return {f"{prefix}_method": "", f"{prefix}_steps_per_period": "", f"{prefix}_periods": "", f"{prefix}_value": "", f"{prefix}_shown": ""}
     return {
         f"{prefix}_method": item["method"],
@@ -39,44 +40,44 @@ def verdict_row(run, which, verdict):
         "limit": verdict["limit"],
         "tested": verdict["tested"],
         "outcome": verdict["outcome"],
-        **_experiment("witness", verdict.get("witness")),
-        **_experiment("closest", verdict.get("closest")),
-        "evidence": verdict.get("evidence") or "",
+        **_experiment("witness", verdict["witness"]),
+        **_experiment("closest", verdict["closest"]),
+        "evidence": verdict["evidence"] or "",
     }
 
 
 def tables(results):
-    scans = results.get("scans", {})
-    drift = scans.get("drift", {})
+    scans = results["scans"]
+    drift = scans["drift"]
     out = {name: [] for name in TABLES}
     out["drift-scan"] = [
-        {"method": row["method"], "steps_per_period": row["steps_per_period"], "periods": drift.get("periods"), "max_energy_drift": row["max_energy_drift"]}
-        for row in drift.get("rows", [])
+        {"method": row["method"], "steps_per_period": row["steps_per_period"], "periods": drift["periods"], "max_energy_drift": row["max_energy_drift"]}
+        for row in drift["rows"]
     ]
-    for run, verdicts in results.get("verdicts", {}).items():
+    for run, verdicts in results["verdicts"].items():
         out["verdicts"].append(verdict_row(run, "verdict", verdicts["verdict"]))
-        if verdicts.get("stricter_claim"):
+        if "stricter_claim" in verdicts:  # a demonstration run of a claim without a counterexample only
             out["verdicts"].append(verdict_row(run, "stricter claim (exercise)", verdicts["stricter_claim"]))
         out["words-ignored"] += [
             {"run": run, "probe": probe["probe"], "outcome": probe["outcome"], "verdict_unchanged": verdicts["verdict"]["outcome"]}
-            for probe in verdicts.get("words_ignored", [])
+            for probe in verdicts.get("words_ignored", [])  # the demonstration group's runs only
         ]
-    boundary = results.get("exercises", {}).get("boundary", {})
+    boundary = results["exercises"]["boundary"]
     out["boundary"] = [
-        {"part": "attempt", "number": number, "what": item["what"], "arguments": json.dumps(item["arguments"]), **outcome_columns(item, "max_energy_drift")}
-        for number, item in enumerate(boundary.get("attempts", []), start=1)
+        {"part": "attempt", "number": number, "what": item["what"], "arguments": json.dumps(item["arguments"]), **outcome_columns(item, lab.RESULT_KEY)}
+        for number, item in enumerate(boundary["attempts"], start=1)
     ] + [
         {
             "part": "same valid experiment on a fresh allowlist",
             "number": item["call"],
             "what": f"call {item['call']}",
-            "arguments": json.dumps(boundary["attempts"][0]["arguments"]) if boundary.get("attempts") else "",
-            **outcome_columns(item, "max_energy_drift"),
+            "arguments": json.dumps(boundary["attempts"][0]["arguments"]),
+            **outcome_columns(item, lab.RESULT_KEY),
         }
-        for item in boundary.get("repeats", [])
+        for item in boundary["repeats"]
     ]
-    fcb = scans.get("false_claim_boundary", {})
-    if fcb.get("smallest") is not None:
+    fcb = scans["false_claim_boundary"]
+    if fcb["smallest"] is not None:
         out["false-claim-boundary"].append(
             {
                 "quantity": "smallest steps per period within the limit",
@@ -87,7 +88,7 @@ def tables(results):
                 "shown": fcb["drift_at_smallest"]["shown"],
             }
         )
-        below = fcb.get("drift_below")
+        below = fcb.get("drift_below")  # absent when the smallest is the domain's first
         if below:
             out["false-claim-boundary"].append(
                 {

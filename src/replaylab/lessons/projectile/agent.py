@@ -26,8 +26,8 @@ def _ranges(conversation):
     """{dt: {angle: range}} of the accepted range_with_drag calls so far."""
     found = {}
     for call, result in exchanges(conversation):
-        if result.ok and call is not None and call.name == "range_with_drag":
-            found.setdefault(call.arguments["dt"], {})[call.arguments["angle"]] = result.content["range_m"]
+        if result.ok and call is not None and call.name == lab.RANGE_TOOL:
+            found.setdefault(call.arguments["dt"], {})[call.arguments["angle"]] = result.content[lab.RANGE_KEY]
     return found
 
 
@@ -37,7 +37,7 @@ def _best(ranges):
 
 def _calls(angles, dt, start):
     return tuple(
-        ToolCall(str(start + i), "range_with_drag", {"speed": lab.SPEED, "angle": a, "dt": dt}) for i, a in enumerate(angles)
+        ToolCall(str(start + i), lab.RANGE_TOOL, {"speed": lab.SPEED, "angle": a, "dt": dt}) for i, a in enumerate(angles)
     )
 
 

@@ -7,12 +7,12 @@ from replaylab.lessons.projectile import lab
 from replaylab.physics import projectile
 
 MISBEHAVING_CALLS = (
-    ("a valid call", "range_with_drag", {"speed": 25, "angle": 40, "dt": 0.01}),
+    ("a valid call", lab.RANGE_TOOL, {"speed": 25, "angle": 40, "dt": 0.01}),
     ("a tool that is not allowed", "os.system", {"command": "echo hello"}),
-    ("a step of zero", "range_with_drag", {"speed": 25, "angle": 40, "dt": 0.0}),
-    ("a missing argument", "range_with_drag", {"speed": 25, "angle": 40}),
-    ("a number sent as text", "range_with_drag", {"speed": "25", "angle": 40, "dt": 0.01}),
-    ("an extra argument", "range_without_drag", {"speed": 25, "angle": 45, "code": "1+1"}),
+    ("a step of zero", lab.RANGE_TOOL, {"speed": 25, "angle": 40, "dt": 0.0}),
+    ("a missing argument", lab.RANGE_TOOL, {"speed": 25, "angle": 40}),
+    ("a number sent as text", lab.RANGE_TOOL, {"speed": "25", "angle": 40, "dt": 0.01}),
+    ("an extra argument", lab.VACUUM_TOOL, {"speed": 25, "angle": 45, "code": "1+1"}),
 )
 
 
@@ -54,7 +54,7 @@ def new_tool():
     rows = []
     for number, angle in enumerate((90, 60), start=1):
         arguments = {"speed": lab.SPEED, "angle": angle}
-        result = allowlist.dispatch(ToolCall(str(number), "flight_time_without_drag", arguments))
+        result = allowlist.dispatch(ToolCall(str(number), lab.FLIGHT_TIME_TOOL, arguments))
         rows.append({"arguments": arguments, **_outcome(result, "%.3f")})
     return rows
 

@@ -8,13 +8,16 @@
 
 from matplotlib.figure import Figure
 from replaylab.lessons import drawn_runs
-from replaylab.lessons.plotting import accepted_calls, run_markers, scorecard
+from replaylab.lessons.plotting import drawn_calls, run_markers, scorecard_figure
+from replaylab.lessons.projectile import lab
+
 
 def agent_points(results, max_dt):
-    """{(run, dt): [(angle, range)]} of the accepted range_with_drag calls with dt <= max_dt."""
+    """{(run, dt): [(angle, range)]} of the accepted range_with_drag calls with dt <= max_dt; the
+    arguments are as the agent sent them (a call the allowlist took has them all, as numbers)."""
     points = {}
-    for run_name, arguments, content in accepted_calls(results, "range_with_drag"):
-        dt, angle, value = arguments.get("dt"), arguments.get("angle"), content.get("range_m")
+    for run_name, arguments, content in drawn_calls(results, lab.RANGE_TOOL):
+        dt, angle, value = arguments["dt"], arguments["angle"], content[lab.RANGE_KEY]
         if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (dt, angle, value)):
             continue
         if dt <= max_dt:
@@ -30,9 +33,9 @@ def evidence(results):
     points = agent_points(results, scan_dt)
     runs = list(drawn_runs(results))
     conclusions = {
-        run: verdict.get("conclusion", {})
-        for run, verdict in results.get("verdicts", {}).items()
-        if run in runs and verdict.get("conclusion", {}).get("checkable")
+        run: verdict["conclusion"]
+        for run, verdict in results["verdicts"].items()
+        if run in runs and verdict["conclusion"]["checkable"]
     }
 
     dts = sorted(({dt for _, dt in points} | {c["smallest_dt"] for c in conclusions.values()}) - {scan_dt}, reverse=True)
@@ -52,7 +55,7 @@ def evidence(results):
 
     fine_lo, fine_hi = None, None
     for run, conclusion in conclusions.items():
-        grid = conclusion.get("grid", [])
+        grid = conclusion["grid"]
         dt = conclusion["smallest_dt"]
         if grid:
             xs = [g["angle"] for g in grid]
@@ -82,7 +85,7 @@ def evidence(results):
     pad = 0.25
     close.set_xlim(fine_lo - pad, fine_hi + pad)
     visible = [r for a, r in zip(angles, ranges) if fine_lo - pad <= a <= fine_hi + pad]
-    visible += [g["range_m"] for c in conclusions.values() for g in c.get("grid", [])]
+    visible += [g["range_m"] for c in conclusions.values() for g in c["grid"]]
     visible += [y for pts in points.values() for x, y in pts if fine_lo - pad <= x <= fine_hi + pad]
     if visible:
         margin = 0.08 * (max(visible) - min(visible) or 1.0)
@@ -99,4 +102,4 @@ def evidence(results):
     return figure
 
 
-FIGURES = {"evidence": evidence, "scorecard": scorecard}
+FIGURES = {"evidence": evidence, "scorecard": scorecard_figure}

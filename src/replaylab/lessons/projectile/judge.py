@@ -3,7 +3,7 @@
 import numpy as np
 
 from replaylab.agents.replay import ReplayMismatch, replay
-from replaylab.lessons import accepted_calls, count_calls, shown
+from replaylab.lessons import caught, count_calls, shown, validated_calls
 from replaylab.lessons.projectile import lab
 from replaylab.physics import projectile
 
@@ -12,11 +12,6 @@ GRID_MARGIN = 2  # degrees below and above the agent's bracket
 ROUGH_FACTOR = 1.01
 DEMONSTRATION_GROUP = "reference"  # the runs the page's demonstrations are made with
 REFERENCE_ANGLE = 45.0  # degrees: the best angle without drag, what the gain is measured against
-
-
-def range_key(angle):
-    """The key of the comparison range in a conclusion: range_at_45_m for 45 degrees."""
-    return f"range_at_{angle:g}_m"
 EVIDENCE = "numerically verified: the simulated tennis ball, explicit Euler, no measurement"
 
 
@@ -25,11 +20,11 @@ def agent_conclusion(transcript):
     tools = {t.name: t for t in lab.tools()}
     calls = [
         args
-        for _, call, args in accepted_calls(transcript, tools)
-        if call.name == "range_with_drag" and args["speed"] == lab.SPEED
+        for _, call, args in validated_calls(transcript, tools)
+        if call.name == lab.RANGE_TOOL and args["speed"] == lab.SPEED
     ]
     if not calls:
-        return {"checkable": False, "reason": "the agent made no accepted range_with_drag call at 25 m/s"}
+        return {"checkable": False, "reason": f"the agent made no accepted {lab.RANGE_TOOL} call at {lab.SPEED:g} m/s"}
     smallest = min(args["dt"] for args in calls)
     at_smallest = {}
     for args in calls:
@@ -47,9 +42,9 @@ def agent_conclusion(transcript):
     ranges = projectile.ranges_with_drag(lab.SPEED, grid, smallest)
     best = int(np.argmax(ranges))
     best_angle, best_range = float(grid[best]), float(ranges[best])
-    range_45 = projectile.range_with_drag(lab.SPEED, REFERENCE_ANGLE, smallest)
-    gain = best_range - range_45
-    gain_percent = (100 * gain) / range_45
+    reference_range = projectile.range_with_drag(lab.SPEED, REFERENCE_ANGLE, smallest)
+    gain = best_range - reference_range
+    gain_percent = (100 * gain) / reference_range
     inside = low <= best_angle <= high
     return {
         "checkable": True,
@@ -60,7 +55,7 @@ def agent_conclusion(transcript):
         "best_angle": shown(best_angle, f"{best_angle:.2f}"),
         "best_range_m": shown(best_range, f"{best_range:.4g}"),
         "reference_angle": REFERENCE_ANGLE,
-        range_key(REFERENCE_ANGLE): shown(range_45, f"{range_45:.4g}"),
+        "reference_range_m": shown(reference_range, f"{reference_range:.4g}"),
         "gain_m": shown(gain, f"{gain:.4g}"),
         "gain_percent": shown(gain_percent, f"{gain_percent:.4g}"),
         "inside": inside,
@@ -75,8 +70,8 @@ def rough_ball(run, tolerance):
     try:
         replay(run, variant, tolerance, drag=ROUGH_FACTOR * projectile.DRAG)
     except ReplayMismatch as mismatch:
-        return {"caught": True, "drag_factor": ROUGH_FACTOR, "message": str(mismatch)}
-    return {"caught": False, "drag_factor": ROUGH_FACTOR, "message": ""}
+        return {"drag_factor": ROUGH_FACTOR, **caught(mismatch)}
+    return {"drag_factor": ROUGH_FACTOR, "caught": False}
 
 
 def judge(runs, tolerance):
@@ -109,3 +104,11 @@ def score(entry, scans):
     if conclusion["bracket"][1] - conclusion["bracket"][0] > 1:
         return "the bracket is wider than one degree"
     return None
+
+
+def verdict_line(recording):
+    """One line for `replaylab promote`: the decision on this run's conclusion alone."""
+    c = agent_conclusion(recording.transcript)
+    if not c["checkable"]:
+        return f"not checkable: {c['reason']}"
+    return f"bracket {c['bracket'][0]}..{c['bracket'][1]} degrees, scan best {c['best_angle']['shown']}: {c['verdict']}"

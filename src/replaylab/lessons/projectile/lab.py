@@ -11,6 +11,9 @@ SPEED_PARAMETER = Parameter("speed", "launch speed, m/s", 1, 50)
 ANGLE_PARAMETER = Parameter("angle", "launch angle above the horizontal, degrees", 1, 89)
 DT_PARAMETER = Parameter("dt", "time step of the explicit Euler integration, s", 0.001, 0.05)
 MAX_STEPS = 12
+# The names the agent, the judge and the pages use for the tools and their results.
+RANGE_TOOL, VACUUM_TOOL, FLIGHT_TIME_TOOL = "range_with_drag", "range_without_drag", "flight_time_without_drag"
+RANGE_KEY, TIME_KEY = "range_m", "time_s"
 
 SYSTEM = (
     "You are a careful experimental physicist with a simulator of a tennis ball (58 g, 6.7 cm) "
@@ -36,20 +39,20 @@ def tools(drag=projectile.DRAG):
     """The two tools of a run; `drag` replaces the ball's drag constant (the rough-ball demo)."""
 
     def range_with_drag(speed, angle, dt):
-        return {"range_m": _range_with_drag(speed, angle, dt, drag)}
+        return {RANGE_KEY: _range_with_drag(speed, angle, dt, drag)}
 
     def range_without_drag(speed, angle):
-        return {"range_m": projectile.range_without_drag(speed, angle)}
+        return {RANGE_KEY: projectile.range_without_drag(speed, angle)}
 
     return [
         Tool(
-            "range_with_drag",
+            RANGE_TOOL,
             "Horizontal distance (m) at which the ball lands, simulated with drag and time step dt.",
             (SPEED_PARAMETER, ANGLE_PARAMETER, DT_PARAMETER),
             range_with_drag,
         ),
         Tool(
-            "range_without_drag",
+            VACUUM_TOOL,
             "Exact horizontal distance (m) at which the ball would land in vacuum.",
             (SPEED_PARAMETER, ANGLE_PARAMETER),
             range_without_drag,
@@ -61,10 +64,10 @@ def flight_time_tool():
     """The exercise's new tool: same bounds as the others, added to the allowlist by code."""
 
     def flight_time_without_drag(speed, angle):
-        return {"time_s": projectile.flight_time_without_drag(speed, angle)}
+        return {TIME_KEY: projectile.flight_time_without_drag(speed, angle)}
 
     return Tool(
-        "flight_time_without_drag",
+        FLIGHT_TIME_TOOL,
         "Exact time of flight (s) of the ball in vacuum.",
         (SPEED_PARAMETER, ANGLE_PARAMETER),
         flight_time_without_drag,

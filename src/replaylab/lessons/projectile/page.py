@@ -6,15 +6,12 @@ refusals) are escaped by `replaylab.lessons.markdown`.
 
 from replaylab.lessons import markdown as md
 from replaylab.lessons.markdown import Md, code, name, table, text
+from replaylab.lessons.projectile import LESSON, lab
 from replaylab.lessons.projectile import tables as lesson_tables
 
 
-def title():
-    return "Lesson `projectile`: an agent runs an experiment"
-
-
 def question(results):
-    speed = results.get("scans", {}).get("evidence", {}).get("speed")
+    speed = results["scans"]["evidence"]["speed"]
     return (
         f"At a launch speed of {md.number(speed, '%g')} m/s, which launch angle throws the lesson's tennis ball "
         "(with air drag) the furthest, to within a degree?"
@@ -23,16 +20,16 @@ def question(results):
 
 def conclusion_statement(run, conclusion):
     """What the build decided about the agent's conclusion in one run (markdown lines)."""
-    if not conclusion.get("checkable"):
+    if not conclusion["checkable"]:
         return [
-            f"**Run {name(run)}: the agent's conclusion is not checkable**: {text(conclusion.get('reason', ''))}. "
+            f"**Run {name(run)}: the agent's conclusion is not checkable**: {text(conclusion['reason'])}. "
             "This is not a result (no evidence label)."
         ]
     low, high = conclusion["bracket"]
     dt = md.number(conclusion["smallest_dt"], "%g")
     best = conclusion["best_angle"]["shown"]
     bracket = f"{md.number(low, '%g')} to {md.number(high, '%g')} degrees"
-    grid = conclusion.get("grid", [])
+    grid = conclusion["grid"]
     scan = "an independent scan"
     if len(grid) > 1:
         step = grid[1]["angle"] - grid[0]["angle"]
@@ -40,7 +37,7 @@ def conclusion_statement(run, conclusion):
             f"an independent scan ({md.number(grid[0]['angle'], '%g')} to {md.number(grid[-1]['angle'], '%g')} degrees "
             f"in steps of {md.number(step, '%g')} degrees)"
         )
-    if conclusion.get("inside"):
+    if conclusion["inside"]:
         lines = [
             f"**Run {name(run)}: the agent's conclusion holds.** At the smallest step it used (dt {dt} s), its two "
             f"best angles bracket {bracket}; {scan} at the same dt finds the best "
@@ -52,7 +49,7 @@ def conclusion_statement(run, conclusion):
             f"its two best angles bracket {bracket}; {scan} at the same dt finds the "
             f"best angle at {best} degrees, outside that bracket."
         ]
-    label = md.evidence(conclusion.get("evidence"))
+    label = md.evidence(conclusion["evidence"])
     if label:
         lines += ["", label]
     return lines
@@ -61,20 +58,20 @@ def conclusion_statement(run, conclusion):
 def summary(results):
     """One line per run for the index page: the decision and its evidence label."""
     lines = []
-    for run, verdict in results.get("verdicts", {}).items():
-        conclusion = verdict.get("conclusion", {})
-        if not conclusion.get("checkable"):
-            lines.append(f"run {name(run)}: the agent's conclusion is not checkable ({text(conclusion.get('reason', ''))}); not a result")
+    for run, verdict in results["verdicts"].items():
+        conclusion = verdict["conclusion"]
+        if not conclusion["checkable"]:
+            lines.append(f"run {name(run)}: the agent's conclusion is not checkable ({text(conclusion['reason'])}); not a result")
             continue
         low, high = conclusion["bracket"]
-        where = "inside" if conclusion.get("inside") else "outside"
-        verdict_text = "holds" if conclusion.get("inside") else "is refuted by the build's scan"
+        where = "inside" if conclusion["inside"] else "outside"
+        verdict_text = "holds" if conclusion["inside"] else "is refuted by the build's scan"
         line = (
             f"run {name(run)}: the agent's conclusion (best angle between {md.number(low, '%g')} and "
             f"{md.number(high, '%g')} degrees) {verdict_text}: the build's scan puts it at "
             f"{conclusion['best_angle']['shown']} degrees, {where} the bracket"
         )
-        if conclusion.get("evidence"):
+        if conclusion["evidence"]:
             line += f"; **{conclusion['evidence']}**"
         lines.append(line)
     return lines
@@ -85,17 +82,16 @@ def _decisions(results, rows):
         "## What the build decided",
         "",
         "The build decides from numbers it recomputes, never from the agent's words. For each run it "
-        "takes the smallest dt the agent used with `range_with_drag`, the two angles with the largest "
+        f"takes the smallest dt the agent used with {code(lab.RANGE_TOOL)}, the two angles with the largest "
         "recomputed ranges at that dt (the agent's bracket), and scans a fine grid of angles around the "
         "bracket at the same dt. If the scan's best angle lies inside the bracket, the agent's conclusion holds.",
         "",
     ]
-    verdicts = results.get("verdicts", {})
+    verdicts = results["verdicts"]
     if not verdicts:
         out += ["*(no run to judge)*", ""]
     for run, verdict in verdicts.items():
-        conclusion = verdict.get("conclusion", {})
-        out += conclusion_statement(run, conclusion) + [""]
+        out += conclusion_statement(run, verdict["conclusion"]) + [""]
         mine = [r for r in rows["agent-conclusion"] if r["run"] == run]
         out += [f"Table `agent-conclusion` (run {name(run)}):", ""]
         out += [table(mine, [("quantity", "quantity"), ("shown", "value"), ("unit", "unit")]), ""]
@@ -103,19 +99,19 @@ def _decisions(results, rows):
 
 
 def _demos(results, rows):
-    exercises = results.get("exercises", {})
-    verdicts = results.get("verdicts", {})
+    exercises = results["exercises"]
+    verdicts = results["verdicts"]
     out = ["## Demonstrations and exercises", ""]
 
     calls = [
         {
             "what": r["what"],
             "call": md.call_text(r["tool"], item["arguments"]),
-            "outcome": Md("ran: " + md.text(f"{next(iter(item.get('content') or {'value': 0}))} = {r['shown']}"))
-            if r["ok"] == "true"
+            "outcome": Md("ran: " + md.text(f"{next(iter(item['content']))} = {r['shown']}"))
+            if item["ok"]
             else Md("refused: " + md.cell(r["error"])),
         }
-        for r, item in zip(rows["misbehaving-calls"], exercises.get("misbehaving_calls", []))
+        for r, item in zip(rows["misbehaving-calls"], exercises["misbehaving_calls"])
     ]
     out += [
         "### Misbehaving calls",
@@ -126,19 +122,18 @@ def _demos(results, rows):
     ]
     out += [table(calls, [("what", "what"), ("call", "call"), ("outcome", "outcome")]), ""]
 
-    out += [
-        "### A changed simulation is caught",
-        "",
-    ]
-    for run, verdict in verdicts.items():
-        rough = verdict.get("rough_ball", {})
-        factor = md.number(rough.get("drag_factor"), "%g")
-        if rough.get("caught"):
+    demonstrated = {run: verdict["rough_ball"] for run, verdict in verdicts.items() if "rough_ball" in verdict}
+    out += ["### A changed simulation is caught", ""]
+    if not demonstrated:
+        out += ["*(not run in this build: it replays the runs of the reference group, and there is none)*", ""]
+    for run, rough in demonstrated.items():
+        factor = md.number(rough["drag_factor"], "%g")
+        if rough["caught"]:
             out += [
                 f"Run {name(run)} replayed against a ball with {factor} times the drag constant: the replay "
                 "stops at the first result that differs from the recording, with this message:",
                 "",
-                md.fenced(rough.get("message", "")),
+                md.fenced(rough["text"]),
                 "",
             ]
         else:
@@ -148,7 +143,7 @@ def _demos(results, rows):
                 "",
             ]
 
-    bounds = exercises.get("step_bounds")
+    bounds = exercises["step_bounds"]
     if bounds:
         out += [
             "### Exercise: step bounds",
@@ -167,24 +162,24 @@ def _demos(results, rows):
         out += [
             "### Exercise: a new tool",
             "",
-            f"{code('flight_time_without_drag')} added to the allowlist with the same bounds as the other tools:",
+            f"{code(lab.FLIGHT_TIME_TOOL)} added to the allowlist with the same bounds as the other tools:",
             "",
         ]
         shown_rows = [
             {
                 "call": md.call_text(r["tool"], item["arguments"]),
-                "outcome": Md(f"time_s = {r['shown']} s") if r["ok"] == "true" else Md("refused: " + md.cell(r["error"])),
+                "outcome": Md(f"{lab.TIME_KEY} = {r['shown']} s") if item["ok"] else Md("refused: " + md.cell(r["error"])),
             }
-            for r, item in zip(new_tool, exercises.get("new_tool", []))
+            for r, item in zip(new_tool, exercises["new_tool"])
         ]
         out += [table(shown_rows, [("call", "call"), ("outcome", "outcome")]), ""]
     return out
 
 
 def _figure(results):
-    evidence = results.get("scans", {}).get("evidence", {})
-    angles = [row["angle"] for row in evidence.get("rows", [])]
-    dt = md.number(evidence.get("dt"), "%g")
+    evidence = results["scans"]["evidence"]
+    angles = [row["angle"] for row in evidence["rows"]]
+    dt = md.number(evidence["dt"], "%g")
     span = f"{md.number(min(angles), '%g')} to {md.number(max(angles), '%g')} degrees" if angles else "(none)"
     caption = (
         f"The agent's evidence. Line: the build's independent scan, angles {span} at dt {dt} s. "
@@ -196,16 +191,16 @@ def _figure(results):
 
 def page(results):
     rows = lesson_tables.tables(results)
-    evidence = results.get("scans", {}).get("evidence", {})
+    evidence = results["scans"]["evidence"]
     scan_rows = [{"angle": r["angle_deg"], "range": Md(md.number(r["range_m"]))} for r in rows["evidence-scan"]]
     scan_table = [
-        f"Table `evidence-scan`: the independent scan of the figure (speed {md.number(evidence.get('speed'), '%g')} m/s, "
-        f"dt {md.number(evidence.get('dt'), '%g')} s, ranges to 6 significant digits):",
+        f"Table `evidence-scan`: the independent scan of the figure (speed {md.number(evidence['speed'], '%g')} m/s, "
+        f"dt {md.number(evidence['dt'], '%g')} s, ranges to 6 significant digits):",
         table(scan_rows, [("angle", "angle (deg)"), ("range", "range (m)")]),
     ]
     return md.lesson_page(
         results,
-        title=title(),
+        title=LESSON.heading,
         question=question(results),
         intro="An agent (a language model, a program, or a person standing in for one) may only call the simulation "
         "through an allowlist. This page shows what it may do, what it did, and what the build decided from "

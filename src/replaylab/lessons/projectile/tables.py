@@ -8,14 +8,15 @@ their repr), next to a "shown" column with the text the page shows where the pag
 - evidence-scan: the independent scan of the figure (angles at a fixed dt);
 - misbehaving-calls: the six calls through the allowlist and their outcomes;
 - step-bounds, new-tool: the two exercises;
-- rough-ball: per run, the replay against a ball with more drag;
+- rough-ball: per run of the demonstration group, the replay against a ball with more drag (where
+  the replay stopped, the recorded and the recomputed value);
 - run: every tool call of every run with its recomputed result.
 """
 
 import json
 
 from replaylab.lessons.markdown import call_rows, flag, outcome_columns
-from replaylab.lessons.projectile.judge import range_key
+from replaylab.lessons.projectile import lab
 
 TABLES = (
     "agent-conclusion",
@@ -35,9 +36,9 @@ def conclusion_rows(run, conclusion):
     def add(quantity, value, unit, shown):
         rows.append({"run": run, "quantity": quantity, "value": value, "unit": unit, "shown": shown})
 
-    if not conclusion.get("checkable"):
+    if not conclusion["checkable"]:
         add("checkable", "false", "", "not checkable")
-        add("reason", conclusion.get("reason", ""), "", conclusion.get("reason", ""))
+        add("reason", conclusion["reason"], "", conclusion["reason"])
         return rows
     smallest = conclusion["smallest_dt"]
     add("smallest dt the agent used", smallest, "s", f"{smallest:g}")
@@ -48,35 +49,40 @@ def conclusion_rows(run, conclusion):
     add("agent's bracket, high angle", high, "deg", f"{high:g}")
     add("best angle of the build's fine scan", conclusion["best_angle"]["value"], "deg", conclusion["best_angle"]["shown"])
     add("range at the best angle", conclusion["best_range_m"]["value"], "m", conclusion["best_range_m"]["shown"])
-    if "reference_angle" in conclusion:
-        angle = f"{conclusion['reference_angle']:g}"
-        key = range_key(conclusion["reference_angle"])
-        add(f"range at {angle} deg", conclusion[key]["value"], "m", conclusion[key]["shown"])
-        add(f"gain of the best angle over {angle} deg", conclusion["gain_m"]["value"], "m", conclusion["gain_m"]["shown"])
-        add(f"gain in per cent of the range at {angle} deg", conclusion["gain_percent"]["value"], "%", conclusion["gain_percent"]["shown"])
+    angle = f"{conclusion['reference_angle']:g}"
+    reference = conclusion["reference_range_m"]
+    add(f"range at {angle} deg", reference["value"], "m", reference["shown"])
+    add(f"gain of the best angle over {angle} deg", conclusion["gain_m"]["value"], "m", conclusion["gain_m"]["shown"])
+    add(f"gain in per cent of the range at {angle} deg", conclusion["gain_percent"]["value"], "%", conclusion["gain_percent"]["shown"])
     add("best angle inside the agent's bracket", flag(conclusion["inside"]), "", "yes" if conclusion["inside"] else "no")
     return rows
 
 
+def rough_ball_row(run, rough):
+    """The rough-ball replay of one run: where it stopped and both values, or not caught."""
+    row = {"run": run, "drag_factor": rough["drag_factor"], "caught": flag(rough["caught"])}
+    fields = ("message", "call", "tool", "key", "recorded", "recomputed", "text")
+    return row | {field: rough[field] if rough["caught"] else "" for field in fields}
+
+
 def tables(results):
-    verdicts = results.get("verdicts", {})
-    exercises = results.get("exercises", {})
-    evidence = results.get("scans", {}).get("evidence", {})
+    verdicts = results["verdicts"]
+    exercises = results["exercises"]
+    evidence = results["scans"]["evidence"]
     out = {name: [] for name in TABLES}
     for run, verdict in verdicts.items():
-        conclusion = verdict.get("conclusion", {})
+        conclusion = verdict["conclusion"]
         out["agent-conclusion"] += conclusion_rows(run, conclusion)
-        out["conclusion-scan"] += [
-            {"run": run, "angle_deg": row["angle"], "range_m": row["range_m"], "dt_s": conclusion["smallest_dt"]}
-            for row in conclusion.get("grid", [])
-        ]
-        rough = verdict.get("rough_ball", {})
-        out["rough-ball"].append(
-            {"run": run, "drag_factor": rough.get("drag_factor", ""), "caught": flag(rough.get("caught")), "message": rough.get("message", "")}
-        )
+        if conclusion["checkable"]:
+            out["conclusion-scan"] += [
+                {"run": run, "angle_deg": row["angle"], "range_m": row["range_m"], "dt_s": conclusion["smallest_dt"]}
+                for row in conclusion["grid"]
+            ]
+        if "rough_ball" in verdict:  # the demonstration group's runs only
+            out["rough-ball"].append(rough_ball_row(run, verdict["rough_ball"]))
     out["evidence-scan"] = [
-        {"angle_deg": row["angle"], "range_m": row["range_m"], "dt_s": evidence.get("dt"), "speed_m_s": evidence.get("speed")}
-        for row in evidence.get("rows", [])
+        {"angle_deg": row["angle"], "range_m": row["range_m"], "dt_s": evidence["dt"], "speed_m_s": evidence["speed"]}
+        for row in evidence["rows"]
     ]
     out["misbehaving-calls"] = [
         {
@@ -84,20 +90,19 @@ def tables(results):
             "what": item["what"],
             "tool": item["name"],
             "arguments": json.dumps(item["arguments"]),
-            **outcome_columns(item, "range_m"),
+            **outcome_columns(item, lab.RANGE_KEY),
         }
-        for number, item in enumerate(exercises.get("misbehaving_calls", []), start=1)
+        for number, item in enumerate(exercises["misbehaving_calls"], start=1)
     ]
-    bounds = exercises.get("step_bounds")
-    if bounds:
-        out["step-bounds"] = [
-            {"quantity": "range with the smallest dt", "angle_deg": bounds["angle"], "dt_s": bounds["fine_dt"], "value_m": bounds["fine_m"]["value"], "shown": bounds["fine_m"]["shown"]},
-            {"quantity": "range with the largest dt", "angle_deg": bounds["angle"], "dt_s": bounds["coarse_dt"], "value_m": bounds["coarse_m"]["value"], "shown": bounds["coarse_m"]["shown"]},
-            {"quantity": "difference (largest dt minus smallest dt)", "angle_deg": bounds["angle"], "dt_s": "", "value_m": bounds["difference_m"]["value"], "shown": bounds["difference_m"]["shown"]},
-        ]
+    bounds = exercises["step_bounds"]
+    out["step-bounds"] = [
+        {"quantity": "range with the smallest dt", "angle_deg": bounds["angle"], "dt_s": bounds["fine_dt"], "value_m": bounds["fine_m"]["value"], "shown": bounds["fine_m"]["shown"]},
+        {"quantity": "range with the largest dt", "angle_deg": bounds["angle"], "dt_s": bounds["coarse_dt"], "value_m": bounds["coarse_m"]["value"], "shown": bounds["coarse_m"]["shown"]},
+        {"quantity": "difference (largest dt minus smallest dt)", "angle_deg": bounds["angle"], "dt_s": "", "value_m": bounds["difference_m"]["value"], "shown": bounds["difference_m"]["shown"]},
+    ]
     out["new-tool"] = [
-        {"tool": "flight_time_without_drag", "arguments": json.dumps(item["arguments"]), **outcome_columns(item, "time_s")}
-        for item in exercises.get("new_tool", [])
+        {"tool": lab.FLIGHT_TIME_TOOL, "arguments": json.dumps(item["arguments"]), **outcome_columns(item, lab.TIME_KEY)}
+        for item in exercises["new_tool"]
     ]
     out["run"] = call_rows(results)
     return out

@@ -11,7 +11,6 @@ import random
 
 from replaylab.agents.messages import ModelMessage, ToolCall, exchanges
 from replaylab.lessons.review import lab
-from replaylab.verification.checks import CHECK_NAMES
 
 STRATEGIES = ("thorough", "hasty")
 
@@ -37,13 +36,9 @@ def _planned_calls(reviewer, plan, seed=0):
         order.shuffle(names)
         steps = order.choice(ERROR_STEPS)
     if reviewer == "evidence":
-        calls = [("reproduce_check", {"check": n, "candidate": piece}) for piece in lab.PIECES for n in checks]
-        return calls + [("oscillator_error", {"candidate": piece, "steps_per_period": steps}) for piece in lab.PIECES]
-    return [("check_" + name.replace("-", "_"), {"candidate": piece}) for piece in lab.PIECES for name in names]
-
-
-def _check_name(name, arguments):
-    return CHECK_NAMES[arguments["check"] - 1] if name == "reproduce_check" else name[len("check_"):].replace("_", "-")
+        calls = [(lab.REPRODUCE_TOOL, {"check": n, "candidate": piece}) for piece in lab.PIECES for n in checks]
+        return calls + [(lab.ERROR_TOOL, {"candidate": piece, "steps_per_period": steps}) for piece in lab.PIECES]
+    return [(lab.check_tool_name(name), {"candidate": piece}) for piece in lab.PIECES for name in names]
 
 
 def baseline(variant, seed=0):
@@ -58,7 +53,7 @@ def baseline(variant, seed=0):
         failures = {}
         for call, result in seen:
             if result.ok and "passed" in result.content and result.content["passed"] == 0.0:
-                failures.setdefault(call.arguments["candidate"], []).append(_check_name(call.name, call.arguments))
+                failures.setdefault(call.arguments["candidate"], []).append(lab.check_of(call.name, call.arguments))
         lines = [
             f"Piece {piece}: " + (f"fails {', '.join(failures[piece])}." if piece in failures else "passes my checks.")
             for piece in lab.PIECES

@@ -37,7 +37,7 @@ def every_check():
 
 def _boasting_program(conversation):
     if len(conversation) == 1:
-        return ModelMessage("I will look at the energy of piece 2.", (ToolCall("1", "check_bounded_energy", {"candidate": 2}),))
+        return ModelMessage("I will look at the energy of piece 2.", (ToolCall("1", lab.check_tool_name("bounded-energy"), {"candidate": 2}),))
     return ModelMessage(BOAST, ())
 
 

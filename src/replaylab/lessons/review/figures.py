@@ -7,20 +7,20 @@
 
 from matplotlib.figure import Figure
 
+from replaylab.lessons.plotting import drawn_calls, run_markers, scorecard_figure, steps_per_period_axes
+from replaylab.lessons.review import lab
 from replaylab.lessons.review.tables import piece_names
-from replaylab.lessons.plotting import accepted_calls, run_markers, scorecard, steps_per_period_axes
-
-TOOL = "oscillator_error"
 
 
 def evidence_points(results):
-    """{(run, candidate): [(steps, error)]} of the accepted oscillator_error calls of evidence runs."""
+    """{(run, candidate): [(steps, error)]} of the accepted error measurements (the evidence
+    reviewer's tool), as recomputed; the arguments as sent (a call the allowlist took has them all)."""
     found = {}
-    for run_name, arguments, content in accepted_calls(results, TOOL, variant="evidence"):
-        value = content.get("error")
-        if value is None or value <= 0:
+    for run_name, arguments, content in drawn_calls(results, lab.ERROR_TOOL):
+        value = content[lab.ERROR_KEY]
+        if value is None or value <= 0:  # None: a value that was not finite, not drawn on log axes
             continue
-        found.setdefault((run_name, arguments.get("candidate")), []).append((arguments.get("steps_per_period"), value))
+        found.setdefault((run_name, arguments["candidate"]), []).append((arguments["steps_per_period"], value))
     return found
 
 
@@ -61,4 +61,4 @@ def error(results):
     return figure
 
 
-FIGURES = {"error": error, "scorecard": scorecard}
+FIGURES = {"error": error, "scorecard": scorecard_figure}

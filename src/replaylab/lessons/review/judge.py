@@ -6,7 +6,7 @@ A failed recomputed check stands whoever passed the piece: no voting (physics.md
 from dataclasses import dataclass
 
 from replaylab.agents.replay import ReplayMismatch, replay
-from replaylab.lessons import accepted_calls, count_calls
+from replaylab.lessons import caught, count_calls, validated_calls
 from replaylab.lessons.review import lab
 from replaylab.verification.checks import CHECK_NAMES
 
@@ -35,21 +35,12 @@ class Verdict:
         }
 
 
-def check_of(name, arguments):
-    """The check a tool call runs, or None for a tool that is not a check (oscillator_error)."""
-    if name == "reproduce_check":
-        return CHECK_NAMES[arguments["check"] - 1]
-    if name.startswith("check_"):
-        return name[len("check_"):].replace("_", "-")
-    return None
-
-
 def verdicts(reviewer, transcript):
     """The verdicts of one reviewer's run, each recomputed from the call's arguments."""
     tools = {t.name: t for t in lab.all_tools().tools.values()}
     found = []
-    for _, call, arguments in accepted_calls(transcript, tools):
-        check = check_of(call.name, arguments)
+    for _, call, arguments in validated_calls(transcript, tools):
+        check = lab.check_of(call.name, arguments)
         if check is None:
             continue
         content = tools[call.name].function(**arguments)
@@ -91,8 +82,8 @@ def replay_with_strict_exact(run, tolerance):
     try:
         replay(run, lab.VARIANTS[run.variant], tolerance, exact=STRICT_EXACT)
     except ReplayMismatch as mismatch:
-        return {"exact": STRICT_EXACT, "caught": True, "message": str(mismatch)}
-    return {"exact": STRICT_EXACT, "caught": False, "message": ""}
+        return {"exact": STRICT_EXACT, **caught(mismatch)}
+    return {"exact": STRICT_EXACT, "caught": False}
 
 
 RIGHT_ANSWER = "piece 2 rejected and piece 1 not, by the recomputed checks of the three reviewers together."
@@ -133,3 +124,9 @@ def judge(runs, tolerance):
             },
         }
     return result
+
+
+def verdict_line(recording):
+    """One line for `replaylab promote`: the checks this reviewer's run ran, as recomputed."""
+    found = verdicts(recording.variant, recording.transcript)
+    return "; ".join(f"piece {v.candidate} {v.check} {'passed' if v.passed else 'failed'}" for v in found) or "no checks run"

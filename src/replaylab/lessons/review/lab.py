@@ -9,6 +9,8 @@ from replaylab.verification import checks
 from replaylab.verification.faulty import build_mislabelled_symplectic
 
 MAX_STEPS = 12
+# The names the agents, the judge and the pages use for the tools that are not one check each, and their results.
+REPRODUCE_TOOL, ERROR_TOOL, ERROR_KEY = "reproduce_check", "oscillator_error", "error"
 PIECES = {
     1: checks.Candidate("symplectic Euler", lambda: symplectic_euler),
     2: checks.Candidate("explicit Euler as symplectic", build_mislabelled_symplectic),
@@ -44,12 +46,24 @@ def check_content(result):
     return {"measured": result.measured, "tolerance": result.tolerance, "passed": 1.0 if result.passed else 0.0}
 
 
+def check_tool_name(check):
+    """The tool that runs one check: check_bounded_energy for bounded-energy."""
+    return "check_" + check.replace("-", "_")
+
+
+def check_of(name, arguments):
+    """The check a tool call runs, or None for a tool that is not a check (the error measurement)."""
+    if name == REPRODUCE_TOOL:
+        return checks.CHECK_NAMES[arguments["check"] - 1]
+    return next((check for check in checks.CHECK_NAMES if check_tool_name(check) == name), None)
+
+
 def _check_tool(name, exact):
     def function(candidate):
         return check_content(_check(name, candidate, exact))
 
     return Tool(
-        "check_" + name.replace("-", "_"),
+        check_tool_name(name),
         f"Run the {name} check on a piece of code: {CHECK_DESCRIPTIONS[name]}. "
         "Returns measured, tolerance and passed (1.0 or 0.0).",
         (CANDIDATE,),
@@ -63,7 +77,7 @@ def reproduce_tool(exact):
         return {"check": name, **check_content(_check(name, candidate, exact))}
 
     return Tool(
-        "reproduce_check",
+        REPRODUCE_TOOL,
         f"Run any check of the contract by its number ({NUMBERED_CHECKS}) on a piece of code. Returns check "
         "(the name of the check that ran), measured, tolerance and passed (1.0 or 0.0).",
         (CHECK_NUMBER, CANDIDATE),
@@ -73,10 +87,10 @@ def reproduce_tool(exact):
 
 def error_tool():
     def oscillator_error(candidate, steps_per_period):
-        return {"error": _error(candidate, steps_per_period)}
+        return {ERROR_KEY: _error(candidate, steps_per_period)}
 
     return Tool(
-        "oscillator_error",
+        ERROR_TOOL,
         "Largest distance (m) to the exact oscillator in the phase plane (x, v/omega) over two periods.",
         (CANDIDATE, STEPS_PER_PERIOD),
         oscillator_error,

@@ -7,16 +7,14 @@ numerically verified; "not rejected" only speaks of the checks that were run.
 
 from replaylab.lessons import markdown as md
 from replaylab.lessons.markdown import Md, name, table, text
+from replaylab.lessons.review import LESSON
 from replaylab.lessons.review import tables as lesson_tables
-
-
-def title():
-    return "Lesson `review`: three reviewers for one piece of code"
+from replaylab.lessons.review.judge import DEMONSTRATION_GROUP
 
 
 def question(results):
-    reviewers = len(results.get("allowlists", {}))
-    pieces = len(_pieces(results))
+    reviewers = len(results["allowlists"])
+    pieces = len({row["candidate"] for row in results["scans"]["error"]["rows"]})
     return (
         f"Each of {reviewers} reviewer agents, with its own tools, checks the same {pieces} pieces of code, which claim "
         "to be the same integrator. Which piece does the build reject, and can a reviewer talk its way past a failed check?"
@@ -29,8 +27,8 @@ def _pieces(results):
 
 def reviewer_order(results, group):
     """The reviewers of a group in the order of the lesson's variants."""
-    present = group.get("reviewers", {})
-    order = [v for v in results.get("allowlists", {}) if v in present]
+    present = group["reviewers"]
+    order = [v for v in results["allowlists"] if v in present]
     return order + sorted(v for v in present if v not in order)
 
 
@@ -64,10 +62,10 @@ def decision_text(resolution, reviewers, verdicts):
 def group_lines(results, group_name, group):
     pieces = _pieces(results)
     reviewers = reviewer_order(results, group)
-    verdicts = group.get("verdicts", [])
+    verdicts = group["verdicts"]
     runs = ", ".join(f"{r}: run {name(group['reviewers'][r])}" for r in reviewers)
     out = [f"### Group {name(group_name)}", "", f"Reviewers and their runs: {runs}.", ""]
-    for resolution in group.get("resolution", []):
+    for resolution in group["resolution"]:
         piece = resolution["candidate"]
         out += [f"#### Piece {piece}: {text(pieces.get(piece, resolution['name']))}", ""]
         for reviewer in reviewers:
@@ -77,15 +75,15 @@ def group_lines(results, group_name, group):
         out.append(f"- Checks nobody ran: {md.join_words(resolution['not_covered'])}")
         out.append(f"- Conflicts (a check both passed and failed): {md.join_words(resolution['conflicts'])}")
         out += ["", decision_text(resolution, reviewers, verdicts), ""]
-        if resolution.get("evidence"):
+        if resolution["evidence"]:
             out += [md.evidence(resolution["evidence"]), ""]
     return out
 
 
 def summary(results):
     lines = []
-    for group_name, group in results.get("verdicts", {}).items():
-        for r in group.get("resolution", []):
+    for group_name, group in results["verdicts"].items():
+        for r in group["resolution"]:
             if r["rejected"]:
                 lines.append(
                     f"group {name(group_name)}, piece {r['candidate']} ({text(r['name'])}): rejected because of "
@@ -107,7 +105,7 @@ def _decisions(results):
         "the other reviewers say: there is no vote.",
         "",
     ]
-    groups = results.get("verdicts", {})
+    groups = results["verdicts"]
     if not groups:
         out += ["*(no review to judge)*", ""]
     for group_name, group in groups.items():
@@ -116,42 +114,43 @@ def _decisions(results):
 
 
 def _demos(results, rows):
-    exercises = results.get("exercises", {})
+    exercises = results["exercises"]
     pieces = _pieces(results)
     out = ["## Demonstrations and exercises", ""]
 
-    boast = exercises.get("boasting_reviewer")
+    boast = exercises["boasting_reviewer"]
     if boast:
         out += [
             "### A reviewer cannot talk its way past the build",
             "",
             "A scripted reviewer runs one check and then writes a verdict of its own:",
             "",
-            md.quote(boast.get("text", ""), f"Reviewer's words ({text(boast.get('text_label', 'not a result'))}):"),
+            md.quote(boast["text"], f"Reviewer's words ({text(boast['text_label'])}):"),
             "",
             "What the build reads from the recomputed result:",
             "",
         ]
         out += [
-            f"- {v['reviewer']} reviewer, piece {v['candidate']}, {v['check']}: **{v['summary']}**" for v in boast.get("verdicts", [])
+            f"- {v['reviewer']} reviewer, piece {v['candidate']}, {v['check']}: **{v['summary']}**" for v in boast["verdicts"]
         ]
         out += [""]
 
-    strict = [(g, run, item) for g, group in results.get("verdicts", {}).items() for run, item in group.get("strict_replays", {}).items()]
-    if strict:
-        out += ["### The replay keeps the page honest", ""]
-        for group_name, run, item in strict:
-            exact = md.number(item["exact"], "%g")
-            if item["caught"]:
-                out += [
-                    f"Run {name(run)} (group {name(group_name)}) replayed with the exact-check tolerance made {exact}: "
-                    "the pass flag of a recorded result no longer matches, and the replay stops with:",
-                    "",
-                    md.fenced(item["message"]),
-                    "",
-                ]
-            else:
-                out += [f"Run {name(run)} replayed with the exact-check tolerance made {exact}: **not caught**.", ""]
+    strict = [(g, run, item) for g, group in results["verdicts"].items() for run, item in group["strict_replays"].items()]
+    out += ["### The replay keeps the page honest", ""]
+    if not strict:
+        out += [f"*(not run in this build: it replays the runs of the group {name(DEMONSTRATION_GROUP)}, and there is none)*", ""]
+    for group_name, run, item in strict:
+        exact = md.number(item["exact"], "%g")
+        if item["caught"]:
+            out += [
+                f"Run {name(run)} (group {name(group_name)}) replayed with the exact-check tolerance made {exact}: "
+                "the pass flag of a recorded result no longer matches, and the replay stops with:",
+                "",
+                md.fenced(item["text"]),
+                "",
+            ]
+        else:
+            out += [f"Run {name(run)} replayed with the exact-check tolerance made {exact}: **not caught**.", ""]
 
     every = rows["every-check"]
     if every:
@@ -187,13 +186,13 @@ def _demos(results, rows):
         else:
             out += ["Every check passes on both pieces.", ""]
 
-    conflict = exercises.get("conflict")
+    conflict = exercises["conflict"]
     if conflict:
         res = conflict["resolution"]
         out += [
             "### Exercise: a conflict",
             "",
-            f"**Note: {text(conflict.get('note', ''))}.** These {len(conflict.get('verdicts', []))} verdicts only "
+            f"**Note: {text(conflict['note'])}.** These {len(conflict['verdicts'])} verdicts only "
             "exercise the rule of the resolution:",
             "",
         ]
@@ -206,7 +205,7 @@ def _demos(results, rows):
                 "measured": Md(md.text(v["measured"]["shown"])),
                 "tolerance": Md(md.text(v["tolerance"]["shown"])),
             }
-            for v in conflict.get("verdicts", [])
+            for v in conflict["verdicts"]
         ]
         out += [
             table(made, [("reviewer", "reviewer"), ("piece", "piece"), ("check", "check"), ("outcome", "outcome"), ("measured", "measured"), ("tolerance", "tolerance")]),
@@ -221,9 +220,9 @@ def _demos(results, rows):
 
 
 def _figure(results):
-    scan = results.get("scans", {}).get("error", {})
-    periods = md.number(scan.get("periods"), "%d")
-    steps = [row["steps_per_period"] for row in scan.get("rows", [])]
+    scan = results["scans"]["error"]
+    periods = md.number(scan["periods"], "%d")
+    steps = [row["steps_per_period"] for row in scan["rows"]]
     span = f"{md.number(min(steps), '%d')} to {md.number(max(steps), '%d')}" if steps else "(none)"
     caption = (
         f"Lines: the largest distance to the exact oscillator in the phase plane (x, v/ω) over {periods} periods, "
@@ -234,8 +233,8 @@ def _figure(results):
 
 
 def _runs_order(results):
-    runs = results.get("runs", {})
-    variants = list(results.get("allowlists", {}))
+    runs = results["runs"]
+    variants = list(results["allowlists"])
     return sorted(runs, key=lambda r: (runs[r]["group"], variants.index(runs[r]["variant"]) if runs[r]["variant"] in variants else len(variants), r))
 
 
@@ -245,7 +244,7 @@ def page(results):
     scan_rows = [
         {"piece": r["candidate"], "n": r["steps_per_period"], "error": Md(md.number(r["error_m"]))} for r in rows["error-scan"]
     ]
-    periods = md.number(results.get("scans", {}).get("error", {}).get("periods"), "%d")
+    periods = md.number(results["scans"]["error"]["periods"], "%d")
     scan_table = [
         f"Table `error-scan`: largest phase-plane distance to the exact oscillator over {periods} periods, "
         "in m, computed by this build (6 significant digits):",
@@ -253,7 +252,7 @@ def page(results):
     ]
     return md.lesson_page(
         results,
-        title=title(),
+        title=LESSON.heading,
         question=question(results),
         intro="The pieces under review: "
         + "; ".join(f"piece {p}, {text(n)}" for p, n in sorted(pieces.items()))

@@ -7,7 +7,9 @@ holding the texts the page shows (measured %.3g, tolerance %g, as chosen by the 
 - resolution: the decision on each piece, per group (and the conflict exercise's, marked as made by hand);
 - every-check: the five checks on both pieces, no reviewer involved (the exercise);
 - error-scan: the error against the exact oscillator against steps per period (the figure's lines);
-- boasting-reviewer, conflict-exercise, strict-replay: the demonstrations;
+- boasting-reviewer, conflict-exercise: the demonstrations;
+- strict-replay: per run of the demonstration group's physics reviewer, the replay with a stricter
+  exact-check tolerance (where it stopped, the recorded and the recomputed value);
 - run: every tool call of every run with its recomputed result.
 """
 
@@ -55,8 +57,15 @@ def resolution_row(resolution, **extra):
         "clear_by": ";".join(resolution["clear_by"]),
         "not_covered": ";".join(resolution["not_covered"]),
         "conflicts": ";".join(resolution["conflicts"]),
-        "evidence": resolution.get("evidence") or "",
+        "evidence": resolution.get("evidence") or "",  # none for the conflict exercise's
     }
+
+
+def strict_replay_row(group, run, item):
+    """The strict-tolerance replay of one run: where it stopped and both values, or not caught."""
+    row = {"group": group, "run": run, "exact": item["exact"], "caught": flag(item["caught"])}
+    fields = ("message", "call", "tool", "key", "recorded", "recomputed", "text")
+    return row | {field: item[field] if item["caught"] else "" for field in fields}
 
 
 def details_shown(details):
@@ -65,22 +74,19 @@ def details_shown(details):
 
 def piece_names(results):
     names = {}
-    for group in results.get("verdicts", {}).values():
-        for resolution in group.get("resolution", []):
+    for group in results["verdicts"].values():
+        for resolution in group["resolution"]:
             names.setdefault(resolution["candidate"], resolution["name"])
     return names
 
 
 def tables(results):
-    exercises = results.get("exercises", {})
+    exercises = results["exercises"]
     out = {name: [] for name in TABLES}
-    for group, judged in results.get("verdicts", {}).items():
-        out["verdicts"] += [verdict_row(v, group=group) for v in judged.get("verdicts", [])]
-        out["resolution"] += [resolution_row(r, group=group) for r in judged.get("resolution", [])]
-        out["strict-replay"] += [
-            {"group": group, "run": run, "exact": item["exact"], "caught": flag(item["caught"]), "message": item["message"]}
-            for run, item in judged.get("strict_replays", {}).items()
-        ]
+    for group, judged in results["verdicts"].items():
+        out["verdicts"] += [verdict_row(v, group=group) for v in judged["verdicts"]]
+        out["resolution"] += [resolution_row(r, group=group) for r in judged["resolution"]]
+        out["strict-replay"] += [strict_replay_row(group, run, item) for run, item in judged["strict_replays"].items()]
     out["every-check"] = [
         {
             "candidate": row["candidate"],
@@ -90,30 +96,27 @@ def tables(results):
             "measured_shown": row["measured"]["shown"],
             "tolerance": row["tolerance"]["value"],
             "tolerance_shown": row["tolerance"]["shown"],
-            "details_shown": details_shown(row.get("details", {})),
-            "details": json.dumps({k: item["value"] for k, item in row.get("details", {}).items()}),
+            "details_shown": details_shown(row["details"]),
+            "details": json.dumps({k: item["value"] for k, item in row["details"].items()}),
         }
-        for row in exercises.get("every_check", [])
+        for row in exercises["every_check"]
     ]
-    scan = results.get("scans", {}).get("error", {})
+    scan = results["scans"]["error"]
     names = piece_names(results)
     out["error-scan"] = [
         {
             "candidate": row["candidate"],
             "name": names.get(row["candidate"], ""),
             "steps_per_period": row["steps_per_period"],
-            "periods": scan.get("periods"),
+            "periods": scan["periods"],
             "error_m": row["error"],
         }
-        for row in scan.get("rows", [])
+        for row in scan["rows"]
     ]
-    boast = exercises.get("boasting_reviewer", {})
-    out["boasting-reviewer"] = [
-        {**verdict_row(v), "summary": v.get("summary", ""), "text": boast.get("text", "")} for v in boast.get("verdicts", [])
-    ]
-    conflict = exercises.get("conflict", {})
-    out["conflict-exercise"] = [verdict_row(v, note=conflict.get("note", "")) for v in conflict.get("verdicts", [])]
-    if conflict.get("resolution"):
-        out["resolution"].append(resolution_row(conflict["resolution"], group=CONFLICT_GROUP))
+    boast = exercises["boasting_reviewer"]
+    out["boasting-reviewer"] = [{**verdict_row(v), "summary": v["summary"], "text": boast["text"]} for v in boast["verdicts"]]
+    conflict = exercises["conflict"]
+    out["conflict-exercise"] = [verdict_row(v, note=conflict["note"]) for v in conflict["verdicts"]]
+    out["resolution"].append(resolution_row(conflict["resolution"], group=CONFLICT_GROUP))
     out["run"] = call_rows(results)
     return out

@@ -20,16 +20,15 @@ import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from replaylab import pipeline
 from replaylab.agents.messages import ModelMessage, ToolCall, ToolResult
-from replaylab.lessons import LESSONS, lab
+from replaylab.lessons import registry
 
 SEED_ID = re.compile(r"s(\d+)-(.*)")
 
 
 def variants():
     """{(system, task): (lesson, variant)} of every lesson."""
-    return {(v.system, v.task): (lesson, name) for lesson in LESSONS for name, v in lab(lesson).VARIANTS.items()}
+    return {(v.system, v.task): (lesson.name, name) for lesson in registry.lessons() for name, v in lesson.variants.items()}
 
 
 def conversation_of(messages):
@@ -145,7 +144,7 @@ class ModelServer:
             return self.send(handler, number, 400, {"error": {"message": "not a lesson of replaylab", "type": "invalid_request_error"}}, model)
         lesson, variant = found
         conversation, seed = conversation_of(messages)
-        agent = pipeline.lesson_module(lesson, "agent")
+        agent = registry.lesson(lesson).part("agent")
         first = seed is None
         if first:
             with self.lock:

@@ -1,0 +1,33 @@
+"""Runs grouped into replay jobs: many small runs must not cost one job each.
+
+A run's batch depends only on its name and on the number of batches, a power of two that doubles
+as the lesson grows: changing, adding or removing one run leaves every other run in its batch
+(until the count doubles), so the workflow reruns one replay job, not all of them.
+"""
+
+import hashlib
+
+
+def batch_count(runs, size):
+    """The smallest power of two of batches that holds `runs` runs with at most about `size` each."""
+    if size < 1:
+        raise ValueError(f"a batch holds at least one run, not {size}")
+    count = 1
+    while count * size < runs:
+        count *= 2
+    return count
+
+
+def batch_of(run, count):
+    """The name of the batch of a run, among `count` batches: batch<i>of<count>."""
+    index = int(hashlib.sha256(run.encode()).hexdigest()[:8], 16) % count
+    return f"batch{index}of{count}"
+
+
+def batches(runs, size):
+    """{batch name: [runs' files]} of {run name: file}, batches and runs in name order; no empty batch."""
+    count = batch_count(len(runs), size)
+    found = {}
+    for run in sorted(runs):
+        found.setdefault(batch_of(run, count), []).append(runs[run])
+    return dict(sorted(found.items()))

@@ -1,0 +1,101 @@
+"""Which source files a piece of Python code imports, read with `ast` (nothing is imported or run).
+
+The workflow asks it for the `code=` inputs of each job: the files under its folders that the
+job's entry point imports, directly or through other modules, so that a change to one of them
+reruns exactly the jobs that use it. An import inside a function counts like any other (an extra
+input only costs a rerun; a missing one would leave a result stale). Modules found in none of the
+folders (numpy, the standard library) are not followed. A module imported by a name computed at
+run time is invisible here: the caller names it as a root.
+"""
+
+import ast
+from functools import cache
+from pathlib import Path
+
+
+class ImportGraphError(ValueError):
+    """A source file that cannot be read as Python: one line naming the file and the line."""
+
+
+class ImportGraph:
+    """The modules of some folders, as `sys.path` would find them, and the imports between them."""
+
+    def __init__(self, folders):
+        self.folders = [Path(folder) for folder in folders]
+        self._file = cache(self._find_file)
+        self._imports = cache(self._read_imports)
+
+    def _find_file(self, module):
+        """The file of a module name (a package's __init__.py), or None when no folder holds it."""
+        parts = module.split(".")
+        for folder in self.folders:
+            for candidate in (folder.joinpath(*parts).with_suffix(".py"), folder.joinpath(*parts, "__init__.py")):
+                if candidate.is_file():
+                    return candidate
+        return None
+
+    def file_of(self, module):
+        return self._file(module)
+
+    def _with_parents(self, module):
+        """A module and the packages above it that Python imports first, if they are ours."""
+        parts = module.split(".")
+        return [name for i in range(1, len(parts) + 1) if self.file_of(name := ".".join(parts[:i]))]
+
+    def _read_imports(self, path, module):
+        """The modules of the folders that the file imports; `module` is its own name ("" for a script)."""
+        try:
+            tree = ast.parse(Path(path).read_bytes(), filename=str(path))
+        except SyntaxError as error:
+            raise ImportGraphError(f"{error.filename}, line {error.lineno}: {error.msg}") from None
+        package = module if Path(path).name == "__init__.py" else module.rpartition(".")[0]
+        found = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    found.update(self._with_parents(alias.name))
+            elif isinstance(node, ast.ImportFrom):
+                base = self._absolute(node, package)
+                if base is None:
+                    continue
+                found.update(self._with_parents(base))
+                for alias in node.names:  # `from package import module`
+                    if alias.name != "*" and self.file_of(f"{base}.{alias.name}"):
+                        found.update(self._with_parents(f"{base}.{alias.name}"))
+        return frozenset(found)
+
+    @staticmethod
+    def _absolute(node, package):
+        """The module a `from ... import` statement reads from; None for a relative import above the top."""
+        if not node.level:
+            return node.module
+        parts = package.split(".") if package else []
+        if node.level - 1 > len(parts) or not parts:
+            return None
+        base = parts[: len(parts) - (node.level - 1)]
+        return ".".join(base + ([node.module] if node.module else []))
+
+    def imports(self, path, module=""):
+        """The modules (of the folders) that one file imports directly."""
+        return self._imports(str(path), module)
+
+    def files(self, scripts=(), modules=()):
+        """Every file that the given script files and modules import, directly or not, themselves
+        included: sorted paths."""
+        seen_files = {Path(script) for script in scripts}
+        missing = [module for module in modules if self.file_of(module) is None]
+        if missing:
+            raise ImportGraphError(f"no module {', '.join(missing)} in {', '.join(map(str, self.folders))}")
+        todo = [name for module in modules for name in self._with_parents(module)]
+        for script in scripts:
+            todo.extend(self.imports(script))
+        seen = set()
+        while todo:
+            module = todo.pop()
+            if module in seen:
+                continue
+            seen.add(module)
+            path = self.file_of(module)
+            seen_files.add(path)
+            todo.extend(self.imports(path, module) - seen)
+        return sorted(seen_files)

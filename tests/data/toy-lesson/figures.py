@@ -1,0 +1,5 @@
+"""The toy's figures: the scorecard only."""
+
+from replaylab.lessons.plotting import scorecard_figure
+
+FIGURES = {"scorecard": scorecard_figure}

@@ -1,0 +1,37 @@
+"""What the tests share: the project's paths, the reference numbers, and the command line.
+
+Tests import from here (`from helpers import ROOT, cli`), never from another test module.
+Tests never read ../shared: the reference numbers are copied into tests/data.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+RECORDINGS = ROOT / "recordings"
+GOLDEN = json.loads((ROOT / "tests" / "data" / "golden-reference.json").read_text())["values"]
+
+
+def environment(**changes):
+    """The environment of a process a test starts: no API key and no Snakemake profile of the
+    user's (the workflow must never need either), matplotlib without a display; `changes` added."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "SNAKEMAKE_PROFILE")}
+    env["MPLBACKEND"] = "Agg"
+    env.update(changes)
+    return env
+
+
+def cli(*args, stdin=None, cwd=ROOT, env=None):
+    """`replaylab ARGS` as a user runs it: a real process; its CompletedProcess (text)."""
+    return subprocess.run(
+        [sys.executable, "-m", "replaylab", *map(str, args)],
+        capture_output=True,
+        text=True,
+        input=stdin,
+        cwd=cwd,
+        env=env if env is not None else environment(),
+        timeout=120,
+    )

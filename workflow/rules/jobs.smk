@@ -1,0 +1,123 @@
+"""Running a job: its entry point in scripts/, called inside Snakemake's own process (run_job),
+a new run's recording in a process of its own (record_job), and the end of a run
+(cancel_leftover_timers). SCRIPTS and PYTHON come from common.smk."""
+
+import importlib.util
+import subprocess
+import threading
+import time
+import traceback
+from functools import cache
+from pathlib import Path
+
+from replaylab.agents.recording import RecordingError, printable
+from replaylab.agents.replay import ReplayMismatch
+from replaylab.inputs import DamagedResult
+from replaylab.lessons import UnknownLesson
+
+
+class JobFailed(Exception):
+    """A job that failed unexpectedly: its message names the log that holds the traceback."""
+
+
+EXPECTED_FAILURES = (ReplayMismatch, RecordingError, UnknownLesson, DamagedResult)
+
+# One job at a time, even with --cores 2: jobs are Python, and two at once in one process only
+# take turns on the interpreter lock (measured: slower than one after the other). It also keeps
+# matplotlib, which is not thread-safe, in one thread at a time.
+ONE_JOB_AT_A_TIME = threading.Lock()
+
+
+@cache
+def entry_point(name):
+    """scripts/<name>.py as a module, loaded once per Snakemake process."""
+    spec = importlib.util.spec_from_file_location(
+        f"replaylab_rule_{name}", SCRIPTS / f"{name}.py"
+    )
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    return loaded
+
+
+def run_job(name, log, *args):
+    """Call `main(*args)` of scripts/<name>.py, in this process: the default profile sets
+    force-use-threads (a cluster executor implies it), so that a job costs no new Python, no
+    imports and no second Snakemake.
+
+    The log gets the job's time and what `main` returns (a note: the time of the HTML page), or
+    its error on one line. A replay mismatch, a malformed input or a damaged result fails the job
+    with its one-line message, under its own type; any other error (a bug) with its type and
+    message, and its traceback in <log>.traceback, which the line names. Snakemake then shows that
+    line and where the rule called this (two lines naming this file and the rule file), never the
+    library's traceback, even with --show-failed-logs.
+    """
+    Path(log).parent.mkdir(parents=True, exist_ok=True)
+    with ONE_JOB_AT_A_TIME, open(log, "w", encoding="utf-8") as stream:
+        start = time.perf_counter()
+        try:
+            note = entry_point(name).main(*args)
+        except EXPECTED_FAILURES as error:
+            failure = type(error)(printable(str(error)))
+        except Exception as error:
+            where = Path(log).with_suffix(".traceback")
+            with open(where, "w", encoding="utf-8") as details:
+                # from the entry point on: this file's own frame, compiled by Snakemake,
+                # would name a line that is not the one that ran
+                traceback.print_exception(
+                    type(error), error, error.__traceback__.tb_next, file=details
+                )
+            failure = JobFailed(
+                f"{type(error).__name__}: {printable(str(error))} (a bug: the traceback is in {where})"
+            )
+        else:
+            print(f"{name}: done in {time.perf_counter() - start:.2f} s", file=stream)
+            if note:
+                print(note, file=stream)
+            return
+        print(f"{type(failure).__name__}: {failure}", file=stream)
+    raise failure
+
+
+class RecordFailed(Exception):
+    """`replaylab record` failed: its message is the command's own error line and the log's name."""
+
+
+def record_job(log, lesson, variant, out, *, provider, model, seed, group):
+    """Record one variant of a new run with scripts/record.py, in a process of its own, started with
+    an argument list (no shell: a configuration value is never part of a command). What it prints
+    goes to the log and to Snakemake's output; a failure is its last line (the one-line error).
+    """
+    command = [PYTHON, str(SCRIPTS / "record.py"), lesson, "--variant", variant]
+    command += ["--provider", provider, f"--model={model}", "--seed", str(seed)]
+    command += ["--group", group, "--out", out]
+    Path(log).parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w", encoding="utf-8") as stream:
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            errors="replace",
+        )
+        last = ""
+        for line in process.stdout:
+            stream.write(line)
+            stream.flush()
+            print(line, end="", flush=True)
+            last = line.strip() or last
+    if process.wait() != 0:
+        raise RecordFailed(f"{last} (the log: {log})")
+
+
+def cancel_leftover_timers():
+    """End the threading.Timer threads that Snakemake's scheduler leaves behind.
+
+    Its job-rate limiter (100 jobs per second by default) starts a one-second Timer at each turn
+    of the scheduler, and Python waits for the last one before it exits: up to 1 s more at the end
+    of every run with jobs (measured). The run is over when the onsuccess and onerror hooks call
+    this.
+    """
+    for thread in threading.enumerate():
+        if isinstance(thread, threading.Timer):
+            thread.cancel()
