@@ -104,6 +104,16 @@ class Campaign:
     def all_recordings(self):
         return [path for lesson in self.lessons for path in self.recordings(lesson).values()]
 
+    def not_recorded(self):
+        """"<lesson>/<run>" of every run whose file is not there yet: the only files the recording
+        rule may make. A recorded run is a source: no rule records it again, whatever changed."""
+        return [
+            f"{lesson}/{name}"
+            for lesson in self.lessons
+            for name, path in self.recordings(lesson).items()
+            if not os.path.lexists(path)
+        ]
+
     # input functions of the rules
 
     def batch_recordings(self, wildcards):

@@ -167,11 +167,14 @@ MADE_BY = {"transcripts": "replay", "verdicts.json": "judge", "scans.json": "sca
 
 
 def made_by(path):
-    """The rule that writes a file or folder of results/<lesson>/ (what --forcerun needs)."""
-    for part in reversed(Path(path).parts):
+    """The rule that writes a file or folder of results/<lesson>/, or of a campaign's
+    results/campaigns/<name>/<lesson>/ (what --forcerun needs)."""
+    parts = Path(path).parts
+    prefix = "campaign_" if "campaigns" in parts else ""
+    for part in reversed(parts):
         if part in MADE_BY:
-            return MADE_BY[part]
-    return "render"
+            return prefix + MADE_BY[part]
+    return prefix + "render"
 
 
 def _listing(folder):

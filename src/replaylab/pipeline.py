@@ -142,14 +142,14 @@ def load_transcripts(paths, runs=None):
         try:
             found.append(recording_io.load(path))
         except recording_io.RecordingError as error:
-            raise DamagedResult(f"{error}: delete {path.parent}, or run with --forcerun replay") from None
+            raise DamagedResult(f"{error}: delete {path.parent}, or run with --forcerun {made_by(path)}") from None
     if runs is not None:
         names = [run.run for run in found]
         missing, extra = sorted(set(runs) - set(names)), sorted(set(names) - set(runs))
         if missing or extra:
             where = recording_io.printable(str(paths[0] if len(paths) == 1 else Path(paths[0]).parent))
             what = f"no transcript of the run {missing[0]!r}" if missing else f"a transcript of {extra[0]!r}, which is not a run of the lesson"
-            raise DamagedResult(f"{where}: {what} (changed after the build): delete it, or run with --forcerun replay")
+            raise DamagedResult(f"{where}: {what} (changed after the build): delete it, or run with --forcerun {made_by(where)}")
     return found
 
 
