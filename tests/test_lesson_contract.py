@@ -91,6 +91,7 @@ def test_a_recording_of_an_unknown_lesson_names_its_file_and_field(tmp_path):
     assert not (tmp_path / "recordings").exists()
 
 
+@pytest.mark.workflow
 def test_an_unknown_lesson_in_the_configuration_stops_the_dry_run(tmp_path):
     copy = copy_project(tmp_path / "project")
     configure(copy, lessons=[LESSONS[0], "astronomy"])
