@@ -1,0 +1,146 @@
+"""The pendulum lesson's figures, drawn from results.json alone (no pyplot state, no file written).
+
+- ratio: the period over the small-angle period against the amplitude: the exact curve and the
+  simulation at a few dt from the build's scan, the agent's calls (as recomputed by this build, one
+  marker per run, a colour per dt), the 1 % line and the brackets; on the right, a close-up of the
+  excess near 1 %, where a coarse dt visibly moves the crossing.
+- convergence: log-log against dt, the simulation's relative period error against the exact
+  period, and the shift of its 1 % crossing from the exact one, each with its fitted order.
+"""
+
+from matplotlib.figure import Figure
+
+from replaylab.lessons import drawn_runs
+from replaylab.lessons.pendulum import lab
+from replaylab.lessons.plotting import drawn_calls, run_markers, scorecard_figure
+
+CLOSE_UP = (15, 31)  # degrees: the close-up's amplitudes
+EXACT_COLOUR, BRACKET_COLOUR = "black", "tab:green"
+
+
+def agent_points(results):
+    """{(run, dt): [(amplitude, period)]} of the accepted pendulum_period calls, as recomputed."""
+    points = {}
+    for run_name, arguments, content in drawn_calls(results, lab.PERIOD_TOOL):
+        amplitude, dt, value = arguments["amplitude_deg"], arguments["dt"], content[lab.PERIOD_KEY]
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (amplitude, dt, value)):
+            points.setdefault((run_name, dt), []).append((amplitude, value))
+    return points
+
+
+def _dt_colours(dts):
+    """A colour per dt, the coarsest warmest; the same in both figures."""
+    palette = ("tab:red", "tab:orange", "tab:purple", "tab:blue", "tab:cyan", "tab:brown", "tab:pink", "tab:olive", "tab:gray")
+    return {dt: palette[i % len(palette)] for i, dt in enumerate(sorted(dts, reverse=True))}
+
+
+def ratio(results):
+    scans = results["scans"]
+    exact, scan = scans["exact"], scans["ratio"]
+    reference = exact["small_angle_period_s"]["value"]
+    limit = 1 + exact["excess"]
+    amplitudes = scan["amplitudes"]
+    points = agent_points(results)
+    runs = list(drawn_runs(results))
+    markers = run_markers(runs)
+    crossings = {row["dt"]: row["crossing"] for row in scans["convergence"]["crossings"]}
+    colours = _dt_colours({s["dt"] for s in scan["simulated"]} | {dt for _, dt in points})
+
+    figure = Figure(figsize=(11, 6.2), layout="constrained")
+    overview, close = figure.subplots(1, 2, gridspec_kw={"width_ratios": [0.8, 1.3]})
+    handles = {}
+
+    def remember(label, artist):
+        handles.setdefault(label, artist)
+
+    def excess(values):
+        return [None if v is None else 100 * (v - 1) for v in values]
+
+    low, high = exact["bracket"]
+    remember(f"right bracket: {low:g} to {high:g} deg", close.axvspan(low, high, color=BRACKET_COLOUR, alpha=0.15, zorder=0))
+    for axes, transform in ((overview, list), (close, excess)):
+        (line,) = axes.plot(amplitudes, transform(scan["exact"]), "-", color=EXACT_COLOUR, linewidth=2.2, zorder=2)
+        remember("exact: 1/AGM(1, cos(θ0/2)) (this build)", line)
+        for simulated in scan["simulated"]:
+            dt = simulated["dt"]
+            (line,) = axes.plot(amplitudes, transform(simulated["ratio"]), "--", color=colours[dt], linewidth=1.3, zorder=2)
+            at = f", crosses 1 % at {crossings[dt]['shown']} deg" if dt in crossings else ""
+            remember(f"simulated, dt = {dt:g} s (this build's scan{at})", line)
+    overview.axhline(limit, color="0.4", linestyle=":", linewidth=1.2)
+    remember(f"{100 * exact['excess']:g} % above the small-angle period", close.axhline(100 * exact["excess"], color="0.4", linestyle=":", linewidth=1.2))
+
+    crossing = exact["crossing"]
+    remember(f"exact crossing: {crossing['shown']} deg", close.axvline(crossing["value"], color=EXACT_COLOUR, linewidth=1.0))
+    for simulated in scan["simulated"]:
+        dt = simulated["dt"]
+        if dt in crossings and CLOSE_UP[0] <= crossings[dt]["value"] <= CLOSE_UP[1]:
+            close.plot([crossings[dt]["value"]], [100 * exact["excess"]], "o", color=colours[dt], markersize=7, zorder=4)
+
+    for run, verdict in results["verdicts"].items():
+        conclusion = verdict["conclusion"]
+        if run in runs and conclusion["checkable"] and conclusion["bracket"] != exact["bracket"]:
+            b_low, b_high = conclusion["bracket"]
+            remember(f"agent's bracket, run {run}: {b_low:g} to {b_high:g} deg",
+                     close.axvspan(b_low, b_high, facecolor="none", edgecolor="tab:red", hatch="//", linewidth=0.8, zorder=1))
+
+    for (run, dt), pts in sorted(points.items(), key=lambda item: (runs.index(item[0][0]), -item[0][1])):
+        xs, ys = zip(*pts)
+        ratios = [y / reference for y in ys]
+        overview.scatter(xs, ratios, s=40, marker=markers.get(run, "o"), facecolor=colours.get(dt, "0.5"), edgecolor="k", linewidth=0.7, zorder=3)
+        near = [(x, 100 * (r - 1)) for x, r in zip(xs, ratios) if CLOSE_UP[0] <= x <= CLOSE_UP[1]]
+        if near:
+            nx, ny = zip(*near)
+            artist = close.scatter(nx, ny, s=55, marker=markers.get(run, "o"), facecolor=colours.get(dt, "0.5"), edgecolor="k", linewidth=0.7, zorder=5)
+            remember(f"agent's calls, recomputed: run {run}, dt = {dt:g} s", artist)
+
+    overview.set_xlabel("amplitude θ0 (degrees)")
+    overview.set_ylabel("period / small-angle period 2π√(L/g)")
+    overview.set_title("every amplitude the tool allows")
+    close.set_xlim(*CLOSE_UP)
+    close.set_ylim(0.3, 2.1)
+    close.set_xlabel("amplitude θ0 (degrees)")
+    close.set_ylabel("excess of the period over 2π√(L/g) (%)")
+    close.set_title("close-up: where each curve crosses 1 % (dots: the crossing)")
+    for axes in (overview, close):
+        axes.grid(True, color="0.9")
+    figure.suptitle("The pendulum's period against its amplitude: exact, simulated, and the agents' calls")
+    figure.legend(list(handles.values()), list(handles), loc="outside lower center", ncols=2, fontsize="small")
+    return figure
+
+
+def convergence(results):
+    scans = results["scans"]
+    scan = scans["convergence"]
+    exact = scans["exact"]
+    largest = results["exercises"]["largest_dt"]
+    figure = Figure(figsize=(11, 5.6), layout="constrained")
+    errors, shifts = figure.subplots(1, 2)
+    handles = {}
+    for i, item in enumerate(scan["errors"]):
+        rows = item["rows"]
+        (line,) = errors.plot([r["dt"] for r in rows], [r["error"] for r in rows], "-o", color=f"C{i}", markersize=4)
+        handles[f"relative period error at {item['amplitude']:g} deg: fitted order {item['order']['shown']}"] = line
+    rows = scan["crossings"]
+    (line,) = shifts.plot([r["dt"] for r in rows], [abs(r["shift"]["value"]) for r in rows], "-s", color="tab:purple", markersize=4)
+    handles[f"shift of the simulated 1 % crossing: fitted order {scan['crossing_order']['shown']}"] = line
+    room = exact["bracket"][1] - exact["crossing"]["value"]
+    handles[f"room above the exact crossing in its bracket ({room:.3f} deg)"] = shifts.axhline(room, color=BRACKET_COLOUR, linestyle=":", linewidth=1.4)
+    dt = largest["largest"]["dt"]
+    handles[f"largest dt that still lands in {largest['bracket'][0]:g} to {largest['bracket'][1]:g} deg: {dt['shown']} s"] = shifts.axvline(
+        dt["value"], color=BRACKET_COLOUR, linewidth=1.4)
+    for axes, ylabel, title in (
+        (errors, "|simulated period / exact period − 1|", "period error of the simulation"),
+        (shifts, "|simulated crossing − exact crossing| (degrees)", "how far dt moves the 1 % crossing"),
+    ):
+        axes.set_xscale("log")
+        axes.set_yscale("log")
+        axes.set_xlabel("time step dt (s, log scale)")
+        axes.set_ylabel(ylabel)
+        axes.set_title(title)
+        axes.grid(True, which="major", color="0.9")
+    figure.suptitle("Convergence in dt of symplectic Euler against the exact period (this build's scan)")
+    figure.legend(list(handles.values()), list(handles), loc="outside lower center", ncols=2, fontsize="small")
+    return figure
+
+
+FIGURES = {"ratio": ratio, "convergence": convergence, "scorecard": scorecard_figure}
