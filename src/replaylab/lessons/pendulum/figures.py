@@ -119,10 +119,10 @@ def convergence(results):
     for i, item in enumerate(scan["errors"]):
         rows = item["rows"]
         (line,) = errors.plot([r["dt"] for r in rows], [r["error"] for r in rows], "-o", color=f"C{i}", markersize=4)
-        handles[f"relative period error at {item['amplitude']:g} deg: fitted order {item['order']['shown']}"] = line
+        handles[f"relative period error at {item['amplitude']:g} deg (this build's scan): fitted order {item['order']['shown']}"] = line
     rows = scan["crossings"]
     (line,) = shifts.plot([r["dt"] for r in rows], [abs(r["shift"]["value"]) for r in rows], "-s", color="tab:purple", markersize=4)
-    handles[f"shift of the simulated 1 % crossing: fitted order {scan['crossing_order']['shown']}"] = line
+    handles[f"shift of the simulated 1 % crossing (this build's scan): fitted order {scan['crossing_order']['shown']}"] = line
     room = exact["bracket"][1] - exact["crossing"]["value"]
     handles[f"room above the exact crossing in its bracket ({room:.3f} deg)"] = shifts.axhline(room, color=BRACKET_COLOUR, linestyle=":", linewidth=1.4)
     dt = largest["largest"]["dt"]
