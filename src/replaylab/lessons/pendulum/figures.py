@@ -5,7 +5,8 @@
   marker per run, a colour per dt), the 1 % line and the brackets; on the right, a close-up of the
   excess near 1 %, where a coarse dt visibly moves the crossing.
 - convergence: log-log against dt, the simulation's relative period error against the exact
-  period, and the shift of its 1 % crossing from the exact one, each with its fitted order.
+  period (the build's scan as lines, the agents' calls as points), and the shift of its 1 % crossing
+  from the exact one, each with its fitted order.
 """
 
 from matplotlib.figure import Figure
@@ -120,6 +121,14 @@ def convergence(results):
         rows = item["rows"]
         (line,) = errors.plot([r["dt"] for r in rows], [r["error"] for r in rows], "-o", color=f"C{i}", markersize=4)
         handles[f"relative period error at {item['amplitude']:g} deg (this build's scan): fitted order {item['order']['shown']}"] = line
+    runs = list(drawn_runs(results))
+    markers = run_markers(runs)
+    for run in runs:
+        errors_of_run = [e for e in results["verdicts"][run]["period_errors"] if e["error"] > 0]
+        if errors_of_run:
+            artist = errors.scatter([e["dt"] for e in errors_of_run], [e["error"] for e in errors_of_run], s=50, marker=markers[run],
+                                    facecolor="none", edgecolor="k", linewidth=1.0, zorder=3)
+            handles[f"agent's calls, recomputed against the exact period at their amplitude: run {run}"] = artist
     rows = scan["crossings"]
     (line,) = shifts.plot([r["dt"] for r in rows], [abs(r["shift"]["value"]) for r in rows], "-s", color="tab:purple", markersize=4)
     handles[f"shift of the simulated 1 % crossing (this build's scan): fitted order {scan['crossing_order']['shown']}"] = line

@@ -74,6 +74,18 @@ def agent_conclusion(transcript):
     }
 
 
+def period_errors(transcript):
+    """Each accepted pendulum_period call, recomputed, with its relative error against the exact period
+    at its amplitude: how far from converged each step the agent used was."""
+    tool = {t.name: t for t in lab.tools()}[lab.PERIOD_TOOL]
+    found = []
+    for _, call, args in validated_calls(transcript, {tool.name: tool}):
+        period, exact = tool.function(**args)[lab.PERIOD_KEY], physics.exact_period(args["amplitude_deg"])
+        found.append({"amplitude": args["amplitude_deg"], "dt": args["dt"], "period_s": period, "exact_period_s": exact,
+                      "error": abs(period / exact - 1)})
+    return found
+
+
 def changed_gravity(run, tolerance):
     """Replay the run against a simulation with g = 9.80 m/s²: the replay must catch the change."""
     variant = lab.VARIANTS[run.variant]
@@ -95,6 +107,7 @@ def judge(runs, tolerance):
             "group": run.group,
             **count_calls(run.transcript),
             "conclusion": agent_conclusion(run.transcript),
+            "period_errors": period_errors(run.transcript),
         }
         if run.group == DEMONSTRATION_GROUP:
             verdicts[run.run]["changed_gravity"] = changed_gravity(run, tolerance)

@@ -187,8 +187,9 @@ def _figures(results, rows):
         "The simulation's period error and the shift of its crossing against dt, log-log",
         f"Log-log against dt from {md.number(max(dts_all), '%g') if dts_all else '-'} s down to "
         f"{md.number(min(dts_all), '%g') if dts_all else '-'} s (halved each time). Left: the relative error of "
-        "the simulated period against the exact one; right: how far the simulated 1 % crossing lies from the exact "
-        "one, with the room the right bracket leaves and the largest dt of the exercise below.",
+        "the simulated period against the exact one, the build's scan as lines and each period the agents asked for, "
+        "recomputed, as an open marker; right: how far the simulated 1 % crossing lies from the exact one, with the "
+        "room the right bracket leaves and the largest dt of the exercise below.",
     )
     order_rows = [{"of": r["of"], "order": r["shown"]} for r in rows["convergence-order"]]
     return "\n".join([

@@ -4,6 +4,7 @@ Each row is a flat dict of str, int and float: floats at full precision (the CSV
 their repr), next to a "shown" column with the text the page shows where the page rounds.
 
 - agent-conclusion: per run, the quantities of the check of its conclusion against the exact crossing;
+- agent-errors: per run, each period it asked for, recomputed, against the exact period at its amplitude;
 - exact-crossing: the exact 1 % crossing and the right bracket;
 - crossing-by-dt: the simulated 1 % crossing at each dt of the convergence scan, its shift from the
   exact crossing and its whole-degree bracket;
@@ -23,6 +24,7 @@ from replaylab.lessons.pendulum import lab
 
 TABLES = (
     "agent-conclusion",
+    "agent-errors",
     "exact-crossing",
     "crossing-by-dt",
     "ratio-scan",
@@ -81,6 +83,11 @@ def tables(results):
     out = {name: [] for name in TABLES}
     for run, verdict in verdicts.items():
         out["agent-conclusion"] += conclusion_rows(run, verdict["conclusion"])
+        out["agent-errors"] += [
+            {"run": run, "amplitude_deg": e["amplitude"], "dt_s": e["dt"], "period_s": e["period_s"],
+             "exact_period_s": e["exact_period_s"], "relative_error": e["error"]}
+            for e in verdict["period_errors"]
+        ]
         if "changed_gravity" in verdict:  # the demonstration group's runs only
             out["changed-gravity"].append(changed_gravity_row(run, verdict["changed_gravity"]))
     low, high = exact["bracket"]
