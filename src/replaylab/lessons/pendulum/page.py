@@ -161,8 +161,11 @@ def _shift_section(results, rows):
         f"build's convergence scan (bisection on the amplitude to 1e-9 degrees), against the exact "
         f"{exact['crossing']['shown']} degrees. The shift shrinks with dt at a fitted order of {order}.{coarse}",
         "",
-        table(shown_rows, [("dt", "dt (s)"), ("crossing", "simulated crossing (deg)"), ("shift", "minus exact (deg)"),
-                           ("bracket", "its whole-degree bracket"), ("right", f"the right bracket ({_bracket(exact['bracket'])})?")]),
+        f"Columns: dt; the simulated crossing; it minus the exact crossing; the two whole degrees around it; whether "
+        f"those are the right bracket, {_bracket(exact['bracket'])}.",
+        "",
+        table(shown_rows, [("dt", "dt (s)"), ("crossing", "crossing (deg)"), ("shift", "− exact"), ("bracket", "bracket"),
+                           ("right", "right?")]),
         "",
     ]
 
@@ -178,7 +181,7 @@ def _figures(results, rows):
         f"Left: the period over the small-angle period at every whole degree from {span}, exact (solid) and simulated "
         f"by this build at dt {dts} s (dashed). Points: the agents' calls as recomputed by this build, coloured by "
         "dt. Right: close-up of the excess near 1 %: the dots mark where each simulated curve crosses 1 %, the green "
-        "band is the right bracket, hatched bands are brackets of runs that missed it.",
+        "band is the right bracket, and hatched bands (if any) are the brackets of runs that missed it.",
     )
     errors = scans["convergence"]["errors"]
     dts_all = [row["dt"] for row in errors[0]["rows"]] if errors else []

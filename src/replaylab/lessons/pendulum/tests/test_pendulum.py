@@ -264,7 +264,7 @@ def test_the_scans_and_the_exercise(results):
 
 def test_the_page_shows_the_coarse_shift_and_the_exact_crossing(results):
     page = LESSON.page(results)
-    assert "| 0.1 | 26.7255 | +3.91 | 26 to 27 | **no** |" in page
+    assert "| 0.1 | 26.7255 | +3.91 | 26 to 27 | **no** |" in page  # dt, crossing, minus exact, bracket, right?
     assert "| 0.0125 | 22.8808 | +0.067 | 22 to 23 | yes |" in page
     assert "**22.8138 degrees**, so the right bracket is 22 to 23 degrees" in page
     assert "Evidence: **numerically verified against an exact formula**." in page
