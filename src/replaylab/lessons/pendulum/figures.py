@@ -10,6 +10,7 @@
 """
 
 from matplotlib.figure import Figure
+from matplotlib.ticker import FormatStrFormatter
 
 from replaylab.lessons import drawn_runs
 from replaylab.lessons.pendulum import lab
@@ -143,6 +144,9 @@ def convergence(results):
     ):
         axes.set_xscale("log")
         axes.set_yscale("log")
+        axes.minorticks_off()  # a label per decade is enough, and the minor ticks take most of the drawing time
+        for axis in (axes.xaxis, axes.yaxis):
+            axis.set_major_formatter(FormatStrFormatter("%g"))  # 0.01 and 1e-05: plain text, no typeset powers
         axes.set_xlabel("time step dt (s, log scale)")
         axes.set_ylabel(ylabel)
         axes.set_title(title)
