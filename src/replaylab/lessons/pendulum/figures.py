@@ -2,8 +2,9 @@
 
 - ratio: the period over the small-angle period against the amplitude: the exact curve and the
   simulation at a few dt from the build's scan, the agent's calls (as recomputed by this build, one
-  marker per run, a colour per dt), the 1 % line and the brackets; on the right, a close-up of the
-  excess near 1 %, where a coarse dt visibly moves the crossing.
+  marker per run, a colour per dt) and the 1 % line; on the right, a close-up of the excess near
+  1 %, where a coarse dt visibly moves the crossing, and below it each run's bracket as the judge
+  found it, against the right one.
 - convergence: log-log against dt, the simulation's relative period error against the exact
   period (the build's scan as lines, the agents' calls as points), and the shift of its 1 % crossing
   from the exact one, each with its fitted order.
@@ -36,6 +37,33 @@ def _dt_colours(dts):
     return {dt: palette[i % len(palette)] for i, dt in enumerate(sorted(dts, reverse=True))}
 
 
+def _brackets(strip, results, runs, exact):
+    """One bar per drawn run with a checkable conclusion: its bracket at its smallest dt, green when it
+    is the right one, red otherwise; the right bracket shaded and the exact crossing marked behind."""
+    low, high = exact["bracket"]
+    strip.axvspan(low, high, color=BRACKET_COLOUR, alpha=0.15, zorder=0)
+    strip.axvline(exact["crossing"]["value"], color=EXACT_COLOUR, linewidth=1.0)
+    checked = [(run, results["verdicts"][run]["conclusion"]) for run in runs]
+    checked = [(run, c) for run, c in checked if c["checkable"]]
+    handles = {}
+    for row, (run, conclusion) in enumerate(checked):
+        b_low, b_high = conclusion["bracket"]
+        right = conclusion["bracket"] == exact["bracket"]
+        colour = BRACKET_COLOUR if right else "tab:red"
+        bar = strip.barh(row, b_high - b_low, left=b_low, height=0.5, color=colour, alpha=0.8, edgecolor="k", linewidth=0.6)
+        what = "the right bracket" if right else "not the right bracket"
+        handles.setdefault(f"agent's bracket at its smallest dt (this build's judge): {what}", bar)
+    strip.set_yticks(range(len(checked)), [f"{run} (dt {c['smallest_dt']:g} s)" for run, c in checked], fontsize=8)
+    strip.set_ylim(-0.6, max(len(checked), 1) - 0.4)
+    strip.invert_yaxis()
+    if not checked:
+        strip.text(0.5, 0.5, "no run with a checkable bracket", transform=strip.transAxes, ha="center", va="center", fontsize=8)
+    strip.set_xlabel("amplitude θ0 (degrees)")
+    strip.set_ylabel("run")
+    strip.grid(True, axis="x", color="0.9")
+    return handles
+
+
 def ratio(results):
     scans = results["scans"]
     exact, scan = scans["exact"], scans["ratio"]
@@ -47,9 +75,13 @@ def ratio(results):
     markers = run_markers(runs)
     crossings = {row["dt"]: row["crossing"] for row in scans["convergence"]["crossings"]}
     colours = _dt_colours({s["dt"] for s in scan["simulated"]} | {dt for _, dt in points})
+    checked = sum(1 for run in runs if results["verdicts"][run]["conclusion"]["checkable"])
 
-    figure = Figure(figsize=(11, 6.2), layout="constrained")
-    overview, close = figure.subplots(1, 2, gridspec_kw={"width_ratios": [0.8, 1.3]})
+    figure = Figure(figsize=(11, 6.6 + 0.25 * checked), layout="constrained")
+    grid = figure.add_gridspec(2, 2, width_ratios=[0.8, 1.3], height_ratios=[4, 0.8 + 0.3 * checked])
+    overview = figure.add_subplot(grid[:, 0])
+    close = figure.add_subplot(grid[0, 1])
+    strip = figure.add_subplot(grid[1, 1], sharex=close)
     handles = {}
 
     def remember(label, artist):
@@ -70,20 +102,12 @@ def ratio(results):
             remember(f"simulated, dt = {dt:g} s (this build's scan{at})", line)
     overview.axhline(limit, color="0.4", linestyle=":", linewidth=1.2)
     remember(f"{100 * exact['excess']:g} % above the small-angle period", close.axhline(100 * exact["excess"], color="0.4", linestyle=":", linewidth=1.2))
-
     crossing = exact["crossing"]
     remember(f"exact crossing: {crossing['shown']} deg", close.axvline(crossing["value"], color=EXACT_COLOUR, linewidth=1.0))
     for simulated in scan["simulated"]:
         dt = simulated["dt"]
         if dt in crossings and CLOSE_UP[0] <= crossings[dt]["value"] <= CLOSE_UP[1]:
             close.plot([crossings[dt]["value"]], [100 * exact["excess"]], "o", color=colours[dt], markersize=7, zorder=4)
-
-    for run, verdict in results["verdicts"].items():
-        conclusion = verdict["conclusion"]
-        if run in runs and conclusion["checkable"] and conclusion["bracket"] != exact["bracket"]:
-            b_low, b_high = conclusion["bracket"]
-            remember(f"agent's bracket, run {run}: {b_low:g} to {b_high:g} deg",
-                     close.axvspan(b_low, b_high, facecolor="none", edgecolor="tab:red", hatch="//", linewidth=0.8, zorder=1))
 
     for (run, dt), pts in sorted(points.items(), key=lambda item: (runs.index(item[0][0]), -item[0][1])):
         xs, ys = zip(*pts)
@@ -94,6 +118,8 @@ def ratio(results):
             nx, ny = zip(*near)
             artist = close.scatter(nx, ny, s=55, marker=markers.get(run, "o"), facecolor=colours.get(dt, "0.5"), edgecolor="k", linewidth=0.7, zorder=5)
             remember(f"agent's calls, recomputed: run {run}, dt = {dt:g} s", artist)
+    for label, artist in _brackets(strip, results, runs, exact).items():
+        remember(label, artist)
 
     overview.set_xlabel("amplitude θ0 (degrees)")
     overview.set_ylabel("period / small-angle period 2π√(L/g)")
@@ -101,7 +127,7 @@ def ratio(results):
     close.set_xlim(*CLOSE_UP)
     close.set_ylim(0.3, 2.1)
     close.set_xlabel("amplitude θ0 (degrees)")
-    close.set_ylabel("excess of the period over 2π√(L/g) (%)")
+    close.set_ylabel("excess over 2π√(L/g) (%)")
     close.set_title("close-up: where each curve crosses 1 % (dots: the crossing)")
     for axes in (overview, close):
         axes.grid(True, color="0.9")

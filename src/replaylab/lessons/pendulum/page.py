@@ -181,7 +181,8 @@ def _figures(results, rows):
         f"Left: the period over the small-angle period at every whole degree from {span}, exact (solid) and simulated "
         f"by this build at dt {dts} s (dashed). Points: the agents' calls as recomputed by this build, coloured by "
         "dt. Right: close-up of the excess near 1 %: the dots mark where each simulated curve crosses 1 %, the green "
-        "band is the right bracket, and hatched bands (if any) are the brackets of runs that missed it.",
+        "band is the right bracket; below it, each run's bracket at its smallest dt as the judge found it (green: "
+        "the right one).",
     )
     errors = scans["convergence"]["errors"]
     dts_all = [row["dt"] for row in errors[0]["rows"]] if errors else []
