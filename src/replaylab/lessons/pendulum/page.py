@@ -59,7 +59,8 @@ def conclusion_statement(run, conclusion):
     else:
         lines = [
             f"**Run {name(run)}: the exact formula refutes the agent's bracket.** {found}; the exact crossing, "
-            f"{exact} degrees, lies outside. Its numbers replay exactly: what is wrong is the step it trusted."
+            f"{exact} degrees, lies outside. Its numbers replayed within the tolerance: the simulation agrees with every "
+            "one of them, and the exact formula still refutes its bracket."
         ]
     label = md.evidence(conclusion["evidence"])
     return lines + (["", label] if label else [])
