@@ -50,8 +50,11 @@ def agent_conclusion(transcript):
     rows = [(a, p, p / reference - 1) for a, p in sorted(at_smallest.items())]
     crossings = [(low[0], high[0]) for low, high in zip(rows, rows[1:]) if low[2] <= physics.EXCESS < high[2]]
     if len(crossings) != 1:
-        where = "every excess is at most 1 %" if all(e <= physics.EXCESS for *_, e in rows) else (
-            "every excess is above 1 %" if all(e > physics.EXCESS for *_, e in rows) else "the excess crosses 1 % more than once"
+        below = [e <= physics.EXCESS for *_, e in rows]
+        where = (
+            "every excess is at most 1 %" if all(below)
+            else "every excess is above 1 %" if not any(below)
+            else "the excess does not rise through 1 % exactly once from one amplitude to the next"
         )
         return {"checkable": False, "smallest_dt": smallest, "reason": f"its calls {at} do not bracket a crossing of 1 %: {where}"}
     (low, high), exact = crossings[0], exact_crossing()
