@@ -134,6 +134,9 @@ def test_describe_changes_shows_every_changed_call_and_the_verdict():
     assert describe_changes(new, None) == ["run hunter/mine: Recorded run (gpt-test)", "new recording (nothing to replace)",
                                            "  3 messages, 4 calls", "  verdict: counterexample (4 tested, witness 32/20)"]
     assert describe_changes(new, None, "it is cut")[1] == "replaces a recording that does not load: it is cut"
+    one_call = authored_run("hunter", "symplectic-euler", [ModelMessage("", (drift(1, 64),)), ModelMessage("done")])
+    assert describe_changes(one_call, None)[2] == "  2 messages, 1 call"
+    assert describe_changes(authored_run("hunter", "symplectic-euler", [ModelMessage("done")]), None)[2] == "  1 message, 0 calls"
     fewer = describe_changes(old, new)
     assert fewer[-3:-1] == [
         "  was: message 2, call 1: oscillator_energy_drift(method='symplectic Euler', steps_per_period=16, periods=20) -> max_energy_drift 0.244321",
@@ -186,8 +189,9 @@ def test_promote_replays_within_the_tolerance_it_is_given(tmp_path):
     value = json.loads(data)["steps"][0]["results"][0]["content"]["max_energy_drift"]
     source = tmp_path / "symplectic-euler.json"
     source.write_text(data.replace(repr(value), repr(value * (1 + 1e-7)), 1))  # off by 1e-7, relative
-    with pytest.raises(ReplayMismatch, match=f"^{source}: message 1, call 1, tool oscillator_energy_drift: max_energy_drift was"):
+    with pytest.raises(ReplayMismatch, match=f"^{source}: message 1, call 1, tool oscillator_energy_drift: max_energy_drift was") as refused:
         promote(source, tmp_path / "recordings", dry_run=True, tolerance=1e-9)
+    assert (refused.value.difference.message, refused.value.difference.key) == (1, "max_energy_drift")  # kept for the caller
     assert promote(source, tmp_path / "recordings", dry_run=True)[-1].startswith("dry run: ")  # within 1e-6
     exact = tmp_path / "exact" / "symplectic-euler.json"
     exact.parent.mkdir()
