@@ -15,6 +15,8 @@ from replaylab.agents.secrets import Secret
 from replaylab.lessons import registry
 from replaylab.lessons.hunter import judge as hunter_judge
 from replaylab.lessons.hunter import lab as hunter_lab
+from replaylab.lessons.pendulum import judge as pendulum_judge
+from replaylab.lessons.pendulum import physics as pendulum_physics
 from replaylab.lessons.projectile import judge as projectile_judge
 from replaylab.lessons.review import judge as review_judge
 
@@ -217,3 +219,58 @@ def test_values_of_the_same_kind_within_the_tolerance_agree():
 def test_a_secret_must_be_a_non_empty_string(value):
     with pytest.raises(ValueError, match="^a secret must be a non-empty string$"):
         Secret(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pendulum
+
+def test_the_pendulum_demonstration_is_made_with_the_reference_runs_only_and_within_the_tolerance():
+    mine = pendulum_judge.judge([replayed("pendulum", "reference", run="mine", group="mine")], TOLERANCE)["mine"]
+    assert "changed_gravity" not in mine
+    reference = replayed("pendulum", "reference")
+    assert pendulum_judge.judge([reference], TOLERANCE)["reference"]["changed_gravity"]["caught"] is True
+    # g from 9.81 to 9.80 changes each period by about 0.05 %: a replay at 1 % lets it through
+    assert pendulum_judge.changed_gravity(reference, 0.01) == {"g": pendulum_judge.CHANGED_G, "caught": False}
+
+
+def test_each_period_error_is_against_the_exact_period_at_its_amplitude():
+    errors = pendulum_judge.period_errors(replayed("pendulum", "reference").transcript)
+    assert errors
+    for found in errors:
+        assert found["exact_period_s"] == pendulum_physics.exact_period(found["amplitude"])
+        assert found["error"] == abs(found["period_s"] / found["exact_period_s"] - 1)
+        assert 0 <= found["error"] < 0.01
+
+
+def test_the_pendulum_excess_is_shown_in_percent():
+    conclusion = pendulum_judge.agent_conclusion(replayed("pendulum", "reference").transcript)
+    for row in conclusion["at_smallest"]:
+        excess = row["excess_percent"]
+        assert excess["shown"] == f"{excess['value']:.4f}"
+        assert excess["value"] == pytest.approx(100 * (row["period_s"]["value"] / conclusion["small_angle_period_s"]["value"] - 1))
+
+
+def test_the_pendulum_verdict_line_for_promote():
+    reference = recording.load(RECORDINGS / "pendulum" / "reference.json")
+    c = pendulum_judge.agent_conclusion(reference.transcript)
+    low, high = c["bracket"]
+    assert pendulum_judge.verdict_line(reference) == (
+        f"bracket {low:g}..{high:g} degrees at dt {c['smallest_dt']:g} s, exact crossing {c['exact_crossing']['shown']}: verified")
+    assert (low, high) == (22, 23)
+    empty = dataclasses.replace(reference, transcript=transcript(step("I give up.")))
+    assert pendulum_judge.verdict_line(empty) == "not checkable: the agent made no accepted pendulum_period call"
+
+
+# ---------------------------------------------------------------------------------------------
+# Recording's checks of printed fields
+
+
+def test_a_printed_field_may_be_exactly_as_long_as_its_limit():
+    assert recording.check_text("m" * 200, "--model", 200) == "m" * 200
+    with pytest.raises(recording.RecordingError, match=r"^--model: at most 200 characters, this one has 201$"):
+        recording.check_text("m" * 201, "--model", 200)
+
+
+def test_an_unknown_provenance_kind_is_named():
+    with pytest.raises(ValueError, match=r"^unknown provenance kind 'guess'$"):
+        recording.provenance("guess", "m", "how")

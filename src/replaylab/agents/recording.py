@@ -497,7 +497,7 @@ def save(recording, path, secrets=(), new=False):
     write_atomic(path, text, new)
 
 
-def refuse_existing(path, remedy="choose another run name (--run), or move the file away"):
+def refuse_existing(path, remedy):
     """`RecordingError` if a file (or anything) is at `path`: checked before a run is recorded, so
     that no work is done, or paid for, that could not be saved."""
     if os.path.lexists(path):

@@ -92,8 +92,9 @@ def runs_table(found, runs=None):
 
 
 def read_runs_table(path):
+    """The per-run table back: a mistake stays text ("NA" too), an empty token count is missing."""
     return pd.read_csv(path, dtype={"wrong": "string", "input_tokens": "Int64", "output_tokens": "Int64"},
-                       keep_default_na=False, na_values={"input_tokens": [""], "output_tokens": [""]})
+                       keep_default_na=False)
 
 
 def runs_table_bytes(table):
