@@ -8,7 +8,8 @@ import dataclasses
 import pytest
 
 from helpers import RECORDINGS
-from replaylab.agents import recording
+from replaylab.agents import loop, recording
+from replaylab.agents.clients.authored import client as authored_client
 from replaylab.agents.messages import ModelMessage, Step, ToolCall, ToolResult, Transcript
 from replaylab.agents.replay import Difference, compare_result, replay
 from replaylab.agents.secrets import Secret
@@ -274,3 +275,27 @@ def test_a_printed_field_may_be_exactly_as_long_as_its_limit():
 def test_an_unknown_provenance_kind_is_named():
     with pytest.raises(ValueError, match=r"^unknown provenance kind 'guess'$"):
         recording.provenance("guess", "m", "how")
+
+
+def pendulum_run(*calls):
+    """An authored pendulum run: one message of period calls [(amplitude, dt)], then "done"."""
+    variant = registry.lesson("pendulum").variant("default")
+    message = ModelMessage("", tuple(ToolCall(str(i), "pendulum_period", {"amplitude_deg": a, "dt": dt})
+                                     for i, (a, dt) in enumerate(calls, 1)))
+    return loop.run(authored_client([message, ModelMessage("done")]), variant.system, variant.task,
+                    variant.allowlist(), variant.max_steps)
+
+
+def test_a_pendulum_bracket_whose_edge_is_the_exact_crossing_holds_it():
+    """At dt 0.001 the simulated excess at the exact crossing is 4e-7 below 1 %: the agent's lower
+    amplitude can be the crossing itself, and the edges belong to the bracket."""
+    exact = pendulum_physics.exact_crossing()
+    conclusion = pendulum_judge.agent_conclusion(pendulum_run((exact, 0.001), (23, 0.001)))
+    assert conclusion["bracket"] == [exact, 23] and conclusion["exact_crossing"]["value"] == exact
+    assert conclusion["inside"] is True and conclusion["verdict"] == pendulum_judge.TOO_COARSE
+
+
+def test_a_pendulum_run_that_brackets_nothing_says_at_which_dt():
+    conclusion = pendulum_judge.agent_conclusion(pendulum_run((10, 0.01), (20, 0.01), (15, 0.02)))
+    assert conclusion["checkable"] is False and conclusion["smallest_dt"] == 0.01
+    assert conclusion["reason"].endswith("every excess is at most 1 %")
