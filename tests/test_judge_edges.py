@@ -64,6 +64,11 @@ def test_the_hunters_probes_change_the_last_text_and_every_stored_result_and_not
         else:
             assert result == old
 
+    with_refusal = transcript(step("", (DRIFT, {"method": SE, "steps_per_period": 64, "periods": 20}, True, {"max_energy_drift": 0.05}),
+                                   (DRIFT, {"method": SE, "steps_per_period": 2, "periods": 20}, False, {"error": "refused"})))
+    forged = hunter_judge._with_stored_results(with_refusal, 0.9).steps[0].results
+    assert forged[0].content == {"max_energy_drift": 0.9} and forged[1] == with_refusal.steps[0].results[1]
+
     probes = hunter_judge.words_ignored(original, hunter_lab.CLAIMS["symplectic-euler"])
     assert [p["probe"] for p in probes] == [
         "last text emptied", "last text replaced by a boast of a counterexample", "every stored result overwritten by 0.9",
@@ -167,10 +172,12 @@ def test_a_rejection_names_its_piece_as_evidence():
 
 
 def test_a_call_that_is_no_check_is_skipped_and_the_checks_after_it_count():
-    run = transcript(step("", ("oscillator_error", {"candidate": 2, "steps_per_period": 16}, True, {"error": 1.0}),
+    run = transcript(step("", ("oscillator_error", {"candidate": 2, "steps_per_period": 40}, True, {"error": 1.0}),
                           ("check_bounded_energy", {"candidate": 2}, True, {})))
     found = review_judge.verdicts("physics", run)
     assert [(v.candidate, v.check) for v in found] == [(2, "bounded-energy")]
+    assert review_judge.verdict_line(recording.Recording("review", "r", "physics", "g", {}, run)) == (
+        "piece 2 bounded-energy failed")
 
 
 def test_a_review_groups_models_and_strict_replays_only_for_the_reference_physics_run():
