@@ -306,3 +306,31 @@ def test_a_pendulum_run_that_brackets_nothing_says_at_which_dt():
     conclusion = pendulum_judge.agent_conclusion(pendulum_run((10, 0.01), (20, 0.01), (15, 0.02)))
     assert conclusion["checkable"] is False and conclusion["smallest_dt"] == 0.01
     assert conclusion["reason"].endswith("every excess is at most 1 %")
+
+
+def projectile_run(*calls):
+    variant = registry.lesson("projectile").variant("default")
+    message = ModelMessage("", tuple(ToolCall(str(i), "range_with_drag", {"speed": 25, "angle": a, "dt": dt})
+                                     for i, (a, dt) in enumerate(calls, 1)))
+    return loop.run(authored_client([message, ModelMessage("done")]), variant.system, variant.task,
+                    variant.allowlist(), variant.max_steps)
+
+
+def test_the_projectile_scan_spans_two_degrees_beyond_each_edge_of_the_bracket():
+    conclusion = projectile_judge.agent_conclusion(projectile_run((40, 0.01), (41, 0.01), (30, 0.01)))
+    angles = [point["angle"] for point in conclusion["grid"]]
+    assert conclusion["bracket"] == [40, 41]
+    assert angles[0] == 38 and angles[-1] == 43 and len(angles) == 21  # 38, 38.25, ..., 43
+
+
+def test_a_projectile_run_with_one_angle_says_at_which_dt():
+    conclusion = projectile_judge.agent_conclusion(projectile_run((40, 0.01), (41, 0.02)))
+    assert conclusion["checkable"] is False and conclusion["smallest_dt"] == 0.01
+
+
+def test_a_tool_name_that_cannot_be_printed_is_named_by_its_type():
+    from replaylab.agents.tools import Refused
+
+    allowlist = registry.lesson("hunter").variant("symplectic-euler").allowlist()
+    with pytest.raises(Refused, match="^a list holding an integer too long to print is not an allowed tool$"):
+        allowlist.check([10**5000], {})
