@@ -321,6 +321,10 @@ def test_the_projectile_scan_spans_two_degrees_beyond_each_edge_of_the_bracket()
     angles = [point["angle"] for point in conclusion["grid"]]
     assert conclusion["bracket"] == [40, 41]
     assert angles[0] == 38 and angles[-1] == 43 and len(angles) == 21  # 38, 38.25, ..., 43
+    from replaylab.physics import projectile
+
+    assert [(row["angle"], row["range_m"]["value"]) for row in conclusion["at_smallest"]] == [
+        (a, projectile.range_with_drag(25, a, 0.01)) for a in (30, 40, 41)]
 
 
 def test_a_projectile_run_with_one_angle_says_at_which_dt():
