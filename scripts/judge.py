@@ -5,5 +5,11 @@ from replaylab.pipeline import Judge, judge_lesson
 
 def main(wildcards, input, output, params):
     judge_lesson(
-        Judge(lesson=wildcards.lesson, transcripts=list(input.transcripts), verdicts=output.verdicts, tolerance=params.tolerance)
+        Judge(
+            lesson=wildcards.lesson,
+            transcripts=list(input.transcripts),
+            verdicts=output.verdicts,
+            tolerance=params.tolerance,
+            runs=list(params.runs),
+        )
     )

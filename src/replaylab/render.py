@@ -3,6 +3,7 @@
 page (Markdown and HTML). Only the jobs that write pages import this module.
 """
 
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,15 +35,16 @@ class Render:
     figures: str  # a folder
     page: str  # index.md, and index.html next to it
     index: str | None = "../index.md"  # the summary page, as the page links to it (None: no link)
+    runs: list | None = None  # the names of every run of the lesson, each of which must have its transcript
 
     @classmethod
-    def in_folder(cls, lesson, folder, tolerance, transcripts, verdicts, scans, exercises, index="../index.md"):
+    def in_folder(cls, lesson, folder, tolerance, transcripts, verdicts, scans, exercises, index="../index.md", runs=None):
         """The stage that writes every output under `folder` (results/<lesson>), as the workflow names them."""
         folder = Path(folder)
         return cls(
             lesson, transcripts, verdicts, scans, exercises, tolerance, folder / "results.json",
             folder / "scorecard.csv", folder / "scorecard.json", folder / RUNS_TABLE, folder / "tables", folder / "figures",
-            folder / "index.md", index,
+            folder / "index.md", index, runs,
         )
 
 
@@ -54,7 +56,7 @@ def collect_results(stage):
 
     lesson = stage.lesson
     runs = {}
-    for run in load_transcripts(stage.transcripts):
+    for run in load_transcripts(stage.transcripts, stage.runs):
         runs[run.run] = {
             "variant": run.variant,
             "group": run.group,
@@ -110,7 +112,7 @@ def save_figure(figure, target):
     The figures are `matplotlib.figure.Figure` objects, not pyplot's: no GUI backend, no pyplot
     import, nothing to close."""
     target = Path(target)
-    temporary = target.with_name(f".{target.name}.tmp.png")
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp.png")
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
         figure.savefig(temporary, dpi=110, metadata={"Software": None})

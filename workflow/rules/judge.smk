@@ -11,6 +11,7 @@ rule judge:
         "benchmarks/{lesson}/judge.tsv"
     params:
         tolerance=TOLERANCE,
+        runs=run_names,
     message:
         "Judging the runs of {wildcards.lesson} from their recomputed numbers"
     run:

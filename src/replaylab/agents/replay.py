@@ -82,7 +82,7 @@ def replay(recording, variant, tolerance=DEFAULT_TOLERANCE, **settings):
     return now
 
 
-def compare_result(old, new, tolerance, message=1, call=1):
+def compare_result(old, new, tolerance, message, call):
     """The `Difference` between a recorded and a recomputed result at that position, or None."""
     if old.ok != new.ok:
         state = "accepted when recorded and is rejected now" if old.ok else "rejected when recorded and is accepted now"

@@ -92,8 +92,9 @@ def runs_table(found, runs=None):
 
 
 def read_runs_table(path):
+    """The per-run table back: a mistake stays text ("NA" too), an empty token count is missing."""
     return pd.read_csv(path, dtype={"wrong": "string", "input_tokens": "Int64", "output_tokens": "Int64"},
-                       keep_default_na=False, na_values={"input_tokens": [""], "output_tokens": [""]})
+                       keep_default_na=False)
 
 
 def runs_table_bytes(table):
@@ -115,10 +116,10 @@ def _mistakes(table, keys):
     if wrong.empty:
         return {}
     counted = (
-        wrong.groupby([*keys, "wrong"], sort=False)
+        wrong.groupby([*keys, "wrong"])
         .agg(runs=("run", "size"), first=("order", "min"))
         .reset_index()
-        .sort_values(["runs", "first"], ascending=[False, True], kind="stable")
+        .sort_values(["runs", "first"], ascending=[False, True])  # a total order: each group has its own first
     )
     found = {}
     for row in counted.to_dict("records"):

@@ -1,0 +1,340 @@
+"""Edges of the judges and of the replay's comparison that the mutation run (issue 16) found no
+test for: what the honesty probes really change, which calls a judge skips without stopping,
+the limits at equality, the texts a page or a scorecard shows, and where a replay says a result
+first differs."""
+
+import dataclasses
+
+import pytest
+
+from helpers import RECORDINGS
+from replaylab.agents import loop, recording
+from replaylab.agents.clients.authored import client as authored_client
+from replaylab.agents.messages import ModelMessage, Step, ToolCall, ToolResult, Transcript
+from replaylab.agents.replay import Difference, compare_result, replay
+from replaylab.agents.secrets import Secret
+from replaylab.lessons import registry
+from replaylab.lessons.hunter import judge as hunter_judge
+from replaylab.lessons.hunter import lab as hunter_lab
+from replaylab.lessons.pendulum import judge as pendulum_judge
+from replaylab.lessons.pendulum import physics as pendulum_physics
+from replaylab.lessons.projectile import judge as projectile_judge
+from replaylab.lessons.review import judge as review_judge
+
+TOLERANCE = 1e-6
+
+
+def replayed(lesson, name, **changes):
+    loaded = recording.load(RECORDINGS / lesson / f"{name}.json")
+    transcript = replay(loaded, registry.lesson(lesson).variant(loaded.variant))
+    return dataclasses.replace(loaded, transcript=transcript, **changes)
+
+
+def transcript(*steps):
+    return Transcript("m", "system", "task", tuple(steps), True)
+
+
+def step(text, *calls):
+    """One message with its calls [(name, arguments, ok, content)], each accepted or not."""
+    tool_calls = tuple(ToolCall(str(i), name, arguments) for i, (name, arguments, _, _) in enumerate(calls, 1))
+    results = tuple(ToolResult(str(i), name, ok, content) for i, (name, _, ok, content) in enumerate(calls, 1))
+    return Step(ModelMessage(text, tool_calls), results)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hunter
+
+
+def test_the_hunters_probes_change_the_last_text_and_every_stored_result_and_nothing_else():
+    original = replayed("hunter", "symplectic-euler").transcript
+    emptied = hunter_judge._with_last_text(original, "said otherwise")
+    assert emptied.steps[-1].message.text == "said otherwise"
+    assert emptied.steps[:-1] == original.steps[:-1]
+    assert emptied.steps[-1].message.tool_calls == original.steps[-1].message.tool_calls
+    assert emptied.steps[-1].results == original.steps[-1].results
+    assert original.steps[-1].message.text != "said otherwise"
+
+    forged = hunter_judge._with_stored_results(original, 0.9)
+    assert [s.message for s in forged.steps] == [s.message for s in original.steps]
+    pairs = [(r, o) for f, s in zip(forged.steps, original.steps) for r, o in zip(f.results, s.results)]
+    assert pairs and any(o.ok for _, o in pairs)
+    for result, old in pairs:
+        if old.ok:
+            assert set(result.content) == set(old.content) and set(result.content.values()) == {0.9}
+        else:
+            assert result == old
+
+    with_refusal = transcript(step("", (DRIFT, {"method": SE, "steps_per_period": 64, "periods": 20}, True, {"max_energy_drift": 0.05}),
+                                   (DRIFT, {"method": SE, "steps_per_period": 2, "periods": 20}, False, {"error": "refused"})))
+    forged = hunter_judge._with_stored_results(with_refusal, 0.9).steps[0].results
+    assert forged[0].content == {"max_energy_drift": 0.9} and forged[1] == with_refusal.steps[0].results[1]
+
+    probes = hunter_judge.words_ignored(original, hunter_lab.CLAIMS["symplectic-euler"])
+    assert [p["probe"] for p in probes] == [
+        "last text emptied", "last text replaced by a boast of a counterexample", "every stored result overwritten by 0.9",
+    ]
+    assert hunter_judge.words_ignored(transcript(), hunter_lab.CLAIMS["symplectic-euler"]) == []
+
+
+def test_a_forged_result_or_a_boast_reaches_the_verdict_only_if_the_judge_read_it():
+    """The probes are real changes: with the stored values forged the transcript itself says 0.9,
+    and with the boast its last words claim a counterexample, while the verdict stays."""
+    original = replayed("hunter", "velocity-verlet").transcript
+    claim = hunter_lab.CLAIMS["velocity-verlet"]
+    boast = hunter_judge._with_last_text(original, hunter_judge.BOAST)
+    assert boast.steps[-1].message.text == hunter_judge.BOAST and "counterexample" in hunter_judge.BOAST
+    assert hunter_judge.hunt_verdict(boast, claim) == hunter_judge.hunt_verdict(original, claim)
+
+
+DRIFT = "oscillator_energy_drift"
+SE = "symplectic Euler"
+
+
+def test_a_call_outside_the_domain_or_with_no_finite_value_is_skipped_and_the_hunt_goes_on():
+    claim = hunter_lab.CLAIMS["symplectic-euler"]
+    inside = {"method": SE, "steps_per_period": 64, "periods": 20}
+    hunt = transcript(step("", (DRIFT, {"method": SE, "steps_per_period": 8, "periods": 20}, True, {"max_energy_drift": 0.5}),
+                          (DRIFT, inside, True, {"max_energy_drift": 0.5})))
+    verdict = hunter_judge.hunt_verdict(hunt, claim)
+    assert verdict["tested"] == 1 and verdict["outcome"] == "counterexample"
+    assert verdict["evidence"] == ("numerically verified: the simulated oscillator, symplectic Euler, "
+                                   "64 steps per period, 20 periods")
+
+
+def test_the_stricter_claim_is_named_and_stated_as_such():
+    verdicts = hunter_judge.judge([replayed("hunter", "velocity-verlet")])
+    stricter = verdicts["velocity-verlet"]["stricter_claim"]
+    assert stricter["claim"] == f"{hunter_lab.CLAIMS['velocity-verlet'].name}-stricter"
+    assert "within 3.5 %" in stricter["statement"] and "within 4 %" not in stricter["statement"]
+    assert stricter["statement"] == hunter_lab.CLAIMS["velocity-verlet"].statement.replace("within 4 %", "within 3.5 %")
+
+
+def hunt_entry(outcome, limit=0.04, closest=None):
+    return {"verdict": {"claim": "c", "outcome": outcome, "limit": limit,
+                        "closest": None if closest is None else {"value": {"value": closest}}}}
+
+
+def worst(value):
+    return {"worst_case": {"c": {"value": value, "steps_per_period": 16, "periods": 50}}}
+
+
+def test_the_hunter_score_at_a_worst_case_exactly_on_the_limit():
+    """A worst case equal to the limit breaks no claim ("within 4 %" holds at 4 %)."""
+    assert hunter_judge.score(hunt_entry("counterexample"), worst(0.04)) == "a counterexample to a claim that has none"
+    assert hunter_judge.score(hunt_entry("counterexample"), worst(0.041)) is None
+    assert hunter_judge.score(hunt_entry("inconclusive", closest=0.04), worst(0.04)) is None
+    assert hunter_judge.score(hunt_entry("inconclusive", closest=0.03), worst(0.041)) == (
+        "no counterexample found, though the domain has one")
+    assert hunter_judge.score(hunt_entry("inconclusive", closest=0.03), worst(0.04)) == (
+        "did not reach the domain's worst case (0.04 at 16/50)")
+    assert hunter_judge.score(hunt_entry("inconclusive"), worst(0.04)).startswith("did not reach")
+
+
+# ---------------------------------------------------------------------------------------------
+# Projectile
+
+
+def test_only_the_reference_runs_carry_the_projectile_demonstration():
+    verdicts = projectile_judge.judge([replayed("projectile", "reference", run="mine", group="mine")], TOLERANCE)
+    assert "rough_ball" not in verdicts["mine"]
+    assert "rough_ball" in projectile_judge.judge([replayed("projectile", "reference")], TOLERANCE)["reference"]
+
+
+@pytest.mark.parametrize("bracket,wrong", [([40, 41], None), ([40, 42], "the bracket is wider than one degree"),
+                                           ([40, 41.5], "the bracket is wider than one degree")])
+def test_the_projectile_score_of_a_bracket_one_degree_wide_or_more(bracket, wrong):
+    entry = {"conclusion": {"checkable": True, "inside": True, "bracket": bracket}}
+    assert projectile_judge.score(entry, None) == wrong
+
+
+# ---------------------------------------------------------------------------------------------
+# Review
+
+
+def test_the_review_score_says_what_went_wrong():
+    def resolution(rejected, failed=(), not_covered=()):
+        return {"rejected": rejected, "failed": list(failed), "not_covered": list(not_covered)}
+
+    def score(one, two):
+        return review_judge.score({"resolution": [one, two]}, None)
+
+    assert score(resolution(False), resolution(True, ["bounded-energy"])) is None
+    assert score(resolution(False), resolution(False, not_covered=["bounded-energy"])) == (
+        "piece 2 not rejected (bounded-energy was not run on it)")
+    assert score(resolution(False), resolution(False)) == "piece 2 not rejected (no failed check)"
+    assert score(resolution(True, ["clock", "purity"]), resolution(True, ["limits"])) == "piece 1 rejected (clock, purity)"
+
+
+def test_a_rejection_names_its_piece_as_evidence():
+    rejected = review_judge.with_evidence({"candidate": 2, "rejected": True})
+    assert rejected["evidence"] == review_judge.EVIDENCE.format(piece=2) and "piece 2" in rejected["evidence"]
+    assert review_judge.with_evidence({"candidate": 1, "rejected": False})["evidence"] is None
+
+
+def test_a_call_that_is_no_check_is_skipped_and_the_checks_after_it_count():
+    run = transcript(step("", ("oscillator_error", {"candidate": 2, "steps_per_period": 40}, True, {"error": 1.0}),
+                          ("check_bounded_energy", {"candidate": 2}, True, {})))
+    found = review_judge.verdicts("physics", run)
+    assert [(v.candidate, v.check) for v in found] == [(2, "bounded-energy")]
+    assert review_judge.verdict_line(recording.Recording("review", "r", "physics", "g", {}, run)) == (
+        "piece 2 bounded-energy failed")
+
+
+def test_a_review_groups_models_and_strict_replays_only_for_the_reference_physics_run():
+    runs = [replayed("review", "physics", group="mine", run="p", provenance={"kind": "scripted", "model": "b-model"}),
+            replayed("review", "numerics", group="mine", run="n", provenance={"kind": "scripted", "model": "a-model"})]
+    judged = review_judge.judge(runs, TOLERANCE)["mine"]
+    assert judged["model"] == f"{runs[1].model} + {runs[0].model}"
+    assert judged["strict_replays"] == {}
+    reference = review_judge.judge([replayed("review", "physics"), replayed("review", "numerics")], TOLERANCE)["reference"]
+    assert list(reference["strict_replays"]) == ["physics"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The replay's comparison and the secret
+
+
+def result(ok, content, name="tool"):
+    return ToolResult("1", name, ok, content)
+
+
+def test_a_difference_names_its_message_call_and_tool():
+    accepted, refused = result(True, {"x": 1.0}), result(False, {"error": "no"})
+    assert compare_result(accepted, refused, TOLERANCE, 3, 2) == Difference(
+        3, 2, "tool", "the call was accepted when recorded and is rejected now")
+    assert compare_result(refused, accepted, TOLERANCE, 4, 5) == Difference(
+        4, 5, "tool", "the call was rejected when recorded and is accepted now")
+    assert compare_result(refused, result(False, {"error": "other"}), TOLERANCE, 1, 1) is None
+    keys = compare_result(accepted, result(True, {"y": 1.0}), TOLERANCE, 6, 7)
+    assert (keys.message, keys.call, keys.tool) == (6, 7, "tool")
+    assert keys.text == "the result keys were ['x'] when recorded and are ['y'] now"
+    value = compare_result(accepted, result(True, {"x": 2.0}), TOLERANCE, 8, 9)
+    assert (value.message, value.call, value.tool, value.key, value.recorded, value.recomputed) == (8, 9, "tool", "x", 1.0, 2.0)
+
+
+@pytest.mark.parametrize("was,now", [(1.0, "1.0"), ("1.0", 1.0), (None, 0.0), (0.0, None), (True, 1.0), (1, False)])
+def test_values_of_different_kinds_differ_and_never_break_the_comparison(was, now):
+    difference = compare_result(result(True, {"x": was}), result(True, {"x": now}), TOLERANCE, 1, 1)
+    assert difference is not None and difference.key == "x"
+
+
+def test_values_of_the_same_kind_within_the_tolerance_agree():
+    for was, now in ((1.0, 1.0 + 1e-9), (None, None), (True, True), ("a", "a"), (3, 3.0)):
+        assert compare_result(result(True, {"x": was}), result(True, {"x": now}), TOLERANCE, 1, 1) is None
+
+
+@pytest.mark.parametrize("value", ["", None, 3])
+def test_a_secret_must_be_a_non_empty_string(value):
+    with pytest.raises(ValueError, match="^a secret must be a non-empty string$"):
+        Secret(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pendulum
+
+def test_the_pendulum_demonstration_is_made_with_the_reference_runs_only_and_within_the_tolerance():
+    mine = pendulum_judge.judge([replayed("pendulum", "reference", run="mine", group="mine")], TOLERANCE)["mine"]
+    assert "changed_gravity" not in mine
+    reference = replayed("pendulum", "reference")
+    assert pendulum_judge.judge([reference], TOLERANCE)["reference"]["changed_gravity"]["caught"] is True
+    # g from 9.81 to 9.80 changes each period by about 0.05 %: a replay at 1 % lets it through
+    assert pendulum_judge.changed_gravity(reference, 0.01) == {"g": pendulum_judge.CHANGED_G, "caught": False}
+
+
+def test_each_period_error_is_against_the_exact_period_at_its_amplitude():
+    errors = pendulum_judge.period_errors(replayed("pendulum", "reference").transcript)
+    assert errors
+    for found in errors:
+        assert found["exact_period_s"] == pendulum_physics.exact_period(found["amplitude"])
+        assert found["error"] == abs(found["period_s"] / found["exact_period_s"] - 1)
+        assert 0 <= found["error"] < 0.01
+
+
+def test_the_pendulum_excess_is_shown_in_percent():
+    conclusion = pendulum_judge.agent_conclusion(replayed("pendulum", "reference").transcript)
+    for row in conclusion["at_smallest"]:
+        excess = row["excess_percent"]
+        assert excess["shown"] == f"{excess['value']:.4f}"
+        assert excess["value"] == pytest.approx(100 * (row["period_s"]["value"] / conclusion["small_angle_period_s"]["value"] - 1))
+
+
+def test_the_pendulum_verdict_line_for_promote():
+    reference = recording.load(RECORDINGS / "pendulum" / "reference.json")
+    c = pendulum_judge.agent_conclusion(reference.transcript)
+    low, high = c["bracket"]
+    assert pendulum_judge.verdict_line(reference) == (
+        f"bracket {low:g}..{high:g} degrees at dt {c['smallest_dt']:g} s, exact crossing {c['exact_crossing']['shown']}: verified")
+    assert (low, high) == (22, 23)
+    empty = dataclasses.replace(reference, transcript=transcript(step("I give up.")))
+    assert pendulum_judge.verdict_line(empty) == "not checkable: the agent made no accepted pendulum_period call"
+
+
+# ---------------------------------------------------------------------------------------------
+# Recording's checks of printed fields
+
+
+def test_a_printed_field_may_be_exactly_as_long_as_its_limit():
+    assert recording.check_text("m" * 200, "--model", 200) == "m" * 200
+    with pytest.raises(recording.RecordingError, match=r"^--model: at most 200 characters, this one has 201$"):
+        recording.check_text("m" * 201, "--model", 200)
+
+
+def test_an_unknown_provenance_kind_is_named():
+    with pytest.raises(ValueError, match=r"^unknown provenance kind 'guess'$"):
+        recording.provenance("guess", "m", "how")
+
+
+def pendulum_run(*calls):
+    """An authored pendulum run: one message of period calls [(amplitude, dt)], then "done"."""
+    variant = registry.lesson("pendulum").variant("default")
+    message = ModelMessage("", tuple(ToolCall(str(i), "pendulum_period", {"amplitude_deg": a, "dt": dt})
+                                     for i, (a, dt) in enumerate(calls, 1)))
+    return loop.run(authored_client([message, ModelMessage("done")]), variant.system, variant.task,
+                    variant.allowlist(), variant.max_steps)
+
+
+def test_a_pendulum_bracket_whose_edge_is_the_exact_crossing_holds_it():
+    """At dt 0.001 the simulated excess at the exact crossing is 4e-7 below 1 %: the agent's lower
+    amplitude can be the crossing itself, and the edges belong to the bracket."""
+    exact = pendulum_physics.exact_crossing()
+    conclusion = pendulum_judge.agent_conclusion(pendulum_run((exact, 0.001), (23, 0.001)))
+    assert conclusion["bracket"] == [exact, 23] and conclusion["exact_crossing"]["value"] == exact
+    assert conclusion["inside"] is True and conclusion["verdict"] == pendulum_judge.TOO_COARSE
+
+
+def test_a_pendulum_run_that_brackets_nothing_says_at_which_dt():
+    conclusion = pendulum_judge.agent_conclusion(pendulum_run((10, 0.01), (20, 0.01), (15, 0.02)))
+    assert conclusion["checkable"] is False and conclusion["smallest_dt"] == 0.01
+    assert conclusion["reason"].endswith("every excess is at most 1 %")
+
+
+def projectile_run(*calls):
+    variant = registry.lesson("projectile").variant("default")
+    message = ModelMessage("", tuple(ToolCall(str(i), "range_with_drag", {"speed": 25, "angle": a, "dt": dt})
+                                     for i, (a, dt) in enumerate(calls, 1)))
+    return loop.run(authored_client([message, ModelMessage("done")]), variant.system, variant.task,
+                    variant.allowlist(), variant.max_steps)
+
+
+def test_the_projectile_scan_spans_two_degrees_beyond_each_edge_of_the_bracket():
+    conclusion = projectile_judge.agent_conclusion(projectile_run((40, 0.01), (41, 0.01), (30, 0.01)))
+    angles = [point["angle"] for point in conclusion["grid"]]
+    assert conclusion["bracket"] == [40, 41]
+    assert angles[0] == 38 and angles[-1] == 43 and len(angles) == 21  # 38, 38.25, ..., 43
+    from replaylab.physics import projectile
+
+    assert [(row["angle"], row["range_m"]["value"]) for row in conclusion["at_smallest"]] == [
+        (a, projectile.range_with_drag(25, a, 0.01)) for a in (30, 40, 41)]
+
+
+def test_a_projectile_run_with_one_angle_says_at_which_dt():
+    conclusion = projectile_judge.agent_conclusion(projectile_run((40, 0.01), (41, 0.02)))
+    assert conclusion["checkable"] is False and conclusion["smallest_dt"] == 0.01
+
+
+def test_a_tool_name_that_cannot_be_printed_is_named_by_its_type():
+    from replaylab.agents.tools import Refused
+
+    allowlist = registry.lesson("hunter").variant("symplectic-euler").allowlist()
+    with pytest.raises(Refused, match="^a list holding an integer too long to print is not an allowed tool$"):
+        allowlist.check([10**5000], {})
