@@ -3,8 +3,9 @@ atomically. What a lesson shows is written by `replaylab.render`, the one stage 
 writes pages (so that only its jobs depend on the plotting and page code).
 
 Each stage takes one small dataclass that names its inputs, outputs and settings, as the rule
-names them. The Snakemake rules call these through thin scripts (inside Snakemake's process, one
-job at a time), and `replaylab.build` calls them in one process. They write files, so they live
+names them. The Snakemake rules call these through thin scripts (inside Snakemake's process, or, for the
+batches of a lesson of several, in worker processes side by side: workflow/rules/jobs.smk), and
+`replaylab.build` calls them in one process. They write files, so they live
 outside the audited packages.
 """
 
@@ -51,8 +52,8 @@ def check_recording(path, lesson=None):
     return run
 
 
-def _replayed(source, tolerance):
-    run = check_recording(source)
+def _replayed(source, tolerance, lesson=None):
+    run = check_recording(source, lesson)
     try:
         transcript = replay(run, variant_of(run, source), tolerance)
     except ReplayMismatch as mismatch:
@@ -81,20 +82,58 @@ def whole_folder(folder):
 
 @dataclass(frozen=True)
 class Replay:
-    """The replay stage: recordings, replayed through the current code into a folder of transcripts."""
+    """The replay stage of one batch: recordings, replayed through the current code into a folder
+    of transcripts, and judged."""
 
+    lesson: str
     recordings: list
     transcripts: str  # output: a folder
+    judged: str  # output: the batch's verdicts, and what the render reads of each run
     tolerance: float
 
 
 def replay_batch(stage):
     """Replay several recordings into one folder of transcripts (one job for runs too small to be
-    worth a job each). A mismatch names its run, and the folder is then not written."""
+    worth a job each) and judge them there, while the tools' results are still in memory (the
+    tool functions are pure and cached: the judge's recomputations cost next to nothing). A
+    mismatch names its run; then neither the folder nor the verdicts are written.
+
+    Each transcript is written without a sync of its own: the folder appears whole or not at all
+    (`whole_folder`), and a replay makes it again."""
+    runs = []
     with whole_folder(stage.transcripts) as building:
         for source in stage.recordings:
-            run = _replayed(source, stage.tolerance)
-            recording_io.save(run, building / f"{run.run}.json")
+            run = _replayed(source, stage.tolerance, stage.lesson)
+            path = building / f"{run.run}.json"
+            text = recording_io.dumps(run)
+            recording_io.parse(text, str(path))  # never write a transcript that would not load
+            path.write_text(text, encoding="utf-8")
+            runs.append(run)
+        verdicts = judge_batch(stage.lesson, runs, stage.tolerance)
+        recording_io.write_atomic(stage.judged, json.dumps(verdicts, ensure_ascii=False, allow_nan=False, separators=(",", ":")))
+
+
+def judge_batch(lesson, runs, tolerance):
+    """The verdicts of a batch of replayed runs (a lesson judged per group gets whole groups), with
+    what the render job needs of each run: it reads every batch's verdicts, never every transcript."""
+    return {"runs": {run.run: run_facts(run) for run in runs}, "verdicts": registry.lesson(lesson).judge(runs, tolerance)}
+
+
+def run_facts(run):
+    """What the per-run table and the list of runs need of a replayed run."""
+    facts = {
+        "variant": run.variant,
+        "group": run.group,
+        "label": run.label,
+        "model": run.model,
+        "messages": len(run.transcript.steps),
+    }
+    usage = run.provenance.get("usage")
+    if usage:
+        facts["usage"] = usage
+    if run.transcript.stopped_by:
+        facts["stopped_by"] = run.transcript.stopped_by
+    return facts
 
 
 def transcript_files(paths):
@@ -109,20 +148,19 @@ def load_transcripts(paths):
     return [recording_io.load(p) for p in transcript_files(paths)]
 
 
-@dataclass(frozen=True)
-class Judge:
-    """The judge stage: the verdicts of a lesson's replayed runs."""
-
-    lesson: str
-    transcripts: list  # folders of transcripts (replayed batches) or transcript files
-    verdicts: str  # output
-    tolerance: float
-
-
-def judge_lesson(stage):
-    verdicts = registry.lesson(stage.lesson).judge(load_transcripts(stage.transcripts), stage.tolerance)
-    write_json(stage.verdicts, verdicts)
-    return verdicts
+def read_judged(judged, transcripts):
+    """Every batch's verdicts together: ({run: facts}, {entry: verdict}, {run: its transcript
+    file}), entries in name order (whichever batch judged them). `judged` are the batches' files
+    (judged/<batch>.json), `transcripts` their folders of transcripts (transcripts/<batch>)."""
+    folders = {Path(folder).name: Path(folder) for folder in transcripts}
+    facts, verdicts, files = {}, {}, {}
+    for path in map(Path, judged):
+        batch = read_json(path)
+        for run, fact in batch["runs"].items():
+            facts[run] = fact
+            files[run] = folders[path.stem] / f"{run}.json"
+        verdicts.update(batch["verdicts"])
+    return facts, dict(sorted(verdicts.items())), files
 
 
 @dataclass(frozen=True)
@@ -155,7 +193,8 @@ def allowlists(lesson):
 
 def score_lesson(lesson, verdicts, scans, runs=None):
     """Each judged run's score (right or what it got wrong), the per-run table and the scorecard
-    per model (a group-by of the table). `runs` are the runs of results.json."""
+    per model (a group-by of the table). `runs`: what the batches' verdicts say of each run
+    ({run: facts}, `run_facts`)."""
     from replaylab.lessons.scorecard import runs_table, scorecard, scores  # pandas: only where it tabulates
 
     found = scores(verdicts, scans, registry.lesson(lesson).score, runs)

@@ -116,24 +116,31 @@ def find_runs(lesson):
 
 
 def check_recordings(runs):
-    """Load and validate every recording; remember the ones that passed (by size and time)."""
+    """Load and validate every recording; remember the ones that passed (by size and time) with
+    their group. Returns {lesson: {run: group}}: a lesson judged per group replays and judges
+    each group in one job."""
     cache_file = Path(".snakemake/replaylab/checked-recordings.json")
     try:
         checked = json.loads(cache_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         checked = {}
-    now = {}
+    now, groups = {}, {}
     for lesson, found in runs.items():
-        for path in found.values():
+        groups[lesson] = {}
+        for run, path in found.items():
             stat = Path(path).stat()
             key = f"{lesson}:{path}"
             stamp = [stat.st_size, stat.st_mtime_ns]
-            if checked.get(key) != stamp:
+            known = checked.get(key)
+            if isinstance(known, list) and known[:2] == stamp and len(known) == 3:
+                group = known[2]
+            else:
                 try:
-                    pipeline.check_recording(path, lesson)
+                    group = pipeline.check_recording(path, lesson).group
                 except RecordingError as error:
                     stop(str(error))
-            now[key] = stamp
+            now[key] = [*stamp, group]
+            groups[lesson][run] = group
     if now != checked:
         try:
             cache_file.parent.mkdir(parents=True, exist_ok=True)
@@ -142,6 +149,7 @@ def check_recordings(runs):
             temporary.replace(cache_file)
         except OSError:
             pass  # a read-only working copy: check them all again next time
+    return groups
 
 
 def python_of_this_venv():
@@ -154,15 +162,19 @@ def python_of_this_venv():
 
 PYTHON = python_of_this_venv()
 RUNS = {lesson: find_runs(lesson) for lesson in LESSONS}
-check_recordings(RUNS)
+GROUPS = check_recordings(RUNS)
 
 
-def run_batches(runs):
-    """{batch: [recordings]} of {run: recording}, in batches of about `batch_size` runs."""
-    return batches(runs, config["batch_size"])
+def run_batches(lesson, runs, groups):
+    """{batch: [recordings]} of {run: recording}, in batches of about `batch_size` runs; in a
+    lesson judged per group, the runs of a group ({run: group}) in one batch."""
+    per_group = registry.lesson(lesson).judged == "group"
+    return batches(runs, config["batch_size"], groups if per_group else None)
 
 
-BATCHES = {lesson: run_batches(RUNS[lesson]) for lesson in LESSONS}
+BATCHES = {
+    lesson: run_batches(lesson, RUNS[lesson], GROUPS[lesson]) for lesson in LESSONS
+}
 
 
 wildcard_constraints:
@@ -246,8 +258,32 @@ def transcripts(wildcards):
     )
 
 
+def judged(wildcards):
+    """The verdicts of each replayed batch of a lesson (`replay` judges its batch)."""
+    return expand(
+        "results/{lesson}/judged/{batch}.json",
+        lesson=wildcards.lesson,
+        batch=BATCHES[wildcards.lesson],
+    )
+
+
 def batch_recordings(wildcards):
     return BATCHES[wildcards.lesson][wildcards.batch]
+
+
+def several_batches(wildcards):
+    """Whether the lesson's runs fill more than one replay job: then they run in processes of
+    their own, side by side (jobs.smk), and on a cluster each batch may be a job of its own.
+    """
+    return len(BATCHES[wildcards.lesson]) > 1
+
+
+def batch_group(wildcards):
+    """The group of a replay job on a cluster (groups are inactive in a local run): a lesson of
+    one batch stays one SLURM job with its other jobs (group `lesson`); the batches of a larger
+    lesson are jobs of group `batches`, which a profile's `group-components` bundles by so many
+    per SLURM job."""
+    return "batches" if several_batches(wildcards) else "lesson"
 
 
 def lesson_outputs(lesson):

@@ -1,16 +1,19 @@
-"""Running a job: its entry point in scripts/, called inside Snakemake's own process (run_job),
-and the end of a run (cancel_leftover_timers). SCRIPTS comes from common.smk."""
+"""Running a job: its entry point in scripts/, called inside Snakemake's own process or, for the
+replay batches of a lesson of several, in a worker process (run_job), and the end of a run
+(end_of_run). SCRIPTS and LESSONS come from common.smk."""
 
 import importlib.util
 import threading
 import time
 import traceback
+from contextlib import nullcontext
 from functools import cache
 from pathlib import Path
 
 from replaylab.agents.recording import RecordingError
 from replaylab.agents.replay import ReplayMismatch
-from replaylab.lessons import UnknownLesson
+from replaylab import workers
+from replaylab.lessons import UnknownLesson, registry
 
 
 class JobFailed(Exception):
@@ -19,10 +22,17 @@ class JobFailed(Exception):
 
 EXPECTED_FAILURES = (ReplayMismatch, RecordingError, UnknownLesson)
 
-# One job at a time, even with --cores 2: jobs are Python, and two at once in one process only
-# take turns on the interpreter lock (measured: slower than one after the other). It also keeps
-# matplotlib, which is not thread-safe, in one thread at a time.
+# One job at a time in this process, even with --cores 2: jobs are Python, and two at once in one
+# process only take turns on the interpreter lock (measured: slower than one after the other). It
+# also keeps matplotlib, which is not thread-safe, in one thread at a time. The jobs that run in
+# workers (`apart`) do not hold it.
 ONE_JOB_AT_A_TIME = threading.Lock()
+# What a worker imports once, before it is forked: the replay stage and the lessons' lab and judge.
+WORKER_PRELOAD = ["replaylab.pipeline"] + [
+    f"{registry.lesson(lesson).package}.{part}"
+    for lesson in LESSONS
+    for part in ("lab", "judge")
+]
 
 
 @cache
@@ -36,10 +46,12 @@ def entry_point(name):
     return loaded
 
 
-def run_job(name, log, *args):
+def run_job(name, log, *args, apart=False):
     """Call `main(*args)` of scripts/<name>.py, in this process: the default profile sets
     force-use-threads (a cluster executor implies it), so that a job costs no new Python, no
-    imports and no second Snakemake.
+    imports and no second Snakemake. With `apart` (a replay batch of a lesson of several) and more
+    than one core, in a worker process instead (replaylab.workers), so that the batches run side
+    by side.
 
     The log gets the job's time and what `main` returns (a note: the time of the HTML page), or
     its error. A replay mismatch or a malformed input fails the job with its one-line message,
@@ -47,10 +59,19 @@ def run_job(name, log, *args):
     and the rule, never the library's traceback.
     """
     Path(log).parent.mkdir(parents=True, exist_ok=True)
-    with ONE_JOB_AT_A_TIME, open(log, "w", encoding="utf-8") as stream:
+    in_worker = apart and workflow.cores > 1
+    with (
+        nullcontext() if in_worker else ONE_JOB_AT_A_TIME,
+        open(log, "w", encoding="utf-8") as stream,
+    ):
         start = time.perf_counter()
         try:
-            note = entry_point(name).main(*args)
+            if in_worker:
+                note = workers.run(
+                    workflow.cores, WORKER_PRELOAD, SCRIPTS / f"{name}.py", *args
+                )
+            else:
+                note = entry_point(name).main(*args)
         except EXPECTED_FAILURES as error:
             print(f"{type(error).__name__}: {error}", file=stream)
             failure = type(error)(str(error))
@@ -60,11 +81,21 @@ def run_job(name, log, *args):
                 f"{type(error).__name__}: {error} (the traceback is in {log})"
             )
         else:
-            print(f"{name}: done in {time.perf_counter() - start:.2f} s", file=stream)
+            where = " in a worker process" if in_worker else ""
+            print(
+                f"{name}: done in {time.perf_counter() - start:.2f} s{where}",
+                file=stream,
+            )
             if note:
                 print(note, file=stream)
             return
     raise failure
+
+
+def end_of_run():
+    """End the worker processes, and the timers Snakemake leaves (cancel_leftover_timers)."""
+    workers.shutdown()
+    cancel_leftover_timers()
 
 
 def cancel_leftover_timers():
