@@ -357,7 +357,7 @@ def pins_of(requirements):
     return pins
 
 
-CONDA_NAMES = {"matplotlib-base": "matplotlib"}  # conda-forge's matplotlib without a GUI toolkit
+CONDA_NAMES = {"matplotlib-base": "matplotlib", "python-fastjsonschema": "fastjsonschema"}  # conda-forge's names
 
 
 def conda_pins(dependencies):
