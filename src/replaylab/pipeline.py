@@ -105,12 +105,21 @@ def replay_batch(stage):
         for source in stage.recordings:
             run = _replayed(source, stage.tolerance, stage.lesson)
             path = building / f"{run.run}.json"
-            text = recording_io.dumps(run)
-            recording_io.parse(text, str(path))  # never write a transcript that would not load
-            path.write_text(text, encoding="utf-8")
+            path.write_text(transcript_text(run, path), encoding="utf-8")
             runs.append(run)
         verdicts = judge_batch(stage.lesson, runs, stage.tolerance)
         recording_io.write_atomic(stage.judged, json.dumps(verdicts, ensure_ascii=False, allow_nan=False, separators=(",", ":")))
+
+
+def transcript_text(run, path):
+    """A replayed run as the text of its transcript: a recording (any reader of recordings reads
+    it), checked against the recording schema before it is written, in compact JSON: the json
+    module writes that in C, several times faster than indented text, and a third smaller."""
+    data = recording_io.to_data(run)
+    errors = recording_io.schema_errors(data)
+    if errors:
+        raise recording_io.RecordingError(f"{path}: {recording_io.json_path(errors[0].absolute_path)}: {errors[0].message}")
+    return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
 
 
 def judge_batch(lesson, runs, tolerance):

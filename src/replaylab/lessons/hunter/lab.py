@@ -5,7 +5,7 @@ from functools import lru_cache
 
 from replaylab.agents.tools import Allowlist, Choice, Parameter, Tool
 from replaylab.lessons import Variant
-from replaylab.physics.drift import max_energy_drift
+from replaylab.physics.drift import max_energy_drift_by_period
 from replaylab.physics.integrators import STEPPERS
 
 BUDGET = 8
@@ -19,9 +19,20 @@ PARAMETERS = (
 )
 
 
-# A pure function of its arguments: one job that replays or judges many hunts computes each
-# distinct experiment once.
-_max_energy_drift = lru_cache(maxsize=65536, typed=True)(max_energy_drift)
+
+# A pure function of its arguments: one process that replays or judges many hunts simulates each
+# method and number of steps per period once, for the longest run the tool allows, and reads every
+# shorter run's drift off it (the same bits as a run of its own: drift.max_energy_drift_by_period).
+@lru_cache(maxsize=None)
+def _drift_by_period(method, steps_per_period):
+    return tuple(max_energy_drift_by_period(method, steps_per_period, PARAMETERS[2].high))
+
+
+def _max_energy_drift(method, steps_per_period, periods):
+    drift = _drift_by_period(method, steps_per_period)[periods - 1]
+    if drift is None:
+        raise ValueError("the energy of the run is not finite")
+    return drift
 
 
 def drift_tool():
