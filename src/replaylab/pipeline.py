@@ -111,6 +111,11 @@ def replay_batch(stage):
         recording_io.write_atomic(stage.judged, json.dumps(verdicts, ensure_ascii=False, allow_nan=False, separators=(",", ":")))
 
 
+def batch_listed(path):
+    """The recordings of a batch's list (written by the workflow: {"recordings": [[path, digest]]})."""
+    return [recording for recording, _ in read_json(path)["recordings"]]
+
+
 def transcript_text(run, path):
     """A replayed run as the text of its transcript: a recording (any reader of recordings reads
     it), checked against the recording schema before it is written, in compact JSON: the json

@@ -8,6 +8,7 @@ Snakefile; paths to the user's data (config/, recordings/, results/) are relativ
 directory.
 """
 
+import hashlib
 import json
 import os
 import sys
@@ -117,30 +118,32 @@ def find_runs(lesson):
 
 def check_recordings(runs):
     """Load and validate every recording; remember the ones that passed (by size and time) with
-    their group. Returns {lesson: {run: group}}: a lesson judged per group replays and judges
-    each group in one job."""
+    their group and the digest of their content. Returns ({lesson: {run: group}}, {lesson: {run:
+    digest}}): a lesson judged per group replays and judges each group in one job, and a batch's
+    list (batch_list) names the content of each of its recordings."""
     cache_file = Path(".snakemake/replaylab/checked-recordings.json")
     try:
         checked = json.loads(cache_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         checked = {}
-    now, groups = {}, {}
+    now, groups, digests = {}, {}, {}
     for lesson, found in runs.items():
-        groups[lesson] = {}
+        groups[lesson], digests[lesson] = {}, {}
         for run, path in found.items():
             stat = Path(path).stat()
             key = f"{lesson}:{path}"
             stamp = [stat.st_size, stat.st_mtime_ns]
             known = checked.get(key)
-            if isinstance(known, list) and known[:2] == stamp and len(known) == 3:
-                group = known[2]
+            if isinstance(known, list) and known[:2] == stamp and len(known) == 4:
+                group, digest = known[2:]
             else:
                 try:
                     group = pipeline.check_recording(path, lesson).group
                 except RecordingError as error:
                     stop(str(error))
-            now[key] = [*stamp, group]
-            groups[lesson][run] = group
+                digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+            now[key] = [*stamp, group, digest]
+            groups[lesson][run], digests[lesson][run] = group, digest
     if now != checked:
         try:
             cache_file.parent.mkdir(parents=True, exist_ok=True)
@@ -149,7 +152,7 @@ def check_recordings(runs):
             temporary.replace(cache_file)
         except OSError:
             pass  # a read-only working copy: check them all again next time
-    return groups
+    return groups, digests
 
 
 def python_of_this_venv():
@@ -162,7 +165,7 @@ def python_of_this_venv():
 
 PYTHON = python_of_this_venv()
 RUNS = {lesson: find_runs(lesson) for lesson in LESSONS}
-GROUPS = check_recordings(RUNS)
+GROUPS, DIGESTS = check_recordings(RUNS)
 
 
 def run_batches(lesson, runs, groups):
@@ -175,6 +178,39 @@ def run_batches(lesson, runs, groups):
 BATCHES = {
     lesson: run_batches(lesson, RUNS[lesson], GROUPS[lesson]) for lesson in LESSONS
 }
+BATCH_LISTS = Path(".snakemake/replaylab/batches")
+
+
+def write_batch_lists():
+    """Each batch's list of recordings, with the digest of each one's content, as the one input
+    file of its replay job (rewritten only when it changes: a changed, added or removed recording
+    reruns its batch, a recording put back as it was reruns nothing). Snakemake looks at every
+    input file of every waiting job each time it schedules (its jobs' input sizes): with a
+    recording per input, a lesson of 100,000 runs would spend more time there than replaying.
+    """
+    for lesson, found in BATCHES.items():
+        paths = {path: run for run, path in RUNS[lesson].items()}
+        for batch, recordings in found.items():
+            entries = [[path, DIGESTS[lesson][paths[path]]] for path in recordings]
+            text = (
+                json.dumps(
+                    {"lesson": lesson, "batch": batch, "recordings": entries}, indent=0
+                )
+                + "\n"
+            )
+            target = BATCH_LISTS / lesson / f"{batch}.json"
+            try:
+                if target.read_text(encoding="utf-8") == text:
+                    continue
+            except OSError:
+                pass
+            target.parent.mkdir(parents=True, exist_ok=True)
+            temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+            temporary.write_text(text, encoding="utf-8")
+            temporary.replace(target)
+
+
+write_batch_lists()
 
 
 wildcard_constraints:
@@ -267,8 +303,9 @@ def judged(wildcards):
     )
 
 
-def batch_recordings(wildcards):
-    return BATCHES[wildcards.lesson][wildcards.batch]
+def batch_list(wildcards):
+    """The list of a batch's recordings (write_batch_lists), the input file of its replay job."""
+    return str(BATCH_LISTS / wildcards.lesson / f"{wildcards.batch}.json")
 
 
 def several_batches(wildcards):

@@ -1,7 +1,7 @@
 rule replay:
     """Replay a batch of recordings through the current code and judge it; a mismatch fails, names its run and writes nothing."""
     input:
-        recordings=batch_recordings,
+        batch=batch_list,
         code=code("replay", "lab", "judge", data=["schemas/recording.schema.json"]),
     output:
         transcripts=directory("results/{lesson}/transcripts/{batch}"),
