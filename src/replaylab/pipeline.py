@@ -211,7 +211,8 @@ def score_lesson(lesson, verdicts, scans, runs=None):
     ({run: facts}, `run_facts`)."""
     from replaylab.lessons.scorecard import runs_table, scorecard, scores  # pandas: only where it tabulates
 
-    found = scores(verdicts, scans, registry.lesson(lesson).score, runs)
+    decide = registry.lesson(lesson).part("judge").score  # looked up once, not once per run
+    found = scores(verdicts, scans, decide, runs)
     table = runs_table(found, runs)
     return found, scorecard(table), table
 

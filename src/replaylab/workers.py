@@ -9,6 +9,7 @@ caches of tool results (the tool functions are pure) serve every batch they repl
 batch never gets here: it costs no process start.
 """
 
+import hashlib
 import importlib.util
 import multiprocessing
 import threading
@@ -69,3 +70,28 @@ def run(workers, preload, path, *args):
     """`main(*args)` of the entry point at `path`, called in a worker; returns what it returns, or
     raises what it raised (its type and message)."""
     return pool(workers, preload).submit(call, str(path), *[plain(a) for a in args]).result()
+
+
+def checked(item):
+    """(group, digest of the content) of a recording (path, lesson), checked as the workflow checks
+    it before anything runs; (None, the one-line error) when it is malformed."""
+    from replaylab import pipeline
+    from replaylab.agents.recording import RecordingError
+
+    path, lesson = item
+    try:
+        group = pipeline.check_recording(path, lesson).group
+    except RecordingError as error:
+        return None, str(error)
+    return group, hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+CHECK_APART_FROM = 2000  # recordings to check: from this many, in the workers (a start costs about 0.3 s)
+
+
+def check_all(items, workers, preload):
+    """`checked` of each item: in this process, or split among the workers when there are many
+    (a first build of a lesson of 100,000 runs) and more than one core."""
+    if workers > 1 and len(items) >= CHECK_APART_FROM:
+        return list(pool(workers, preload).map(checked, items, chunksize=250))
+    return [checked(item) for item in items]

@@ -33,7 +33,7 @@ CONFIG_SCHEMA = "../schemas/config.schema.yaml"
 if sys.path[:1] != [str(SRC)]:
     sys.path.insert(0, str(SRC))
 
-from replaylab import campaign, pipeline  # noqa: E402
+from replaylab import campaign, pipeline, workers  # noqa: E402
 from replaylab.agents.recording import RecordingError, json_path  # noqa: E402
 from replaylab.batches import batches  # noqa: E402
 from replaylab.import_graph import ImportGraph, ImportGraphError  # noqa: E402
@@ -126,24 +126,28 @@ def check_recordings(runs):
         checked = json.loads(cache_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         checked = {}
-    now, groups, digests = {}, {}, {}
+    now, groups, digests, unknown = {}, {}, {}, []
     for lesson, found in runs.items():
         groups[lesson], digests[lesson] = {}, {}
         for run, path in found.items():
             stat = Path(path).stat()
             key = f"{lesson}:{path}"
-            stamp = [stat.st_size, stat.st_mtime_ns]
+            now[key] = [stat.st_size, stat.st_mtime_ns]
             known = checked.get(key)
-            if isinstance(known, list) and known[:2] == stamp and len(known) == 4:
-                group, digest = known[2:]
+            if isinstance(known, list) and known[:2] == now[key] and len(known) == 4:
+                now[key] = known
             else:
-                try:
-                    group = pipeline.check_recording(path, lesson).group
-                except RecordingError as error:
-                    stop(str(error))
-                digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
-            now[key] = [*stamp, group, digest]
-            groups[lesson][run], digests[lesson][run] = group, digest
+                unknown.append((lesson, run, path))
+    found = workers.check_all(
+        [(path, lesson) for lesson, _, path in unknown], cores(), WORKER_PRELOAD
+    )
+    for (lesson, run, path), (group, digest) in zip(unknown, found):
+        if group is None:
+            stop(digest)  # the first malformed recording, in the order they were found
+        now[f"{lesson}:{path}"] += [group, digest]
+    for lesson, found in runs.items():
+        for run, path in found.items():
+            groups[lesson][run], digests[lesson][run] = now[f"{lesson}:{path}"][2:]
     if now != checked:
         try:
             cache_file.parent.mkdir(parents=True, exist_ok=True)
@@ -153,6 +157,23 @@ def check_recordings(runs):
         except OSError:
             pass  # a read-only working copy: check them all again next time
     return groups, digests
+
+
+def cores():
+    """The cores Snakemake was given (1 when none were, as in a dry run)."""
+    try:
+        return workflow.cores
+    except WorkflowError:
+        return 1
+
+
+# What a worker process (replaylab.workers) imports once, before it is forked: the replay stage,
+# and the lessons' lab and judge.
+WORKER_PRELOAD = ["replaylab.pipeline"] + [
+    f"{registry.lesson(lesson).package}.{part}"
+    for lesson in config["lessons"]
+    for part in ("lab", "judge")
+]
 
 
 def python_of_this_venv():

@@ -1,6 +1,6 @@
 """Running a job: its entry point in scripts/, called inside Snakemake's own process or, for the
 replay batches of a lesson of several, in a worker process (run_job), and the end of a run
-(end_of_run). SCRIPTS and LESSONS come from common.smk."""
+(end_of_run). SCRIPTS and WORKER_PRELOAD come from common.smk."""
 
 import importlib.util
 import threading
@@ -12,8 +12,7 @@ from pathlib import Path
 
 from replaylab.agents.recording import RecordingError
 from replaylab.agents.replay import ReplayMismatch
-from replaylab import workers
-from replaylab.lessons import UnknownLesson, registry
+from replaylab.lessons import UnknownLesson
 
 
 class JobFailed(Exception):
@@ -27,12 +26,6 @@ EXPECTED_FAILURES = (ReplayMismatch, RecordingError, UnknownLesson)
 # also keeps matplotlib, which is not thread-safe, in one thread at a time. The jobs that run in
 # workers (`apart`) do not hold it.
 ONE_JOB_AT_A_TIME = threading.Lock()
-# What a worker imports once, before it is forked: the replay stage and the lessons' lab and judge.
-WORKER_PRELOAD = ["replaylab.pipeline"] + [
-    f"{registry.lesson(lesson).package}.{part}"
-    for lesson in LESSONS
-    for part in ("lab", "judge")
-]
 
 
 @cache
