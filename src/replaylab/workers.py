@@ -12,6 +12,7 @@ batch never gets here: it costs no process start.
 import hashlib
 import importlib.util
 import multiprocessing
+import os
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from functools import cache
@@ -62,13 +63,13 @@ def plain(named):
 
 
 def call(path, *args):
-    """In a worker: `main(*args)` of the entry point at `path`."""
-    return entry_point(path).main(*args)
+    """In a worker: (the worker's process id, what `main(*args)` of the entry point at `path` returns)."""
+    return os.getpid(), entry_point(path).main(*args)
 
 
 def run(workers, preload, path, *args):
-    """`main(*args)` of the entry point at `path`, called in a worker; returns what it returns, or
-    raises what it raised (its type and message)."""
+    """`main(*args)` of the entry point at `path`, called in a worker: (the worker's process id,
+    what it returns), or it raises what it raised (its type and message)."""
     return pool(workers, preload).submit(call, str(path), *[plain(a) for a in args]).result()
 
 

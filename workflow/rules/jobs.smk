@@ -53,18 +53,15 @@ def run_job(name, log, *args, apart=False):
     """
     Path(log).parent.mkdir(parents=True, exist_ok=True)
     in_worker = apart and workflow.cores > 1
-    with (
-        nullcontext() if in_worker else ONE_JOB_AT_A_TIME,
-        open(log, "w", encoding="utf-8") as stream,
-    ):
-        start = time.perf_counter()
+    with (nullcontext() if in_worker else ONE_JOB_AT_A_TIME), open(log, "w", encoding="utf-8") as stream:
+        start, began = time.perf_counter(), time.time()
         try:
             if in_worker:
-                note = workers.run(
+                worker, note = workers.run(
                     workflow.cores, WORKER_PRELOAD, SCRIPTS / f"{name}.py", *args
                 )
             else:
-                note = entry_point(name).main(*args)
+                worker, note = None, entry_point(name).main(*args)
         except EXPECTED_FAILURES as error:
             print(f"{type(error).__name__}: {error}", file=stream)
             failure = type(error)(str(error))
@@ -74,9 +71,10 @@ def run_job(name, log, *args, apart=False):
                 f"{type(error).__name__}: {error} (the traceback is in {log})"
             )
         else:
-            where = " in a worker process" if in_worker else ""
+            where = f" in worker process {worker}" if worker else ""
             print(
-                f"{name}: done in {time.perf_counter() - start:.2f} s{where}",
+                f"{name}: done in {time.perf_counter() - start:.2f} s{where}, "
+                f"from {began:.3f} to {time.time():.3f} (seconds since 1970)",
                 file=stream,
             )
             if note:
