@@ -266,7 +266,7 @@ def test_a_wrong_campaign_section_stops_a_dry_run_with_one_line(tmp_path, settin
 def test_pandas_is_imported_only_by_the_jobs_that_tabulate():
     probe = (
         "import sys; sys.path[:0] = ['scripts']\n"
-        "import replay, judge, scan, replaylab.cli\n"
+        "import replay, scan, replaylab.cli, replaylab.workers\n"
         "replaylab.cli.parser()\n"
         "assert 'pandas' not in sys.modules and 'openai' not in sys.modules\n"
         "import render, compare\n"

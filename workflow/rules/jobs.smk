@@ -53,7 +53,8 @@ def run_job(name, log, *args, apart=False):
     """
     Path(log).parent.mkdir(parents=True, exist_ok=True)
     in_worker = apart and workflow.cores > 1
-    with (nullcontext() if in_worker else ONE_JOB_AT_A_TIME), open(log, "w", encoding="utf-8") as stream:
+    lock = nullcontext() if in_worker else ONE_JOB_AT_A_TIME
+    with lock, open(log, "w", encoding="utf-8") as stream:
         start, began = time.perf_counter(), time.time()
         try:
             if in_worker:
