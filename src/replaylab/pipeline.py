@@ -162,19 +162,35 @@ def load_transcripts(paths):
     return [recording_io.load(p) for p in transcript_files(paths)]
 
 
-def read_judged(judged, transcripts):
-    """Every batch's verdicts together: ({run: facts}, {entry: verdict}, {run: its transcript
-    file}), entries in name order (whichever batch judged them). `judged` are the batches' files
-    (judged/<batch>.json), `transcripts` their folders of transcripts (transcripts/<batch>)."""
+def score_batches(lesson, judged, transcripts, scans):
+    """Every batch's verdicts, scored one batch at a time (a lesson of 100,000 runs never holds
+    every verdict in memory): ({run: facts}, {run: its transcript file}, [scores] in name order,
+    {judged entry: the file of its verdict}). `judged` are the batches' files (judged/<batch>.json),
+    `transcripts` their folders of transcripts (transcripts/<batch>)."""
+    from replaylab.lessons.scorecard import scores  # pandas: only where it tabulates
+
+    decide = registry.lesson(lesson).part("judge").score  # looked up once, not once per run
     folders = {Path(folder).name: Path(folder) for folder in transcripts}
-    facts, verdicts, files = {}, {}, {}
+    facts, files, found, where = {}, {}, [], {}
     for path in map(Path, judged):
         batch = read_json(path)
         for run, fact in batch["runs"].items():
             facts[run] = fact
             files[run] = folders[path.stem] / f"{run}.json"
-        verdicts.update(batch["verdicts"])
-    return facts, dict(sorted(verdicts.items())), files
+        found += scores(batch["verdicts"], scans, decide, batch["runs"])
+        where.update((entry, path) for entry in batch["verdicts"])
+    return facts, files, sorted(found, key=lambda score: score["run"]), where
+
+
+def verdicts_of(entries, where):
+    """{entry: verdict} of some judged entries, read from their batches' files."""
+    read, found = {}, {}
+    for entry in entries:
+        path = where[entry]
+        if path not in read:
+            read[path] = read_json(path)["verdicts"]
+        found[entry] = read[path][entry]
+    return found
 
 
 @dataclass(frozen=True)
@@ -209,12 +225,11 @@ def score_lesson(lesson, verdicts, scans, runs=None):
     """Each judged run's score (right or what it got wrong), the per-run table and the scorecard
     per model (a group-by of the table). `runs`: what the batches' verdicts say of each run
     ({run: facts}, `run_facts`)."""
-    from replaylab.lessons.scorecard import runs_table, scorecard, scores  # pandas: only where it tabulates
+    from replaylab.lessons.scorecard import scores, tabulate  # pandas: only where it tabulates
 
     decide = registry.lesson(lesson).part("judge").score  # looked up once, not once per run
     found = scores(verdicts, scans, decide, runs)
-    table = runs_table(found, runs)
-    return found, scorecard(table), table
+    return (found, *tabulate(found, runs))
 
 
 def csv_text(rows):

@@ -16,7 +16,7 @@ from pathlib import Path
 from replaylab.agents import recording as recording_io
 from replaylab.agents.replay import rerecord_command
 from replaylab.lessons import registry
-from replaylab.pipeline import allowlists, csv_text, read_judged, read_json, score_lesson, whole_folder, write_json
+from replaylab.pipeline import allowlists, csv_text, read_json, score_batches, verdicts_of, whole_folder, write_json
 from replaylab.results import FORMAT, check, strict
 from replaylab.sample import choose
 
@@ -58,12 +58,12 @@ def collect_results(stage):
     every run, and results.json, checked against its schema: the counts, the scorecard, and the
     runs worth reading (`sample.choose`) with their verdicts and transcripts, full precision and
     the text as shown. Returns the data as the writers get it (`results.Strict`)."""
-    from replaylab.lessons.scorecard import members_of, runs_table_bytes, scorecard_table  # pandas: only where it tabulates
+    from replaylab.lessons.scorecard import members_of, runs_table_bytes, scorecard_table, tabulate  # pandas: only where it tabulates
 
     lesson = stage.lesson
-    facts, verdicts, files = read_judged(stage.judged, stage.transcripts)
     scans = read_json(stage.scans)
-    found, rows, table = score_lesson(lesson, verdicts, scans, facts)
+    facts, files, found, where = score_batches(lesson, stage.judged, stage.transcripts, scans)
+    rows, table = tabulate(found, facts)
     members = members_of(facts)
     shown, listed = choose(found, members, facts)
     here = Path(stage.results).parent
@@ -80,7 +80,7 @@ def collect_results(stage):
         "allowlists": allowlists(lesson),
         "counts": counts(facts, found),
         "runs": runs,
-        "verdicts": {entry: verdicts[entry] for entry in shown},
+        "verdicts": verdicts_of(shown, where),
         "right_answer": registry.lesson(lesson).right_answer,
         "scores": [by_name[entry] for entry in shown],
         "listed": [listed_entry(by_name[entry], members[entry], facts, files, here) for entry in listed],

@@ -95,6 +95,12 @@ def runs_table(found, runs=None):
     return table
 
 
+def tabulate(found, runs):
+    """(the scorecard rows, the per-run table) of the scores `found` of the runs {run: facts}."""
+    table = runs_table(found, runs)
+    return scorecard(table), table
+
+
 def read_runs_table(path):
     return pd.read_csv(path, dtype={"wrong": "string", "input_tokens": "Int64", "output_tokens": "Int64"},
                        keep_default_na=False, na_values={"input_tokens": [""], "output_tokens": [""]})
