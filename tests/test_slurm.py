@@ -179,8 +179,10 @@ def cluster():
 
 
 def build(copy, *args):
-    """Run Snakemake in a copy; (copy, result)."""
-    return copy, snakemake(copy, *args)
+    """Run Snakemake in a copy; (copy, result). Its output is also kept beside the copy."""
+    result = snakemake(copy, *args)
+    (copy.parent / "snakemake-output.txt").write_text(result.stdout, encoding="utf-8")
+    return copy, result
 
 
 @pytest.fixture(scope="module")
@@ -198,7 +200,7 @@ def builds(cluster, tmp_path_factory, generated_runs):
         copy = copy_with_many_runs(target, generated_runs) if name.startswith("many") else copy_project(target)
         if name.endswith("forged"):
             forge(copy / "recordings" / LESSON / "symplectic-euler.json")
-        if name.startswith("generic"):
+        if "generic" in name:
             fill_generic_profile(copy)
         profile = {"local": ("--cores", "2"), "slurm": ("--workflow-profile", "workflow/profiles/slurm-local")}
         profile["generic"] = ("--workflow-profile", "workflow/profiles/slurm-generic")
