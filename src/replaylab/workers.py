@@ -46,7 +46,8 @@ def shutdown():
 
 @cache
 def entry_point(path):
-    """A job's entry point (scripts/<name>.py) as a module, loaded once per process."""
+    """A job's entry point (scripts/<name>.py) as a module, loaded once per process (Snakemake's,
+    or a worker's)."""
     spec = importlib.util.spec_from_file_location(f"replaylab_rule_{Path(path).stem}", path)
     loaded = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(loaded)
@@ -64,7 +65,7 @@ def plain(named):
 
 def call(path, *args):
     """In a worker: (the worker's process id, what `main(*args)` of the entry point at `path` returns)."""
-    return os.getpid(), entry_point(path).main(*args)
+    return os.getpid(), entry_point(Path(path)).main(*args)
 
 
 def run(workers, preload, path, *args):

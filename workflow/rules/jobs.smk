@@ -2,12 +2,10 @@
 replay batches of a lesson of several, in a worker process (run_job), and the end of a run
 (end_of_run). SCRIPTS and WORKER_PRELOAD come from common.smk."""
 
-import importlib.util
 import threading
 import time
 import traceback
 from contextlib import nullcontext
-from functools import cache
 from pathlib import Path
 
 from replaylab.agents.recording import RecordingError
@@ -26,17 +24,6 @@ EXPECTED_FAILURES = (ReplayMismatch, RecordingError, UnknownLesson)
 # also keeps matplotlib, which is not thread-safe, in one thread at a time. The jobs that run in
 # workers (`apart`) do not hold it.
 ONE_JOB_AT_A_TIME = threading.Lock()
-
-
-@cache
-def entry_point(name):
-    """scripts/<name>.py as a module, loaded once per Snakemake process."""
-    spec = importlib.util.spec_from_file_location(
-        f"replaylab_rule_{name}", SCRIPTS / f"{name}.py"
-    )
-    loaded = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(loaded)
-    return loaded
 
 
 def run_job(name, log, *args, apart=False):
@@ -62,7 +49,8 @@ def run_job(name, log, *args, apart=False):
                     workflow.cores, WORKER_PRELOAD, SCRIPTS / f"{name}.py", *args
                 )
             else:
-                worker, note = None, entry_point(name).main(*args)
+                worker = None
+                note = workers.entry_point(SCRIPTS / f"{name}.py").main(*args)
         except EXPECTED_FAILURES as error:
             print(f"{type(error).__name__}: {error}", file=stream)
             failure = type(error)(str(error))
