@@ -1,5 +1,6 @@
-"""Worker processes for the jobs that grow with the number of runs: the replay batches of a lesson
-of several run side by side, one per core Snakemake is given.
+"""Worker processes for the work that grows with the number of runs: the replay batches of a
+lesson of several run side by side, one per core Snakemake is given, and so does the first check
+of many recordings when the workflow starts (`check_all`).
 
 Snakemake runs every job inside its own process (the default profile's force-use-threads), where
 Python jobs only take turns on the interpreter lock. A job handed to `run` is instead called in a
