@@ -275,6 +275,19 @@ def results_of(results, page):
     return [pipeline.read_json(page_path(results, page).parent / "results.json")]
 
 
+def verdict_texts(value, summary):
+    """What any other lesson's verdict must show: every evidence label in it, and on the lesson's page
+    also the text of every number it holds as {"value", "shown"} (the results schema's shown)."""
+    if isinstance(value, list):
+        return [text for item in value for text in verdict_texts(item, summary)]
+    if not isinstance(value, dict):
+        return []
+    if set(value) == {"value", "shown"}:
+        return [] if summary else [value["shown"]]
+    found = [value["evidence"]] if isinstance(value.get("evidence"), str) else []
+    return found + [text for key, item in value.items() if key != "evidence" for text in verdict_texts(item, summary)]
+
+
 def key_numbers(data, summary=False):
     """The numbers a reader must find on the page of a lesson (or its entry in the summary), read
     from its results.json: what the build decided, with each evidence label."""
@@ -300,6 +313,8 @@ def key_numbers(data, summary=False):
                 found += [f"piece {resolution['candidate']}"]
             if not summary:
                 found += [f"measured {v['measured']['shown']}, tolerance {v['tolerance']['shown']}" for v in verdict["verdicts"] if not v["passed"]]
+        else:
+            found += verdict_texts(verdict, summary)
     if not summary:
         for row in data["scorecard"]:
             found.append(f"{row['right']} ({100 * row['rate']:.0f} %)")

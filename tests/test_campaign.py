@@ -26,6 +26,7 @@ pytestmark = pytest.mark.workflow
 
 KEY = "sk-test-CAMPAIGNKEY0123456789abcdef"
 LESSON_RUNS = {"projectile": 1, "hunter": 2, "review": 3}  # variants per lesson
+CONFIGURED = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["lessons"]
 
 
 def project(tmp_path, **settings):
@@ -250,7 +251,7 @@ def test_a_stopped_campaign_records_only_what_is_missing(tmp_path, stop):
      "config/config.yaml: $.campaign.models[0]: '/odd': a model name must start with a letter or a digit"),
     ({"lessons": ["projectile", "orbit"]},
      "config/config.yaml: $.campaign.lessons[1]: 'orbit' is not one of the configured lessons "
-     "(nor a lesson of replaylab): projectile, hunter, review"),
+     f"(nor a lesson of replaylab): {', '.join(CONFIGURED)}"),
     ({"max_connections": 0}, "config/config.yaml: $.campaign.max_connections: 0 is less than the minimum of 1"),
     ({"prices": {"other": {"input": 1, "output": 2}}},
      "config/config.yaml: $.campaign.prices.other: not one of the campaign's models (scripted-careful, scripted-mixed)"),

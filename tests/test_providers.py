@@ -196,7 +196,9 @@ def test_a_run_stopped_by_its_time_limit(tmp_path):
     assert out.returncode == 0, out.stderr
     run = recording.load(tmp_path / "results" / "live" / "projectile" / "slow.json")
     assert run.transcript.stopped_by["limit"] == "max_seconds_per_run" and run.transcript.stopped_by["used"] >= 0.5
-    assert len(run.transcript.steps) == 2  # 0.3 s per answer: the second reaches 0.5 s
+    # Every answer takes at least 0.3 s, so the second has always reached 0.5 s; on a slow machine
+    # the first may reach it already. The run stops at the first answer past the limit, no later.
+    assert 1 <= len(run.transcript.steps) <= 2 and not run.transcript.finished
 
 
 # ---------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ checked when written and when read, strict for the writers, honest about what wa
 
 import copy
 import json
+from importlib import resources
 
 import pytest
 
@@ -99,15 +100,31 @@ def test_the_strict_data_is_the_same_data(results):
 # Pages say only what was computed
 
 
+COMMON_VERDICT_KEYS = {"model", "task", "calls", "ran"}  # results.schema.json: every verdict has them
+
+
+def demonstrations(lesson):
+    """The keys of a lesson's verdict that only the runs of the demonstration group get: those its
+    schema allows but does not require."""
+    verdict = json.loads(resources.files(registry.lesson(lesson).package).joinpath("results.schema.json").read_text())["$defs"]["verdict"]
+    return set(verdict["properties"]) - set(verdict["required"]) - COMMON_VERDICT_KEYS
+
+
 def without_demonstrations(data):
     """The results as a build of runs outside the demonstration group gives them: no demonstration."""
     data = copy.deepcopy(data)
     for verdict in data["verdicts"].values():
-        for key in ("rough_ball", "words_ignored", "stricter_claim"):
+        for key in demonstrations(data["lesson"]):
             verdict.pop(key, None)
         if "strict_replays" in verdict:
             verdict["strict_replays"] = {}
     return data
+
+
+def test_the_demonstrations_of_a_verdict_are_its_optional_keys():
+    found = {lesson: demonstrations(lesson) for lesson in LESSONS}
+    assert found[LESSONS[0]] == {"rough_ball"} and found[LESSONS[1]] == {"words_ignored", "stricter_claim"}
+    assert found[LESSONS[2]] == set()  # its demonstration, strict_replays, is required and empty outside the group
 
 
 @pytest.mark.parametrize("lesson", LESSONS)

@@ -1,0 +1,89 @@
+"""Demonstrations computed from code alone: misbehaving calls, the budget, and the exercise of the
+largest dt at which the simulated crossing still lands in the right bracket."""
+
+from replaylab.agents.messages import ToolCall
+from replaylab.agents.tools import Allowlist
+from replaylab.lessons import shown
+from replaylab.lessons.pendulum import judge, lab, physics, scans
+
+MISBEHAVING_CALLS = (
+    ("a valid call", lab.PERIOD_TOOL, {"amplitude_deg": 22, "dt": 0.01}),
+    ("a tool that is not allowed", "os.system", {"command": "echo hello"}),
+    ("an amplitude past the top", lab.PERIOD_TOOL, {"amplitude_deg": 180, "dt": 0.01}),
+    ("a step of zero", lab.PERIOD_TOOL, {"amplitude_deg": 22, "dt": 0.0}),
+    ("a missing argument", lab.PERIOD_TOOL, {"amplitude_deg": 22}),
+    ("a number sent as text", lab.PERIOD_TOOL, {"amplitude_deg": "22", "dt": 0.01}),
+    ("an argument the tool does not take", lab.SMALL_ANGLE_TOOL, {"length": 2}),
+)
+DT_WITHIN = 1e-7  # s: the bisection of the largest dt stops when its two ends are this close
+
+
+def _outcome(result):
+    if result.ok:
+        value = result.content[lab.PERIOD_KEY]
+        return {"ok": True, "value": shown(value, f"{value:.6g}")}
+    return {"ok": False, "error": result.content["error"]}
+
+
+def misbehaving_calls():
+    """Seven calls through one fresh allowlist, and what became of each (a refused call costs nothing)."""
+    allowlist = lab.all_tools()
+    return [
+        {"what": what, "name": name, "arguments": arguments, **_outcome(allowlist.dispatch(ToolCall(str(i), name, arguments)))}
+        for i, (what, name, arguments) in enumerate(MISBEHAVING_CALLS, start=1)
+    ]
+
+
+def budget():
+    """The small-angle period asked for once more than the budget allows, on a fresh allowlist."""
+    allowlist = Allowlist(lab.tools(), budget=lab.BUDGET)
+    repeats = [
+        {"call": i, **_outcome(allowlist.dispatch(ToolCall(str(i), lab.SMALL_ANGLE_TOOL, {})))}
+        for i in range(1, lab.BUDGET + 2)
+    ]
+    return {"budget": lab.BUDGET, "repeats": repeats}
+
+
+def _excess(amplitude, dt):
+    return physics.period(amplitude, dt) / physics.small_angle_period() - 1
+
+
+def _lands(dt, low, high):
+    """Whether the simulated crossing at dt lies between the two amplitudes: at most 1 % at the
+    low one, above 1 % at the high one."""
+    return _excess(low, dt) <= physics.EXCESS < _excess(high, dt)
+
+
+def _at(dt, low, high):
+    return {
+        "dt": shown(dt, f"{dt:.6g}"),
+        "excess_percent": [shown(100 * e, f"{100 * e:.8g}") for e in (_excess(low, dt), _excess(high, dt))],
+    }
+
+
+def largest_dt():
+    """The largest dt (within the tool's bounds) at which the simulated crossing still lands in the
+    right bracket, by bisection on dt (the crossing moves up as dt grows: checked on the scan's dts)."""
+    low, high = judge.whole_degrees_around(judge.exact_crossing())
+    inside, outside = lab.DT_PARAMETER.low, lab.DT_PARAMETER.high
+    if not _lands(inside, low, high) or _lands(outside, low, high):
+        raise ValueError(f"the crossing at dt {inside:g} s must land in {low}..{high} and at {outside:g} s must not")
+    while outside - inside > DT_WITHIN:
+        middle = (inside + outside) / 2
+        if _lands(middle, low, high):
+            inside = middle
+        else:
+            outside = middle
+    checked = [{"dt": dt, "lands": _lands(dt, low, high)} for dt in scans.CONVERGENCE_DTS]
+    return {
+        "bracket": [low, high],
+        "within": DT_WITHIN,
+        "largest": _at(inside, low, high),
+        "outside": _at(outside, low, high),
+        "checked": checked,
+        "monotone": all(row["lands"] == (row["dt"] <= inside) for row in checked),
+    }
+
+
+def exercises():
+    return {"misbehaving_calls": misbehaving_calls(), "budget": budget(), "largest_dt": largest_dt()}

@@ -1,0 +1,151 @@
+"""What the build decides about a pendulum run, from numbers it recomputes (never the model's words),
+against the exact crossing from the arithmetic-geometric mean, which no simulation produced.
+
+The rule: take the accepted `pendulum_period` calls at the smallest dt the agent used, recompute
+each period, and divide by the small-angle period (the build's own). Ordered by amplitude, the
+agent's bracket is the pair of neighbouring amplitudes between which the excess goes from at most
+1 % to above 1 %. Not checkable: no such call, fewer than two amplitudes at that dt, or no crossing
+(or more than one) among them. The bracket holds when the exact crossing lies in it; it answers the
+question when it is also two adjacent whole degrees.
+"""
+
+import math
+from functools import cache
+
+from replaylab.agents.replay import ReplayMismatch, replay
+from replaylab.lessons import caught, count_calls, shown, validated_calls
+from replaylab.lessons.pendulum import lab, physics
+
+DEMONSTRATION_GROUP = "reference"  # the runs the page's demonstration of a changed simulation replays
+CHANGED_G = 9.80  # m/s^2, the changed simulation the replay must catch
+EVIDENCE = "numerically verified against an exact formula"
+VERIFIED, TOO_COARSE, REFUTED = "verified", "too coarse", "refuted"
+
+
+@cache
+def exact_crossing():
+    """The amplitude (degrees) at which the exact period exceeds the small-angle period by 1 %."""
+    return physics.exact_crossing()
+
+
+def _percent(value):
+    return shown(100 * value, f"{100 * value:.4f}")
+
+
+def agent_conclusion(transcript):
+    """The agent's bracket at its smallest dt, recomputed, against the exact crossing."""
+    tools = {t.name: t for t in lab.tools()}
+    calls = [args for _, call, args in validated_calls(transcript, tools) if call.name == lab.PERIOD_TOOL]
+    if not calls:
+        return {"checkable": False, "reason": f"the agent made no accepted {lab.PERIOD_TOOL} call"}
+    smallest = min(args["dt"] for args in calls)
+    reference = physics.small_angle_period()
+    at_smallest = {}
+    for args in calls:
+        if args["dt"] == smallest:
+            at_smallest[args["amplitude_deg"]] = tools[lab.PERIOD_TOOL].function(**args)[lab.PERIOD_KEY]
+    at = f"at the smallest dt the agent used ({smallest:g} s)"
+    if len(at_smallest) < 2:
+        return {"checkable": False, "smallest_dt": smallest, "reason": f"fewer than two amplitudes {at}"}
+    rows = [(a, p, p / reference - 1) for a, p in sorted(at_smallest.items())]
+    crossings = [(low[0], high[0]) for low, high in zip(rows, rows[1:]) if low[2] <= physics.EXCESS < high[2]]
+    if len(crossings) != 1:
+        below = [e <= physics.EXCESS for *_, e in rows]
+        where = (
+            "every excess is at most 1 %" if all(below)
+            else "every excess is above 1 %" if not any(below)
+            else "the excess does not rise through 1 % exactly once from one amplitude to the next"
+        )
+        return {"checkable": False, "smallest_dt": smallest, "reason": f"its calls {at} do not bracket a crossing of 1 %: {where}"}
+    (low, high), exact = crossings[0], exact_crossing()
+    inside = low <= exact <= high
+    whole = float(low).is_integer() and float(high).is_integer() and high - low == 1
+    verdict = REFUTED if not inside else VERIFIED if whole else TOO_COARSE
+    return {
+        "checkable": True,
+        "smallest_dt": smallest,
+        "small_angle_period_s": shown(reference, f"{reference:.6g}"),
+        "at_smallest": [
+            {"amplitude": a, "period_s": shown(p, f"{p:.6g}"), "excess_percent": _percent(e)} for a, p, e in rows
+        ],
+        "bracket": [low, high],
+        "whole_degrees": whole,
+        "exact_crossing": shown(exact, f"{exact:.4f}"),
+        "inside": inside,
+        "verdict": verdict,
+        "evidence": EVIDENCE if inside else None,
+    }
+
+
+def period_errors(transcript):
+    """Each accepted pendulum_period call, recomputed, with its relative error against the exact period
+    at its amplitude: how far from converged each step the agent used was."""
+    tool = {t.name: t for t in lab.tools()}[lab.PERIOD_TOOL]
+    found = []
+    for _, call, args in validated_calls(transcript, {tool.name: tool}):
+        period, exact = tool.function(**args)[lab.PERIOD_KEY], physics.exact_period(args["amplitude_deg"])
+        found.append({"amplitude": args["amplitude_deg"], "dt": args["dt"], "period_s": period, "exact_period_s": exact,
+                      "error": abs(period / exact - 1)})
+    return found
+
+
+def changed_gravity(run, tolerance):
+    """Replay the run against a simulation with g = 9.80 m/s²: the replay must catch the change."""
+    variant = lab.VARIANTS[run.variant]
+    try:
+        replay(run, variant, tolerance, g=CHANGED_G)
+    except ReplayMismatch as mismatch:
+        return {"g": CHANGED_G, **caught(mismatch)}
+    return {"g": CHANGED_G, "caught": False}
+
+
+def judge(runs, tolerance):
+    """Per replayed run: who made it, its calls and its conclusion checked against the exact crossing;
+    the runs of the reference group are also replayed against the changed simulation."""
+    verdicts = {}
+    for run in runs:
+        verdicts[run.run] = {
+            "model": run.model,
+            "task": run.variant,
+            "group": run.group,
+            **count_calls(run.transcript),
+            "conclusion": agent_conclusion(run.transcript),
+            "period_errors": period_errors(run.transcript),
+        }
+        if run.group == DEMONSTRATION_GROUP:
+            verdicts[run.run]["changed_gravity"] = changed_gravity(run, tolerance)
+    return verdicts
+
+
+RIGHT_ANSWER = (
+    "at the smallest dt it used, the agent's recomputed calls bracket the 1 % crossing between two adjacent "
+    "whole degrees, and the exact crossing (from the arithmetic-geometric mean) lies between them."
+)
+
+
+def whole_degrees_around(amplitude):
+    """The two adjacent whole degrees around an amplitude: [22, 23] around 22.81."""
+    low = math.floor(amplitude)
+    return [low, low + 1]
+
+
+def score(entry, scans):
+    """Right when the bracket is the two whole degrees around the exact crossing of the scan (22 to 23). The
+    texts are fixed, so that the scorecard counts the runs that got the same thing wrong together."""
+    conclusion = entry["conclusion"]
+    if not conclusion["checkable"]:
+        return "no checkable conclusion (no bracket of the 1 % crossing at its smallest dt)"
+    if conclusion["bracket"] == scans["exact"]["bracket"]:
+        return None
+    if not conclusion["inside"]:
+        return "the exact crossing lies outside its bracket"
+    return "its bracket holds the exact crossing but is not two adjacent whole degrees"
+
+
+def verdict_line(recording):
+    """One line for `replaylab promote`: the decision on this run's conclusion alone."""
+    c = agent_conclusion(recording.transcript)
+    if not c["checkable"]:
+        return f"not checkable: {c['reason']}"
+    low, high = c["bracket"]
+    return f"bracket {low:g}..{high:g} degrees at dt {c['smallest_dt']:g} s, exact crossing {c['exact_crossing']['shown']}: {c['verdict']}"

@@ -1,0 +1,318 @@
+"""The pendulum lesson's page (results/pendulum/index.md), written from results.json alone.
+
+Every number comes from the results; untrusted texts (the agent's words, tool names, arguments,
+refusals) are escaped by `replaylab.lessons.markdown`.
+"""
+
+from replaylab.lessons import markdown as md
+from replaylab.lessons.markdown import Md, code, name, table, text
+from replaylab.lessons.pendulum import LESSON, lab
+from replaylab.lessons.pendulum import tables as lesson_tables
+
+READ_OFF = (
+    "The simulation steps θ'' = −(g/L) sin θ with symplectic Euler (first ω += −(g/L) sin θ · dt, then "
+    "θ += ω · dt) from θ0 at rest, and reads the period off the angle alone: a downward zero crossing is a "
+    "step from θ > 0 to θ ≤ 0, placed by linear interpolation between the two steps, and the period is the "
+    "time from the first downward crossing to the second. The tool, the build's scans and its exercises "
+    "all read it so."
+)
+
+
+def _degrees(value):
+    return md.number(value, "%g")
+
+
+def _bracket(bracket):
+    return f"{_degrees(bracket[0])} to {_degrees(bracket[1])} degrees"
+
+
+def question(results):
+    exact = results["scans"]["exact"]
+    return (
+        f"A pendulum of length {md.number(exact['length'], '%g')} m under g = {md.number(exact['g'], '%g')} m/s² is "
+        f"released at rest from an amplitude θ0. From which amplitude on does the small-angle period 2π√(L/g) "
+        f"understate the true period by more than {md.number(100 * exact['excess'], '%g')} %, to within one degree?"
+    )
+
+
+def conclusion_statement(run, conclusion):
+    """What the build decided about the agent's conclusion in one run (markdown lines)."""
+    if not conclusion["checkable"]:
+        return [
+            f"**Run {name(run)}: the agent's conclusion is not checkable**: {text(conclusion['reason'])}. "
+            "This is not a result (no evidence label)."
+        ]
+    dt = md.number(conclusion["smallest_dt"], "%g")
+    low, high = conclusion["bracket"]
+    exact = conclusion["exact_crossing"]["shown"]
+    found = (
+        f"At the smallest step it used (dt {dt} s), its recomputed periods cross 1 % above the small-angle "
+        f"period between {_degrees(low)} and {_degrees(high)} degrees"
+    )
+    if conclusion["verdict"] == "verified":
+        lines = [f"**Run {name(run)}: the agent's bracket holds.** {found}; the exact crossing, {exact} degrees, lies between them."]
+    elif conclusion["verdict"] == "too coarse":
+        lines = [
+            f"**Run {name(run)}: the agent's bracket holds but does not answer the question.** {found}; the exact "
+            f"crossing, {exact} degrees, lies between them, but they are not two adjacent whole degrees."
+        ]
+    else:
+        lines = [
+            f"**Run {name(run)}: the exact formula refutes the agent's bracket.** {found}; the exact crossing, "
+            f"{exact} degrees, lies outside. Its numbers replayed within the tolerance: the simulation agrees with every "
+            "one of them, and the exact formula still refutes its bracket."
+        ]
+    label = md.evidence(conclusion["evidence"])
+    return lines + (["", label] if label else [])
+
+
+def summary(results):
+    """One line per run for the index page: the decision and its evidence label."""
+    lines = []
+    for run, verdict in results["verdicts"].items():
+        conclusion = verdict["conclusion"]
+        if not conclusion["checkable"]:
+            lines.append(f"run {name(run)}: the agent's conclusion is not checkable ({text(conclusion['reason'])}); not a result")
+            continue
+        outcome = {
+            "verified": "holds",
+            "too coarse": "holds but is not two adjacent whole degrees",
+            "refuted": "is refuted by the exact formula",
+        }[conclusion["verdict"]]
+        where = "inside" if conclusion["inside"] else "outside"
+        line = (
+            f"run {name(run)}: the agent's bracket ({_bracket(conclusion['bracket'])} at dt "
+            f"{md.number(conclusion['smallest_dt'], '%g')} s) {outcome}: the exact crossing, "
+            f"{conclusion['exact_crossing']['shown']} degrees, lies {where}"
+        )
+        if conclusion["evidence"]:
+            line += f"; **{conclusion['evidence']}**"
+        lines.append(line)
+    return lines
+
+
+def _exact_lines(results, rows):
+    exact = results["scans"]["exact"]
+    percent = md.number(100 * exact["excess"], "%g")
+    return [
+        f"**The exact answer, which no simulation produced.** The exact period is T = 2π√(L/g) / AGM(1, cos(θ0/2)), "
+        f"with AGM the arithmetic-geometric mean, iterated until it stops changing. The build finds the amplitude at "
+        f"which T exceeds the small-angle period by {percent} % by bisection until the two ends are neighbouring "
+        f"doubles: **{exact['crossing']['shown']} degrees**, so the right bracket is {_bracket(exact['bracket'])}.",
+        "",
+        table(rows["exact-crossing"], [("quantity", "quantity"), ("shown", "value"), ("unit", "unit")]),
+        "",
+    ]
+
+
+def _decisions(results, rows):
+    out = [
+        "## What the build decided",
+        "",
+        READ_OFF,
+        "",
+        *_exact_lines(results, rows),
+        "For each run the build takes the smallest dt the agent used with "
+        f"{code(lab.PERIOD_TOOL)}, recomputes every period the agent asked for at that dt, divides it by the "
+        "small-angle period and, in order of amplitude, finds the two neighbouring amplitudes between which the "
+        "excess goes from at most 1 % to above 1 % (not checkable when there is no such pair, or more than one). "
+        "The agent's bracket holds when the exact crossing lies in it; it answers the question when it is also two "
+        "adjacent whole degrees. A run whose numbers replay perfectly is still refuted when the step it trusted "
+        "moves the crossing out of its bracket.",
+        "",
+    ]
+    verdicts = results["verdicts"]
+    if not verdicts:
+        out += ["*(no run to judge)*", ""]
+    for run, verdict in verdicts.items():
+        out += conclusion_statement(run, verdict["conclusion"]) + [""]
+        mine = [r for r in rows["agent-conclusion"] if r["run"] == run]
+        out += [f"Table `agent-conclusion` (run {name(run)}):", ""]
+        out += [table(mine, [("quantity", "quantity"), ("shown", "value"), ("unit", "unit")]), ""]
+    return out
+
+
+def _shift_section(results, rows):
+    """How far the step moves the simulated crossing: the table that makes a coarse dt visible."""
+    exact = results["scans"]["exact"]
+    shown_rows = [
+        {
+            "dt": md.number(r["dt_s"], "%g"),
+            "crossing": r["shown"],
+            "shift": r["shift_shown"],
+            "bracket": f"{_degrees(r['bracket_low'])} to {_degrees(r['bracket_high'])}",
+            "right": Md("yes") if r["right_bracket"] == "true" else Md("**no**"),
+        }
+        for r in rows["crossing-by-dt"]
+    ]
+    order = results["scans"]["convergence"]["crossing_order"]["shown"]
+    wrong = [r for r in rows["crossing-by-dt"] if r["right_bracket"] != "true"]
+    coarse = (
+        f" At dt {md.number(wrong[-1]['dt_s'], '%g')} s it lies in {_degrees(wrong[-1]['bracket_low'])} to "
+        f"{_degrees(wrong[-1]['bracket_high'])} degrees, and at {md.number(wrong[0]['dt_s'], '%g')} s "
+        f"{wrong[0]['shift_shown']} degrees from the exact crossing: an agent that trusts such a step brackets "
+        "the wrong amplitudes, however well its numbers replay."
+        if wrong
+        else ""
+    )
+    return [
+        "### How far the step moves the crossing",
+        "",
+        f"The amplitude at which the *simulated* period exceeds the small-angle period by 1 %, at each dt of the "
+        f"build's convergence scan (bisection on the amplitude to 1e-9 degrees), against the exact "
+        f"{exact['crossing']['shown']} degrees. The shift shrinks with dt at a fitted order of {order}.{coarse}",
+        "",
+        f"Columns: dt; the simulated crossing; it minus the exact crossing; the two whole degrees around it; whether "
+        f"those are the right bracket, {_bracket(exact['bracket'])}.",
+        "",
+        table(shown_rows, [("dt", "dt (s)"), ("crossing", "crossing (deg)"), ("shift", "− exact"), ("bracket", "bracket"),
+                           ("right", "right?")]),
+        "",
+    ]
+
+
+def _figures(results, rows):
+    scans = results["scans"]
+    dts = md.join_words([md.number(s["dt"], "%g") for s in scans["ratio"]["simulated"]])
+    amplitudes = scans["ratio"]["amplitudes"]
+    span = f"{_degrees(min(amplitudes))} to {_degrees(max(amplitudes))} degrees" if amplitudes else "(none)"
+    ratio = md.figure(
+        "ratio",
+        "The period over the small-angle period against the amplitude: exact, simulated, and the agents' calls",
+        f"Left: the period over the small-angle period at every whole degree from {span}, exact (solid) and simulated "
+        f"by this build at dt {dts} s (dashed). Points: the agents' calls as recomputed by this build, coloured by "
+        "dt. Right: close-up of the excess near 1 %: the dots mark where each simulated curve crosses 1 %, the green "
+        "band is the right bracket; below it, each run's bracket at its smallest dt as the judge found it (green: "
+        "the right one).",
+    )
+    errors = scans["convergence"]["errors"]
+    dts_all = [row["dt"] for row in errors[0]["rows"]] if errors else []
+    convergence = md.figure(
+        "convergence",
+        "The simulation's period error and the shift of its crossing against dt, log-log",
+        f"Log-log against dt from {md.number(max(dts_all), '%g') if dts_all else '-'} s down to "
+        f"{md.number(min(dts_all), '%g') if dts_all else '-'} s (halved each time). Left: the relative error of "
+        "the simulated period against the exact one, the build's scan as lines and each period the agents asked for, "
+        "recomputed, as an open marker; right: how far the simulated 1 % crossing lies from the exact one, with the "
+        "room the right bracket leaves and the largest dt of the exercise below.",
+    )
+    order_rows = [{"of": r["of"], "order": r["shown"]} for r in rows["convergence-order"]]
+    return "\n".join([
+        *_shift_section(results, rows),
+        ratio,
+        "",
+        "Table `convergence-order`: the orders of convergence, fitted by least squares to log error against log dt "
+        "over every dt of the scan:",
+        "",
+        table(order_rows, [("of", "fitted to"), ("order", "order")]),
+        "",
+        convergence,
+    ])
+
+
+def _outcome(item):
+    if item["ok"]:
+        return Md(f"ran: {lab.PERIOD_KEY} = {item['value']['shown']}")
+    return Md("refused: " + md.cell(item["error"]))
+
+
+def _demos(results, rows):
+    exercises, verdicts = results["exercises"], results["verdicts"]
+    out = ["## Demonstrations and exercises", ""]
+
+    calls = [
+        {"what": item["what"], "call": md.call_text(item["name"], item["arguments"]), "outcome": _outcome(item)}
+        for item in exercises["misbehaving_calls"]
+    ]
+    out += [
+        "### Misbehaving calls",
+        "",
+        f"{len(calls)} calls sent through a fresh allowlist, as a careless or hostile agent might send them. Only "
+        "the valid one runs the simulation; the others are refused with the text the agent would read, and cost nothing.",
+        "",
+        table(calls, [("what", "what"), ("call", "call"), ("outcome", "outcome")]),
+        "",
+    ]
+    budget = exercises["budget"]
+    repeats = budget["repeats"]
+    ran = [item for item in repeats if item["ok"]]
+    refused = [item for item in repeats if not item["ok"]]
+    out += [
+        f"Then {code(lab.SMALL_ANGLE_TOOL)} asked for {len(repeats)} times on a fresh allowlist with a budget of "
+        f"{md.counted(budget['budget'], 'call', 'calls')}: {len(ran)} ran"
+        + ("" if not refused else f", and call {refused[0]['call']} was refused: {md.cell(refused[0]['error'])}")
+        + ".",
+        "",
+    ]
+
+    demonstrated = {run: verdict["changed_gravity"] for run, verdict in verdicts.items() if "changed_gravity" in verdict}
+    out += ["### A changed simulation is caught", ""]
+    if not demonstrated:
+        out += ["*(not run in this build: it replays the runs of the reference group, and there is none)*", ""]
+    for run, changed in demonstrated.items():
+        g = md.number(changed["g"], "%.2f")
+        if changed["caught"]:
+            out += [
+                f"Run {name(run)} replayed against a simulation with g = {g} m/s² instead of "
+                f"{md.number(results['scans']['exact']['g'], '%.2f')} m/s²: the replay stops at the first result that differs "
+                "from the recording, with this message:",
+                "",
+                md.fenced(changed["text"]),
+                "",
+            ]
+        else:
+            out += [f"Run {name(run)} replayed against a simulation with g = {g} m/s²: **not caught** "
+                    "(every result stayed within the replay tolerance).", ""]
+
+    largest = exercises["largest_dt"]
+    bracket = _bracket(largest["bracket"])
+    at, outside = largest["largest"], largest["outside"]
+    checked = md.join_words([md.number(r["dt"], "%g") for r in largest["checked"]])
+    monotone = (
+        f"The bisection takes the crossing to move up steadily as dt grows; on each dt of the convergence scan ({checked} s) "
+        "it does: the crossing lands in the bracket exactly when dt is at most this one."
+        if largest["monotone"]
+        else f"**The bisection takes the crossing to move up steadily as dt grows, but on the dts of the convergence scan "
+        f"({checked} s) it does not: the answer may not be the largest such dt.**"
+    )
+    out += [
+        "### Exercise: the largest dt that still gives the right bracket",
+        "",
+        f"Up to which dt does the simulated crossing still land in the right bracket, {bracket}? The build bisects dt "
+        f"between the smallest and the largest the tool allows until the two ends are {md.number(largest['within'], '%g')} s "
+        f"apart: the crossing lands in the bracket up to dt = **{at['dt']['shown']} s**; from {outside['dt']['shown']} s "
+        f"on, the excess at {_degrees(largest['bracket'][1])} degrees is no longer above 1 %, and the crossing lies above "
+        f"the bracket. {monotone}",
+        "",
+        table(rows["largest-dt"], [("what", "dt"), ("dt_shown", "value (s)"), ("shown", f"excess at {_degrees(largest['bracket'][0])} and {_degrees(largest['bracket'][1])} degrees")]),
+        "",
+    ]
+    return out
+
+
+def page(results):
+    rows = lesson_tables.tables(results)
+    errors = results["scans"]["convergence"]["errors"]
+    error_rows = [
+        {"amplitude": _degrees(r["amplitude_deg"]), "dt": md.number(r["dt_s"], "%g"), "error": Md(md.number(r["relative_error"], "%.3g"))}
+        for r in rows["convergence"]
+    ]
+    error_table = [
+        f"Table `convergence`: the relative error of the simulated period against the exact one at "
+        f"{md.join_words([_degrees(e['amplitude']) for e in errors])} degrees (3 significant digits):",
+        table(error_rows, [("amplitude", "amplitude (deg)"), ("dt", "dt (s)"), ("error", "relative error")]),
+    ]
+    return md.lesson_page(
+        results,
+        title=LESSON.heading,
+        question=question(results),
+        intro="An agent (a language model, a program, or a person standing in for one) may only call the simulation "
+        "through an allowlist. This page shows what it may do, what it did, and what the build decided from numbers "
+        "it recomputed itself, against an exact formula that no simulation produced: an agent that never checked "
+        "convergence in dt is caught even when its numbers replay perfectly.",
+        decisions=_decisions(results, rows),
+        demos=_demos(results, rows),
+        tables=(lesson_tables.TABLES, {"agent-conclusion", "exact-crossing", "crossing-by-dt", "convergence-order",
+                                       "misbehaving-calls", "largest-dt"}, error_table),
+        figure=_figures(results, rows),
+    )
