@@ -247,8 +247,7 @@ def main():
     ]
     for what, seconds, peak, per_run, times in rows:
         lines.append(f"| {what} | {seconds:.2f} s | {peak:.0f} MiB | {per_run} | {', '.join(f'{t:.2f}' for t in times)} |")
-    lines += [
-        "",
+    notes = [
         f"Full run from clean against the one-process floor (ratio of the medians): "
         f"{ratios['cores1']:.2f} times with `--cores 1`, {ratios['cores2']:.2f} times with `--cores 2`. "
         f"Added per run: the time above that of {args.lesson} alone, divided by the number of runs; "
@@ -257,8 +256,8 @@ def main():
         *many_lines,
         *most_lines,
     ]
-    Path(args.out).write_text("\n".join(lines))
-    print("\n".join(lines[-3:]))
+    Path(args.out).write_text("\n".join(lines + [""] + notes))
+    print("\n" + "\n".join(notes), flush=True)
 
 
 if __name__ == "__main__":
