@@ -7,12 +7,15 @@ STAMP := $(VENV)/.installed
 # slow every Snakemake start (the SLURM plugin imports pandas, about 0.4 s), local runs included.
 CLUSTER_VENV := .venv-cluster
 CLUSTER_STAMP := $(CLUSTER_VENV)/.installed
+# Mutation testing (mutmut, pinned in pyproject.toml's `mutation` extra): a venv of its own too.
+MUTATION_VENV := .venv-mutation
+MUTATION_STAMP := $(MUTATION_VENV)/.installed
 # The MCP Inspector (npm), a second MCP client for the smoke test of `replaylab mcp`: the committed
 # package.json and package-lock.json pin it; `make test` skips that test when it is not installed.
 INSPECTOR := clients/inspector
 INSPECTOR_STAMP := $(INSPECTOR)/node_modules/.installed
 
-.PHONY: all results test cluster-env inspector chromium bench clean
+.PHONY: all results test cluster-env inspector chromium bench mutation clean
 all: results
 
 # The virtual environment, with replaylab and its pinned dependencies (made again from scratch when
@@ -30,6 +33,12 @@ $(CLUSTER_STAMP): pyproject.toml
 	touch $(CLUSTER_STAMP)
 
 cluster-env: $(CLUSTER_STAMP)
+
+$(MUTATION_STAMP): pyproject.toml
+	$(PYTHON) -m venv --clear $(MUTATION_VENV)
+	$(MUTATION_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test,mutation]" 2>&1 | grep -v "is ignored" || true
+	$(MUTATION_VENV)/bin/python -c "import mutmut, replaylab"
+	touch $(MUTATION_STAMP)
 
 $(INSPECTOR_STAMP): $(INSPECTOR)/package.json $(INSPECTOR)/package-lock.json
 	cd $(INSPECTOR) && npm ci --no-audit --no-fund --loglevel=error
@@ -57,5 +66,12 @@ bench: $(STAMP)
 	$(BIN)/python bench/workflow.py
 	$(BIN)/python bench/campaign.py
 
+# A measurement, not a test: how many mutants of the critical modules the tests kill (the modules
+# and the tests are in pyproject.toml, [tool.mutmut]). Prints the kill rate and every survivor.
+mutation: $(MUTATION_STAMP)
+	rm -rf mutants
+	$(MUTATION_VENV)/bin/mutmut run --max-children 2
+	$(MUTATION_VENV)/bin/python bench/mutation.py
+
 clean:
-	rm -rf results logs benchmarks .snakemake
+	rm -rf results logs benchmarks .snakemake mutants

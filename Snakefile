@@ -3,7 +3,7 @@
 # Rules are in workflow/rules/, their scripts in scripts/, helpers in workflow/rules/common.smk
 # (the configuration and input functions) and workflow/rules/jobs.smk (running a job).
 # No rule writes under recordings/: they are sources. `replaylab record` writes a new run to
-# results/live/, and `replaylab promote` copies it into recordings/.
+# results/live/, and `replaylab promote` moves it into recordings/.
 
 from snakemake.utils import min_version
 

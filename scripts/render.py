@@ -22,6 +22,7 @@ def main(wildcards, input, output, params):
             tables=output.tables,
             figures=output.figures,
             page=output.page,
+            runs=list(params.runs),
         )
     )
     return f"HTML page: {seconds:.3f} s"

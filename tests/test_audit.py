@@ -174,10 +174,14 @@ def test_the_recording_module_opens_writes_renames_and_syncs():
     assert {"os", "tempfile"} <= module.top_imports
     for operation in ("tempfile.mkstemp", "os.fdopen", "os.fsync", "os.replace", "stream.write"):
         assert module.called(operation), operation
+    # reads a file without blocking (a pipe in its place), creates one without replacing another
+    for operation in ("os.open", "os.fstat", "os.read", "os.close", "os.link"):
+        assert module.called(operation), operation
     # and nothing else of os: no environment, no processes
     os_uses = {a for a in module.attributes if a.startswith("os.")}
-    assert os_uses <= {"os.fdopen", "os.fsync", "os.replace", "os.link", "os.path", "os.path.exists", "os.unlink",
-                       "os.fchmod", "os.stat", "os.umask"}, os_uses
+    assert os_uses <= {"os.fdopen", "os.fsync", "os.replace", "os.path", "os.path.exists", "os.unlink", "os.fchmod",
+                       "os.stat", "os.umask", "os.open", "os.O_RDONLY", "os.O_NONBLOCK", "os.O_NOCTTY", "os.fstat",
+                       "os.read", "os.close", "os.link", "os.path.islink", "os.path.lexists"}, os_uses
 
 
 @pytest.mark.parametrize("name", sorted(set(AUDITED) - {ENVIRONMENT}))

@@ -90,7 +90,7 @@ def test_the_configured_campaign_from_clean_with_no_key(tmp_path):
             model, variant, index = path.stem.split("__")
             assert (run.provenance["provider"], run.provenance["model"], run.variant) == ("scripted", model_of(model), variant)
             assert run.group == f"{model}__{index}" and 1 <= int(index) <= 5
-            assert path.stat().st_mode & 0o222 == 0  # protected: Snakemake will not run its job again
+            assert path.stat().st_mode & 0o222 == 0  # protected: read-only
     assert result.stderr.count("Recording ") == 60
     assert not list(copy.glob("results/live"))  # campaigns never write into results/live
 
@@ -231,6 +231,85 @@ def test_a_stopped_campaign_records_only_what_is_missing(tmp_path, stop):
             assert len(new) == 4 and len(recordings(copy)) == 24
             assert server.requests - requests == sum(len(run.provenance["request_ids"]) for run in new)
     assert files_holding(copy, KEY) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# A recorded run is a source; no value reaches a shell; damaged results are one line (issue 16)
+
+
+SMALL = {"lessons": ["projectile", "hunter"], "runs": 1, "models": ["scripted-careful"]}  # 3 runs
+
+
+def snapshot(copy):
+    return {path.name: path.read_bytes() for lesson in SMALL["lessons"] for path in recordings(copy, lesson)}
+
+
+def test_a_recorded_campaign_run_is_never_recorded_again(tmp_path):
+    copy = project(tmp_path, **SMALL)
+    assert snakemake(copy, "campaign").returncode == 0
+    before = snapshot(copy)
+    assert len(before) == 3
+    # the recording rule's code and the recording settings change; the runs are also read as
+    # sources by the default target: no run is recorded again, and none changes
+    rules = copy / "workflow" / "rules" / "campaign.smk"
+    text = rules.read_text()
+    assert text.count("        campaign.record(") == 1
+    rules.write_text(text.replace("        campaign.record(", '        print("a changed rule")\n        campaign.record('))
+    configure(copy, request_timeout=7, max_retries=1)
+    for target in (["campaign"], ["--config", "run_folders=[results/campaigns/baseline/recordings]"]):
+        result = snakemake(copy, *target)
+        output = result.stdout + result.stderr
+        assert result.returncode == 0, output[-3000:]
+        assert "Recording " not in output and "campaign_record" not in output
+        assert snapshot(copy) == before
+    # a run is recorded again only when its file is deleted by hand: that one alone
+    gone = recordings(copy, "hunter")[0]
+    gone.chmod(0o644)
+    gone.unlink()
+    result = snakemake(copy, "campaign")
+    assert result.returncode == 0 and result.stderr.count("Recording ") == 1
+    assert f"Recording hunter/{gone.stem} for the campaign baseline" in result.stderr
+    assert {name: data for name, data in snapshot(copy).items() if name != gone.name} == {
+        name: data for name, data in before.items() if name != gone.name}
+
+
+def test_no_campaign_setting_reaches_a_shell(tmp_path):
+    hostile = ["m;touch PWNED", "m$(touch PWNED2)`touch PWNED3`"]
+    copy = project(tmp_path, provider="openai", models=hostile, lessons=["projectile"], runs=1)
+    with ModelServer(KEY) as server:
+        result = snakemake(copy, "campaign", server=server)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert not list(copy.rglob("PWNED*"))
+    assert sorted(recording.load(path).provenance["model"] for path in recordings(copy)) == sorted(hostile)
+
+
+def test_a_damaged_campaign_results_folder_is_one_line(tmp_path):
+    copy = project(tmp_path, **SMALL)
+    assert snakemake(copy, "campaign").returncode == 0
+    lesson = copy / "results" / "campaigns" / "baseline" / "projectile"
+    (batch,) = (lesson / "transcripts").iterdir()
+    (transcript,) = batch.glob("*.json")
+    removed = transcript.read_bytes()
+    transcript.unlink()
+    result = snakemake(copy, "-n", "campaign")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert first_error_line(result) == (f"results/campaigns/baseline/projectile/transcripts/{batch.name}: {transcript.name} "
+                                         "was removed after the build: delete it (Snakemake builds it again when a job needs it)")
+    transcript.write_bytes(removed)
+    judged = lesson / "judged" / f"{batch.name}.json"
+    judged.write_text("")
+    result = snakemake(copy, "-n", "campaign")
+    assert result.returncode == 1 and first_error_line(result) == (
+        f"results/campaigns/baseline/projectile/judged/{batch.name}.json: not the whole JSON file the build wrote (emptied or cut "
+        "after the build): delete it (Snakemake builds it again when a job needs it)")
+    judged.unlink()
+    assert snakemake(copy, "campaign").returncode == 0
+    (lesson / "runs.csv.gz").write_bytes(b"")  # read by the comparison only, which reruns: one line
+    result = snakemake(copy, "campaign")
+    assert result.returncode == 1 and "Traceback" not in result.stdout + result.stderr
+    assert "DamagedResult in file" in result.stderr and (
+        "\nresults/campaigns/baseline/projectile/runs.csv.gz: not the table the build wrote (No columns to parse from file): "
+        "delete it, or run with --forcerun campaign_render\n") in result.stderr
 
 
 # ---------------------------------------------------------------------------------------------

@@ -91,6 +91,7 @@ def test_a_recording_of_an_unknown_lesson_names_its_file_and_field(tmp_path):
     assert not (tmp_path / "recordings").exists()
 
 
+@pytest.mark.workflow
 def test_an_unknown_lesson_in_the_configuration_stops_the_dry_run(tmp_path):
     copy = copy_project(tmp_path / "project")
     configure(copy, lessons=[LESSONS[0], "astronomy"])
@@ -137,12 +138,16 @@ def test_every_lesson_goes_through_generate_and_the_workflow(generated, name):
 @pytest.mark.parametrize("name", LESSONS)
 def test_every_lesson_goes_through_promote(generated, name, tmp_path):
     lesson = registry.lesson(name)
-    source = sorted((generated / "generated" / name).glob("*.json"))[0]
+    found = sorted((generated / "generated" / name).glob("*.json"))[0]
+    source = tmp_path / "live" / name / found.name  # promote moves it: the copy's runs stay
+    source.parent.mkdir(parents=True)
+    shutil.copy(found, source)
     recordings = tmp_path / "recordings"
+    recorded, verdict = source.read_bytes(), lesson.verdict_line(recording_io.load(source))
     out = cli("promote", source, "--recordings", recordings)
     assert out.returncode == 0, out.stderr
-    assert f"  verdict: {lesson.verdict_line(recording_io.load(source))}" in out.stdout.splitlines()
-    assert (recordings / name / source.name).read_bytes() == source.read_bytes()
+    assert f"  verdict: {verdict}" in out.stdout.splitlines()
+    assert (recordings / name / source.name).read_bytes() == recorded and not source.exists()  # moved
 
 
 @pytest.mark.parametrize("name", LESSONS)

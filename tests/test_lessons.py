@@ -194,6 +194,59 @@ def test_hunter_judge_skips_refused_uncovered_and_over_budget_calls():
     assert verdict["tested"] == 0 and verdict["outcome"] == "inconclusive" and verdict["closest"] is None
 
 
+def test_projectile_best_angle_on_the_edge_of_the_bracket_is_inside():
+    """A real agent's run: 40.5, 41 and 45 at dt 0.001; the scan's best is exactly 40.50, the
+    bracket's lower edge, and the edges belong to the bracket (issue 16, case 18)."""
+    from replaylab.agents import loop
+    from replaylab.agents.clients.authored import client as make_client
+    from replaylab.agents.messages import ModelMessage, ToolCall
+
+    v = registry.lesson("projectile").variant("default")
+    calls = tuple(ToolCall(str(a), "range_with_drag", {"speed": 25, "angle": a, "dt": 0.001}) for a in (40.5, 41, 45))
+    transcript = loop.run(make_client([ModelMessage("", calls), ModelMessage("done")]), v.system, v.task, v.allowlist(), 12)
+    conclusion = projectile_judge.agent_conclusion(transcript)
+    assert conclusion["bracket"] == [40.5, 41] and conclusion["best_angle"]["value"] == 40.5
+    assert conclusion["inside"] is True and conclusion["verdict"] == "verified"
+    assert projectile_judge.score({"conclusion": conclusion}, None) is None
+    # and on the upper edge: 40, 40.5 (the best) and 45
+    calls = tuple(ToolCall(str(a), "range_with_drag", {"speed": 25, "angle": a, "dt": 0.001}) for a in (40, 40.5, 45))
+    transcript = loop.run(make_client([ModelMessage("", calls), ModelMessage("done")]), v.system, v.task, v.allowlist(), 12)
+    conclusion = projectile_judge.agent_conclusion(transcript)
+    assert conclusion["bracket"] == [40, 40.5] and conclusion["best_angle"]["value"] == 40.5 and conclusion["inside"] is True
+
+
+def test_hunter_judge_counts_only_the_budget_of_accepted_calls():
+    """A transcript with a 9th accepted call (not replayed: the allowlist would have refused it)
+    whose result is the counterexample is judged on its first 8 calls (issue 16, case 19)."""
+    from replaylab.agents.messages import ModelMessage, Step, ToolCall, ToolResult, Transcript
+
+    claim = hunter_lab.CLAIMS["symplectic-euler"]
+    se = "symplectic Euler"
+    safe = [{"method": se, "steps_per_period": 200, "periods": 20}] * claim.budget  # each well within the claim
+    witness = {"method": se, "steps_per_period": 16, "periods": 50}
+    calls = tuple(ToolCall(str(i), "oscillator_energy_drift", a) for i, a in enumerate(safe + [witness]))
+    steps = (Step(ModelMessage("", calls), tuple(ToolResult(c.id, c.name, True, {"max_energy_drift": 0.0}) for c in calls)),)
+    verdict = hunter_judge.hunt_verdict(Transcript("m", "s", "t", steps, True), claim)
+    assert claim.budget == 8 and verdict["tested"] == 8
+    assert verdict["outcome"] == "inconclusive" and verdict["witness"] is None
+    shorter = (Step(ModelMessage("", calls[1:]), steps[0].results[1:]),)  # the witness is now the 8th
+    assert hunter_judge.hunt_verdict(Transcript("m", "s", "t", shorter, True), claim)["outcome"] == "counterexample"
+
+
+def test_the_rough_ball_and_the_strict_exact_replays_use_the_tolerance_given():
+    """A 1 % rougher ball changes a range by far less than 1: with a tolerance of 1 the replay
+    agrees, with the build's 1e-6 it is caught. A run with no range call has nothing to catch."""
+    run = replayed("projectile", "reference")
+    caught = projectile_judge.rough_ball(run, 1e-6)
+    assert caught["caught"] is True and caught["drag_factor"] == 1.01
+    assert (caught["message"], caught["call"], caught["tool"]) == (1, 2, "range_with_drag")
+    assert caught["text"].startswith("message 1, call 2, tool range_with_drag")
+    assert projectile_judge.rough_ball(run, 1.0) == {"caught": False, "drag_factor": 1.01}
+    physics = replayed("review", "physics")
+    assert review_judge.replay_with_strict_exact(physics, 1e-6)["caught"] is True
+    assert review_judge.replay_with_strict_exact(physics, 1.0) == {"exact": 1e-30, "caught": False}
+
+
 def test_hunter_boundary_exercise():
     boundary = hunter_exercises.boundary()
     assert boundary["attempts"][0]["value"]["shown"] == "0.0096"

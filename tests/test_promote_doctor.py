@@ -1,13 +1,24 @@
 """`replaylab promote` (the only way into recordings/) and `replaylab doctor`."""
 
+import dataclasses
 import json
 import shutil
+from pathlib import Path
+
+import pytest
 
 from helpers import RECORDINGS, cli, environment
 from helpers.openai_server import FakeProvider
+from replaylab.agents import loop, recording
+from replaylab.agents.clients import authored
+from replaylab.agents.clients.recorded import RecordedMessagesClient
+from replaylab.agents.messages import ModelMessage, ToolCall
+from replaylab.agents.replay import ReplayMismatch
+from replaylab.lessons import registry
+from replaylab.promote import describe_changes, promote, verdict
 
 
-def test_promote_shows_the_change_then_copies(tmp_path):
+def test_promote_shows_the_change_then_moves(tmp_path):
     recordings = tmp_path / "recordings"
     shutil.copytree(RECORDINGS, recordings)
     out = cli("record", "hunter", "--variant", "velocity-verlet", "--provider", "scripted", "--run", "velocity-verlet", cwd=tmp_path)
@@ -22,9 +33,11 @@ def test_promote_shows_the_change_then_copies(tmp_path):
     assert "verdict: inconclusive (8 tested, closest 16/50)" in dry.stdout
     assert (recordings / "hunter" / "velocity-verlet.json").read_text() == before
 
+    recorded = new.read_bytes()
     done = cli("promote", str(new), "--recordings", str(recordings))
-    assert done.returncode == 0 and "copied" in done.stdout
-    assert (recordings / "hunter" / "velocity-verlet.json").read_text() == new.read_text()
+    assert done.returncode == 0 and done.stdout.splitlines()[-1] == f"moved {new} -> {recordings / 'hunter' / 'velocity-verlet.json'}"
+    assert (recordings / "hunter" / "velocity-verlet.json").read_bytes() == recorded
+    assert not new.exists()  # one copy: the run now lives in recordings/ only
 
 
 def test_promote_refuses_a_run_that_does_not_replay(tmp_path):
@@ -58,3 +71,125 @@ def test_doctor_fails_on_a_recording_that_does_not_replay(tmp_path):
     out = cli("doctor", "--recordings", str(tmp_path))
     assert out.returncode == 1
     assert "FAIL recording" in out.stdout and "the task has changed" in out.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# What promote shows and does, in this process (each line exact)
+
+
+@pytest.mark.parametrize(
+    "run, expected",
+    [
+        ("projectile/reference", "bracket 40..41 degrees, scan best 40.50: verified"),
+        ("hunter/symplectic-euler", "counterexample (4 tested, witness 64/20)"),
+        ("hunter/velocity-verlet", "inconclusive (8 tested, closest 16/50)"),
+        ("review/physics", "piece 1 limits passed; piece 2 limits passed; piece 1 bounded-energy passed; "
+                           "piece 2 bounded-energy failed"),
+    ],
+)
+def test_the_verdict_line_of_each_lesson(run, expected):
+    assert verdict(recording.load(RECORDINGS / f"{run}.json")) == expected
+
+
+def authored_run(lesson, variant_name, messages, run="mine", model=authored.MODEL, kind="authored"):
+    v = registry.lesson(lesson).variant(variant_name)
+    transcript = loop.run(RecordedMessagesClient(messages, model), v.system, v.task, v.allowlist(), v.max_steps)
+    return recording.Recording(lesson, run, variant_name, "live", recording.provenance(kind, model, "how"), transcript)
+
+
+def drift(i, steps, periods=20, method="symplectic Euler"):
+    return ToolCall(str(i), "oscillator_energy_drift", {"method": method, "steps_per_period": steps, "periods": periods})
+
+
+def test_the_verdict_lines_of_runs_that_decide_nothing():
+    none = authored_run("projectile", "default", [ModelMessage("I give up.")])
+    assert verdict(none) == "not checkable: the agent made no accepted range_with_drag call at 25 m/s"
+    one = authored_run("projectile", "default", [ModelMessage("", (ToolCall("1", "range_with_drag", {"speed": 25, "angle": 40, "dt": 0.01}),)), ModelMessage("done")])
+    assert verdict(one) == "not checkable: fewer than two distinct angles at the smallest dt the agent used (0.01 s)"
+    hunt = authored_run("hunter", "symplectic-euler", [ModelMessage("no experiment")])
+    assert verdict(hunt) == "inconclusive (0 tested)"
+    review = authored_run("review", "physics", [ModelMessage("no check")])
+    assert verdict(review) == "no checks run"
+
+
+def test_describe_changes_shows_every_changed_call_and_the_verdict():
+    old = authored_run("hunter", "symplectic-euler", [ModelMessage("", (drift(1, 200), drift(2, 64))), ModelMessage("done")])
+    new = authored_run("hunter", "symplectic-euler", [ModelMessage("", (drift(1, 200), drift(2, 100), drift(3, 32))), ModelMessage("", (drift(4, 16),)), ModelMessage("done")],
+                       model="gpt-test", kind="provider-api")
+    assert describe_changes(new, old) == [
+        "run hunter/mine: Recorded run (gpt-test)",
+        "  produced by: written by a person (no language model) -> gpt-test",
+        "  messages: 2 -> 3",
+        "  was: message 1, call 2: oscillator_energy_drift(method='symplectic Euler', steps_per_period=64, periods=20) -> max_energy_drift 0.0515672",
+        "  now: message 1, call 2: oscillator_energy_drift(method='symplectic Euler', steps_per_period=100, periods=20) -> max_energy_drift 0.0324349",
+        "  was: (none)",
+        "  now: message 1, call 3: oscillator_energy_drift(method='symplectic Euler', steps_per_period=32, periods=20) -> max_energy_drift 0.108862",
+        "  was: (none)",
+        "  now: message 2, call 1: oscillator_energy_drift(method='symplectic Euler', steps_per_period=16, periods=20) -> max_energy_drift 0.244321",
+        "  verdict: counterexample (2 tested, witness 64/20) -> counterexample (4 tested, witness 32/20)",
+    ]
+    same = dataclasses.replace(old, transcript=dataclasses.replace(old.transcript, steps=old.transcript.steps[:1] + (old.transcript.steps[1],)))
+    assert describe_changes(same, old)[1:] == ["  messages: 2 -> 2", "  calls and results: unchanged",
+                                               "  verdict: counterexample (2 tested, witness 64/20)"]
+    assert describe_changes(new, None) == ["run hunter/mine: Recorded run (gpt-test)", "new recording (nothing to replace)",
+                                           "  3 messages, 4 calls", "  verdict: counterexample (4 tested, witness 32/20)"]
+    assert describe_changes(new, None, "it is cut")[1] == "replaces a recording that does not load: it is cut"
+    fewer = describe_changes(old, new)
+    assert fewer[-3:-1] == [
+        "  was: message 2, call 1: oscillator_energy_drift(method='symplectic Euler', steps_per_period=16, periods=20) -> max_energy_drift 0.244321",
+        "  now: (none)",
+    ]
+    refused = authored_run("hunter", "symplectic-euler", [ModelMessage("", (drift(1, 200), drift(2, 2))), ModelMessage("done")])
+    assert "  now: message 1, call 2: oscillator_energy_drift(method='symplectic Euler', steps_per_period=2, periods=20) -> refused: steps_per_period must be between 4 and 200, got 2" in describe_changes(refused, old)
+
+
+def test_promote_in_this_process_moves_the_run_and_says_so(tmp_path):
+    source = tmp_path / "live" / "symplectic-euler.json"
+    source.parent.mkdir()
+    source.write_bytes((RECORDINGS / "hunter" / "symplectic-euler.json").read_bytes())
+    target = tmp_path / "recordings" / "hunter" / "symplectic-euler.json"
+    lines = promote(source, tmp_path / "recordings", dry_run=True)
+    assert lines[-1] == f"dry run: {target} left as it was, and {source} where it is"
+    assert lines[:2] == ["run hunter/symplectic-euler: Authored example, not a recorded model run (written by a person (no language model))",
+                         "new recording (nothing to replace)"]
+    assert not target.exists() and source.exists()
+    assert promote(source, tmp_path / "recordings")[-1] == f"moved {source} -> {target}"
+    assert target.read_bytes() == (RECORDINGS / "hunter" / "symplectic-euler.json").read_bytes() and not source.exists()
+    with pytest.raises(recording.RecordingError, match=f"^{target}: is the recording {target} itself: nothing to promote$"):
+        promote(target, tmp_path / "recordings")
+
+
+def test_promote_moves_into_recordings_of_the_working_folder_by_default(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("mine.json").write_bytes((RECORDINGS / "hunter" / "symplectic-euler.json").read_bytes().replace(
+        b'"run": "symplectic-euler"', b'"run": "mine"'))
+    assert promote("mine.json")[-1] == "moved mine.json -> recordings/hunter/mine.json"
+    assert Path("recordings/hunter/mine.json").is_file()
+
+
+def test_promote_says_when_it_could_not_remove_the_source(tmp_path, monkeypatch):
+    source = tmp_path / "symplectic-euler.json"
+    source.write_bytes((RECORDINGS / "hunter" / "symplectic-euler.json").read_bytes())
+
+    def refuse(self, missing_ok=False):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(type(source), "unlink", refuse)
+    lines = promote(source, tmp_path / "recordings")
+    target = tmp_path / "recordings" / "hunter" / "symplectic-euler.json"
+    assert lines[-1] == f"copied {source} -> {target}; {source} could not be removed (Permission denied): remove it by hand"
+    assert target.is_file() and source.is_file()
+
+
+def test_promote_replays_within_the_tolerance_it_is_given(tmp_path):
+    data = (RECORDINGS / "hunter" / "symplectic-euler.json").read_text()
+    value = json.loads(data)["steps"][0]["results"][0]["content"]["max_energy_drift"]
+    source = tmp_path / "symplectic-euler.json"
+    source.write_text(data.replace(repr(value), repr(value * (1 + 1e-7)), 1))  # off by 1e-7, relative
+    with pytest.raises(ReplayMismatch, match=f"^{source}: message 1, call 1, tool oscillator_energy_drift: max_energy_drift was"):
+        promote(source, tmp_path / "recordings", dry_run=True, tolerance=1e-9)
+    assert promote(source, tmp_path / "recordings", dry_run=True)[-1].startswith("dry run: ")  # within 1e-6
+    exact = tmp_path / "exact" / "symplectic-euler.json"
+    exact.parent.mkdir()
+    exact.write_text(data)
+    assert promote(exact, tmp_path / "recordings", dry_run=True, tolerance=0)[-1].startswith("dry run: ")

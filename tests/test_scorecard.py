@@ -195,6 +195,15 @@ def test_wilson_interval_known_values():
     assert wilson(0, 3)[0] == pytest.approx(0.0, abs=1e-12) and wilson(3, 3)[1] == pytest.approx(1.0, abs=1e-12)
 
 
+@pytest.mark.parametrize("runs", [1, 3, 10, 37, 1000])
+def test_wilson_interval_is_exact_at_the_ends(runs):
+    """No run right: the interval starts at exactly 0 (the formula alone gives about 5e-17); all
+    right: it ends at exactly 1 (issue 16, case 20)."""
+    assert wilson(0, runs)[0] == 0.0 and math.copysign(1, wilson(0, runs)[0]) == 1
+    assert wilson(runs, runs)[1] == 1.0
+    assert 0 < wilson(0, runs)[1] < 1 and 0 < wilson(runs, runs)[0] < 1
+
+
 # ---------------------------------------------------------------------------------------------
 # Projectile
 

@@ -44,9 +44,9 @@ def test_secret_value_only_by_reveal():
 
 @pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
 def test_pickling_a_secret_raises(protocol):
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="^a Secret cannot be pickled$"):
         pickle.dumps(Secret(FAKE_KEY), protocol=protocol)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="^a Secret cannot be pickled$"):
         pickle.dumps({"nested": [Secret(FAKE_KEY)]}, protocol=protocol)
 
 

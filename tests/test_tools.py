@@ -142,6 +142,8 @@ def test_bounds_are_shown_with_percent_g():
 
 def test_a_huge_int_is_shown_as_its_number_of_digits():
     assert refusal(SPEED, 10**5000) == "speed must be between 1 and 50, got an integer of 5001 digits"
+    # math.log10(10**32768) is a hair below 32768: the count is corrected up, not off by one
+    assert refusal(SPEED, 10**32768) == "speed must be between 1 and 50, got an integer of 32769 digits"
     assert refusal(SPEED, -(10**5000)) == "speed must be between 1 and 50, got an integer of 5001 digits"
     assert refusal(SPEED, 10**4300) == "speed must be between 1 and 50, got an integer of 4301 digits"
     assert refusal(SPEED, 10**5000 - 1) == "speed must be between 1 and 50, got an integer of 5000 digits"

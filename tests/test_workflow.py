@@ -240,7 +240,7 @@ def test_malformed_recording_fails_the_dry_run_on_one_line(built, name, change, 
         (lambda t: re.sub(r"(?m)^tolerance: .*$", "tolerance: -1", t), "config/config.yaml: $.tolerance: -1 "),
         (lambda t: re.sub(r"(?m)^tolerance: .*$", "tolerance: small", t), "config/config.yaml: $.tolerance: 'small' "),
         (lambda t: t.replace("  - hunter", "  - hunt"), "config/config.yaml: $.lessons[1]: 'hunt' is not a lesson"),
-        (lambda t: t + "api_key: x\n", "config/config.yaml: $: Additional properties are not allowed"),
+        (lambda t: t + "api_key: x\n", "config/config.yaml: $: unknown field 'api_key'"),
     ],
     ids=["negative-tolerance", "text-tolerance", "unknown-lesson", "unknown-key"],
 )

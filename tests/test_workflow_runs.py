@@ -189,14 +189,14 @@ def test_record_target_with_the_scripted_provider_needs_no_key(tmp_path):
 
 def test_find_runs_skips_hidden_files_and_refuses_a_name_used_twice(tmp_path):
     """The one way runs are found, by the workflow and by `replaylab build` alike."""
-    from replaylab import pipeline
+    from replaylab import inputs
     from replaylab.agents.recording import RecordingError
 
     for folder, name in [("a", "one"), ("a", ".one.tmp"), ("b", "two")]:
         (tmp_path / folder / "hunter").mkdir(parents=True, exist_ok=True)
         (tmp_path / folder / "hunter" / f"{name}.json").write_text("{}")
-    found = pipeline.find_runs("hunter", [tmp_path / "a", tmp_path / "b"])
+    found = inputs.find_runs("hunter", [tmp_path / "a", tmp_path / "b"])
     assert found == {"one": tmp_path / "a" / "hunter" / "one.json", "two": tmp_path / "b" / "hunter" / "two.json"}
     (tmp_path / "b" / "hunter" / "one.json").write_text("{}")
     with pytest.raises(RecordingError, match=r"b/hunter/one.json: \$.run: 'one' is also the run .*a/hunter/one.json"):
-        pipeline.find_runs("hunter", [tmp_path / "a", tmp_path / "b"])
+        inputs.find_runs("hunter", [tmp_path / "a", tmp_path / "b"])

@@ -4,11 +4,14 @@
 it (each job imports only the stage it runs, see the `code=` inputs of the rules).
 """
 
+import fcntl
+from contextlib import contextmanager
 from pathlib import Path
 
 from replaylab import pipeline
 from replaylab.agents.replay import DEFAULT_TOLERANCE
 from replaylab.index_page import Index, write_index
+from replaylab.inputs import find_runs
 from replaylab.lessons import registry
 from replaylab.render import Render, render_lesson
 
@@ -18,6 +21,7 @@ def build_lesson(lesson, recordings, folder, tolerance, scans=None, exercises=No
     them; `scans` and `exercises` may be the files of an earlier build (they never depend on a run).
     `index`: the summary page the lesson's page links to (None for a page that no summary lists)."""
     folder = Path(folder)
+    runs = [Path(recording).stem for recording in recordings]
     batch = "batch0of1"  # one batch, named as the workflow names the batch of a small lesson
     transcripts, judged = folder / "transcripts" / batch, folder / "judged" / f"{batch}.json"
     pipeline.replay_batch(pipeline.Replay(lesson, recordings, transcripts, judged, tolerance))
@@ -25,7 +29,7 @@ def build_lesson(lesson, recordings, folder, tolerance, scans=None, exercises=No
     if scans is None or exercises is None:
         scans, exercises = folder / "scans.json", folder / "exercises.json"
         pipeline.scan_lesson(pipeline.Scan(lesson, scans, exercises))
-    render_lesson(Render.in_folder(lesson, folder, tolerance, [transcripts], [judged], scans, exercises, index))
+    render_lesson(Render.in_folder(lesson, folder, tolerance, [transcripts], [judged], scans, exercises, index, runs))
     progress(f"{lesson}: results in {folder}")
 
 
@@ -33,7 +37,20 @@ def build(lessons=None, recordings="recordings", results="results", tolerance=DE
     """Every result of the lessons (all of the registry by default), and the index page."""
     lessons = registry.names() if lessons is None else lessons
     results = Path(results)
-    for lesson in lessons:
-        sources = list(pipeline.find_runs(lesson, [recordings, *run_folders]).values())
-        build_lesson(lesson, sources, results / lesson, tolerance, progress=progress)
-    write_index(Index([results / lesson / "results.json" for lesson in lessons], results / "index.md"))
+    with one_build_at_a_time(results):
+        for lesson in lessons:
+            sources = list(find_runs(lesson, [recordings, *run_folders]).values())
+            build_lesson(lesson, sources, results / lesson, tolerance, progress=progress)
+        write_index(Index([results / lesson / "results.json" for lesson in lessons], results / "index.md"))
+
+
+@contextmanager
+def one_build_at_a_time(results):
+    """Hold the lock of a results folder while a build writes it: a second `replaylab build` into
+    the same folder waits for the first, since each stage reads what the one before wrote, and
+    the other build's folder taking its place would pull it away mid-read. Released by the
+    kernel when the process ends, however it ends."""
+    results.mkdir(parents=True, exist_ok=True)
+    with open(results / ".build.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield

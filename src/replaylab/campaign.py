@@ -20,7 +20,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from replaylab import pipeline
+from replaylab.inputs import check_recording
 from replaylab.agents import clients
 from replaylab.agents.names import file_safe
 from replaylab.agents.recording import RecordingError, check_run_name
@@ -106,6 +106,16 @@ class Campaign:
 
     def all_recordings(self):
         return [path for lesson in self.lessons for path in self.recordings(lesson).values()]
+
+    def not_recorded(self):
+        """"<lesson>/<run>" of every run whose file is not there yet: the only files the recording
+        rule may make. A recorded run is a source: no rule records it again, whatever changed."""
+        return [
+            f"{lesson}/{name}"
+            for lesson in self.lessons
+            for name, path in self.recordings(lesson).items()
+            if not os.path.lexists(path)
+        ]
 
     # input functions of the rules
 
@@ -293,7 +303,7 @@ def keep_interrupted_runs(paths, metadata=".snakemake"):
         if not (marker.is_file() and Path(path).is_file()):
             continue
         try:
-            pipeline.check_recording(path)
+            check_recording(path)
         except RecordingError:
             continue  # not whole: Snakemake reports it as incomplete
         marker.unlink()

@@ -2,6 +2,7 @@
 
 import argparse
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -22,6 +23,36 @@ OK, UNEXPECTED, INVALID, REFUSED = 0, 1, 2, 3
 
 class InvalidInput(Exception):
     """Input the user can fix: one line, exit code 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with a wrong option or value said on one line (exit code 2), without the usage."""
+
+    def error(self, message):
+        print(f"{self.prog}: {recording_io.printable(message)} (see {self.prog} --help)", file=sys.stderr)
+        sys.exit(INVALID)
+
+
+def tolerance(text):
+    """A tolerance option: a finite number of at least 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number of at least 0")
+    return value
+
+
+def count(text):
+    """A number of runs: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return value
 
 
 def _print_json(data):
@@ -64,7 +95,7 @@ def cmd_call(args):
 
 
 def _load(path):
-    from replaylab.pipeline import check_recording
+    from replaylab.inputs import check_recording
 
     return check_recording(path)
 
@@ -74,7 +105,7 @@ def cmd_replay(args):
     try:
         transcript = replay(run, registry.lesson(run.lesson).variant(run.variant), args.tolerance)
     except ReplayMismatch as mismatch:
-        print(f"replaylab: {args.recording}: {mismatch}", file=sys.stderr)
+        print(f"replaylab: {recording_io.printable(f'{args.recording}: {mismatch}')}", file=sys.stderr)
         return REFUSED
     replayed = recording_io.Recording(run.lesson, run.run, run.variant, run.group, run.provenance, transcript, run.source)
     if args.json:
@@ -218,28 +249,23 @@ def cmd_mcp(args):
 def read_messages(path):
     """The lesson, variant, group, run and messages of a recording or of a file of messages."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-        data = json.loads(text)
-    except FileNotFoundError:
-        raise InvalidInput(f"{path}: no such file") from None
-    except json.JSONDecodeError as error:
-        raise InvalidInput(f"{path}: not valid JSON: {error}") from None
+    where = recording_io.printable(str(path))
+    data = recording_io.parse_json(recording_io.read(path), where)  # the one reader's limits
     if isinstance(data, dict) and "format" in data:
-        run = recording_io.from_data(recording_io.parse(text, str(path)), str(path))
+        run = recording_io.from_data(recording_io.validate(data, where), str(path))
         messages = [s.message for s in run.transcript.steps]
         return {"lesson": run.lesson, "variant": run.variant, "group": run.group, "run": run.run}, messages
     if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
-        raise InvalidInput(f"{path}: $.messages: a file of messages is an object with a list of messages")
+        raise InvalidInput(f"{where}: $.messages: a file of messages is an object with a list of messages")
     unknown = sorted(set(data) - {"lesson", "variant", "group", "run", "messages"})
     if unknown:
-        raise InvalidInput(f"{path}: $: unknown field {', '.join(map(repr, unknown))}")
+        raise InvalidInput(f"{where}: $: unknown field {', '.join(map(recording_io.short, unknown))}")
     messages = []
     for i, item in enumerate(data["messages"]):
         try:
             messages.append(message_from_data(item))
         except ValueError as error:
-            raise InvalidInput(f"{path}: $.messages[{i}]: {error}") from None
+            raise InvalidInput(f"{where}: $.messages[{i}]: {error}") from None
     meta = {k: data[k] for k in ("lesson", "variant", "group", "run") if k in data}
     return meta, messages
 
@@ -271,8 +297,8 @@ def _messages(args, provider):
 
 
 def _limit(value, option):
-    if value is not None and value <= 0:
-        raise InvalidInput(f"{option} {value:g}: must be more than 0")
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise InvalidInput(f"{option} {value:g}: must be a finite number more than 0")
     return value
 
 
@@ -291,12 +317,14 @@ def cmd_record(args):
     name = args.run or meta.get("run") or (Path(args.out).stem if args.out else None)
     if name is None:
         name = provider.run_name(options) if provider.run_name else Path(args.source).stem
-    recording_io.check_run_name(name, "--run")
+    recording_io.check_run_name(name, "--out" if args.out and not args.run else "--run")
     if args.out and Path(args.out).stem != name:
         raise InvalidInput(f"--out {args.out}: the file name must be the run's name, {name}.json")
     path = _new_file(_live_path(args.lesson, name, args.out))
     group = args.group or meta.get("group") or provider.group
+    recording_io.check_text(group, "--group", 100)  # printed, so no control character: checked now, not after the run
     client = provider.make_client(options)
+    recording_io.check_text(client.model, "--model", 200)
     transcript = loop.run(client, v.system, v.task, v.allowlist(), v.max_steps, on_step=_printer(args.json), limits=limits)
     extra = client.provenance_extra() if hasattr(client, "provenance_extra") else {}
     provenance = recording_io.provenance(provider.kind, client.model, provider.describe(options), provider=provider.name, **extra)
@@ -377,7 +405,7 @@ class SessionHelp(argparse.Action):
 
 
 def parser():
-    main = argparse.ArgumentParser(prog="replaylab", description=__doc__)
+    main = Parser(prog="replaylab", description=__doc__)
     main.add_argument("--version", action="version", version=f"replaylab {__version__}")
     verbs = main.add_subparsers(dest="verb", required=True, metavar="VERB")
 
@@ -395,7 +423,7 @@ def parser():
     sub.add_argument("arguments", metavar="JSON-ARGUMENTS")
     sub = verb("replay", cmd_replay, "replay one recording and print the run with recomputed results")
     sub.add_argument("recording", metavar="RECORDING")
-    sub.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE, help="relative and absolute (default 1e-6)")
+    sub.add_argument("--tolerance", type=tolerance, default=DEFAULT_TOLERANCE, help="relative and absolute (default 1e-6)")
     sub = verb("session", cmd_session, "record a run typed as JSON lines on stdin (results/live/LESSON/RUN.json)", add_help=False)
     sub.formatter_class = argparse.RawDescriptionHelpFormatter
     sub.add_argument("-h", "--help", action=SessionHelp)
@@ -441,21 +469,21 @@ def parser():
     sub.add_argument("--out", help="where to write (default results/live/LESSON/RUN.json); never over an existing file")
     sub = verb("generate", cmd_generate, "write N scripted runs of a lesson, varied by seed (for tests and benchmarks)")
     sub.add_argument("lesson", metavar="LESSON")
-    sub.add_argument("--count", type=int, required=True, help="how many runs (or groups of runs, one per variant, for a lesson judged per group)")
+    sub.add_argument("--count", type=count, required=True, help="how many runs (or groups of runs, one per variant, for a lesson judged per group)")
     sub.add_argument("--out", required=True, help="folder: the runs go to OUT/LESSON/<run>.json")
     sub.add_argument("--first-seed", type=int, default=0)
-    sub = verb("promote", cmd_promote, "show what a new run changes, then copy it into recordings/")
+    sub = verb("promote", cmd_promote, "show what a new run changes, then move it into recordings/")
     sub.add_argument("run_file", metavar="RUN", help="a recording, e.g. results/live/LESSON/RUN.json")
     sub.add_argument("--recordings", default="recordings", help="the folder of committed recordings")
     sub.add_argument("--dry-run", action="store_true", help="only show what would change")
-    sub.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE)
+    sub.add_argument("--tolerance", type=tolerance, default=DEFAULT_TOLERANCE)
     sub = verb("doctor", cmd_doctor, "versions, optional plugins, key set or not (never its value), recordings replay")
     sub.add_argument("--recordings", default="recordings")
     sub = verb("build", cmd_build, "compute every result of the lessons in one process, without Snakemake")
     sub.add_argument("lessons", nargs="*", metavar="LESSON")
     sub.add_argument("--recordings", default="recordings")
     sub.add_argument("--results", default="results")
-    sub.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE)
+    sub.add_argument("--tolerance", type=tolerance, default=DEFAULT_TOLERANCE)
     return main
 
 
@@ -466,13 +494,13 @@ def main(argv=None):
             registry.lesson(args.lesson)
         return args.function(args)
     except (InvalidInput, ValueError) as error:  # RecordingError and UnknownLesson are ValueErrors
-        print(f"replaylab: {error}", file=sys.stderr)
+        print(f"replaylab: {recording_io.printable(str(error))}", file=sys.stderr)
         return INVALID
     except ReplayMismatch as mismatch:
-        print(f"replaylab: {mismatch}", file=sys.stderr)
+        print(f"replaylab: {recording_io.printable(str(mismatch))}", file=sys.stderr)
         return REFUSED
     except ProviderError as error:
-        print(f"replaylab: {error}", file=sys.stderr)
+        print(f"replaylab: {recording_io.printable(str(error))}", file=sys.stderr)
         return UNEXPECTED
     except BrokenPipeError:  # the reader (e.g. `head`) went away: not an error of ours
         sys.stderr.close()
@@ -481,7 +509,7 @@ def main(argv=None):
         print("replaylab: interrupted; nothing half-written was kept", file=sys.stderr)
         return UNEXPECTED
     except Exception as error:  # a bug: one line, and the traceback only on request
-        print(f"replaylab: unexpected error: {type(error).__name__}: {error}", file=sys.stderr)
+        print(f"replaylab: unexpected error: {type(error).__name__}: {recording_io.printable(str(error))}", file=sys.stderr)
         if "REPLAYLAB_DEBUG" in os.environ:
             raise
         return UNEXPECTED

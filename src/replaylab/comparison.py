@@ -8,6 +8,7 @@ chance is Fisher's exact test, two-sided, computed exactly here from binomial co
 """
 
 import math
+import zlib
 from fractions import Fraction
 from itertools import combinations
 from pathlib import Path
@@ -17,7 +18,8 @@ from matplotlib.figure import Figure
 
 from replaylab import pipeline, render
 from replaylab.agents import clients
-from replaylab.agents.recording import LABELS
+from replaylab.agents.recording import LABELS, printable
+from replaylab.inputs import DamagedResult, made_by
 from replaylab.lessons.markdown import Md, cell, code, interval, name, table, text
 from replaylab.lessons.scorecard import read_runs_table, scorecard, wilson
 
@@ -78,13 +80,25 @@ def compare_pair(a, b):
 def runs_of(lessons, tables, prices):
     """The campaign's per-run table: the lessons' tables one after the other, with each run's
     tokens and cost (where the configuration prices its model)."""
-    frames = [read_runs_table(path).assign(lesson=lesson) for lesson, path in zip(lessons, tables)]
+    frames = [runs_table(path).assign(lesson=lesson) for lesson, path in zip(lessons, tables)]
     runs = pd.concat(frames, ignore_index=True)
     runs["tokens"] = runs["input_tokens"] + runs["output_tokens"]
     price_in = runs["model"].map(lambda m: prices.get(m, {}).get("input", math.nan)).astype(float)
     price_out = runs["model"].map(lambda m: prices.get(m, {}).get("output", math.nan)).astype(float)
     runs["cost_usd"] = (runs["input_tokens"].astype(float) * price_in + runs["output_tokens"].astype(float) * price_out) / 1e6
     return runs
+
+
+def runs_table(path):
+    """A lesson's per-run table as the build wrote it, or `DamagedResult` (one line naming it) when
+    it was emptied, cut or changed by hand."""
+    try:
+        return read_runs_table(path)
+    except (OSError, EOFError, ValueError, zlib.error) as error:  # pandas' parser errors are ValueErrors
+        raise DamagedResult(
+            f"{printable(str(path))}: not the table the build wrote ({printable(str(error))}): "
+            f"delete it, or run with --forcerun {made_by(path)}"
+        ) from None
 
 
 def compare(runs, models):

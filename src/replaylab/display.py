@@ -1,6 +1,13 @@
-"""How a run is shown to a person: one line per tool call, numbers with 6 significant digits."""
+"""How a run is shown to a person: one line per tool call, numbers with 6 significant digits.
+
+What a model or the author of a recording wrote is shown with its control characters escaped
+(`printable`, the one rule the pages use too): an escape sequence in a recording can neither
+colour nor clear the terminal.
+"""
 
 import sys
+
+from replaylab.agents.recording import printable
 
 
 def number_text(value):
@@ -15,18 +22,20 @@ def call_line(call):
         arguments = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
     else:
         arguments = repr(call.arguments)
-    return f"{call.name}({arguments})" if isinstance(call.name, str) else f"{call.name!r}({arguments})"
+    text = f"{call.name}({arguments})" if isinstance(call.name, str) else f"{call.name!r}({arguments})"
+    return printable(text)
 
 
 def result_line(result):
     if not result.ok:
-        return f"refused: {result.content['error']}"
-    return ", ".join(f"{k} {number_text(v)}" for k, v in result.content.items())
+        return printable(f"refused: {result.content['error']}")
+    return printable(", ".join(f"{k} {number_text(v)}" for k, v in result.content.items()))
 
 
-def print_step(number, step, stream=sys.stdout):
-    """One message and its results, as a person follows a run."""
-    text = step.message.text.strip()
+def print_step(number, step, stream=None):
+    """One message and its results, as a person follows a run (on `stream`, by default stdout)."""
+    stream = sys.stdout if stream is None else stream
+    text = printable(step.message.text.strip(), keep="\n\t")
     print(f"message {number}: {text if text else '(no text)'}", file=stream)
     for index, (call, result) in enumerate(zip(step.message.tool_calls, step.results), start=1):
         print(f"  call {index}: {call_line(call)} -> {result_line(result)}", file=stream)

@@ -42,8 +42,8 @@ def _answers(url, timeout=3.0):
 
 def _recordings(folder):
     from replaylab.agents.replay import ReplayMismatch, replay
+    from replaylab.inputs import check_recording
     from replaylab.lessons import registry
-    from replaylab.pipeline import check_recording
 
     checks = []
     for path in sorted(Path(folder).glob("*/*.json")):

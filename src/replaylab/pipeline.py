@@ -12,7 +12,10 @@ outside the audited packages.
 import csv
 import io
 import json
+import os
 import shutil
+import stat
+import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +23,8 @@ from pathlib import Path
 from replaylab.agents import recording as recording_io
 from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
 from replaylab.agents.replay import ReplayMismatch, replay
-from replaylab.lessons import UnknownLesson, registry
+from replaylab.inputs import DamagedResult, check_recording, made_by, variant_of, write_contents
+from replaylab.lessons import registry
 
 
 def write_json(path, data):
@@ -28,28 +32,22 @@ def write_json(path, data):
 
 
 def read_json(path):
-    return json.loads(Path(path).read_text(encoding="utf-8"))
-
-
-def variant_of(run, path):
-    """The variant of its lesson that a recording names; `RecordingError` naming the file and the field."""
+    """The data of a JSON file the build wrote (verdicts, scans, results), or `DamagedResult`, one
+    line that names the file and how to rebuild it, when it was emptied or changed by hand."""
+    path = Path(path)
+    shown = recording_io.printable(str(path))
+    remedy = f"delete it, or run with --forcerun {made_by(path)}"
     try:
-        lesson = registry.lesson(run.lesson)
-    except UnknownLesson as error:
-        raise recording_io.RecordingError(f"{path}: $.lesson: {error}") from None
-    try:
-        return lesson.variant(run.variant)
-    except UnknownLesson as error:
-        raise recording_io.RecordingError(f"{path}: $.variant: {error}") from None
-
-
-def check_recording(path, lesson=None):
-    """Load one recording and check that it belongs where it lies; `RecordingError` otherwise."""
-    run = recording_io.load(path)
-    if lesson is not None and run.lesson != lesson:
-        raise recording_io.RecordingError(f"{path}: $.lesson: {run.lesson!r}, but the file lies in the folder of {lesson!r}")
-    variant_of(run, path)
-    return run
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise DamagedResult(f"{shown}: not a regular file, so not the one the build wrote: {remedy}")
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DamagedResult(f"{shown}: missing (removed after the build): run again, or with --forcerun {made_by(path)}") from None
+    except (ValueError, RecursionError) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise DamagedResult(f"{shown}: not the JSON the build wrote ({error}): {remedy}") from None
+    if not isinstance(data, dict):
+        raise DamagedResult(f"{shown}: not the JSON object the build wrote: {remedy}")
+    return data
 
 
 def _replayed(source, tolerance, lesson=None):
@@ -66,18 +64,47 @@ def _replayed(source, tolerance, lesson=None):
 
 @contextmanager
 def whole_folder(folder):
-    """Fill a folder that appears whole or not at all: the block writes into a hidden sibling,
-    which replaces `folder` only when the block succeeds."""
+    """Fill a folder that appears whole or not at all: the block writes into a hidden sibling of a
+    name no other process uses, which replaces `folder` only when the block succeeds. The folder
+    lists its files (inputs.write_contents), so that one removed by hand is noticed."""
     folder = Path(folder)
-    building = folder.with_name(f".{folder.name}.partial")
-    shutil.rmtree(building, ignore_errors=True)
-    building.mkdir(parents=True)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".partial", dir=folder.parent))
     try:
+        os.chmod(building, 0o777 & ~_umask())  # mkdtemp's 0700 would hide the results
         yield building
-        shutil.rmtree(folder, ignore_errors=True)
-        building.rename(folder)
+        write_contents(building)
+        _swap_in(building, folder)
     finally:
         shutil.rmtree(building, ignore_errors=True)
+
+
+def _umask():
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
+def _swap_in(building, folder):
+    """Rename `building` to `folder`, the old folder (if any) moved aside first and then removed.
+    Another process doing the same at the same moment (two builds into one folder) is no error:
+    the rename is tried again, and the last folder put in place stays."""
+    for _ in range(100):
+        aside = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".old", dir=folder.parent))
+        try:
+            os.replace(folder, aside)  # a folder replaces an empty folder
+        except FileNotFoundError:
+            pass
+        try:
+            os.rename(building, folder)
+            return
+        except OSError as error:
+            if not folder.exists():
+                raise
+            last = error  # another process put its folder there since: try again
+        finally:
+            shutil.rmtree(aside, ignore_errors=True)
+    raise last
 
 
 @dataclass(frozen=True)
@@ -108,7 +135,7 @@ def replay_batch(stage):
             path.write_text(transcript_text(run, path), encoding="utf-8")
             runs.append(run)
         verdicts = judge_batch(stage.lesson, runs, stage.tolerance)
-        recording_io.write_atomic(stage.judged, json.dumps(verdicts, ensure_ascii=False, allow_nan=False, separators=(",", ":")))
+        recording_io.write_atomic(stage.judged, json.dumps(verdicts, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n")
 
 
 def batch_listed(path):
@@ -150,23 +177,21 @@ def run_facts(run):
     return facts
 
 
-def transcript_files(paths):
-    """Transcript files, with each folder (a replayed batch) replaced by the files in it."""
-    files = []
-    for path in map(Path, paths):
-        files.extend(sorted(path.glob("*.json")) if path.is_dir() else [path])
-    return files
+def load_transcript(path):
+    """A replayed run from its transcript file; a damaged or missing one is one `DamagedResult`
+    line that says how to rebuild it."""
+    try:
+        return recording_io.load(path)
+    except recording_io.RecordingError as error:
+        raise DamagedResult(f"{error}: delete {Path(path).parent}, or run with --forcerun {made_by(path)}") from None
 
 
-def load_transcripts(paths):
-    return [recording_io.load(p) for p in transcript_files(paths)]
-
-
-def score_batches(lesson, judged, transcripts, scans):
+def score_batches(lesson, judged, transcripts, scans, runs=None):
     """Every batch's verdicts, scored one batch at a time (a lesson of 100,000 runs never holds
     every verdict in memory): ({run: facts}, {run: its transcript file}, [scores] in name order,
     {judged entry: the file of its verdict}). `judged` are the batches' files (judged/<batch>.json),
-    `transcripts` their folders of transcripts (transcripts/<batch>)."""
+    `transcripts` their folders of transcripts (transcripts/<batch>); with `runs`, the names every
+    run of the lesson has, exactly those (never a shorter answer from a file changed by hand)."""
     from replaylab.lessons.scorecard import scores  # pandas: only where it tabulates
 
     decide = registry.lesson(lesson).part("judge").score  # looked up once, not once per run
@@ -179,6 +204,12 @@ def score_batches(lesson, judged, transcripts, scans):
             files[run] = folders[path.stem] / f"{run}.json"
         found += scores(batch["verdicts"], scans, decide, batch["runs"])
         where.update((entry, path) for entry in batch["verdicts"])
+    if runs is not None:
+        missing, extra = sorted(set(runs) - set(facts)), sorted(set(facts) - set(runs))
+        if missing or extra:
+            folder = recording_io.printable(str(Path(judged[0]).parent)) if judged else "judged/"
+            what = f"no verdict of the run {missing[0]!r}" if missing else f"a verdict of {extra[0]!r}, which is not a run of the lesson"
+            raise DamagedResult(f"{folder}: {what} (changed after the build): delete it, or run with --forcerun replay")
     return facts, files, sorted(found, key=lambda score: score["run"]), where
 
 
@@ -239,23 +270,3 @@ def csv_text(rows):
         writer.writeheader()
         writer.writerows(rows)
     return stream.getvalue()
-
-
-def find_runs(lesson, folders):
-    """{run: recording} of a lesson, from <folder>/<lesson>/<run>.json of every folder, in order.
-
-    Hidden files are not recordings. A run name used twice is a `RecordingError`: a transcript is
-    named after its run, so one would silently replace the other.
-    """
-    runs = {}
-    for folder in folders:
-        for path in sorted(Path(folder, lesson).glob("*.json")):
-            if path.name.startswith("."):
-                continue
-            if path.stem in runs:
-                raise recording_io.RecordingError(
-                    f"{path}: $.run: {path.stem!r} is also the run {runs[path.stem]}; "
-                    "run names must be unique within a lesson"
-                )
-            runs[path.stem] = path
-    return runs

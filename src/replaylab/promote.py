@@ -1,16 +1,20 @@
-"""`replaylab promote`: show what a new run changes, then copy it into recordings/.
+"""`replaylab promote`: show what a new run changes, then move it into recordings/.
 
 No rule of the workflow ever writes under recordings/; this deliberate step is the only way a
-run recorded under results/live/ becomes a committed recording.
+run recorded under results/live/ becomes a committed recording. The run is moved, not copied:
+it then lives in one place, and `run_folders: [results/live]` never finds its name twice.
 """
 
+import math
+import os
 from pathlib import Path
 
 from replaylab.agents import recording as recording_io
-from replaylab.agents.replay import DEFAULT_TOLERANCE, replay
+from replaylab.agents.recording import RecordingError, printable
+from replaylab.agents.replay import DEFAULT_TOLERANCE, ReplayMismatch, replay
 from replaylab.display import call_line, result_line
+from replaylab.inputs import variant_of
 from replaylab.lessons import counted, registry
-from replaylab.pipeline import variant_of
 
 
 def verdict(run):
@@ -34,11 +38,12 @@ def _shown(entry):
     return f"message {message}, call {index}: {call_line(call)} -> {result_line(result)}"
 
 
-def describe_changes(new, old):
-    """Readable lines: provenance, steps, calls, results and verdict, old against new."""
+def describe_changes(new, old, damaged=None):
+    """Readable lines: provenance, steps, calls, results and verdict, old against new. `damaged`:
+    why the recording being replaced does not load, when it does not."""
     lines = [f"run {new.lesson}/{new.run}: {new.label} ({new.provenance['model']})"]
     if old is None:
-        lines.append("new recording (nothing to replace)")
+        lines.append(f"replaces a recording that does not load: {damaged}" if damaged else "new recording (nothing to replace)")
         lines.append(f"  {counted(len(new.transcript.steps), 'message', 'messages')}, {counted(len(_calls(new)), 'call', 'calls')}")
         lines.append(f"  verdict: {verdict(new)}")
         return lines
@@ -60,17 +65,45 @@ def describe_changes(new, old):
     return lines
 
 
+def _replaced(target):
+    """(the recording at `target` or None, why it does not load or None). A folder, a pipe or a
+    dangling link there is refused: it is not a recording that a run could replace."""
+    if not os.path.lexists(target):
+        return None, None
+    if not target.is_file():
+        recording_io.regular_file(target)  # says what is there instead
+    try:
+        return recording_io.load(target), None
+    except RecordingError as error:
+        return None, str(error)
+
+
 def promote(source, recordings="recordings", dry_run=False, tolerance=DEFAULT_TOLERANCE):
-    """Check the run (it must load and replay), describe the change, then copy it. Returns the lines shown."""
-    text = recording_io.read(source)  # the bytes checked are the bytes copied
+    """Check the run (it must load and replay within `tolerance`), describe the change, then move
+    it: the bytes checked are the bytes written, and the source is removed. Returns the lines shown;
+    every error names the file."""
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not (math.isfinite(tolerance) and tolerance >= 0):
+        raise ValueError(f"--tolerance: {tolerance!r} is not a finite number of at least 0")
+    where = printable(str(source))
+    text = recording_io.read(source)
     new = recording_io.loads(text, source)
-    replay(new, variant_of(new, source), tolerance)
+    try:
+        replay(new, variant_of(new, source), tolerance)
+    except ReplayMismatch as mismatch:
+        raise ReplayMismatch(f"{where}: {mismatch}", mismatch.difference) from None
     target = Path(recordings) / new.lesson / f"{new.run}.json"
-    old = recording_io.load(target) if target.exists() else None
-    lines = describe_changes(new, old)
+    if os.path.lexists(target) and Path(source).resolve() == target.resolve():
+        raise RecordingError(f"{where}: is the recording {target} itself: nothing to promote")
+    old, damaged = _replaced(target)
+    lines = describe_changes(new, old, damaged)
     if dry_run:
-        lines.append(f"dry run: {target} left as it was")
+        lines.append(f"dry run: {target} left as it was, and {source} where it is")
+        return lines
+    recording_io.write_atomic(target, text)
+    try:
+        Path(source).unlink()
+    except OSError as error:
+        lines.append(f"copied {source} -> {target}; {source} could not be removed ({error.strerror}): remove it by hand")
     else:
-        recording_io.write_atomic(target, text)
-        lines.append(f"copied {source} -> {target}")
+        lines.append(f"moved {source} -> {target}")
     return lines

@@ -8,7 +8,6 @@ sampled runs only (`replaylab.sample`), so that what it writes and reads stays b
 """
 
 import os
-
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +15,7 @@ from pathlib import Path
 from replaylab.agents import recording as recording_io
 from replaylab.agents.replay import rerecord_command
 from replaylab.lessons import registry
-from replaylab.pipeline import allowlists, csv_text, read_json, score_batches, verdicts_of, whole_folder, write_json
+from replaylab.pipeline import allowlists, csv_text, load_transcript, read_json, score_batches, verdicts_of, whole_folder, write_json
 from replaylab.results import FORMAT, check, strict
 from replaylab.sample import choose
 
@@ -41,15 +40,16 @@ class Render:
     figures: str  # a folder
     page: str  # index.md, and index.html next to it
     index: str | None = "../index.md"  # the summary page, as the page links to it (None: no link)
+    runs: list | None = None  # the names of every run of the lesson, each of which must have its transcript
 
     @classmethod
-    def in_folder(cls, lesson, folder, tolerance, transcripts, judged, scans, exercises, index="../index.md"):
+    def in_folder(cls, lesson, folder, tolerance, transcripts, judged, scans, exercises, index="../index.md", runs=None):
         """The stage that writes every output under `folder` (results/<lesson>), as the workflow names them."""
         folder = Path(folder)
         return cls(
             lesson, transcripts, judged, scans, exercises, tolerance, folder / "results.json",
             folder / "scorecard.csv", folder / "scorecard.json", folder / RUNS_TABLE, folder / "tables", folder / "figures",
-            folder / "index.md", index,
+            folder / "index.md", index, runs,
         )
 
 
@@ -62,7 +62,7 @@ def collect_results(stage):
 
     lesson = stage.lesson
     scans = read_json(stage.scans)
-    facts, files, found, where = score_batches(lesson, stage.judged, stage.transcripts, scans)
+    facts, files, found, where = score_batches(lesson, stage.judged, stage.transcripts, scans, stage.runs)
     rows, table = tabulate(found, facts)
     members = members_of(facts)
     shown, listed = choose(found, members, facts)
@@ -103,7 +103,7 @@ def link(path, here):
 def shown_run(path, here):
     """A run shown in full: who made it, the command that records it again, and its transcript as
     replayed (read and checked from its file, `file`)."""
-    run = recording_io.load(path)
+    run = load_transcript(path)
     return {
         "variant": run.variant,
         "group": run.group,
@@ -165,7 +165,7 @@ def save_figure(figure, target):
     The figures are `matplotlib.figure.Figure` objects, not pyplot's: no GUI backend, no pyplot
     import, nothing to close."""
     target = Path(target)
-    temporary = target.with_name(f".{target.name}.tmp.png")
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp.png")
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
         figure.savefig(temporary, dpi=110, metadata={"Software": None})

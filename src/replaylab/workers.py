@@ -10,7 +10,6 @@ caches of tool results (the tool functions are pure) serve every batch they repl
 batch never gets here: it costs no process start.
 """
 
-import hashlib
 import importlib.util
 import multiprocessing
 import os
@@ -75,26 +74,14 @@ def run(workers, preload, path, *args):
     return pool(workers, preload).submit(call, str(path), *[plain(a) for a in args]).result()
 
 
-def checked(item):
-    """(group, digest of the content) of a recording (path, lesson), checked as the workflow checks
-    it before anything runs; (None, the one-line error) when it is malformed."""
-    from replaylab import pipeline
-    from replaylab.agents.recording import RecordingError
-
-    path, lesson = item
-    try:
-        group = pipeline.check_recording(path, lesson).group
-    except RecordingError as error:
-        return None, str(error)
-    return group, hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 CHECK_APART_FROM = 2000  # recordings to check: from this many, in the workers (a start costs about 0.3 s)
 
 
 def check_all(items, workers, preload):
-    """`checked` of each item: in this process, or split among the workers when there are many
-    (a first build of a lesson of 100,000 runs) and more than one core."""
+    """`inputs.checked_recording` of each item (path, lesson): in this process, or split among the
+    workers when there are many (a first build of a lesson of 100,000 runs) and more than one core."""
+    from replaylab.inputs import checked_recording
+
     if workers > 1 and len(items) >= CHECK_APART_FROM:
-        return list(pool(workers, preload).map(checked, items, chunksize=250))
-    return [checked(item) for item in items]
+        return list(pool(workers, preload).map(checked_recording, items, chunksize=250))
+    return [checked_recording(item) for item in items]

@@ -2,7 +2,8 @@
 
 Each request takes the next scripted answer: (status, body dict, extra headers, delay in seconds).
 A body may contain the placeholder "{AUTH}", replaced by the request's Authorization header (a
-server that echoes the key back in its errors).
+server that echoes the key back in its errors); a body given as bytes is sent as it is (a server
+that answers with something that is not JSON).
 """
 
 import json
@@ -47,15 +48,15 @@ class FakeProvider:
                 status, answer, headers, delay = provider.answers.pop(0) if provider.answers else (500, {"error": "no more answers"}, {}, 0)
                 if delay:
                     time.sleep(delay)
-                text = json.dumps(answer).replace("{AUTH}", self.headers.get("Authorization", ""))
-                data = text.encode()
+                text = answer.decode("latin-1") if isinstance(answer, bytes) else json.dumps(answer)
+                data = text.replace("{AUTH}", self.headers.get("Authorization", "")).encode("latin-1" if isinstance(answer, bytes) else "utf-8")
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
                     self.send_header("x-request-id", f"req-{len(provider.requests)}")
                     for key, value in headers.items():
-                        self.send_header(key, value)
+                        self.send_header(key, value.replace("{AUTH}", self.headers.get("Authorization", "")))
                     self.end_headers()
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):

@@ -14,6 +14,15 @@ if _kept:
         "are whole: kept, not recorded again",
         file=sys.stderr,
     )
+# A recorded run is a source (protected, and never an output again): campaign_record makes only
+# the files that are not there yet, "<lesson>/<run>" each, so that no change of the rule, its
+# settings or the configuration records a run again. A run is recorded again only when its file
+# is deleted by hand.
+CAMPAIGN_NOT_RECORDED = "|".join(map(re.escape, CAMPAIGN.not_recorded())) or "(?!)"
+try:  # a folder of the campaign's results changed by hand is not trusted
+    inputs.check_results(CAMPAIGN.lessons, CAMPAIGN.folder)
+except inputs.DamagedResult as error:
+    stop(error)
 # Requests in flight: a recording job makes one request at a time and holds one of these while it
 # runs, so that never more than max_connections requests are in flight, whatever --cores says.
 workflow.register_resource(
@@ -26,26 +35,25 @@ wildcard_constraints:
 
 
 rule campaign_record:
-    """One run of a campaign, recorded by `replaylab record` in a process of its own. A recorded
-    run is an output that exists: it is never recorded, nor sent to the provider, again.
+    """One run of a campaign not recorded yet ("<lesson>/<run>"), recorded by `replaylab record`
+    in a process of its own. A recorded run is never recorded, nor sent to the provider, again.
     """
     output:
-        recording=protected(
-            "results/campaigns/{campaign}/recordings/{lesson}/{run}.json"
-        ),
+        recording=protected("results/campaigns/{campaign}/recordings/{unrecorded}.json"),
     log:
-        "logs/campaigns/{campaign}/record/{lesson}/{run}.log",
+        "logs/campaigns/{campaign}/record/{unrecorded}.log",
     benchmark:
-        "benchmarks/campaigns/{campaign}/record/{lesson}/{run}.tsv"
+        "benchmarks/campaigns/{campaign}/record/{unrecorded}.tsv"
+    wildcard_constraints:
+        unrecorded=CAMPAIGN_NOT_RECORDED,
     localrule: True
     resources:
         provider_connections=1,
     message:
-        "Recording {wildcards.run} of {wildcards.lesson} for the campaign {wildcards.campaign}"
+        "Recording {wildcards.unrecorded} for the campaign {wildcards.campaign}"
     run:
-        campaign.record(
-            CAMPAIGN, wildcards.lesson, wildcards.run, output.recording, log[0]
-        )
+        lesson, name = wildcards.unrecorded.split("/")
+        campaign.record(CAMPAIGN, lesson, name, output.recording, log[0])
 
 
 use rule replay as campaign_replay with:
@@ -89,6 +97,9 @@ use rule render as campaign_render with:
         "logs/campaigns/{campaign}/{lesson}/render.log",
     benchmark:
         "benchmarks/campaigns/{campaign}/{lesson}/render.tsv"
+    params:
+        tolerance=TOLERANCE,
+        runs=lambda wildcards: sorted(CAMPAIGN.runs(wildcards.lesson)),
     message:
         "Writing what the campaign's runs of {wildcards.lesson} show"
 

@@ -2,23 +2,25 @@
 DAG, the recordings found and checked, and the input functions of the rules.
 
 A malformed recording or configuration stops even a dry run with one line naming the file, the
-JSON path of the field and what is wrong. Paths to the workflow's own files (scripts/, src/,
-workflow/) come from this file's place, so that the workflow also runs as a module of a user's
-Snakefile; paths to the user's data (config/, recordings/, results/) are relative to the working
-directory.
+JSON path of the field and what is wrong (the checks are in replaylab.inputs); so does a file of
+results/ damaged by hand. A recorded run is a source: no rule ever writes one again.
+
+Paths to the workflow's own files (scripts/, src/, workflow/) come from this file's place, so that
+the workflow also runs as a module of a user's Snakefile; paths to the user's data (config/,
+recordings/, results/) are relative to the working directory.
 """
 
-import hashlib
 import json
 import os
+import re
+import signal
 import sys
+import threading
 from functools import cache
 from pathlib import Path
 
-import jsonschema
 import yaml
-from snakemake.exceptions import WorkflowError
-from snakemake.utils import validate
+from snakemake_interface_executor_plugins.settings import ExecMode
 
 # This folder, wherever the workflow is used from (the working directory may be any other).
 RULES = Path(str(workflow.current_basedir))
@@ -26,29 +28,67 @@ ROOT = RULES.parents[1]
 SRC = ROOT / "src"
 PACKAGE = SRC / "replaylab"
 SCRIPTS = ROOT / "scripts"
-# validate() reads a schema path relative to the file that calls it: this one.
-CONFIG_SCHEMA = "../schemas/config.schema.yaml"
+CONFIG_SCHEMA = RULES.parent / "schemas" / "config.schema.yaml"
 
 # The workflow's own library comes first, before any installed copy.
 if sys.path[:1] != [str(SRC)]:
     sys.path.insert(0, str(SRC))
 
-from replaylab import campaign, pipeline, workers  # noqa: E402
-from replaylab.agents.recording import RecordingError, json_path  # noqa: E402
+from replaylab import campaign, inputs, runlock, workers  # noqa: E402
+from replaylab.agents.recording import RecordingError, printable  # noqa: E402
 from replaylab.batches import batches  # noqa: E402
 from replaylab.import_graph import ImportGraph, ImportGraphError  # noqa: E402
 from replaylab.lessons import registry  # noqa: E402
 
 
 def stop(message):
-    """End the run while the DAG is built: `message` alone on stderr, no traceback, exit code 1."""
-    print(message, file=sys.stderr)
+    """End the run while the DAG is built: `message` alone on stderr (its control characters
+    escaped: it stays one line), no traceback, exit code 1."""
+    print(printable(str(message)), file=sys.stderr)
     sys.exit(1)
 
 
 def relative(path):
     """A path as the rules name files: relative to the working directory."""
     return os.path.relpath(path)
+
+
+# ---------------------------------------------------------------------------------------------
+# Interrupts and a killed run's lock
+
+
+def interrupted(signum, frame):
+    """Ctrl-C while the workflow is read and the DAG is built: one line, no traceback. Once the
+    jobs are scheduled, Ctrl-C is Snakemake's own (KeyboardInterrupt): it stops the jobs, marks
+    their outputs incomplete, and the default profile's rerun-incomplete reruns them next time.
+    (Checked here rather than in `onstart`, which Snakemake skips in a module's Snakefile.)
+    """
+    if workflow.scheduler is not None:
+        raise KeyboardInterrupt
+    print(
+        "snakemake: interrupted while the workflow was read; nothing was run",
+        file=sys.stderr,
+    )
+    sys.exit(130)
+
+
+if threading.current_thread() is threading.main_thread():
+    signal.signal(signal.SIGINT, interrupted)
+
+# Only the Snakemake a person started removes a killed run's lock (runlock.hold), never a job's
+# own Snakemake on a cluster node, which runs while the first one holds its lock.
+if workflow.exec_mode == ExecMode.DEFAULT:
+    try:
+        stale = runlock.hold()
+    except (OSError, TimeoutError):
+        stale = (
+            []
+        )  # a read-only working copy, or a busy one: Snakemake's own lock check decides
+    if stale:
+        print(
+            "snakemake: removed the lock of a run that was killed (no Snakemake of this workflow runs here)",
+            file=sys.stderr,
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -64,30 +104,14 @@ def config_files():
 
 
 def check_config():
-    """Validate `config` with snakemake.utils.validate; on failure, one line with the field's path."""
+    """Check `config` (inputs.check_config: the schema, then what a schema cannot say); the first
+    problem stops the run with one line naming the field."""
+    with open(CONFIG_SCHEMA, encoding="utf-8") as stream:
+        schema = yaml.safe_load(stream)
     try:
-        validate(config, schema=CONFIG_SCHEMA)
-    except WorkflowError:
-        with open(RULES / CONFIG_SCHEMA, encoding="utf-8") as stream:
-            schema = yaml.safe_load(stream)
-        errors = sorted(
-            jsonschema.Draft202012Validator(schema).iter_errors(config),
-            key=lambda e: (len(e.absolute_path), str(list(e.absolute_path))),
-        )
-        if not errors:
-            raise
-        error = errors[0]
-        stop(f"{config_files()}: {json_path(error.absolute_path)}: {error.message}")
-    for index, lesson in enumerate(config["lessons"]):
-        if lesson not in registry.names():
-            stop(
-                f"{config_files()}: $.lessons[{index}]: {lesson!r} is not a lesson of replaylab; "
-                f"the lessons are: {', '.join(registry.names())}"
-            )
-    if config["record_lesson"] not in config["lessons"]:
-        stop(
-            f"{config_files()}: $.record_lesson: {config['record_lesson']!r} is not one of the configured lessons ({', '.join(config['lessons'])})"
-        )
+        inputs.check_config(config, schema, config_files())
+    except inputs.InputError as error:
+        stop(error)
     problem = campaign.check_provider(config["provider"], config_files())
     problem = problem or campaign.check(
         config["campaign"], config["lessons"], config_files()
@@ -107,56 +131,29 @@ RUN_FOLDERS = ("recordings", *config["run_folders"])
 
 
 def find_runs(lesson):
-    """{run: recording} of a lesson in every run folder (pipeline.find_runs), paths as rules name
+    """{run: recording} of a lesson in every run folder (inputs.find_runs), paths as rules name
     them; a run name used twice stops the run."""
     try:
-        found = pipeline.find_runs(lesson, RUN_FOLDERS)
+        found = inputs.find_runs(lesson, RUN_FOLDERS)
     except RecordingError as error:
-        stop(str(error))
+        stop(error)
     return {run: relative(path) for run, path in found.items()}
 
 
 def check_recordings(runs):
-    """Load and validate every recording; remember the ones that passed (by size and time) with
-    their group and the digest of their content. Returns ({lesson: {run: group}}, {lesson: {run:
-    digest}}): a lesson judged per group replays and judges each group in one job, and a batch's
-    list (batch_list) names the content of each of its recordings."""
-    cache_file = Path(".snakemake/replaylab/checked-recordings.json")
+    """Load and validate every recording now (inputs.check_recordings: those unchanged since they
+    last passed, under the same checking code, are not read again; the others in worker processes
+    when there are many). Returns ({lesson: {run: group}}, {lesson: {run: digest}}): a lesson judged
+    per group replays and judges each group in one job, and a batch's list (batch_list) names the
+    content of each of its recordings."""
     try:
-        checked = json.loads(cache_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        checked = {}
-    now, groups, digests, unknown = {}, {}, {}, []
-    for lesson, found in runs.items():
-        groups[lesson], digests[lesson] = {}, {}
-        for run, path in found.items():
-            stat = Path(path).stat()
-            key = f"{lesson}:{path}"
-            now[key] = [stat.st_size, stat.st_mtime_ns]
-            known = checked.get(key)
-            if isinstance(known, list) and known[:2] == now[key] and len(known) == 4:
-                now[key] = known
-            else:
-                unknown.append((lesson, run, path))
-    found = workers.check_all(
-        [(path, lesson) for lesson, _, path in unknown], cores(), WORKER_PRELOAD
-    )
-    for (lesson, run, path), (group, digest) in zip(unknown, found):
-        if group is None:
-            stop(digest)  # the first malformed recording, in the order they were found
-        now[f"{lesson}:{path}"] += [group, digest]
-    for lesson, found in runs.items():
-        for run, path in found.items():
-            groups[lesson][run], digests[lesson][run] = now[f"{lesson}:{path}"][2:]
-    if now != checked:
-        try:
-            cache_file.parent.mkdir(parents=True, exist_ok=True)
-            temporary = cache_file.with_name(f".{cache_file.name}.{os.getpid()}.tmp")
-            temporary.write_text(json.dumps(now), encoding="utf-8")
-            temporary.replace(cache_file)
-        except OSError:
-            pass  # a read-only working copy: check them all again next time
-    return groups, digests
+        return inputs.check_recordings(
+            runs,
+            ".snakemake/replaylab/checked-recordings.json",
+            lambda items: workers.check_all(items, cores(), WORKER_PRELOAD),
+        )
+    except RecordingError as error:
+        stop(error)
 
 
 def cores():
@@ -232,41 +229,58 @@ def write_batch_lists():
 
 
 write_batch_lists()
+try:
+    inputs.check_results(LESSONS)  # a folder of results/ changed by hand is not trusted
+except inputs.DamagedResult as error:
+    stop(error)
+
+
+def run_names(wildcards):
+    """Every run of a lesson: the judge and the render check that each has its transcript."""
+    return sorted(RUNS[wildcards.lesson])
 
 
 wildcard_constraints:
     lesson="|".join(LESSONS),
-    run=r"[^/.][^/]*",
     batch=r"batch[0-9]+of[0-9]+",
-    name=r"[A-Za-z0-9_-]+",
 
 
 # ---------------------------------------------------------------------------------------------
-# Input functions
+# Recording a new run (the `record` target): the files it would write, known now
 
 
 def variants_of(lesson):
     return list(registry.lesson(lesson).variants)
 
 
-def record_variant(wildcards):
-    """The variant of a new run's file <run>-<variant>.json (a variant name may hold '-' itself)."""
-    ends = [
-        v for v in variants_of(wildcards.lesson) if wildcards.name.endswith(f"-{v}")
-    ]
-    if not ends:
+RECORD_LESSON = config["record_lesson"]
+RECORD_RUN = config["record_run"]
+RECORD_PAGE = f"results/live/{RECORD_LESSON}/{RECORD_RUN}"
+# {file name: variant}: each variant of the lesson is recorded as <record_run>-<variant>.json
+RECORD_FILES = {f"{RECORD_RUN}-{v}": v for v in variants_of(RECORD_LESSON)}
+# A recorded run is a source, never remade: rule record_run can only make a file that is not
+# there yet, so that with run_folders: [results/live] no run found there is ever recorded again.
+NOT_RECORDED = [
+    name
+    for name in RECORD_FILES
+    if not os.path.lexists(f"results/live/{RECORD_LESSON}/{name}.json")
+]
+NOT_RECORDED_PATTERN = "|".join(map(re.escape, NOT_RECORDED)) or "(?!)"
+
+
+def record_target(wildcards):
+    """The page of the new run; its files must not exist yet (never overwritten)."""
+    recorded = [name for name in RECORD_FILES if name not in NOT_RECORDED]
+    if recorded:
         stop(
-            f"results/live/{wildcards.lesson}/{wildcards.name}.json: the name must end in -<variant>, one of {', '.join(variants_of(wildcards.lesson))}"
+            f"results/live/{RECORD_LESSON}/{recorded[0]}.json: already exists, and a recorded run is never "
+            "overwritten: choose another name (--config record_run=NAME), or move its files away"
         )
-    return max(ends, key=len)
+    return [RECORD_PAGE]
 
 
-def live_recordings(wildcards):
-    """The files of a new run: one per variant of its lesson."""
-    return [
-        f"results/live/{wildcards.lesson}/{wildcards.run}-{v}.json"
-        for v in variants_of(wildcards.lesson)
-    ]
+# ---------------------------------------------------------------------------------------------
+# Input functions
 
 
 IMPORTS = ImportGraph([SCRIPTS, SRC])

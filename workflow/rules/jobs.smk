@@ -1,15 +1,18 @@
 """Running a job: its entry point in scripts/, called inside Snakemake's own process or, for the
-replay batches of a lesson of several, in a worker process (run_job), and the end of a run
-(end_of_run). SCRIPTS and WORKER_PRELOAD come from common.smk."""
+replay batches of a lesson of several, in a worker process (run_job), a new run's recording in a
+process of its own (record_job), and the end of a run (end_of_run). SCRIPTS, PYTHON and
+WORKER_PRELOAD come from common.smk."""
 
+import subprocess
 import threading
 import time
 import traceback
 from contextlib import nullcontext
 from pathlib import Path
 
-from replaylab.agents.recording import RecordingError
+from replaylab.agents.recording import RecordingError, printable
 from replaylab.agents.replay import ReplayMismatch
+from replaylab.inputs import DamagedResult
 from replaylab.lessons import UnknownLesson
 
 
@@ -17,7 +20,7 @@ class JobFailed(Exception):
     """A job that failed unexpectedly: its message names the log that holds the traceback."""
 
 
-EXPECTED_FAILURES = (ReplayMismatch, RecordingError, UnknownLesson)
+EXPECTED_FAILURES = (ReplayMismatch, RecordingError, UnknownLesson, DamagedResult)
 
 # One job at a time in this process, even with --cores 2: jobs are Python, and two at once in one
 # process only take turns on the interpreter lock (measured: slower than one after the other). It
@@ -34,9 +37,11 @@ def run_job(name, log, *args, apart=False):
     by side.
 
     The log gets the job's time and what `main` returns (a note: the time of the HTML page), or
-    its error. A replay mismatch or a malformed input fails the job with its one-line message,
-    under its own type; any other error with its type, message and the log holding its traceback. Either way, Snakemake shows a two-line stack of this file
-    and the rule, never the library's traceback.
+    its error on one line. A replay mismatch, a malformed input or a damaged result fails the job
+    with its one-line message, under its own type; any other error (a bug) with its type and
+    message, and its traceback in <log>.traceback, which the line names. Snakemake then shows that
+    line and where the rule called this (two lines naming this file and the rule file), never the
+    library's traceback, even with --show-failed-logs.
     """
     Path(log).parent.mkdir(parents=True, exist_ok=True)
     in_worker = apart and workflow.cores > 1
@@ -52,12 +57,17 @@ def run_job(name, log, *args, apart=False):
                 worker = None
                 note = workers.entry_point(SCRIPTS / f"{name}.py").main(*args)
         except EXPECTED_FAILURES as error:
-            print(f"{type(error).__name__}: {error}", file=stream)
-            failure = type(error)(str(error))
+            failure = type(error)(printable(str(error)))
         except Exception as error:
-            traceback.print_exc(file=stream)
+            where = Path(log).with_suffix(".traceback")
+            with open(where, "w", encoding="utf-8") as details:
+                # from the entry point on: this file's own frame, compiled by Snakemake,
+                # would name a line that is not the one that ran
+                traceback.print_exception(
+                    type(error), error, error.__traceback__.tb_next, file=details
+                )
             failure = JobFailed(
-                f"{type(error).__name__}: {error} (the traceback is in {log})"
+                f"{type(error).__name__}: {printable(str(error))} (a bug: the traceback is in {where})"
             )
         else:
             where = f" in worker process {worker}" if worker else ""
@@ -69,6 +79,7 @@ def run_job(name, log, *args, apart=False):
             if note:
                 print(note, file=stream)
             return
+        print(f"{type(failure).__name__}: {failure}", file=stream)
     raise failure
 
 
@@ -76,6 +87,38 @@ def end_of_run():
     """End the worker processes, and the timers Snakemake leaves (cancel_leftover_timers)."""
     workers.shutdown()
     cancel_leftover_timers()
+
+
+class RecordFailed(Exception):
+    """`replaylab record` failed: its message is the command's own error line and the log's name."""
+
+
+def record_job(log, lesson, variant, out, *, provider, model, seed, group):
+    """Record one variant of a new run with scripts/record.py, in a process of its own, started with
+    an argument list (no shell: a configuration value is never part of a command). What it prints
+    goes to the log and to Snakemake's output; a failure is its last line (the one-line error).
+    """
+    command = [PYTHON, str(SCRIPTS / "record.py"), lesson, "--variant", variant]
+    command += ["--provider", provider, f"--model={model}", "--seed", str(seed)]
+    command += ["--group", group, "--out", out]
+    Path(log).parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w", encoding="utf-8") as stream:
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            errors="replace",
+        )
+        last = ""
+        for line in process.stdout:
+            stream.write(line)
+            stream.flush()
+            print(line, end="", flush=True)
+            last = line.strip() or last
+    if process.wait() != 0:
+        raise RecordFailed(f"{last} (the log: {log})")
 
 
 def cancel_leftover_timers():

@@ -54,6 +54,7 @@ rule render:
         "benchmarks/{lesson}/render.tsv"
     params:
         tolerance=TOLERANCE,
+        runs=run_names,
     message:
         "Writing what {wildcards.lesson} shows: results.json, scorecard, tables, figures, page (Markdown and HTML)"
     run:

@@ -1,38 +1,46 @@
 # Recording a new run: only when targeted (`snakemake --cores 1 record`), never part of `all`.
-# No rule writes under recordings/: `replaylab promote` copies a new run there deliberately.
+# No rule writes under recordings/: `replaylab promote` moves a new run there deliberately.
+# A recorded run is a source: record_run makes only files that do not exist yet (NOT_RECORDED).
 
 
 rule record_run:
-    """One variant of a new run, recorded with the configured provider (local: it may read a key)."""
+    """One variant of the new run, recorded with the configured provider, in a process of its own (local: it may read a key)."""
     output:
-        recording="results/live/{lesson}/{name}.json",
+        recording=f"results/live/{RECORD_LESSON}/{{name}}.json",
     log:
-        "logs/live/{lesson}/{name}.record.log",
+        f"logs/live/{RECORD_LESSON}/{{name}}.record.log",
     benchmark:
-        "benchmarks/live/{lesson}/{name}.record.tsv"
+        f"benchmarks/live/{RECORD_LESSON}/{{name}}.record.tsv"
+    wildcard_constraints:
+        name=NOT_RECORDED_PATTERN,
     localrule: True
-    conda:
-        "../envs/replaylab.yaml"
     params:
-        python=PYTHON,
-        src=SRC,
-        variant=record_variant,
+        variant=lambda wildcards: RECORD_FILES[wildcards.name],
         provider=config["provider"],
         model=campaign.model_option(config["provider"], config["model"]),
         seed=config["seed"],
-        group=config["record_run"],
+        group=RECORD_RUN,
     message:
         "Recording {output.recording} with the {params.provider} provider"
-    shell:
-        "PYTHONPATH={params.src} {params.python} -m replaylab record {wildcards.lesson} --variant {params.variant}"
-        " --provider {params.provider} --model={params.model} --seed {params.seed}"
-        " --group {params.group} --out {output.recording} 2>&1 | tee {log}"
+    run:
+        record_job(
+            log[0],
+            RECORD_LESSON,
+            params.variant,
+            output.recording,
+            provider=params.provider,
+            model=params.model,
+            seed=params.seed,
+            group=params.group,
+        )
 
 
 rule live_page:
-    """The page of a new run, next to the reference ones: replayed, judged and drawn like them."""
+    """The page of the new run, next to the reference ones: replayed, judged and drawn like them."""
     input:
-        recordings=live_recordings,
+        recordings=[
+            f"results/live/{RECORD_LESSON}/{name}.json" for name in RECORD_FILES
+        ],
         scans="results/{lesson}/scans.json",
         exercises="results/{lesson}/exercises.json",
         code=code(
@@ -44,17 +52,17 @@ rule live_page:
             data=["schemas/recording.schema.json", *TEMPLATES],
         ),
     output:
-        page=directory("results/live/{lesson}/{run}"),
+        page=directory(f"results/live/{{lesson}}/{RECORD_RUN}"),
     log:
-        "logs/live/{lesson}/{run}.page.log",
+        f"logs/live/{{lesson}}/{RECORD_RUN}.page.log",
     benchmark:
-        "benchmarks/live/{lesson}/{run}.page.tsv"
+        f"benchmarks/live/{{lesson}}/{RECORD_RUN}.page.tsv"
     wildcard_constraints:
-        run=r"[A-Za-z0-9][A-Za-z0-9_.]*",
+        lesson=re.escape(RECORD_LESSON),
     params:
         tolerance=TOLERANCE,
     message:
-        "Replaying, judging and drawing the new run {wildcards.run} of {wildcards.lesson}"
+        f"Replaying, judging and drawing the new run {RECORD_RUN} of {RECORD_LESSON}"
     run:
         run_job("live", log[0], wildcards, input, output, params)
 
@@ -62,5 +70,5 @@ rule live_page:
 rule record:
     """Target: record each variant of a new run of `record_lesson`, replay, judge and render it."""
     input:
-        f"results/live/{config['record_lesson']}/{config['record_run']}",
+        record_target,
     localrule: True

@@ -4,10 +4,12 @@ This is the one module of the harness that opens, writes, renames and syncs file
 """
 
 import datetime
+import errno
 import json
 import math
 import os
 import re
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from importlib import resources
@@ -43,12 +45,46 @@ def check_run_name(name, where):
     the option or field that gave it (e.g. "--run")."""
     if not isinstance(name, str) or not RUN_NAME.fullmatch(name):
         raise RecordingError(
-            f"{where}: {name!r} is not a run name: letters, digits, '_', '.' and '-', "
+            f"{where}: {short(name)} is not a run name: letters, digits, '_', '.' and '-', "
             "starting with a letter or digit"
         )
     if len(name) > RUN_NAME_MAX:
         raise RecordingError(f"{where}: a run name has at most {RUN_NAME_MAX} characters, this one has {len(name)}")
     return name
+
+
+# Characters that change what a terminal or a page shows instead of being shown: C0 and C1 controls
+# (ESC starts the terminal's escape sequences, CR and LF split a line), line separators and bidi
+# overrides. A field that is printed (names, model, group) may hold none; free text is escaped.
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+PRINTABLE_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]*$"
+
+
+def printable(text, keep=""):
+    """`text` with every control character (but those in `keep`, e.g. a message's line breaks)
+    shown as its escape, such as \\x1b: it can then neither move the cursor, colour a terminal,
+    nor split the one line of a message."""
+
+    def escape(match):
+        char = match.group()
+        if char in keep:
+            return char
+        return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+
+    return CONTROL.sub(escape, text)
+
+
+def check_text(value, where, max_length):
+    """Refuse a value for a printed field (a model, a group) before any work is done: `where` names
+    the option or field."""
+    if not isinstance(value, str) or not value:
+        raise RecordingError(f"{where}: must be a non-empty text")
+    found = CONTROL.search(value)
+    if found:
+        raise RecordingError(f"{where}: {short(value)} holds the control character {printable(found.group())}, which is printed")
+    if len(value) > max_length:
+        raise RecordingError(f"{where}: at most {max_length} characters, this one has {len(value)}")
+    return value
 
 
 @dataclass
@@ -80,9 +116,12 @@ def model_shown(provenance):
     return provenance.get("model", "") + (DECLARED if provenance.get("model_declared") else "")
 
 
+def schema_text():
+    return resources.files("replaylab").joinpath("schemas/recording.schema.json").read_text("utf-8")
+
+
 def schema():
-    text = resources.files("replaylab").joinpath("schemas/recording.schema.json").read_text("utf-8")
-    return json.loads(text)
+    return json.loads(schema_text())
 
 
 _VALIDATOR = None
@@ -121,58 +160,147 @@ def schema_errors(data):
     return []
 
 
-def json_path(parts):
-    """A JSON path such as $.steps[0].results[1].content."""
+def json_path(parts, limit=12):
+    """A JSON path such as $.steps[0].results[1].content; a key that is not a plain name is quoted
+    (it cannot break the line), and a path deeper than `limit` is cut."""
     text = "$"
-    for part in parts:
-        text += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return text
+    for part in list(parts)[:limit]:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if _SIMPLE_KEY.fullmatch(part) else f"[{short(part)}]"
+    return text + ("..." if len(parts) > limit else "")
 
 
-class _NotFinite:
-    def __init__(self, literal):
-        self.literal = literal
+# Limits of what a recording may hold, checked before anything else reads it: the longest run a
+# lesson allows is far below each (a dozen messages of a few calls: tens of kilobytes).
+MAX_BYTES = 8 * 1024 * 1024
+MAX_DEPTH = 64  # arrays and objects inside each other, counted from the file's top
+MAX_INT_DIGITS = 1000  # Python itself refuses to read an integer of more than 4300 digits
+CALL_DEPTH = 5  # the file's own nesting around a tool call's name and arguments
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SIMPLE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+class _Refused:
+    """What the parser put in place of a value the file must not hold: refused with its JSON path."""
+
+    def __init__(self, problem):
+        self.problem = problem
+
+
+def _not_finite(literal):
+    return _Refused(f"{literal} is not allowed (standard JSON only; a value that is not finite is recorded as null)")
 
 
 def _parse_float(literal):
     """A float of the file; a literal too large for a float (1e999) is infinity, refused as NaN is."""
     value = float(literal)
-    return value if math.isfinite(value) else _NotFinite(literal)
+    return value if math.isfinite(value) else _not_finite(literal)
 
 
-def _find_not_finite(value, path=()):
-    if isinstance(value, _NotFinite):
-        return path, value.literal
-    if isinstance(value, dict):
-        items = value.items()
-    elif isinstance(value, list):
-        items = enumerate(value)
-    else:
-        return None
-    for key, item in items:
-        found = _find_not_finite(item, path + (key,))
-        if found:
-            return found
+def _parse_int(literal):
+    digits = len(literal.lstrip("-"))
+    if digits > MAX_INT_DIGITS:
+        return _Refused(f"an integer of {digits} digits; at most {MAX_INT_DIGITS} digits are allowed")
+    return int(literal)
+
+
+def _unique_keys(pairs):
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) < len(keys):
+        twice = next(key for i, key in enumerate(keys) if key in keys[:i])
+        return _Refused(f"the key {short(twice)} appears twice (the keys of a JSON object are unique)")
+    return dict(pairs)
+
+
+def short(value, limit=60):
+    """The repr of a value, cut to about `limit` characters, so that a message stays one short line."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    size = f" ({len(value)} characters)" if isinstance(value, str) else ""
+    return f"{text[: limit - 4]}...{text[-1]}{size}"
+
+
+def _walk(data):
+    """(JSON path, nesting, value) of every value of parsed JSON data, in the file's order, without
+    recursion; `nesting` counts the arrays and objects around the value."""
+    todo = [((), 0, data)]
+    while todo:
+        path, depth, value = todo.pop()
+        yield path, depth, value
+        if isinstance(value, dict):
+            items = value.items()
+        elif isinstance(value, list):
+            items = enumerate(value)
+        else:
+            continue
+        todo.extend(reversed([(path + (key,), depth + 1, item) for key, item in items]))
+
+
+def nesting(value):
+    """How deep arrays and objects (lists, tuples and dicts) lie inside each other in `value`."""
+    deepest = 0
+    todo = [(1, value)]
+    while todo:
+        depth, item = todo.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, (list, tuple)):
+            deepest = max(deepest, depth)
+            todo.extend((depth + 1, x) for x in item)
+    return deepest
+
+
+def _first_problem(data):
+    """(JSON path, problem) of the first value the file must not hold, or None: a refused literal,
+    nesting beyond the limit, or text that is not Unicode (a lone surrogate, half of a character)."""
+    for path, depth, value in _walk(data):
+        if isinstance(value, _Refused):
+            return path, value.problem
+        if depth >= MAX_DEPTH and isinstance(value, (dict, list)):
+            return path, f"nested more than {MAX_DEPTH} levels deep (arrays and objects inside each other)"
+        keys = value if isinstance(value, dict) else [value] if isinstance(value, str) else []
+        for text in keys:
+            if _SURROGATE.search(text):
+                what = "the key " if isinstance(value, dict) else ""
+                return path, f"{what}{short(text)} holds a lone surrogate (\\ud800 to \\udfff: half of a character, not text)"
     return None
+
+
+def parse_json(text, source):
+    """The data of a JSON text (a recording, or a file of messages) within the limits: nesting and
+    the size of integers, unique keys, Unicode text, standard JSON only. `RecordingError` naming
+    `source` and the JSON path otherwise."""
+    try:
+        data = json.loads(
+            text, parse_constant=_not_finite, parse_float=_parse_float, parse_int=_parse_int,
+            object_pairs_hook=_unique_keys,
+        )
+    except json.JSONDecodeError as error:
+        raise RecordingError(f"{source}: not valid JSON: {error}") from None
+    except RecursionError:  # the parser refuses about a thousand levels, far beyond the limit
+        raise RecordingError(f"{source}: nested more than {MAX_DEPTH} levels deep (arrays and objects inside each other)") from None
+    found = _first_problem(data)
+    if found:
+        where, problem = found
+        raise RecordingError(f"{source}: {json_path(where)}: {problem}")
+    return data
 
 
 def parse(text, source):
     """The validated JSON data of a recording's text, or `RecordingError`."""
-    try:
-        data = json.loads(text, parse_constant=_NotFinite, parse_float=_parse_float)
-    except json.JSONDecodeError as error:
-        raise RecordingError(f"{source}: not valid JSON: {error}") from None
-    found = _find_not_finite(data)
-    if found:
-        where, literal = found
-        raise RecordingError(
-            f"{source}: {json_path(where)}: {literal} is not allowed (standard JSON only; "
-            "a value that is not finite is recorded as null)"
-        )
+    return validate(parse_json(text, source), source)
+
+
+def validate(data, source):
+    """The data of a recording, checked against the schema and for what a schema cannot say (one
+    result per call, with the call's id); `RecordingError` naming the first problem otherwise."""
     errors = schema_errors(data)
     if errors:
         error = errors[0]
-        raise RecordingError(f"{source}: {json_path(error.absolute_path)}: {_describe(error)}")
+        raise RecordingError(f"{source}: {json_path(error.absolute_path)}: {describe(error)}")
     for i, step in enumerate(data["steps"]):
         if len(step["results"]) != len(step["tool_calls"]):
             raise RecordingError(
@@ -183,18 +311,30 @@ def parse(text, source):
             if result["call_id"] != call["id"]:
                 raise RecordingError(
                     f"{source}: {json_path(('steps', i, 'results', j, 'call_id'))}: "
-                    f"{result['call_id']!r} does not match the call's id {call['id']!r}"
+                    f"{short(result['call_id'])} does not match the call's id {short(call['id'])}"
                 )
     return data
 
 
-def _describe(error):
+def describe(error):
+    """What is wrong, in words, on one short line: a long value is cut (`short`)."""
+    instance = error.instance
     if error.validator == "additionalProperties":
-        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
-        return f"unknown field {', '.join(map(repr, extra))}"
+        extra = sorted(set(instance) - set(error.schema["properties"]))
+        return f"unknown field {', '.join(map(short, extra))}"
     if error.validator == "required":
         return error.message.replace("is a required property", "is missing")
-    return error.message
+    if error.validator == "pattern" and error.validator_value == PRINTABLE_PATTERN:
+        found = CONTROL.search(instance)
+        return (
+            f"{short(instance)} holds the control character {printable(found.group())} at position {found.start()}: "
+            "this field is printed, so it may hold none"
+        )
+    if error.validator == "maxLength":
+        return f"{short(instance)} is {len(instance)} characters long, more than {error.validator_value}"
+    if error.validator == "maxItems":
+        return f"{len(instance)} items, more than {error.validator_value}"
+    return error.message.replace(repr(instance), short(instance))
 
 
 def from_data(data, source=""):
@@ -218,14 +358,67 @@ def from_data(data, source=""):
     )
 
 
-def read(path):
-    """The text of a recording file, or `RecordingError`."""
+def _file_kind(mode):
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device"
+
+
+def regular_file(path):
+    """`os.stat` of a regular file (a symbolic link to one is fine), or `RecordingError` saying what
+    is there instead: nothing, a dangling link, a link loop, a folder, a pipe, a device."""
+    where = printable(str(path))
     try:
-        return Path(path).read_text(encoding="utf-8")
+        found = os.stat(path)
     except FileNotFoundError:
-        raise RecordingError(f"{path}: no such file") from None
+        if os.path.islink(path):
+            raise RecordingError(f"{where}: a symbolic link to a file that does not exist") from None
+        raise RecordingError(f"{where}: no such file") from None
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise RecordingError(f"{where}: a loop of symbolic links") from None
+        raise RecordingError(f"{where}: cannot be read: {error.strerror}") from None
+    if not stat.S_ISREG(found.st_mode):
+        raise RecordingError(f"{where}: {_file_kind(found.st_mode)}, not a recording file")
+    if found.st_size > MAX_BYTES:
+        raise RecordingError(f"{where}: {found.st_size} bytes; a recording has at most {MAX_BYTES} bytes")
+    return found
+
+
+def read(path):
+    """The text of a recording file (or of a file of messages), or `RecordingError`: a regular file
+    of at most MAX_BYTES of UTF-8. Opened without blocking, so that a pipe put in its place cannot
+    hang the reader."""
+    where = printable(str(path))
+    regular_file(path)
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError as error:
+        raise RecordingError(f"{where}: cannot be read: {error.strerror}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):  # replaced since it was looked at
+            raise RecordingError(f"{where}: not a regular file any more")
+        chunks, size = [], 0
+        while size <= MAX_BYTES:
+            chunk = os.read(handle, MAX_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as error:
+        raise RecordingError(f"{where}: cannot be read: {error.strerror}") from None
+    finally:
+        os.close(handle)
+    if size > MAX_BYTES:
+        raise RecordingError(f"{where}: more than {MAX_BYTES} bytes; a recording has at most {MAX_BYTES} bytes")
+    try:
+        return b"".join(chunks).decode("utf-8")
     except UnicodeDecodeError as error:
-        raise RecordingError(f"{path}: not UTF-8 text ({error.reason})") from None
+        raise RecordingError(f"{where}: not UTF-8 text ({error.reason} at byte {error.start})") from None
 
 
 def load(path):
@@ -237,21 +430,46 @@ def loads(text, path):
     """The recording in `text`, the content of the file at `path`, validated: the one check of
     what a caller then copies or uses."""
     path = Path(path)
-    recording = from_data(parse(text, str(path)), str(path))
+    where = printable(str(path))
+    recording = from_data(parse(text, where), str(path))
     expected = path.stem
     if recording.run != expected:
-        raise RecordingError(f"{path}: $.run: {recording.run!r} differs from the file name {expected!r}")
+        raise RecordingError(f"{where}: $.run: {short(recording.run)} differs from the file name {short(expected)}")
     return recording
 
 
+def _storable(value):
+    """Whether a value the model sent can be stored as it is: within the limits a recording is read
+    with, and only standard JSON (finite numbers, whole characters)."""
+    if nesting(value) + CALL_DEPTH > MAX_DEPTH:
+        return False
+    for _, _, item in _walk(value):
+        if isinstance(item, float) and not math.isfinite(item):
+            return False
+        if isinstance(item, int) and not isinstance(item, bool) and abs(item) >= 10**MAX_INT_DIGITS:
+            return False
+        texts = item if isinstance(item, dict) else [item] if isinstance(item, str) else []
+        if any(not isinstance(text, str) or _SURROGATE.search(text) for text in texts):
+            return False
+    return True
+
+
 def _as_sent(value):
-    """What the model sent, as standard JSON can hold it: a value holding NaN or infinity (which a
-    parser accepts, and the allowlist refused) is kept as its JSON text, which is refused alike."""
+    """What the model sent, as a recording can hold it: a value the file could not hold (NaN or
+    infinity, which a parser accepts and the allowlist refused; nesting or an integer beyond the
+    limits; half a character) is kept as its JSON text, in ASCII, which the allowlist refuses alike."""
+    if _storable(value):
+        return value
     try:
-        json.dumps(value, allow_nan=False)
-    except ValueError:
-        return json.dumps(value)
-    return value
+        return json.dumps(value, ensure_ascii=True)
+    except (ValueError, RecursionError):
+        return f"(a {type(value).__name__} that a recording cannot hold: nested too deep or an integer too long)"
+
+
+def _text(value):
+    """Text as a recording holds it: a lone surrogate (half of a character, which UTF-8 cannot
+    encode) becomes the replacement character."""
+    return _SURROGATE.sub("\ufffd", value) if isinstance(value, str) else value
 
 
 def to_data(recording):
@@ -263,17 +481,17 @@ def to_data(recording):
         "variant": recording.variant,
         "group": recording.group,
         "provenance": recording.provenance,
-        "system": t.system,
-        "task": t.task,
+        "system": _text(t.system),
+        "task": _text(t.task),
         "steps": [
             {
-                "text": step.message.text,
+                "text": _text(step.message.text),
                 "tool_calls": [
-                    {"id": c.id, "name": _as_sent(c.name), "arguments": _as_sent(c.arguments)}
+                    {"id": _text(c.id), "name": _as_sent(c.name), "arguments": _as_sent(c.arguments)}
                     for c in step.message.tool_calls
                 ],
                 "results": [
-                    {"call_id": r.call_id, "ok": r.ok, "content": {k: stored(v) for k, v in r.content.items()}}
+                    {"call_id": _text(r.call_id), "ok": r.ok, "content": {k: _text(stored(v)) for k, v in r.content.items()}}
                     for r in step.results
                 ],
             }
@@ -297,10 +515,19 @@ def dumps(recording, secrets=()):
 
 def save(recording, path, secrets=(), new=False):
     """Write atomically: a temporary file in the same folder, synced, then renamed over the target.
-    `new=True` never replaces a file: `FileExistsError` if one is there."""
+    The text is read back first as a reader would: a file that would not load is never written.
+    `new=True` never replaces a file (a recorded run is never overwritten): `FileExistsError` if
+    one is there, whoever put it there meanwhile."""
     text = dumps(recording, secrets)
-    parse(text, str(path))  # never write a file that would not load
+    loads(text, path)
     write_atomic(path, text, new)
+
+
+def refuse_existing(path, remedy="choose another run name (--run), or move the file away"):
+    """`RecordingError` if a file (or anything) is at `path`: checked before a run is recorded, so
+    that no work is done, or paid for, that could not be saved."""
+    if os.path.lexists(path):
+        raise RecordingError(f"{printable(str(path))}: already exists, and a recorded run is never overwritten: {remedy}")
 
 
 def _file_mode(path):
@@ -314,8 +541,9 @@ def _file_mode(path):
 
 
 def write_atomic(path, text, new=False):
-    """Write text (or bytes) to a temporary file in the same folder, sync it, then rename it to
-    `path`; with `new`, link it instead, which fails (`FileExistsError`) when `path` exists."""
+    """Write text (or bytes) to a temporary file of a name no other process uses, in the same
+    folder, sync it, then rename it to `path`; with `new`, link it instead, which fails
+    (`FileExistsError`) when `path` exists."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

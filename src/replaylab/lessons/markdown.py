@@ -16,7 +16,7 @@ import math
 import re
 
 from replaylab.agents.live import how_it_ended
-from replaylab.agents.recording import model_shown
+from replaylab.agents.recording import model_shown, printable
 from replaylab.lessons import counted
 
 NOT_VERIFIED = "not verified: the build does not run this"
@@ -60,19 +60,12 @@ def _escape_line(line):
     return _LINE_START.sub(r"\1\\\2", escaped)
 
 
-# Control characters (an ANSI escape sequence begins with one) and the bidirectional overrides
-# that can make text display other than it reads: written out as escapes (ESC as \x1b, U+202E as
-# \u202e), which every font shows; tab, line feed and carriage return are kept.
-_INVISIBLE = {
-    code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-    for code in (*range(0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))
-    if code not in (0x09, 0x0A, 0x0D)
-}
-
-
 def visible(value):
-    """Text with every control character but tab, line feed and carriage return written as an escape."""
-    return value.translate(_INVISIBLE)
+    """Text with every control character (an ANSI escape sequence begins with one), line separator
+    and bidirectional override written as an escape (ESC as \\x1b, U+202E as \\u202e), which every
+    font shows; tab, line feed and carriage return are kept. The rule is the terminal's too
+    (recording.printable)."""
+    return printable(value, keep="\t\n\r")
 
 
 def _lines(value):

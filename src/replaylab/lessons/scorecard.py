@@ -125,10 +125,10 @@ def _mistakes(table, keys):
     if wrong.empty:
         return {}
     counted = (
-        wrong.groupby([*keys, "wrong"], sort=False)
+        wrong.groupby([*keys, "wrong"])
         .agg(runs=("run", "size"), first=("order", "min"))
         .reset_index()
-        .sort_values(["runs", "first"], ascending=[False, True], kind="stable")
+        .sort_values(["runs", "first"], ascending=[False, True])  # a total order: each group has its own first
     )
     found = {}
     for row in counted.to_dict("records"):

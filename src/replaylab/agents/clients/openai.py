@@ -20,6 +20,7 @@ from replaylab.agents import environment
 from replaylab.agents.clients import Options, Provider, ProviderError, record_command, register
 from replaylab.agents.messages import ModelMessage, ToolCall
 from replaylab.agents.names import file_safe
+from replaylab.agents.recording import CALL_DEPTH, MAX_DEPTH, nesting, printable
 from replaylab.agents.secrets import clean_text
 
 KEY_VARIABLE = "OPENAI_API_KEY"
@@ -87,11 +88,45 @@ def _request_messages(system, conversation):
 
 
 def _arguments(text):
-    """The model's arguments as JSON data; text that is not JSON stays text, which the allowlist refuses."""
+    """The model's arguments as JSON data; text that is not JSON (or nested deeper than a recording
+    holds) stays text, which the allowlist refuses."""
     try:
-        return json.loads(text)
-    except (TypeError, ValueError):
+        value = json.loads(text)
+    except (TypeError, ValueError, RecursionError):
         return text
+    return value if nesting(value) + CALL_DEPTH <= MAX_DEPTH else text
+
+
+def _expect(value, kinds, where, expected):
+    """`value` if it is one of `kinds`; else the ProviderError saying what the answer holds there."""
+    if isinstance(value, kinds):
+        return value
+    raise ProviderError(
+        f"the provider's answer is not a chat completion: {where} is {type(value).__name__}, not {expected}"
+    )
+
+
+def _message(response):
+    """The first choice's message of a response, each field checked: a server that answers with
+    something else is one ProviderError line, never an AttributeError later."""
+    from openai.types.chat import ChatCompletion, ChatCompletionMessage, ChatCompletionMessageFunctionToolCall
+    from openai.types.chat.chat_completion import Choice
+    from openai.types.chat.chat_completion_message_function_tool_call import Function
+
+    _expect(response, ChatCompletion, "$", "an object")
+    choices = _expect(response.choices, list, "$.choices", "a list")
+    if not choices:
+        raise ProviderError("the provider answered with no message")
+    where = "$.choices[0].message"
+    message = _expect(_expect(choices[0], Choice, "$.choices[0]", "an object").message, ChatCompletionMessage, where, "an object")
+    _expect(message.content, (str, type(None)), f"{where}.content", "text")
+    for i, call in enumerate(_expect(message.tool_calls, (list, type(None)), f"{where}.tool_calls", "a list") or ()):
+        at = f"{where}.tool_calls[{i}]"
+        _expect(call, ChatCompletionMessageFunctionToolCall, at, "a function call")
+        _expect(call.id, str, f"{at}.id", "text")
+        _expect(_expect(call.function, Function, f"{at}.function", "an object").name, str, f"{at}.function.name", "text")
+        _expect(call.function.arguments, str, f"{at}.function.arguments", "text")
+    return message
 
 
 def _describe(error, timeout):
@@ -131,16 +166,19 @@ class OpenAIClient:
             )
         except _sdk().OpenAIError as error:
             raise ProviderError(clean_text(_describe(error, self._timeout), self.secrets)) from None
+        except ValueError as error:  # the SDK's JSON parser: a body that is not JSON
+            raise ProviderError(clean_text(f"the provider's answer is not JSON: {error}", self.secrets)) from None
+        message = _message(response)
         request_id = response._request_id  # from the x-request-id header; None when absent
         if request_id:
-            self.request_ids.append(clean_text(request_id, self.secrets))
-        if response.usage is not None:
+            # cleaned of the key (a server may echo it), and printable (it is shown on pages)
+            self.request_ids.append(printable(clean_text(request_id, self.secrets))[:200])
+        usage = response.usage
+        if usage is not None and all(isinstance(n, (int, type(None))) and not isinstance(n, bool)
+                                     for n in (usage.prompt_tokens, usage.completion_tokens)):
             self.usage_reported = True
-            self.usage["input_tokens"] += response.usage.prompt_tokens or 0
-            self.usage["output_tokens"] += response.usage.completion_tokens or 0
-        if not response.choices:
-            raise ProviderError("the provider answered with no message")
-        message = response.choices[0].message
+            self.usage["input_tokens"] += usage.prompt_tokens or 0
+            self.usage["output_tokens"] += usage.completion_tokens or 0
         calls = tuple(
             ToolCall(call.id, call.function.name, _arguments(call.function.arguments))
             for call in (message.tool_calls or ())

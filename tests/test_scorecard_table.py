@@ -1,0 +1,175 @@
+"""The scorecard's own functions on hand-made tables and runs (issue 16: the mutation run found the
+per-run table and the group-by reached by no test of their own): who a judged entry is made of,
+the limit that stopped it, the tokens summed per entry, the table's bytes and its reading back,
+and the group-by with its counted mistakes."""
+
+import gzip
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from replaylab.lessons import scorecard as sc
+
+
+def run(group, usage=None, stopped=None):
+    provenance = {"model": "m"} | ({"usage": usage} if usage is not None else {})
+    transcript = {"steps": []} | ({"stopped_by": stopped} if stopped else {})
+    return {"group": group, "provenance": provenance, "transcript": transcript}
+
+
+RUNS = {
+    "a1": run("alpha", usage={"input_tokens": 10, "output_tokens": 3}),
+    "a2": run("alpha", usage={"input_tokens": 5}),
+    "b1": run("beta", stopped={"limit": "max_seconds", "allowed": 2.5}),
+    "c1": run("gamma"),
+}
+
+
+def test_members_are_the_run_itself_or_the_runs_of_its_group():
+    assert sc.members("a2", RUNS) == ["a2"]
+    assert sc.members("alpha", RUNS) == ["a1", "a2"]
+    assert sc.members("beta", RUNS) == ["b1"]
+    assert sc.members("nobody", RUNS) == []
+
+
+def test_stopped_by_names_the_limit_of_a_member_or_none():
+    assert sc.stopped_by("beta", RUNS) == {"limit": "max_seconds", "allowed": 2.5}
+    assert sc.stopped_by("b1", RUNS) == {"limit": "max_seconds", "allowed": 2.5}
+    assert sc.stopped_by("alpha", RUNS) is None
+
+
+def entry(model, task="t", calls=3, ran=2):
+    return {"model": model, "task": task, "calls": calls, "ran": ran}
+
+
+def test_scores_say_what_is_wrong_and_a_stopped_run_is_wrong_whatever_it_computed():
+    verdicts = {"a1": entry("m1", calls=4, ran=3), "b1": entry("m2"), "c1": entry("m3")}
+    asked = []
+
+    def decide(found, scans):
+        asked.append((found["model"], scans))
+        return None if found["model"] != "m3" else "far off"
+
+    found = sc.scores(verdicts, "SCANS", decide, RUNS)
+    assert found == [
+        {"run": "a1", "model": "m1", "task": "t", "right": True, "wrong": None, "calls": 4, "budget_used": 3},
+        {"run": "b1", "model": "m2", "task": "t", "right": False, "wrong": "stopped by its limit max_seconds (2.5)",
+         "calls": 3, "budget_used": 2},
+        {"run": "c1", "model": "m3", "task": "t", "right": False, "wrong": "far off", "calls": 3, "budget_used": 2},
+    ]
+    assert asked == [("m1", "SCANS"), ("m3", "SCANS")]  # the stopped run is not asked about
+    assert [s["right"] for s in sc.scores({"b1": entry("m2")}, None, lambda e, s: None)] == [True]  # no runs: no limit known
+
+
+def test_the_runs_table_sums_reported_tokens_per_entry_and_leaves_them_empty_when_none_were():
+    found = [
+        {"run": "alpha", "model": "m1", "task": "t", "right": True, "wrong": None, "calls": 2, "budget_used": 2},
+        {"run": "c1", "model": "m2", "task": "t", "right": False, "wrong": "far off", "calls": 1, "budget_used": 1},
+    ]
+    table = sc.runs_table(found, RUNS)
+    assert list(table.columns) == list(sc.COLUMNS)
+    assert str(table["input_tokens"].dtype) == "Int64" and str(table["output_tokens"].dtype) == "Int64"
+    assert table.loc[0, "input_tokens"] == 15 and table.loc[0, "output_tokens"] == 3  # a kind not reported counts 0
+    assert table.loc[1, "input_tokens"] is pd.NA and table.loc[1, "output_tokens"] is pd.NA
+    assert list(table["recordings"]) == ["a1;a2", "c1"]
+    assert list(sc.runs_table([]).columns) == list(sc.COLUMNS)
+
+
+def test_the_runs_table_reads_back_as_it_was_written_and_its_bytes_are_the_same_each_time():
+    found = [
+        {"run": "a1", "model": "m1", "task": "t", "right": True, "wrong": None, "calls": 2, "budget_used": 2},
+        {"run": "c1", "model": "m2", "task": "t", "right": False, "wrong": "NA", "calls": 1, "budget_used": 1},
+    ]
+    table = sc.runs_table(found, RUNS)
+    data = sc.runs_table_bytes(table)
+    assert data == sc.runs_table_bytes(sc.runs_table(found, RUNS))
+    assert data[4:8] == b"\0\0\0\0"  # no time in the gzip header
+    text = gzip.decompress(data).decode()
+    assert text.splitlines()[0] == ",".join(sc.COLUMNS) and "\r" not in text
+    back = sc.read_runs_table(io.BytesIO(gzip.decompress(data)))
+    assert back["wrong"].tolist() == ["", "NA"]  # a mistake called "NA" stays text, an empty one stays empty
+    assert str(back["wrong"].dtype) == "string"
+    assert back["input_tokens"].tolist() == [10, pd.NA] and str(back["input_tokens"].dtype) == "Int64"
+    assert back["output_tokens"].tolist() == [3, pd.NA] and str(back["output_tokens"].dtype) == "Int64"
+    assert back["recordings"].tolist() == ["a1", "c1"]
+
+
+def test_python_values_of_pandas_cells():
+    assert sc._python(None) is None and sc._python(pd.NA) is None and sc._python(float("nan")) is None
+    assert sc._python(np.float64("nan")) is None
+    value = sc._python(np.int64(7))
+    assert value == 7 and type(value) is int
+    assert type(sc._python(np.float64(2.5))) is float
+    assert sc._python(2.5) == 2.5 and sc._python("x") == "x"
+
+
+def table(rows):
+    return pd.DataFrame(
+        [{"run": f"r{i}", "model": m, "task": t, "right": w is None, "wrong": w, "calls": c, "budget_used": b,
+          "input_tokens": tok} for i, (m, t, w, c, b, tok) in enumerate(rows)])
+
+
+def test_the_mistakes_of_the_wrong_runs_most_frequent_first_ties_in_order_of_appearance():
+    found = sc._mistakes(table([
+        ("m", "t", "zeta", 1, 1, 0), ("m", "t", None, 1, 1, 0), ("m", "t", "alpha", 1, 1, 0),
+        ("m", "t", "beta", 1, 1, 0), ("m", "t", "beta", 1, 1, 0), ("n", "t", "alpha", 1, 1, 0),
+    ]), ["model", "task"])
+    assert found == {
+        ("m", "t"): [{"what": "beta", "runs": 2}, {"what": "zeta", "runs": 1}, {"what": "alpha", "runs": 1}],
+        ("n", "t"): [{"what": "alpha", "runs": 1}],
+    }
+    assert sc._mistakes(table([("m", "t", None, 1, 1, 0)]), ["model"]) == {}
+
+
+def test_the_scorecard_groups_by_its_keys_with_means_and_mistakes():
+    rows = table([
+        ("m1", "t1", None, 2, 1, 100), ("m1", "t1", "far", 4, 3, 300), ("m1", "t2", None, 1, 1, 10),
+        ("m0", "t1", "far", 5, 5, 50),
+    ])
+    card = sc.scorecard(rows, means=("input_tokens",))
+    assert [(r["model"], r["task"]) for r in card] == [("m0", "t1"), ("m1", "t1"), ("m1", "t2")]
+    first, second, third = card
+    assert (second["runs"], second["right"], second["rate"]) == (2, 1, 0.5)
+    assert (second["low"], second["high"]) == sc.wilson(1, 2)
+    assert second["conclusive"] is False
+    assert second["mean_calls"] == 3.0 and second["mean_budget_used"] == 2.0 and second["mean_input_tokens"] == 200.0
+    assert type(second["runs"]) is int and type(second["right"]) is int and type(second["mean_calls"]) is float
+    assert second["mistakes"] == [{"what": "far", "runs": 1}]
+    assert first["mistakes"] == [{"what": "far", "runs": 1}] and (first["right"], first["rate"]) == (0, 0.0)
+    assert third["mistakes"] == [] and third["rate"] == 1.0
+    by_model = sc.scorecard(rows, keys=("model",))
+    assert [(r["model"], r["runs"], r["right"]) for r in by_model] == [("m0", 1, 0), ("m1", 3, 2)]
+    assert "task" not in by_model[0] and "mean_input_tokens" not in by_model[0]
+    assert sc.scorecard(rows.iloc[0:0]) == []
+
+
+def test_a_row_is_conclusive_when_its_interval_is_at_most_half_wide():
+    def card(right, runs):
+        (row,) = sc.scorecard(table([("m", "t", None if i < right else "no", 1, 1, 0) for i in range(runs)]))
+        return row
+
+    narrow = card(0, 6)  # Wilson (0, 0.390...)
+    assert narrow["high"] - narrow["low"] <= sc.TOO_WIDE and narrow["conclusive"] is True
+    wide = card(1, 3)
+    assert wide["high"] - wide["low"] > sc.TOO_WIDE and wide["conclusive"] is False
+    assert card(5, 5)["conclusive"] is True and card(5, 5)["rate"] == 1.0
+
+
+def test_the_flat_scorecard_rows_of_the_csv_file():
+    card = sc.scorecard(table([("m", "t", "far", 2, 1, 0), ("m", "t", "far", 2, 1, 0), ("m", "t", "near", 2, 1, 0),
+                               ("m", "t", None, 4, 4, 0)]))
+    (flat,) = sc.scorecard_table(card)
+    low, high = sc.wilson(1, 4)
+    assert flat == {"model": "m", "task": "t", "runs": 4, "right": 1, "rate": 0.25, "wilson95_low": low,
+                    "wilson95_high": high, "conclusive": False, "mean_calls": 2.5, "mean_calls_that_ran": 1.75,
+                    "mistakes": "far (2); near (1)"}
+
+
+@pytest.mark.parametrize("right,runs", [(0, 1), (0, 7), (3, 3), (1, 1)])
+def test_wilson_ends_are_exact(right, runs):
+    low, high = sc.wilson(right, runs)
+    assert (low == 0.0) == (right == 0) and (high == 1.0) == (right == runs)
+    assert 0.0 <= low < high <= 1.0
+    assert sc.wilson(0, 0) == (0.0, 1.0)

@@ -1,0 +1,90 @@
+"""Bad input stops even a dry run with one line naming the file (or the configuration) and the
+field (issue 16, cases 7 to 12 and 16): real `snakemake -n` runs in a temporary copy, each with one
+bad recording, one file that is not a regular file, or one bad configuration value."""
+
+import pytest
+
+from helpers.bad import BAD, NOT_A_FILE, make_not_a_file
+from helpers.workflow import copy_project, first_error_line, snakemake
+
+pytestmark = pytest.mark.workflow
+
+
+@pytest.fixture(scope="module")
+def copy(tmp_path_factory):
+    return copy_project(tmp_path_factory.mktemp("inputs") / "project")
+
+
+def dry_run_stops(copy, *args):
+    """The one line the dry run stopped with (after Snakemake's profile notice)."""
+    result = snakemake(copy, "-n", *args, check=False)
+    assert result.returncode != 0, result.stdout[-2000:]
+    assert "Traceback" not in result.stdout + result.stderr, result.stderr[-3000:]
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 2, result.stderr[-3000:]  # the profile notice, and the line
+    return first_error_line(result)
+
+
+@pytest.mark.parametrize(
+    "name", ["nested-500", "nested-1000", "lone-surrogate", "integer-5000-digits", "duplicate-key", "ansi-in-model"]
+)
+def test_a_bad_recording_stops_the_dry_run_on_one_line(copy, name):
+    data, expected = BAD[name]
+    path = copy / "recordings" / "hunter" / "symplectic-euler.json"
+    original = path.read_bytes()
+    path.write_bytes(data)
+    try:
+        line = dry_run_stops(copy)
+    finally:
+        path.write_bytes(original)
+    assert line.startswith("recordings/hunter/symplectic-euler.json: ") and expected in line, line[:300]
+
+
+@pytest.mark.parametrize(
+    "kind, expected",
+    [
+        *[(kind, f"recordings/hunter/x.json: {said}") for kind, said in NOT_A_FILE.items()],
+        ("bad-name", "recordings/hunter/my run.json: the file name: 'my run' is not a run name"),
+        ("long-name", "recordings/hunter/" + "a" * 101 + ".json: the file name: a run name has at most 100 characters"),
+    ],
+)
+def test_what_is_not_a_recording_file_stops_the_dry_run_on_one_line(copy, kind, expected):
+    """A FIFO would block an ordinary open forever: the dry run must end (snakemake() has a timeout)."""
+    folder = copy / "recordings" / "hunter"
+    path = folder / "x.json"
+    if kind in NOT_A_FILE:
+        make_not_a_file(path, kind)
+    else:
+        path = folder / ("my run.json" if kind == "bad-name" else "a" * 101 + ".json")
+        path.write_text((folder / "velocity-verlet.json").read_text())
+    try:
+        line = dry_run_stops(copy)
+    finally:
+        path.rmdir() if path.is_dir() and not path.is_symlink() else path.unlink()
+    assert line.startswith(expected), line
+
+
+@pytest.mark.parametrize(
+    "setting, expected",
+    [
+        ("tolerance=nan", "$.tolerance: nan is not a finite number"),
+        ("tolerance=inf", "$.tolerance: inf is not a finite number"),
+        ("tolerance=1e309", "$.tolerance: inf is not a finite number"),
+        ("record_run=" + "a" * 250, "$.record_run: a run name has at most 100 characters"),
+        ("record_run=" + "a" * 95, "$.record_run: 95 characters is too long"),
+        ("record_run=my run", "$.record_run: 'my run' does not match"),
+        ("model=gpt\x1b[2J", "$.model: 'gpt\\x1b[2J' holds the control character \\x1b"),
+        ("seed=" + "9" * 30, "$.seed: 999999999999999999999999999999 is greater than the maximum"),
+    ],
+)
+def test_a_bad_configuration_value_stops_the_dry_run_on_one_line(copy, setting, expected):
+    line = dry_run_stops(copy, "record", "--config", setting)
+    assert line.startswith("config/config.yaml + --config: " + expected), line
+
+
+def test_a_record_run_name_with_a_dot_is_planned(copy):
+    """config/README.md allows '.' (and '-') in record_run: the record target plans its jobs."""
+    result = snakemake(copy, "-n", "record", "--config", "record_lesson=hunter", "record_run=mine.v2-b")
+    out = result.stdout
+    assert "results/live/hunter/mine.v2-b-symplectic-euler.json" in out and "results/live/hunter/mine.v2-b-velocity-verlet.json" in out
+    assert "results/live/hunter/mine.v2-b" in out
