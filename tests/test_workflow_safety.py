@@ -53,8 +53,8 @@ def test_recorded_runs_are_never_recorded_again_and_no_value_reaches_a_shell(tmp
                       "record_lesson=hunter", "record_run=mine")
     assert "Recording " not in rerun.stdout + rerun.stderr and "Rule: record_run" not in rerun.stdout + rerun.stderr
     assert snapshot(live) == before  # byte for byte
-    scorecard = json.loads((copy / "results" / "hunter" / "scorecard.json").read_text())
-    assert sorted(s["run"] for s in scorecard["scores"]) == ["mine-symplectic-euler", "mine-velocity-verlet", "solo", "symplectic-euler", "velocity-verlet"]
+    results = json.loads((copy / "results" / "hunter" / "results.json").read_text())
+    assert sorted(s["run"] for s in results["scores"]) == ["mine-symplectic-euler", "mine-velocity-verlet", "solo", "symplectic-euler", "velocity-verlet"]
 
     again = snakemake(copy, "-n", "record", "--config", "record_lesson=hunter", "record_run=mine", check=False)
     assert again.returncode != 0
