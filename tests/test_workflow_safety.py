@@ -119,7 +119,7 @@ def test_an_emptied_intermediate_file_is_one_line_and_nothing_is_removed(built):
     assert line == f"results/hunter/judged/{verdicts.name}: not the whole JSON file the build wrote (emptied or cut after the build): delete it (Snakemake builds it again when a job needs it)"
     assert (built / "results" / "hunter" / "results.json").is_file()  # the good outputs are kept
     verdicts.unlink()
-    snakemake(built, "--cores", "1", "hunter")
+    snakemake(built, "--cores", "1", "--forcerun", "replay", "hunter")
     assert json.loads(verdicts.read_text())["verdicts"]["velocity-verlet"]["verdict"]["outcome"] == "inconclusive"
 
 
