@@ -21,7 +21,6 @@ include: "workflow/rules/common.smk"
 # Runs each job's entry point in scripts/ inside Snakemake's process.
 include: "workflow/rules/jobs.smk"
 include: "workflow/rules/replay.smk"
-include: "workflow/rules/judge.smk"
 include: "workflow/rules/scan.smk"
 include: "workflow/rules/page.smk"
 include: "workflow/rules/record.smk"
@@ -29,11 +28,11 @@ include: "workflow/rules/campaign.smk"
 
 
 onsuccess:
-    cancel_leftover_timers()
+    end_of_run()
 
 
 onerror:
-    cancel_leftover_timers()
+    end_of_run()
 
 
 rule all:

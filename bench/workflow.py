@@ -1,10 +1,13 @@
 """Benchmark of the workflow (not a test): wall time and peak memory, median of repeated runs.
 
     .venv/bin/python bench/workflow.py [--repeat 3] [--rounds 5] [--sizes 10,100,1000] [--lesson hunter]
+                                       [--many 10000] [--most 100000]
 
-Each measurement runs in a fresh temporary copy of the project. Peak memory is the largest sum of
-the resident memory of the measured process and all its children, sampled every 50 ms. The
-results are printed and written to bench/results.md.
+Each measurement runs in a fresh temporary copy of the project, with the committed configuration.
+Peak memory is the largest sum of the resident memory of the measured process and all its
+children (the worker processes too), sampled every 50 ms. `--many` generated runs of the lesson
+are built at --cores 1 and --cores 2 (median of `--repeat`), `--most` once at --cores 2, with the
+size of results/ and of its largest file. The results are printed and written to bench/results.md.
 """
 
 import argparse
@@ -12,6 +15,7 @@ import datetime
 import importlib.util
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -31,7 +35,9 @@ SNAKEMAKE = [PYTHON, "-m", "snakemake"]
 
 def copy_project(target):
     """A fresh copy of the project, as the workflow tests make it, with the committed configuration."""
-    return copy_workflow(target, batch_size=50)
+    copy = copy_workflow(target)
+    shutil.copy2(ROOT / "config" / "config.yaml", copy / "config" / "config.yaml")
+    return copy
 
 
 def measure(command, cwd):
@@ -101,6 +107,43 @@ def with_runs(lesson, count):
     return prepare
 
 
+def generated(lesson, count, folder):
+    """`count` scripted runs of a lesson in `folder`/<lesson>, written once (two processes, half
+    the seeds each) and copied into each measured copy."""
+    target = Path(folder) / lesson
+    if not target.is_dir():
+        half = count // 2
+        writers = [
+            subprocess.Popen([PYTHON, "-m", "replaylab", "generate", lesson, "--count", str(n), "--first-seed", str(first),
+                              "--out", str(folder)], stdout=subprocess.DEVNULL)
+            for first, n in ((0, half), (half, count - half))
+        ]
+        if any(w.wait() for w in writers):
+            raise SystemExit(f"replaylab generate {lesson} failed")
+    return target
+
+
+def with_generated(source):
+    def prepare(path):
+        copy = copy_project(path)
+        shutil.copytree(source, copy / "generated" / source.name)
+        return copy
+
+    return prepare
+
+
+def folder_size(folder):
+    """(bytes, files, the largest file and its bytes) of a folder."""
+    total, files, largest = 0, 0, (None, 0)
+    for path in Path(folder).rglob("*"):
+        if path.is_file():
+            size = path.stat().st_size
+            total, files = total + size, files + 1
+            if size > largest[1]:
+                largest = (path, size)
+    return total, files, largest
+
+
 FLOOR = [PYTHON, "-c", "from replaylab.build import build; build(progress=lambda text: None)"]
 
 
@@ -125,6 +168,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=5, help="rounds of floor, --cores 1, --cores 2")
     parser.add_argument("--sizes", default="10,100,1000")
     parser.add_argument("--lesson", default="hunter")
+    parser.add_argument("--many", type=int, default=10000, help="generated runs built at --cores 1 and 2 (0: none)")
+    parser.add_argument("--most", type=int, default=100000, help="generated runs built once at --cores 2 (0: none)")
+    parser.add_argument("--note", default="", help="a sentence about the machine, for the report")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results.md"))
     args = parser.parse_args()
     rows = []
@@ -151,13 +197,47 @@ def main():
         added = f"{1000 * (result[0] - alone[0]) / size:.1f} ms"
         record(f"{size} scripted runs of {args.lesson} + its references, from clean, --cores 2", result, added)
 
+    many_lines, most_lines = [], []
+    command = lambda cores: [*SNAKEMAKE, "--cores", str(cores), args.lesson, "--config", "run_folders=[generated]"]  # noqa: E731
+    with tempfile.TemporaryDirectory() as store:
+        if args.many:
+            source = generated(args.lesson, args.many, Path(store) / "many")
+            results = {}
+            for cores in (1, 2):
+                results[cores] = median_of(args.repeat, with_generated(source), command(cores))
+                per_run = f"{1000 * results[cores][0] / args.many:.2f} ms"
+                record(f"{args.many} generated runs of {args.lesson} + its references, from clean, --cores {cores}", results[cores], per_run)
+            many_lines = [
+                f"{args.many} runs: --cores 2 is {results[1][0] / results[2][0]:.2f} times as fast as --cores 1 "
+                f"({1000 * results[2][0] / args.many:.2f} ms of wall time per run at --cores 2, all of it: starting "
+                "Snakemake, checking every recording, replaying, judging, the per-run table and the pages).",
+                "",
+            ]
+            shutil.rmtree(source.parent)
+        if args.most:
+            source = generated(args.lesson, args.most, Path(store) / "most")
+            with tempfile.TemporaryDirectory() as folder:
+                copy = with_generated(source)(Path(folder) / "project")
+                seconds, peak = measure(command(2), copy)
+                total, files, (largest, largest_size) = folder_size(copy / "results")
+                transcripts = sum(1 for _ in (copy / "results" / args.lesson / "transcripts").iterdir())
+            record(f"{args.most} generated runs of {args.lesson} + its references, from clean, --cores 2 (one round)",
+                   (seconds, peak, [seconds]), f"{1000 * seconds / args.most:.2f} ms")
+            most_lines = [
+                f"{args.most} runs: results/ holds {total / 2**20:.0f} MiB in {files} files; the largest is "
+                f"`{largest.relative_to(copy)}`, {largest_size / 2**20:.1f} MiB; the transcripts lie in {transcripts} "
+                f"batch folders (about {args.most // max(1, transcripts)} files each).",
+                "",
+            ]
+
     lines = [
         "# Benchmark of the workflow",
         "",
         f"Measured {datetime.date.today().isoformat()} by `bench/workflow.py` on {platform.node()} "
         f"({os.cpu_count()} cores, Python {platform.python_version()}), median of {args.repeat} runs "
         f"({args.rounds} for the first three rows), each in a fresh copy of the project. Memory: peak resident memory of the whole process tree. "
-        "The SLURM executor plugin was "
+        + (f"{args.note} " if args.note else "")
+        + "The SLURM executor plugin was "
         + ("installed" if cluster_plugin_installed() else "not installed (as after `make`)")
         + ". The floor and the full runs were measured in turn, round after round, so that the machine's "
         "slower moments weigh on them alike.",
@@ -167,15 +247,17 @@ def main():
     ]
     for what, seconds, peak, per_run, times in rows:
         lines.append(f"| {what} | {seconds:.2f} s | {peak:.0f} MiB | {per_run} | {', '.join(f'{t:.2f}' for t in times)} |")
-    lines += [
-        "",
+    notes = [
         f"Full run from clean against the one-process floor (ratio of the medians): "
         f"{ratios['cores1']:.2f} times with `--cores 1`, {ratios['cores2']:.2f} times with `--cores 2`. "
-        f"Added per run: the time above that of {args.lesson} alone, divided by the number of runs.",
+        f"Added per run: the time above that of {args.lesson} alone, divided by the number of runs; "
+        "for the generated runs, per run: all of the time divided by the number of runs.",
         "",
+        *many_lines,
+        *most_lines,
     ]
-    Path(args.out).write_text("\n".join(lines))
-    print("\n".join(lines[-3:]))
+    Path(args.out).write_text("\n".join(lines + [""] + notes))
+    print("\n" + "\n".join(notes), flush=True)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-"""Rule `render`: everything a lesson shows, from its verdicts, scans and transcripts: results.json
-(every number), the scorecard, the CSV tables, the figures and the page (Markdown and HTML). One
-job, because each of these is too small to be worth a job of its own."""
+"""Rule `render`: everything a lesson shows, from its batches' verdicts, scans and the transcripts
+of the runs it shows: the per-run table, the scorecard, results.json, the CSV tables, the figures
+and the page (Markdown and HTML). One job, because each of these is too small to be worth a job of
+its own."""
 
 from replaylab.render import Render, render_lesson
 
@@ -10,7 +11,7 @@ def main(wildcards, input, output, params):
         Render(
             lesson=wildcards.lesson,
             transcripts=list(input.transcripts),
-            verdicts=input.verdicts,
+            judged=list(input.judged),
             scans=input.scans,
             exercises=input.exercises,
             tolerance=params.tolerance,

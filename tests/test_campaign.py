@@ -296,12 +296,13 @@ def test_a_damaged_campaign_results_folder_is_one_line(tmp_path):
     assert first_error_line(result) == (f"results/campaigns/baseline/projectile/transcripts/{batch.name}: {transcript.name} "
                                          "was removed after the build: delete it (Snakemake builds it again when a job needs it)")
     transcript.write_bytes(removed)
-    (lesson / "verdicts.json").write_text("")
+    judged = lesson / "judged" / f"{batch.name}.json"
+    judged.write_text("")
     result = snakemake(copy, "-n", "campaign")
     assert result.returncode == 1 and first_error_line(result) == (
-        "results/campaigns/baseline/projectile/verdicts.json: not the whole JSON file the build wrote (emptied or cut "
+        f"results/campaigns/baseline/projectile/judged/{batch.name}.json: not the whole JSON file the build wrote (emptied or cut "
         "after the build): delete it (Snakemake builds it again when a job needs it)")
-    (lesson / "verdicts.json").unlink()
+    judged.unlink()
     assert snakemake(copy, "campaign").returncode == 0
     (lesson / "runs.csv.gz").write_bytes(b"")  # read by the comparison only, which reruns: one line
     result = snakemake(copy, "campaign")
@@ -345,7 +346,7 @@ def test_a_wrong_campaign_section_stops_a_dry_run_with_one_line(tmp_path, settin
 def test_pandas_is_imported_only_by_the_jobs_that_tabulate():
     probe = (
         "import sys; sys.path[:0] = ['scripts']\n"
-        "import replay, judge, scan, replaylab.cli\n"
+        "import replay, scan, replaylab.cli, replaylab.workers\n"
         "replaylab.cli.parser()\n"
         "assert 'pandas' not in sys.modules and 'openai' not in sys.modules\n"
         "import render, compare\n"

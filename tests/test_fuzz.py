@@ -228,10 +228,9 @@ def refused_on_one_line(code, err, path):
 def build(path, folder):
     """Everything the workflow builds from one run, but the figures (drawn from the same data)."""
     run = inputs.check_recording(path)
-    transcripts, verdicts = folder / "transcripts", folder / "verdicts.json"
-    pipeline.replay_batch(pipeline.Replay([path], transcripts, 1e-6))
-    pipeline.judge_lesson(pipeline.Judge(run.lesson, [transcripts], verdicts, 1e-6, [run.run]))
-    stage = Render.in_folder(run.lesson, folder, 1e-6, [transcripts], verdicts, folder / "scans.json",
+    transcripts, judged = folder / "transcripts" / "batch0of1", folder / "judged" / "batch0of1.json"
+    pipeline.replay_batch(pipeline.Replay(run.lesson, [path], transcripts, judged, 1e-6))
+    stage = Render.in_folder(run.lesson, folder, 1e-6, [transcripts], [judged], folder / "scans.json",
                              folder / "exercises.json", runs=[run.run])
     results = collect_results(stage)
     write_tables(run.lesson, results, stage.tables)

@@ -14,9 +14,8 @@ from replaylab.lessons import scorecard as sc
 
 
 def run(group, usage=None, stopped=None):
-    provenance = {"model": "m"} | ({"usage": usage} if usage is not None else {})
-    transcript = {"steps": []} | ({"stopped_by": stopped} if stopped else {})
-    return {"group": group, "provenance": provenance, "transcript": transcript}
+    """What a batch's verdicts say of a run (pipeline.run_facts)."""
+    return {"group": group} | ({"usage": usage} if usage is not None else {}) | ({"stopped_by": stopped} if stopped else {})
 
 
 RUNS = {
@@ -28,16 +27,20 @@ RUNS = {
 
 
 def test_members_are_the_run_itself_or_the_runs_of_its_group():
-    assert sc.members("a2", RUNS) == ["a2"]
-    assert sc.members("alpha", RUNS) == ["a1", "a2"]
-    assert sc.members("beta", RUNS) == ["b1"]
-    assert sc.members("nobody", RUNS) == []
+    members = sc.members_of(RUNS)
+    assert members["a2"] == ["a2"]
+    assert members["alpha"] == ["a1", "a2"]
+    assert members["beta"] == ["b1"]
+    assert "nobody" not in members
+    assert sc.members_of({"x": run("x"), "y": run("x")})["x"] == ["x"]  # a run's own name before a group's
 
 
 def test_stopped_by_names_the_limit_of_a_member_or_none():
-    assert sc.stopped_by("beta", RUNS) == {"limit": "max_seconds", "allowed": 2.5}
-    assert sc.stopped_by("b1", RUNS) == {"limit": "max_seconds", "allowed": 2.5}
-    assert sc.stopped_by("alpha", RUNS) is None
+    members = sc.members_of(RUNS)
+    assert sc.stopped_by(members["beta"], RUNS) == {"limit": "max_seconds", "allowed": 2.5}
+    assert sc.stopped_by(members["b1"], RUNS) == {"limit": "max_seconds", "allowed": 2.5}
+    assert sc.stopped_by(members["alpha"], RUNS) is None
+    assert sc.stopped_by([], RUNS) is None
 
 
 def entry(model, task="t", calls=3, ran=2):

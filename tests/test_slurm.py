@@ -6,7 +6,9 @@ copies of the project three ways: locally, with `--executor slurm`
 (workflow/profiles/slurm-local) and with `--executor cluster-generic`
 (workflow/profiles/slurm-generic with its placeholders filled in, as a user does). The JSON and CSV
 results must be the same bytes, the jobs must have been SLURM jobs, and a forged recording must
-fail the cluster runs with the same one-line message as the local run.
+fail the cluster runs with the same one-line message as the local run. The lesson with its two
+reference runs is one SLURM job; with 40 generated runs more in batches of about 10 (8 replay
+batches) it is several, and its results are again the same bytes as a local build's.
 
 Snakemake runs here from .venv-cluster (`make cluster-env`, part of `make test`), the venv with
 the `cluster` extra: the default .venv has no executor plugin (it would slow every local start).
@@ -27,8 +29,8 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers import ROOT, environment
+from helpers.workflow import configure, forge
 from helpers.workflow import copy_project as copy_workflow
-from helpers.workflow import forge
 SCRIPT = ROOT / "cluster" / "slurm-local.sh"
 PROFILES = ROOT / "workflow" / "profiles"
 LESSON = "hunter"  # the lesson with a recording to forge (recordings/hunter/symplectic-euler.json)
@@ -54,8 +56,31 @@ def cannot_run(reason):
 
 
 def copy_project(target):
-    """A copy of the project with the configuration as committed (replays in batches of 50)."""
-    return copy_workflow(target, batch_size=50)
+    """A copy of the project with the configuration as committed (replays in batches of 500)."""
+    return copy_workflow(target, batch_size=500)
+
+
+MANY = 40  # generated runs of the lesson, beside its two reference runs
+MANY_BATCH = 10  # runs per replay job: 8 batches, bundled 4 to a SLURM job by slurm-local
+
+
+def copy_with_many_runs(target, runs):
+    """A copy whose lesson has MANY generated runs more (`runs`: the folder `generated_runs` made),
+    in batches of about MANY_BATCH."""
+    copy = copy_workflow(target, batch_size=MANY_BATCH)
+    shutil.copytree(runs, copy / "generated")
+    configure(copy, run_folders=["generated"])
+    return copy
+
+
+@pytest.fixture(scope="module")
+def generated_runs(tmp_path_factory):
+    """MANY generated runs of the lesson, written once: every copy gets the same files."""
+    from replaylab.generate import generate
+
+    folder = tmp_path_factory.mktemp("generated")
+    generate(LESSON, MANY, folder)
+    return folder
 
 
 def snakemake(copy, *args, timeout=RUN_TIMEOUT):
@@ -154,30 +179,38 @@ def cluster():
 
 
 def build(copy, *args):
-    """Run Snakemake in a copy; (copy, result)."""
-    return copy, snakemake(copy, *args)
+    """Run Snakemake in a copy; (copy, result). Its output is also kept beside the copy."""
+    result = snakemake(copy, *args)
+    (copy.parent / "snakemake-output.txt").write_text(result.stdout, encoding="utf-8")
+    return copy, result
 
 
 @pytest.fixture(scope="module")
-def builds(cluster, tmp_path_factory):
+def builds(cluster, tmp_path_factory, generated_runs):
     """Every build of the module, run at the same time: most of a cluster run is spent waiting.
 
     local and local-forged: `--cores 2`; slurm and slurm-forged: workflow/profiles/slurm-local;
-    generic and generic-forged: workflow/profiles/slurm-generic. `-forged`: a forged recording.
+    generic and generic-forged: workflow/profiles/slurm-generic. `-forged`: a forged recording;
+    `many-`: MANY generated runs more (copy_with_many_runs).
     """
     runs = {}
-    for name in ("local", "local-forged", "slurm", "slurm-forged", "generic", "generic-forged"):
-        copy = copy_project(tmp_path_factory.mktemp(name) / "project")
+    names = ("local", "local-forged", "slurm", "slurm-forged", "generic", "generic-forged")
+    for name in names + ("many-local", "many-slurm", "many-generic"):
+        target = tmp_path_factory.mktemp(name) / "project"
+        copy = copy_with_many_runs(target, generated_runs) if name.startswith("many") else copy_project(target)
         if name.endswith("forged"):
             forge(copy / "recordings" / LESSON / "symplectic-euler.json")
-        if name.startswith("generic"):
+        if "generic" in name:
             fill_generic_profile(copy)
         profile = {"local": ("--cores", "2"), "slurm": ("--workflow-profile", "workflow/profiles/slurm-local")}
         profile["generic"] = ("--workflow-profile", "workflow/profiles/slurm-generic")
-        runs[name] = (copy, LESSON, *profile[name.split("-")[0]])
-    with ThreadPoolExecutor(max_workers=len(runs)) as pool:
-        futures = {name: pool.submit(build, *args) for name, args in runs.items()}
-        return {name: future.result() for name, future in futures.items()}
+        runs[name] = (copy, LESSON, *profile[name.removeprefix("many-").split("-")[0]])
+    done = {}
+    for phase in (names, [name for name in runs if name not in names]):  # at most six at once
+        with ThreadPoolExecutor(max_workers=len(phase)) as pool:
+            futures = {name: pool.submit(build, *runs[name]) for name in phase}
+            done.update({name: future.result() for name, future in futures.items()})
+    return done
 
 
 @pytest.fixture(scope="module")
@@ -241,6 +274,38 @@ def test_failing_job_fails_the_run_with_the_local_message(local_forged, builds, 
     assert not list((copy / "results" / LESSON / "transcripts").glob("*/symplectic-euler.json"))
 
 
+PROFILE_OF = {"slurm": "slurm-local", "generic": "slurm-generic"}
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_a_lesson_of_many_runs_spreads_over_several_slurm_jobs(builds, executor):
+    copy, result = builds[f"many-{executor}"]
+    assert result.returncode == 0, result.stdout[-5000:]
+    submitted, log_of = EXECUTORS[executor]
+    jobids = submitted.findall(result.stdout)
+    # 8 batches, so many to a SLURM job as the profile says, and the lesson's scan and render
+    per_job = profile(PROFILE_OF[executor])["group-components"]["batches"]
+    assert len(jobids) == 8 // per_job + 1 > 1, f"submitted: {jobids}"
+    replays = []
+    for jobid in jobids:
+        state, workdir = slurm_job(jobid)
+        assert state == "COMPLETED" and Path(workdir).resolve() == copy.resolve()
+        inside = log_of(copy, jobid).read_text(encoding="utf-8")
+        replays.append(len(set(re.findall(r"Finished jobid: (\d+) \(Rule: replay\)", inside))))
+    assert sorted(replays) == [0] + [per_job] * (8 // per_job), replays
+    assert set(re.findall(r"^localrule (\w+):", result.stdout, re.M)) == {LESSON}
+    assert len(list((copy / "results" / LESSON / "transcripts").glob("*/*.json"))) == MANY + 2
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_many_runs_give_the_local_builds_bytes(builds, executor):
+    local_copy, local_result = builds["many-local"]
+    assert local_result.returncode == 0, local_result.stdout[-5000:]
+    copy, _ = builds[f"many-{executor}"]
+    assert result_files(copy) == result_files(local_copy)
+    assert len(list((copy / "results" / LESSON / "judged").glob("*.json"))) == 8
+
+
 # ---------------------------------------------------------------------------------------------
 # The profiles (no cluster needed)
 
@@ -253,8 +318,13 @@ CLUSTER_PROFILES = ("slurm", "slurm-local", "slurm-generic")
 
 
 def test_cluster_profiles_group_the_same_rules():
-    groups = {name: (profile(name)["groups"], profile(name)["group-components"]) for name in CLUSTER_PROFILES}
+    """The same groups; only how many batches go to one SLURM job differs (4 on the 2-CPU test cluster)."""
+    groups = {name: profile(name)["groups"] for name in CLUSTER_PROFILES}
     assert len({json.dumps(g, sort_keys=True) for g in groups.values()}) == 1, groups
+    assert "replay" not in groups["slurm"]  # the workflow's batch_group puts each replay job in its group
+    for name in CLUSTER_PROFILES:
+        assert profile(name)["group-components"]["lesson"] == 1
+        assert profile(name)["group-components"]["batches"] >= 1
 
 
 def test_resources_are_in_the_profiles_never_in_the_rules():
@@ -282,6 +352,19 @@ def test_cluster_profile_dry_run_submits_one_group_job_per_lesson(name, tmp_path
         fill_generic_profile(copy)
     result = snakemake(copy, "-n", "--forceall", "--workflow-profile", f"workflow/profiles/{name}", timeout=120)
     assert result.returncode == 0, result.stdout[-5000:]
+    lessons = yaml.safe_load((copy / "config" / "config.yaml").read_text(encoding="utf-8"))["lessons"]
+    assert result.stdout.count("Group job lesson") == len(lessons)
+
+
+@pytest.mark.parametrize("name", ["slurm", "slurm-local", "slurm-generic"])
+def test_cluster_profile_dry_run_bundles_the_batches_of_a_large_lesson(name, tmp_path, generated_runs):
+    copy = copy_with_many_runs(tmp_path / "project", generated_runs)
+    if name == "slurm-generic":
+        fill_generic_profile(copy)
+    result = snakemake(copy, "-n", "--forceall", "--workflow-profile", f"workflow/profiles/{name}", timeout=120)
+    assert result.returncode == 0, result.stdout[-5000:]
+    per_job = profile(name)["group-components"]["batches"]
+    assert result.stdout.count("Group job batches") == -(-8 // per_job)  # 8 batches of the lesson
     lessons = yaml.safe_load((copy / "config" / "config.yaml").read_text(encoding="utf-8"))["lessons"]
     assert result.stdout.count("Group job lesson") == len(lessons)
 

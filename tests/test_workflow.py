@@ -33,9 +33,9 @@ from helpers.workflow import (
 from replaylab.lessons import registry
 
 LESSONS = registry.names()
-RULES = {"all", "replay", "judge", "scan", "render", "index", *LESSONS}
+RULES = {"all", "replay", "scan", "render", "index", *LESSONS}
 RECORDING_RULES = {"record", "record_run", "live_page"}  # only when targeted
-CAMPAIGN_RULES = {"campaign", "campaign_record", "campaign_replay", "campaign_judge", "campaign_render", "campaign_compare"}
+CAMPAIGN_RULES = {"campaign", "campaign_record", "campaign_replay", "campaign_render", "campaign_compare"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -55,11 +55,13 @@ pytestmark = pytest.mark.workflow
 def test_full_build_writes_every_result(built):
     for lesson in LESSONS:
         folder = built / "results" / lesson
-        for name in ("results.json", "verdicts.json", "scans.json", "exercises.json", "index.md", "index.html"):
+        for name in ("results.json", "scans.json", "exercises.json", "index.md", "index.html", "runs.csv.gz"):
             assert (folder / name).is_file(), f"{lesson}/{name}"
         assert sorted(p.stem for p in (folder / "transcripts").glob("*/*.json")) == sorted(
             p.stem for p in (built / "recordings" / lesson).glob("*.json")
         )
+        # each batch judged its runs: judged/<batch>.json beside transcripts/<batch>/
+        assert sorted(p.stem for p in (folder / "judged").glob("*.json")) == sorted(p.name for p in (folder / "transcripts").iterdir())
         assert list((folder / "figures").glob("*.png")), lesson
         assert list((folder / "tables").glob("*.csv")), lesson
     assert (built / "results" / "index.md").is_file() and (built / "results" / "index.html").is_file()
@@ -95,7 +97,7 @@ def test_projectile_code_reruns_projectile_only(built):
 
 
 def test_one_recording_reruns_its_replay_and_what_follows_and_no_scan(built):
-    # review's three runs lie in three batches (the two hunter runs share one)
+    # review's three reference runs are one group, judged together: one batch
     recording = built / "recordings" / "review" / "evidence.json"
 
     def change_a_message(text):
@@ -106,18 +108,18 @@ def test_one_recording_reruns_its_replay_and_what_follows_and_no_scan(built):
     with edited(recording, change_a_message):
         jobs, outputs = pending(built)
     assert batch_of(built, "review", "evidence") in outputs
-    assert len({batch_of(built, "review", run) for run in ("evidence", "numerics", "physics")}) == 3
-    assert batch_of(built, "review", "numerics") not in outputs and batch_of(built, "review", "physics") not in outputs
+    assert len({batch_of(built, "review", run) for run in ("evidence", "numerics", "physics")}) == 1
+    assert not [o for o in outputs if "/hunter/" in o]
     assert {rule for rule, _ in jobs}.isdisjoint({"scan"}), outputs
     assert {lesson for _, lesson in jobs} == {"review", None}, outputs
-    assert {("judge", "review"), ("render", "review"), ("index", None)} <= jobs
+    assert {("replay", "review"), ("render", "review"), ("index", None)} <= jobs
 
 
 def test_plotting_code_reruns_figures_and_pages_only(built):
     with edited(built / "src" / "replaylab" / "lessons" / "review" / "figures.py", append_comment):
         jobs, outputs = pending(built)
     # figures, tables and page are drawn by one job per lesson (`render`), then the summary page:
-    # no replay, judge or scan
+    # no replay (which judges) or scan
     assert jobs == {("render", "review"), ("index", None)}, outputs
     assert {"results/review/figures", "results/review/index.md"} <= set(outputs)
 
@@ -168,10 +170,12 @@ def test_code_inputs_are_precise_per_lesson_and_stage(built):
     hunt = inputs[batch_of(built, "hunter", "velocity-verlet")]
     assert "src/replaylab/physics/drift.py" in hunt
     assert "src/replaylab/physics/projectile.py" not in hunt
-    judge = inputs["results/projectile/verdicts.json"]
-    assert "src/replaylab/lessons/projectile/judge.py" in judge
-    assert "src/replaylab/lessons/projectile/scans.py" not in judge
-    assert "src/replaylab/lessons/projectile/figures.py" not in judge
+    (judged,) = [files for output, files in inputs.items() if output.startswith("results/projectile/judged/")]
+    assert "src/replaylab/lessons/projectile/judge.py" in judged  # a replay job judges its batch
+    assert "src/replaylab/lessons/projectile/scans.py" not in judged
+    assert "src/replaylab/lessons/projectile/figures.py" not in judged
+    # a replay job's input is its batch's list (with each recording's digest), not each recording
+    assert any(f.startswith(".snakemake/replaylab/batches/projectile/") for f in judged)
     for lesson in LESSONS:
         assert not any(f.startswith("recordings/") for f in inputs[f"results/{lesson}/scans.json"])
         assert not any(f.startswith("recordings/") for f in inputs[f"results/{lesson}/exercises.json"])
@@ -182,7 +186,7 @@ def test_code_inputs_are_precise_per_lesson_and_stage(built):
 def test_one_lesson_target_builds_that_lesson_alone(built):
     jobs, outputs = pending(built, "--forceall", "hunter")
     assert {lesson for _, lesson in jobs} == {"hunter"}, outputs
-    assert {rule for rule, _ in jobs} == {"replay", "judge", "scan", "render"}
+    assert {rule for rule, _ in jobs} == {"replay", "scan", "render"}
 
 
 def test_no_rule_writes_under_recordings(built):
@@ -327,7 +331,8 @@ def test_replay_mismatch_fails_only_that_replay(forged):
 def test_jobs_run_in_snakemakes_process_with_the_copys_own_library(forged):
     copy, result, _ = forged
     imported = re.findall(r"replaylab imported from (\S+)", result.stderr)
-    # imported once, by Snakemake: the default profile's force-use-threads runs every job in it
+    # imported once, by Snakemake: the default profile's force-use-threads runs every job in it, and
+    # no lesson here has more than one batch (hunter's two runs share one), so no worker is started
     assert imported == [str(copy / "src" / "replaylab" / "__init__.py")], imported
     assert result.stderr.startswith(PROFILE_NOTICE)
     assert (copy / "results" / "review" / "index.md").is_file()
@@ -357,7 +362,7 @@ def pins_of(requirements):
     return pins
 
 
-CONDA_NAMES = {"matplotlib-base": "matplotlib"}  # conda-forge's matplotlib without a GUI toolkit
+CONDA_NAMES = {"matplotlib-base": "matplotlib", "python-fastjsonschema": "fastjsonschema"}  # conda-forge's names
 
 
 def conda_pins(dependencies):

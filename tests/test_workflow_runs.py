@@ -1,24 +1,102 @@
 """Many runs per lesson, and recording through the workflow: real Snakemake runs in a temporary copy."""
 
 import json
+import re
+import shutil
 
+import pandas as pd
 import pytest
 
-from helpers.workflow import batch_of, configure, copy_project, first_error_line, pending, snakemake
+from helpers.workflow import batch_of, configure, copy_project, first_error_line, forge, pending, snakemake
 
 pytestmark = pytest.mark.workflow
 
 
 @pytest.fixture(scope="module")
-def many(tmp_path_factory):
-    """A copy with 120 generated hunter runs beside the reference ones, in batches of about 50."""
-    copy = copy_project(tmp_path_factory.mktemp("many") / "project", batch_size=50)
+def runs(tmp_path_factory):
+    """120 generated hunter runs, written once (each copy gets the same files)."""
     from replaylab.generate import generate
 
-    generate("hunter", 120, copy / "generated")
-    configure(copy, run_folders=["generated"])
+    folder = tmp_path_factory.mktemp("generated")
+    generate("hunter", 120, folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory, runs):
+    """A copy with the 120 generated hunter runs beside the reference ones, in batches of about 50."""
+    copy = many_runs(tmp_path_factory.mktemp("many") / "project", runs)
     snakemake(copy, "--cores", "2", "hunter")
     return copy
+
+
+def many_runs(target, runs):
+    copy = copy_project(target, batch_size=50)
+    shutil.copytree(runs, copy / "generated")
+    configure(copy, run_folders=["generated"])
+    return copy
+
+
+def worker_intervals(copy):
+    """{batch: (worker process id, start, end)} of the replay jobs that ran in worker processes, from their logs."""
+    found = {}
+    for log in (copy / "logs" / "hunter" / "replay").glob("*.log"):
+        match = re.search(r"in worker process (\d+), from ([\d.]+) to ([\d.]+)", log.read_text())
+        if match:
+            found[log.stem] = (int(match.group(1)), float(match.group(2)), float(match.group(3)))
+    return found
+
+
+def result_bytes(copy):
+    return {str(p.relative_to(copy)): p.read_bytes() for p in sorted((copy / "results").rglob("*")) if p.is_file()}
+
+
+# ---------------------------------------------------------------------------------------------
+# Side by side: the batches of a lesson in worker processes
+
+
+def test_the_batches_ran_side_by_side_in_worker_processes(many):
+    ran = worker_intervals(many)
+    assert sorted(ran) == [f"batch{i}of4" for i in range(4)]
+    assert len({pid for pid, _, _ in ran.values()}) == 2  # --cores 2: two workers
+    intervals = sorted((start, end) for _, start, end in ran.values())
+    assert any(later[0] < earlier[1] for earlier, later in zip(intervals, intervals[1:])), intervals
+    # the lesson's other jobs ran in Snakemake's own process
+    assert "in worker process" not in (many / "logs" / "hunter" / "render.log").read_text()
+
+
+def test_one_core_gives_the_same_bytes_one_job_at_a_time(many, runs, tmp_path):
+    serial = many_runs(tmp_path / "project", runs)
+    snakemake(serial, "--cores", "1", "hunter")
+    assert worker_intervals(serial) == {}  # one core: no worker, no process started
+    assert result_bytes(serial) == result_bytes(many)
+
+
+def test_a_mismatch_in_one_batch_names_its_run_and_leaves_the_other_batches(runs, tmp_path):
+    copy = many_runs(tmp_path / "project", runs)
+    key = forge(copy / "generated" / "hunter" / "s00042.json")
+    result = snakemake(copy, "--cores", "2", "--keep-going", "hunter", check=False)
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    message = next(line for line in result.stderr.splitlines() if line.startswith("generated/hunter/s00042.json: message "))
+    assert re.match(rf"generated/hunter/s00042\.json: message \d+, call \d+, tool oscillator_energy_drift: {key} was ", message)
+    assert "If the change is intended, record the run again with: replaylab record hunter --variant " in message
+    assert message.endswith(" --provider scripted --seed 42 --run s00042 --group generated"), message
+    failed = batch_of_run(copy, "s00042")
+    assert re.findall(r"Error in rule (\w+):", result.stderr) == ["replay"]
+    folder = copy / "results" / "hunter"
+    assert not (folder / "transcripts" / failed).exists() and not (folder / "judged" / f"{failed}.json").exists()
+    others = {f"batch{i}of4" for i in range(4)} - {failed}
+    assert {p.name for p in (folder / "transcripts").iterdir()} == others
+    assert {p.stem for p in (folder / "judged").iterdir()} == others
+    assert sum(len(list((folder / "transcripts" / b).glob("*.json"))) for b in others) > 80
+
+
+def batch_of_run(copy, run):
+    """The batch of a run, from the batches' lists the workflow wrote."""
+    for path in (copy / ".snakemake" / "replaylab" / "batches" / "hunter").glob("*.json"):
+        if any(p.endswith(f"/{run}.json") for p, _ in json.loads(path.read_text())["recordings"]):
+            return path.stem
+    raise AssertionError(run)
 
 
 def test_every_run_of_every_folder_is_replayed_judged_and_scored(many):
@@ -26,11 +104,44 @@ def test_every_run_of_every_folder_is_replayed_judged_and_scored(many):
     assert len(transcripts) == 122
     batches = {p.parent.name for p in transcripts}
     assert batches == {f"batch{i}of4" for i in range(4)}
+    judged = {}
+    for path in (many / "results" / "hunter" / "judged").glob("*.json"):
+        judged.update(json.loads(path.read_text())["verdicts"])
+    assert sorted(judged) == sorted(p.stem for p in transcripts)
     scorecard = json.loads((many / "results" / "hunter" / "scorecard.json").read_text())
-    assert sum(row["runs"] for row in scorecard["scorecard"]) == 122
-    assert {s["model"].split(",")[0] for s in scorecard["scores"]} >= {"hunter baseline"}
+    assert sum(row["runs"] for row in scorecard["scorecard"]) == 122 == scorecard["counts"]["judged"]
+    table = pd.read_csv(many / "results" / "hunter" / "runs.csv.gz")
+    assert len(table) == 122 and set(table["run"]) == set(judged)
+    assert {m.split(",")[0] for m in table["model"]} == {"hunter baseline", "written by a person (no language model)"}
     page = (many / "results" / "hunter" / "index.md").read_text()
-    assert "120 more runs" in page and "## Scorecard" in page
+    assert "This page shows 12 of the 122 runs in full" in page and "## Scorecard" in page
+    assert "### 100 more runs, with their transcripts" in page and "10 more runs are in `runs.csv.gz`" in page
+
+
+def test_results_and_pages_show_a_bounded_sample_wrong_runs_first(many):
+    results = json.loads((many / "results" / "hunter" / "results.json").read_text())
+    table = pd.read_csv(many / "results" / "hunter" / "runs.csv.gz").set_index("run")
+    assert results["counts"] == {"runs": 122, "judged": 122, "right": int(table["right"].sum()),
+                                 "labels": {"Authored example, not a recorded model run": 2,
+                                            "Scripted baseline (a program, not a language model)": 120}}
+    shown = [score["run"] for score in results["scores"]]
+    assert len(shown) == 12 and list(results["verdicts"]) == shown and set(results["runs"]) == set(shown)
+    assert shown[:2] == ["symplectic-euler", "velocity-verlet"]  # the reference runs first
+    wrong = table.index[~table["right"]]
+    assert len(wrong) > 10 and set(shown[2:]) <= set(wrong)  # then the wrong ones
+    # one of each model, task and mistake before a second of any
+    kinds = [(table.loc[n, "model"], table.loc[n, "task"], table.loc[n, "wrong"]) for n in shown[2:]]
+    assert len(set(kinds)) == min(len(kinds), len(set(zip(table.loc[wrong, "model"], table.loc[wrong, "task"], table.loc[wrong, "wrong"]))))
+    listed = results["listed"]
+    assert len(listed) == 100 and not set(e["run"] for e in listed) & set(shown)
+    folder = many / "results" / "hunter"
+    for entry in listed + [{"recordings": [{"run": n, "file": results["runs"][n]["file"]}]} for n in shown]:
+        for run in entry["recordings"]:
+            linked = folder / run["file"]
+            assert linked.is_file() and json.loads(linked.read_text())["run"] == run["run"]
+    # the tables hold the runs the page shows
+    calls = pd.read_csv(folder / "tables" / "run.csv")
+    assert set(calls["run"]) == set(shown)
 
 
 def test_changing_one_run_reruns_its_batch_only(many):

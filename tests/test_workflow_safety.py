@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -52,8 +53,8 @@ def test_recorded_runs_are_never_recorded_again_and_no_value_reaches_a_shell(tmp
                       "record_lesson=hunter", "record_run=mine")
     assert "Recording " not in rerun.stdout + rerun.stderr and "Rule: record_run" not in rerun.stdout + rerun.stderr
     assert snapshot(live) == before  # byte for byte
-    scorecard = json.loads((copy / "results" / "hunter" / "scorecard.json").read_text())
-    assert sorted(s["run"] for s in scorecard["scores"]) == ["mine-symplectic-euler", "mine-velocity-verlet", "solo", "symplectic-euler", "velocity-verlet"]
+    results = json.loads((copy / "results" / "hunter" / "results.json").read_text())
+    assert sorted(s["run"] for s in results["scores"]) == ["mine-symplectic-euler", "mine-velocity-verlet", "solo", "symplectic-euler", "velocity-verlet"]
 
     again = snakemake(copy, "-n", "record", "--config", "record_lesson=hunter", "record_run=mine", check=False)
     assert again.returncode != 0
@@ -112,13 +113,14 @@ def test_a_removed_table_is_one_line(built):
 
 
 def test_an_emptied_intermediate_file_is_one_line_and_nothing_is_removed(built):
-    verdicts = built / "results" / "hunter" / "verdicts.json"
+    batch = batch_of(built, "hunter", "velocity-verlet")
+    verdicts = built / "results" / "hunter" / "judged" / f"{Path(batch).name}.json"
     line = damage_then_dry_run(built, lambda: verdicts.write_text(""))
-    assert line == "results/hunter/verdicts.json: not the whole JSON file the build wrote (emptied or cut after the build): delete it (Snakemake builds it again when a job needs it)"
+    assert line == f"results/hunter/judged/{verdicts.name}: not the whole JSON file the build wrote (emptied or cut after the build): delete it (Snakemake builds it again when a job needs it)"
     assert (built / "results" / "hunter" / "results.json").is_file()  # the good outputs are kept
     verdicts.unlink()
-    snakemake(built, "--cores", "1", "--forcerun", "judge", "hunter")
-    assert json.loads(verdicts.read_text())["velocity-verlet"]["verdict"]["outcome"] == "inconclusive"
+    snakemake(built, "--cores", "1", "--forcerun", "replay", "hunter")
+    assert json.loads(verdicts.read_text())["verdicts"]["velocity-verlet"]["verdict"]["outcome"] == "inconclusive"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -22,15 +22,14 @@ def build_lesson(lesson, recordings, folder, tolerance, scans=None, exercises=No
     `index`: the summary page the lesson's page links to (None for a page that no summary lists)."""
     folder = Path(folder)
     runs = [Path(recording).stem for recording in recordings]
-    transcripts = folder / "transcripts"
-    pipeline.replay_batch(pipeline.Replay(recordings, transcripts, tolerance))
-    progress(f"{lesson}: replayed {len(recordings)} runs")
-    verdicts = folder / "verdicts.json"
-    pipeline.judge_lesson(pipeline.Judge(lesson, [transcripts], verdicts, tolerance, runs))
+    batch = "batch0of1"  # one batch, named as the workflow names the batch of a small lesson
+    transcripts, judged = folder / "transcripts" / batch, folder / "judged" / f"{batch}.json"
+    pipeline.replay_batch(pipeline.Replay(lesson, recordings, transcripts, judged, tolerance))
+    progress(f"{lesson}: replayed and judged {len(recordings)} runs")
     if scans is None or exercises is None:
         scans, exercises = folder / "scans.json", folder / "exercises.json"
         pipeline.scan_lesson(pipeline.Scan(lesson, scans, exercises))
-    render_lesson(Render.in_folder(lesson, folder, tolerance, [transcripts], verdicts, scans, exercises, index, runs))
+    render_lesson(Render.in_folder(lesson, folder, tolerance, [transcripts], [judged], scans, exercises, index, runs))
     progress(f"{lesson}: results in {folder}")
 
 

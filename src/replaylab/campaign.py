@@ -57,11 +57,14 @@ class Campaign:
     """A campaign's plan, and the input functions of its rules."""
 
     def __init__(self, settings, batches):
-        """`settings`: the `campaign` section of the configuration; `batches({run: file})` groups
-        runs into the replay batches of the workflow."""
+        """`settings`: the `campaign` section of the configuration; `batches(lesson, {run: file},
+        {run: group})` groups runs into the replay batches of the workflow."""
         self.settings = settings
         self._runs = {lesson: self._plan(lesson) for lesson in self.lessons}
-        self.batches = {lesson: batches(self.recordings(lesson)) for lesson in self.lessons}
+        self.batches = {
+            lesson: batches(lesson, self.recordings(lesson), {name: run.group for name, run in self.runs(lesson).items()})
+            for lesson in self.lessons
+        }
 
     @property
     def name(self):
@@ -124,6 +127,17 @@ class Campaign:
 
     def transcripts(self, wildcards):
         return self.transcript_folders(wildcards.lesson)
+
+    def judged(self, wildcards):
+        """The verdicts of each replayed batch of a lesson (`replay` judges its batch)."""
+        return [f"{self.folder}/{wildcards.lesson}/judged/{batch}.json" for batch in self.batches[wildcards.lesson]]
+
+    def several_batches(self, wildcards):
+        return len(self.batches[wildcards.lesson]) > 1
+
+    def batch_group(self, wildcards):
+        """The cluster group of a replay job, as for the lessons' own (workflow/rules/common.smk)."""
+        return "batches" if self.several_batches(wildcards) else "lesson"
 
     def all_transcripts(self, wildcards):
         return [folder for lesson in self.lessons for folder in self.transcript_folders(lesson)]

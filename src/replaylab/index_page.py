@@ -8,7 +8,7 @@ statement (none for an inconclusive hunt or an unchecked conclusion), and a link
 from dataclasses import dataclass
 
 from replaylab.lessons import registry
-from replaylab.lessons.markdown import FULL_RUNS_LIMIT, code, counted, interval, text
+from replaylab.lessons.markdown import code, counted, interval, text
 from replaylab.render import write_markdown_and_html
 from replaylab.results import load
 
@@ -25,19 +25,19 @@ def index(all_results):
     ]
     for results in all_results:
         lesson = registry.lesson(results["lesson"])
-        runs = results["runs"]
-        labels = sorted({run["label"] for run in runs.values()})
+        counts = results["counts"]
+        labels = [f"{label}: {count}" if count < counts["runs"] else label for label, count in counts["labels"].items()]
         one, many = results["score_unit"]
-        judged = "" if [one, many] == ["run", "runs"] else f"; judged as {counted(len(results['verdicts']), one, many)}"
+        judged = "" if [one, many] == ["run", "runs"] else f"; judged as {counted(counts['judged'], one, many)}"
         out += [
             f"## [{lesson.heading}]({lesson.name}/index.md)",
             "",
             f"**Question:** {lesson.question(results)}",
             "",
-            f"Runs: {len(runs)} ({text('; '.join(labels)) if labels else 'none'}){judged}.",
+            f"Runs: {counts['runs']} ({text('; '.join(labels)) if labels else 'none'}){judged}.",
             "",
         ]
-        if len(runs) > FULL_RUNS_LIMIT:
+        if len(results["scores"]) < counts["judged"]:
             lines = [
                 f"{text(r['model'])} ({code(r['task'])}): {r['right']} of {counted(r['runs'], one, many)} right "
                 f"(95 % interval {interval(r)})"

@@ -82,10 +82,14 @@ def checking_code(lessons):
     return digest.hexdigest()
 
 
-def check_recordings(runs, cache_file):
+def check_recordings(runs, cache_file, check_all=None):
     """Load and validate every recording of {lesson: {run: path}}; `RecordingError` for the first
-    that fails. The ones that passed are remembered in `cache_file` by size and time, under the
-    hash of the checking code: unchanged files are not read again until that code changes."""
+    that fails. The ones that passed are remembered in `cache_file` by size and time, with their
+    group and the digest of their content, under the hash of the checking code: unchanged files
+    are not read again until that code changes. Returns ({lesson: {run: group}}, {lesson: {run:
+    digest}}). `check_all`: [(group, digest), or (None, the error line)] of [(path, lesson)], the
+    recordings to check (replaylab.workers.check_all: in worker processes when there are many);
+    by default `checked` of each, here."""
     cache_file = Path(cache_file)
     key = checking_code(runs)
     try:
@@ -93,15 +97,24 @@ def check_recordings(runs, cache_file):
         checked = cached["checked"] if cached.get("key") == key else {}
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         checked = {}
-    now = {}
+    now, unknown = {}, []
     for lesson, found in runs.items():
         for path in found.values():
             stat = recording_io.regular_file(path)  # a pipe, a folder or a dangling link: refused here
             name = f"{lesson}:{path}"
-            stamp = [stat.st_size, stat.st_mtime_ns]
-            if checked.get(name) != stamp:
-                check_recording(path, lesson)
-            now[name] = stamp
+            now[name] = [stat.st_size, stat.st_mtime_ns]
+            known = checked.get(name) if isinstance(checked, dict) else None
+            if isinstance(known, list) and len(known) == 4 and known[:2] == now[name]:
+                now[name] = known
+            else:
+                unknown.append((str(path), lesson))
+    results = check_all(unknown) if check_all else [checked_recording(item) for item in unknown]
+    for (path, lesson), (group, digest) in zip(unknown, results):
+        if group is None:
+            raise RecordingError(digest)  # the first malformed recording, in the order they were found
+        now[f"{lesson}:{path}"] += [group, digest]
+    groups = {lesson: {run: now[f"{lesson}:{path}"][2] for run, path in found.items()} for lesson, found in runs.items()}
+    digests = {lesson: {run: now[f"{lesson}:{path}"][3] for run, path in found.items()} for lesson, found in runs.items()}
     if now != checked:
         try:
             cache_file.parent.mkdir(parents=True, exist_ok=True)
@@ -110,6 +123,18 @@ def check_recordings(runs, cache_file):
             temporary.replace(cache_file)
         except OSError:
             pass  # a read-only working copy: check them all again next time
+    return groups, digests
+
+
+def checked_recording(item):
+    """(group, digest of the content) of a recording (path, lesson), checked as the workflow checks
+    it before anything runs; (None, the one-line error) when it is malformed."""
+    path, lesson = item
+    try:
+        group = check_recording(path, lesson).group
+    except RecordingError as error:
+        return None, str(error)
+    return group, hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def check_config(config, schema, source):
@@ -163,7 +188,7 @@ def check_settings(config, source):
 # files, so that a file removed or changed by hand is noticed before the build trusts the folder.
 
 CONTENTS = ".contents"
-MADE_BY = {"transcripts": "replay", "verdicts.json": "judge", "scans.json": "scan", "exercises.json": "scan"}
+MADE_BY = {"transcripts": "replay", "judged": "replay", "scans.json": "scan", "exercises.json": "scan"}
 
 
 def made_by(path):
@@ -220,7 +245,7 @@ def check_folder(folder):
         raise DamagedResult(f"{where}: {printable(what)} after the build: {remedy}")
 
 
-JSON_RESULTS = ("verdicts.json", "scans.json", "exercises.json", "results.json", "scorecard.json")
+JSON_RESULTS = ("scans.json", "exercises.json", "results.json", "scorecard.json")
 
 
 def check_json_ends(path):
@@ -246,6 +271,6 @@ def check_results(lessons, results="results"):
         for folder in folders:
             if folder.is_dir():
                 check_folder(folder)
-        for name in JSON_RESULTS:
-            if (base / name).is_file():
-                check_json_ends(base / name)
+        for path in [*(base / name for name in JSON_RESULTS), *sorted((base / "judged").glob("batch*.json"))]:
+            if path.is_file():
+                check_json_ends(path)

@@ -3,8 +3,9 @@ atomically. What a lesson shows is written by `replaylab.render`, the one stage 
 writes pages (so that only its jobs depend on the plotting and page code).
 
 Each stage takes one small dataclass that names its inputs, outputs and settings, as the rule
-names them. The Snakemake rules call these through thin scripts (inside Snakemake's process, one
-job at a time), and `replaylab.build` calls them in one process. They write files, so they live
+names them. The Snakemake rules call these through thin scripts (inside Snakemake's process, or, for the
+batches of a lesson of several, in worker processes side by side: workflow/rules/jobs.smk), and
+`replaylab.build` calls them in one process. They write files, so they live
 outside the audited packages.
 """
 
@@ -49,8 +50,8 @@ def read_json(path):
     return data
 
 
-def _replayed(source, tolerance):
-    run = check_recording(source)
+def _replayed(source, tolerance, lesson=None):
+    run = check_recording(source, lesson)
     try:
         transcript = replay(run, variant_of(run, source), tolerance)
     except ReplayMismatch as mismatch:
@@ -108,66 +109,119 @@ def _swap_in(building, folder):
 
 @dataclass(frozen=True)
 class Replay:
-    """The replay stage: recordings, replayed through the current code into a folder of transcripts."""
+    """The replay stage of one batch: recordings, replayed through the current code into a folder
+    of transcripts, and judged."""
 
+    lesson: str
     recordings: list
     transcripts: str  # output: a folder
+    judged: str  # output: the batch's verdicts, and what the render reads of each run
     tolerance: float
 
 
 def replay_batch(stage):
     """Replay several recordings into one folder of transcripts (one job for runs too small to be
-    worth a job each). A mismatch names its run, and the folder is then not written."""
+    worth a job each) and judge them there, while the tools' results are still in memory (the
+    tool functions are pure and cached: the judge's recomputations cost next to nothing). A
+    mismatch names its run; then neither the folder nor the verdicts are written.
+
+    Each transcript is written without a sync of its own: the folder appears whole or not at all
+    (`whole_folder`), and a replay makes it again."""
+    runs = []
     with whole_folder(stage.transcripts) as building:
         for source in stage.recordings:
-            run = _replayed(source, stage.tolerance)
-            recording_io.save(run, building / f"{run.run}.json")
+            run = _replayed(source, stage.tolerance, stage.lesson)
+            path = building / f"{run.run}.json"
+            path.write_text(transcript_text(run, path), encoding="utf-8")
+            runs.append(run)
+        verdicts = judge_batch(stage.lesson, runs, stage.tolerance)
+        recording_io.write_atomic(stage.judged, json.dumps(verdicts, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n")
 
 
-def transcript_files(paths):
-    """Transcript files, with each folder (a replayed batch) replaced by the files in it."""
-    files = []
-    for path in map(Path, paths):
-        files.extend(sorted(path.glob("*.json")) if path.is_dir() else [path])
-    return files
+def batch_listed(path):
+    """The recordings of a batch's list (written by the workflow: {"recordings": [[path, digest]]})."""
+    return [recording for recording, _ in read_json(path)["recordings"]]
 
 
-def load_transcripts(paths, runs=None):
-    """The replayed runs in the transcript files or folders `paths`; with `runs`, the names every
-    run of the lesson has, exactly those (never a shorter answer from a folder changed by hand).
-    A damaged transcript is one `DamagedResult` line that says how to rebuild it."""
-    files = transcript_files(paths)
-    found = []
-    for path in files:
-        try:
-            found.append(recording_io.load(path))
-        except recording_io.RecordingError as error:
-            raise DamagedResult(f"{error}: delete {path.parent}, or run with --forcerun {made_by(path)}") from None
+def transcript_text(run, path):
+    """A replayed run as the text of its transcript: a recording (any reader of recordings reads
+    it), checked against the recording schema before it is written, in compact JSON: the json
+    module writes that in C, several times faster than indented text, and a third smaller."""
+    data = recording_io.to_data(run)
+    errors = recording_io.schema_errors(data)
+    if errors:
+        raise recording_io.RecordingError(f"{path}: {recording_io.json_path(errors[0].absolute_path)}: {errors[0].message}")
+    return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
+
+
+def judge_batch(lesson, runs, tolerance):
+    """The verdicts of a batch of replayed runs (a lesson judged per group gets whole groups), with
+    what the render job needs of each run: it reads every batch's verdicts, never every transcript."""
+    return {"runs": {run.run: run_facts(run) for run in runs}, "verdicts": registry.lesson(lesson).judge(runs, tolerance)}
+
+
+def run_facts(run):
+    """What the per-run table and the list of runs need of a replayed run."""
+    facts = {
+        "variant": run.variant,
+        "group": run.group,
+        "label": run.label,
+        "model": run.model,
+        "messages": len(run.transcript.steps),
+    }
+    usage = run.provenance.get("usage")
+    if usage:
+        facts["usage"] = usage
+    if run.transcript.stopped_by:
+        facts["stopped_by"] = run.transcript.stopped_by
+    return facts
+
+
+def load_transcript(path):
+    """A replayed run from its transcript file; a damaged or missing one is one `DamagedResult`
+    line that says how to rebuild it."""
+    try:
+        return recording_io.load(path)
+    except recording_io.RecordingError as error:
+        raise DamagedResult(f"{error}: delete {Path(path).parent}, or run with --forcerun {made_by(path)}") from None
+
+
+def score_batches(lesson, judged, transcripts, scans, runs=None):
+    """Every batch's verdicts, scored one batch at a time (a lesson of 100,000 runs never holds
+    every verdict in memory): ({run: facts}, {run: its transcript file}, [scores] in name order,
+    {judged entry: the file of its verdict}). `judged` are the batches' files (judged/<batch>.json),
+    `transcripts` their folders of transcripts (transcripts/<batch>); with `runs`, the names every
+    run of the lesson has, exactly those (never a shorter answer from a file changed by hand)."""
+    from replaylab.lessons.scorecard import scores  # pandas: only where it tabulates
+
+    decide = registry.lesson(lesson).part("judge").score  # looked up once, not once per run
+    folders = {Path(folder).name: Path(folder) for folder in transcripts}
+    facts, files, found, where = {}, {}, [], {}
+    for path in map(Path, judged):
+        batch = read_json(path)
+        for run, fact in batch["runs"].items():
+            facts[run] = fact
+            files[run] = folders[path.stem] / f"{run}.json"
+        found += scores(batch["verdicts"], scans, decide, batch["runs"])
+        where.update((entry, path) for entry in batch["verdicts"])
     if runs is not None:
-        names = [run.run for run in found]
-        missing, extra = sorted(set(runs) - set(names)), sorted(set(names) - set(runs))
+        missing, extra = sorted(set(runs) - set(facts)), sorted(set(facts) - set(runs))
         if missing or extra:
-            where = recording_io.printable(str(paths[0] if len(paths) == 1 else Path(paths[0]).parent))
-            what = f"no transcript of the run {missing[0]!r}" if missing else f"a transcript of {extra[0]!r}, which is not a run of the lesson"
-            raise DamagedResult(f"{where}: {what} (changed after the build): delete it, or run with --forcerun {made_by(where)}")
+            folder = recording_io.printable(str(Path(judged[0]).parent)) if judged else "judged/"
+            what = f"no verdict of the run {missing[0]!r}" if missing else f"a verdict of {extra[0]!r}, which is not a run of the lesson"
+            raise DamagedResult(f"{folder}: {what} (changed after the build): delete it, or run with --forcerun replay")
+    return facts, files, sorted(found, key=lambda score: score["run"]), where
+
+
+def verdicts_of(entries, where):
+    """{entry: verdict} of some judged entries, read from their batches' files."""
+    read, found = {}, {}
+    for entry in entries:
+        path = where[entry]
+        if path not in read:
+            read[path] = read_json(path)["verdicts"]
+        found[entry] = read[path][entry]
     return found
-
-
-@dataclass(frozen=True)
-class Judge:
-    """The judge stage: the verdicts of a lesson's replayed runs."""
-
-    lesson: str
-    transcripts: list  # folders of transcripts (replayed batches) or transcript files
-    verdicts: str  # output
-    tolerance: float
-    runs: list | None = None  # the names of every run of the lesson, each of which must have its transcript
-
-
-def judge_lesson(stage):
-    verdicts = registry.lesson(stage.lesson).judge(load_transcripts(stage.transcripts, stage.runs), stage.tolerance)
-    write_json(stage.verdicts, verdicts)
-    return verdicts
 
 
 @dataclass(frozen=True)
@@ -200,12 +254,13 @@ def allowlists(lesson):
 
 def score_lesson(lesson, verdicts, scans, runs=None):
     """Each judged run's score (right or what it got wrong), the per-run table and the scorecard
-    per model (a group-by of the table). `runs` are the runs of results.json."""
-    from replaylab.lessons.scorecard import runs_table, scorecard, scores  # pandas: only where it tabulates
+    per model (a group-by of the table). `runs`: what the batches' verdicts say of each run
+    ({run: facts}, `run_facts`)."""
+    from replaylab.lessons.scorecard import scores, tabulate  # pandas: only where it tabulates
 
-    found = scores(verdicts, scans, registry.lesson(lesson).score, runs)
-    table = runs_table(found, runs)
-    return found, scorecard(table), table
+    decide = registry.lesson(lesson).part("judge").score  # looked up once, not once per run
+    found = scores(verdicts, scans, decide, runs)
+    return (found, *tabulate(found, runs))
 
 
 def csv_text(rows):

@@ -1,6 +1,10 @@
-"""The render stage: what a lesson shows, from its judged runs, scans and exercises: results.json
-(every number, checked against its schema), the scorecard, the CSV tables, the figures and the
-page (Markdown and HTML). Only the jobs that write pages import this module.
+"""The render stage: what a lesson shows, from its batches' verdicts, scans and exercises: the
+per-run table (every run), the scorecard (a group-by of it), results.json (the summaries and a
+bounded sample of runs, checked against its schema), the CSV tables, the figures and the page
+(Markdown and HTML). Only the jobs that write pages import this module.
+
+However many runs a lesson has, this job reads every batch's verdicts and the transcripts of the
+sampled runs only (`replaylab.sample`), so that what it writes and reads stays bounded.
 """
 
 import os
@@ -11,19 +15,20 @@ from pathlib import Path
 from replaylab.agents import recording as recording_io
 from replaylab.agents.replay import rerecord_command
 from replaylab.lessons import registry
-from replaylab.pipeline import allowlists, csv_text, load_transcripts, read_json, score_lesson, whole_folder, write_json
+from replaylab.pipeline import allowlists, csv_text, load_transcript, read_json, score_batches, verdicts_of, whole_folder, write_json
 from replaylab.results import FORMAT, check, strict
+from replaylab.sample import choose
 
 RUNS_TABLE = "runs.csv.gz"  # the per-run table of a lesson, next to its results.json
 
 
 @dataclass(frozen=True)
 class Render:
-    """The render stage: everything a lesson shows, from its judged runs, scans and exercises."""
+    """The render stage: everything a lesson shows, from its batches' verdicts, scans and exercises."""
 
     lesson: str
-    transcripts: list
-    verdicts: str
+    transcripts: list  # the batches' folders of transcripts (transcripts/<batch>)
+    judged: list  # the batches' verdicts (judged/<batch>.json)
     scans: str
     exercises: str
     tolerance: float
@@ -38,54 +43,102 @@ class Render:
     runs: list | None = None  # the names of every run of the lesson, each of which must have its transcript
 
     @classmethod
-    def in_folder(cls, lesson, folder, tolerance, transcripts, verdicts, scans, exercises, index="../index.md", runs=None):
+    def in_folder(cls, lesson, folder, tolerance, transcripts, judged, scans, exercises, index="../index.md", runs=None):
         """The stage that writes every output under `folder` (results/<lesson>), as the workflow names them."""
         folder = Path(folder)
         return cls(
-            lesson, transcripts, verdicts, scans, exercises, tolerance, folder / "results.json",
+            lesson, transcripts, judged, scans, exercises, tolerance, folder / "results.json",
             folder / "scorecard.csv", folder / "scorecard.json", folder / RUNS_TABLE, folder / "tables", folder / "figures",
             folder / "index.md", index, runs,
         )
 
 
 def collect_results(stage):
-    """Every number of the lesson in one file, checked against its schema: full precision and the
-    text as shown; the scorecard also on its own, as JSON and CSV, and the per-run table as gzipped
-    CSV. Returns the data as the writers get it (`results.Strict`)."""
-    from replaylab.lessons.scorecard import runs_table_bytes, scorecard_table  # pandas: only where it tabulates
+    """The lesson's numbers: the per-run table (gzipped CSV) and the scorecard (JSON and CSV) of
+    every run, and results.json, checked against its schema: the counts, the scorecard, and the
+    runs worth reading (`sample.choose`) with their verdicts and transcripts, full precision and
+    the text as shown. Returns the data as the writers get it (`results.Strict`)."""
+    from replaylab.lessons.scorecard import members_of, runs_table_bytes, scorecard_table, tabulate  # pandas: only where it tabulates
 
     lesson = stage.lesson
+    scans = read_json(stage.scans)
+    facts, files, found, where = score_batches(lesson, stage.judged, stage.transcripts, scans, stage.runs)
+    rows, table = tabulate(found, facts)
+    members = members_of(facts)
+    shown, listed = choose(found, members, facts)
+    here = Path(stage.results).parent
     runs = {}
-    for run in load_transcripts(stage.transcripts, stage.runs):
-        runs[run.run] = {
-            "variant": run.variant,
-            "group": run.group,
-            "label": run.label,
-            "provenance": run.provenance,
-            "rerecord": rerecord_command(run),
-            "transcript": recording_io.to_data(run),
-        }
-    verdicts, scans = read_json(stage.verdicts), read_json(stage.scans)
-    found, rows, table = score_lesson(lesson, verdicts, scans, runs)
+    for entry in shown:
+        for run in members[entry]:
+            runs[run] = shown_run(files[run], here)
+    by_name = {score["run"]: score for score in found}
     data = {
         "format": FORMAT,
         "lesson": lesson,
         "tolerance": stage.tolerance,
         "score_unit": list(registry.lesson(lesson).unit),
         "allowlists": allowlists(lesson),
+        "counts": counts(facts, found),
         "runs": runs,
-        "verdicts": verdicts,
+        "verdicts": verdicts_of(shown, where),
         "right_answer": registry.lesson(lesson).right_answer,
-        "scores": found,
+        "scores": [by_name[entry] for entry in shown],
+        "listed": [listed_entry(by_name[entry], members[entry], facts, files, here) for entry in listed],
         "scorecard": rows,
         "scans": scans,
         "exercises": read_json(stage.exercises),
     }
     write_json(stage.results, check(data, stage.results))
-    write_json(stage.scorecard_json, {"lesson": lesson, "scorecard": rows, "scores": found})
+    write_json(stage.scorecard_json, {"lesson": lesson, "counts": data["counts"], "scorecard": rows})
     recording_io.write_atomic(stage.scorecard_csv, csv_text(scorecard_table(rows)))
     recording_io.write_atomic(stage.runs_table, runs_table_bytes(table))
     return strict(data, stage.results)
+
+
+def link(path, here):
+    """A file's path as a page in the folder `here` links to it."""
+    return Path(os.path.relpath(path, here)).as_posix()
+
+
+def shown_run(path, here):
+    """A run shown in full: who made it, the command that records it again, and its transcript as
+    replayed (read and checked from its file, `file`)."""
+    run = load_transcript(path)
+    return {
+        "variant": run.variant,
+        "group": run.group,
+        "label": run.label,
+        "provenance": run.provenance,
+        "rerecord": rerecord_command(run),
+        "file": link(path, here),
+        "transcript": recording_io.to_data(run),
+    }
+
+
+def counts(facts, found):
+    """How many runs, judged entries and right ones, and how many runs of each label."""
+    labels = {}
+    for fact in facts.values():
+        labels[fact["label"]] = labels.get(fact["label"], 0) + 1
+    return {
+        "runs": len(facts),
+        "judged": len(found),
+        "right": sum(score["right"] for score in found),
+        "labels": dict(sorted(labels.items())),
+    }
+
+
+def listed_entry(score, names, facts, files, here):
+    """A judged entry listed after those shown in full: its score, and each of its runs with a
+    link to its transcript."""
+    return {
+        **score,
+        "recordings": [
+            {"run": name, "variant": facts[name]["variant"], "label": facts[name]["label"],
+             "messages": facts[name]["messages"], "file": link(files[name], here)}
+            for name in names
+        ],
+    }
 
 
 def write_tables(lesson, results, folder):

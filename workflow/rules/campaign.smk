@@ -1,6 +1,6 @@
 # A campaign (the `campaign` section of the configuration): only when targeted
 # (`snakemake --cores 4 campaign`), never part of `all`. Each run is recorded by a job of its own,
-# in a process of its own; the campaign's lessons are then replayed, judged and rendered by the
+# in a process of its own; the campaign's lessons are then replayed and judged (a job per batch) and rendered by the
 # lessons' own rules (`use rule`) into results/campaigns/<name>/<lesson>/, and compared.
 # Helpers: src/replaylab/campaign.py (the plan, one run's recording) and comparison.py.
 
@@ -64,35 +64,23 @@ use rule replay as campaign_replay with:
         transcripts=directory(
             "results/campaigns/{campaign}/{lesson}/transcripts/{batch}"
         ),
+        judged="results/campaigns/{campaign}/{lesson}/judged/{batch}.json",
     log:
         "logs/campaigns/{campaign}/{lesson}/replay/{batch}.log",
     benchmark:
         "benchmarks/campaigns/{campaign}/{lesson}/replay/{batch}.tsv"
-    message:
-        "Replaying the campaign's runs of {wildcards.lesson}, {wildcards.batch}, through the current code"
-
-
-use rule judge as campaign_judge with:
-    input:
-        transcripts=CAMPAIGN.transcripts,
-        code=rules.judge.input.code,
-    output:
-        verdicts="results/campaigns/{campaign}/{lesson}/verdicts.json",
-    log:
-        "logs/campaigns/{campaign}/{lesson}/judge.log",
-    benchmark:
-        "benchmarks/campaigns/{campaign}/{lesson}/judge.tsv"
+    group:
+        CAMPAIGN.batch_group
     params:
-        tolerance=TOLERANCE,
-        runs=lambda wildcards: sorted(CAMPAIGN.runs(wildcards.lesson)),
+        apart=CAMPAIGN.several_batches,
     message:
-        "Judging the campaign's runs of {wildcards.lesson} from their recomputed numbers"
+        "Replaying and judging the campaign's runs of {wildcards.lesson}, {wildcards.batch}, through the current code"
 
 
 use rule render as campaign_render with:
     input:
         transcripts=CAMPAIGN.transcripts,
-        verdicts="results/campaigns/{campaign}/{lesson}/verdicts.json",
+        judged=CAMPAIGN.judged,
         scans="results/{lesson}/scans.json",
         exercises="results/{lesson}/exercises.json",
         code=rules.render.input.code,

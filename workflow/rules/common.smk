@@ -10,6 +10,7 @@ the workflow also runs as a module of a user's Snakefile; paths to the user's da
 recordings/, results/) are relative to the working directory.
 """
 
+import json
 import os
 import re
 import signal
@@ -33,7 +34,7 @@ CONFIG_SCHEMA = RULES.parent / "schemas" / "config.schema.yaml"
 if sys.path[:1] != [str(SRC)]:
     sys.path.insert(0, str(SRC))
 
-from replaylab import campaign, inputs, runlock  # noqa: E402
+from replaylab import campaign, inputs, runlock, workers  # noqa: E402
 from replaylab.agents.recording import RecordingError, printable  # noqa: E402
 from replaylab.batches import batches  # noqa: E402
 from replaylab.import_graph import ImportGraph, ImportGraphError  # noqa: E402
@@ -141,11 +142,35 @@ def find_runs(lesson):
 
 def check_recordings(runs):
     """Load and validate every recording now (inputs.check_recordings: those unchanged since they
-    last passed, under the same checking code, are not read again)."""
+    last passed, under the same checking code, are not read again; the others in worker processes
+    when there are many). Returns ({lesson: {run: group}}, {lesson: {run: digest}}): a lesson judged
+    per group replays and judges each group in one job, and a batch's list (batch_list) names the
+    content of each of its recordings."""
     try:
-        inputs.check_recordings(runs, ".snakemake/replaylab/checked-recordings.json")
+        return inputs.check_recordings(
+            runs,
+            ".snakemake/replaylab/checked-recordings.json",
+            lambda items: workers.check_all(items, cores(), WORKER_PRELOAD),
+        )
     except RecordingError as error:
         stop(error)
+
+
+def cores():
+    """The cores Snakemake was given (1 when none were, as in a dry run)."""
+    try:
+        return workflow.cores
+    except WorkflowError:
+        return 1
+
+
+# What a worker process (replaylab.workers) imports once, before it is forked: the replay stage,
+# and the lessons' lab and judge.
+WORKER_PRELOAD = ["replaylab.pipeline"] + [
+    f"{registry.lesson(lesson).package}.{part}"
+    for lesson in config["lessons"]
+    for part in ("lab", "judge")
+]
 
 
 def python_of_this_venv():
@@ -158,15 +183,52 @@ def python_of_this_venv():
 
 PYTHON = python_of_this_venv()
 RUNS = {lesson: find_runs(lesson) for lesson in LESSONS}
-check_recordings(RUNS)
+GROUPS, DIGESTS = check_recordings(RUNS)
 
 
-def run_batches(runs):
-    """{batch: [recordings]} of {run: recording}, in batches of about `batch_size` runs."""
-    return batches(runs, config["batch_size"])
+def run_batches(lesson, runs, groups):
+    """{batch: [recordings]} of {run: recording}, in batches of about `batch_size` runs; in a
+    lesson judged per group, the runs of a group ({run: group}) in one batch."""
+    per_group = registry.lesson(lesson).judged == "group"
+    return batches(runs, config["batch_size"], groups if per_group else None)
 
 
-BATCHES = {lesson: run_batches(RUNS[lesson]) for lesson in LESSONS}
+BATCHES = {
+    lesson: run_batches(lesson, RUNS[lesson], GROUPS[lesson]) for lesson in LESSONS
+}
+BATCH_LISTS = Path(".snakemake/replaylab/batches")
+
+
+def write_batch_lists():
+    """Each batch's list of recordings, with the digest of each one's content, as the one input
+    file of its replay job (rewritten only when it changes: a changed, added or removed recording
+    reruns its batch, a recording put back as it was reruns nothing). Snakemake looks at every
+    input file of every waiting job each time it schedules (its jobs' input sizes): with a
+    recording per input, a lesson of 100,000 runs would spend more time there than replaying.
+    """
+    for lesson, found in BATCHES.items():
+        paths = {path: run for run, path in RUNS[lesson].items()}
+        for batch, recordings in found.items():
+            entries = [[path, DIGESTS[lesson][paths[path]]] for path in recordings]
+            text = (
+                json.dumps(
+                    {"lesson": lesson, "batch": batch, "recordings": entries}, indent=0
+                )
+                + "\n"
+            )
+            target = BATCH_LISTS / lesson / f"{batch}.json"
+            try:
+                if target.read_text(encoding="utf-8") == text:
+                    continue
+            except OSError:
+                pass
+            target.parent.mkdir(parents=True, exist_ok=True)
+            temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+            temporary.write_text(text, encoding="utf-8")
+            temporary.replace(target)
+
+
+write_batch_lists()
 try:
     inputs.check_results(LESSONS)  # a folder of results/ changed by hand is not trusted
 except inputs.DamagedResult as error:
@@ -267,8 +329,33 @@ def transcripts(wildcards):
     )
 
 
-def batch_recordings(wildcards):
-    return BATCHES[wildcards.lesson][wildcards.batch]
+def judged(wildcards):
+    """The verdicts of each replayed batch of a lesson (`replay` judges its batch)."""
+    return expand(
+        "results/{lesson}/judged/{batch}.json",
+        lesson=wildcards.lesson,
+        batch=BATCHES[wildcards.lesson],
+    )
+
+
+def batch_list(wildcards):
+    """The list of a batch's recordings (write_batch_lists), the input file of its replay job."""
+    return str(BATCH_LISTS / wildcards.lesson / f"{wildcards.batch}.json")
+
+
+def several_batches(wildcards):
+    """Whether the lesson's runs fill more than one replay job: then they run in processes of
+    their own, side by side (jobs.smk), and on a cluster each batch may be a job of its own.
+    """
+    return len(BATCHES[wildcards.lesson]) > 1
+
+
+def batch_group(wildcards):
+    """The group of a replay job on a cluster (groups are inactive in a local run): a lesson of
+    one batch stays one SLURM job with its other jobs (group `lesson`); the batches of a larger
+    lesson are jobs of group `batches`, which a profile's `group-components` bundles by so many
+    per SLURM job."""
+    return "batches" if several_batches(wildcards) else "lesson"
 
 
 def lesson_outputs(lesson):

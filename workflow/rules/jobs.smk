@@ -1,13 +1,13 @@
-"""Running a job: its entry point in scripts/, called inside Snakemake's own process (run_job),
-a new run's recording in a process of its own (record_job), and the end of a run
-(cancel_leftover_timers). SCRIPTS and PYTHON come from common.smk."""
+"""Running a job: its entry point in scripts/, called inside Snakemake's own process or, for the
+replay batches of a lesson of several, in a worker process (run_job), a new run's recording in a
+process of its own (record_job), and the end of a run (end_of_run). SCRIPTS, PYTHON and
+WORKER_PRELOAD come from common.smk."""
 
-import importlib.util
 import subprocess
 import threading
 import time
 import traceback
-from functools import cache
+from contextlib import nullcontext
 from pathlib import Path
 
 from replaylab.agents.recording import RecordingError, printable
@@ -22,27 +22,19 @@ class JobFailed(Exception):
 
 EXPECTED_FAILURES = (ReplayMismatch, RecordingError, UnknownLesson, DamagedResult)
 
-# One job at a time, even with --cores 2: jobs are Python, and two at once in one process only
-# take turns on the interpreter lock (measured: slower than one after the other). It also keeps
-# matplotlib, which is not thread-safe, in one thread at a time.
+# One job at a time in this process, even with --cores 2: jobs are Python, and two at once in one
+# process only take turns on the interpreter lock (measured: slower than one after the other). It
+# also keeps matplotlib, which is not thread-safe, in one thread at a time. The jobs that run in
+# workers (`apart`) do not hold it.
 ONE_JOB_AT_A_TIME = threading.Lock()
 
 
-@cache
-def entry_point(name):
-    """scripts/<name>.py as a module, loaded once per Snakemake process."""
-    spec = importlib.util.spec_from_file_location(
-        f"replaylab_rule_{name}", SCRIPTS / f"{name}.py"
-    )
-    loaded = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(loaded)
-    return loaded
-
-
-def run_job(name, log, *args):
+def run_job(name, log, *args, apart=False):
     """Call `main(*args)` of scripts/<name>.py, in this process: the default profile sets
     force-use-threads (a cluster executor implies it), so that a job costs no new Python, no
-    imports and no second Snakemake.
+    imports and no second Snakemake. With `apart` (a replay batch of a lesson of several) and more
+    than one core, in a worker process instead (replaylab.workers), so that the batches run side
+    by side.
 
     The log gets the job's time and what `main` returns (a note: the time of the HTML page), or
     its error on one line. A replay mismatch, a malformed input or a damaged result fails the job
@@ -52,10 +44,18 @@ def run_job(name, log, *args):
     library's traceback, even with --show-failed-logs.
     """
     Path(log).parent.mkdir(parents=True, exist_ok=True)
-    with ONE_JOB_AT_A_TIME, open(log, "w", encoding="utf-8") as stream:
-        start = time.perf_counter()
+    in_worker = apart and workflow.cores > 1
+    lock = nullcontext() if in_worker else ONE_JOB_AT_A_TIME
+    with lock, open(log, "w", encoding="utf-8") as stream:
+        start, began = time.perf_counter(), time.time()
         try:
-            note = entry_point(name).main(*args)
+            if in_worker:
+                worker, note = workers.run(
+                    workflow.cores, WORKER_PRELOAD, SCRIPTS / f"{name}.py", *args
+                )
+            else:
+                worker = None
+                note = workers.entry_point(SCRIPTS / f"{name}.py").main(*args)
         except EXPECTED_FAILURES as error:
             failure = type(error)(printable(str(error)))
         except Exception as error:
@@ -70,12 +70,23 @@ def run_job(name, log, *args):
                 f"{type(error).__name__}: {printable(str(error))} (a bug: the traceback is in {where})"
             )
         else:
-            print(f"{name}: done in {time.perf_counter() - start:.2f} s", file=stream)
+            where = f" in worker process {worker}" if worker else ""
+            print(
+                f"{name}: done in {time.perf_counter() - start:.2f} s{where}, "
+                f"from {began:.3f} to {time.time():.3f} (seconds since 1970)",
+                file=stream,
+            )
             if note:
                 print(note, file=stream)
             return
         print(f"{type(failure).__name__}: {failure}", file=stream)
     raise failure
+
+
+def end_of_run():
+    """End the worker processes, and the timers Snakemake leaves (cancel_leftover_timers)."""
+    workers.shutdown()
+    cancel_leftover_timers()
 
 
 class RecordFailed(Exception):

@@ -1,8 +1,8 @@
 rule render:
-    """What a lesson shows: results.json (every number), the scorecard, the tables, the figures and the page (Markdown and HTML)."""
+    """What a lesson shows, from the verdicts of its batches: results.json (the summaries and a bounded sample of runs), the per-run table, the scorecard, the tables, the figures and the page (Markdown and HTML)."""
     input:
         transcripts=transcripts,
-        verdicts="results/{lesson}/verdicts.json",
+        judged=judged,
         scans="results/{lesson}/scans.json",
         exercises="results/{lesson}/exercises.json",
         code=code(

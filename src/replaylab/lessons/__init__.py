@@ -96,7 +96,9 @@ class Lesson:
 
     # judge
     def judge(self, runs, tolerance):
-        """{run or group: verdict} of replayed recordings, from recomputed numbers only."""
+        """{run or group: verdict} of replayed recordings, from recomputed numbers only. Called
+        once per replay batch (a lesson judged per group gets whole groups): a verdict depends on
+        its own run or group only."""
         return self.part("judge").judge(runs, tolerance)
 
     def score(self, entry, scans):

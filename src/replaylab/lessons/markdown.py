@@ -362,7 +362,7 @@ def run_section(run_name, run, results):
         ) + ".",
         f"- Replayed by this build: every call went again through a fresh allowlist and the simulation; "
         f"each recomputed result agreed with the recording within {number(tolerance, '%g')} (relative and absolute). "
-        "The results below are the recomputed ones.",
+        f"The results below are the recomputed ones; the transcript as replayed: [{text(run['file'])}]({run['file']}).",
         "",
     ]
     messages = counted(len(transcript["steps"]), "message", "messages")
@@ -384,16 +384,25 @@ def run_section(run_name, run, results):
     return "\n".join(out).rstrip() + "\n"
 
 
-FULL_RUNS_LIMIT = 12  # beyond this, only the reference runs are shown message by message
+def sample_note(results):
+    """One line when the page shows a sample of the runs: how many of how many, and where the rest are."""
+    counts = results["counts"]
+    one, many = results["score_unit"]
+    shown = len(results["scores"])
+    if shown == counts["judged"]:
+        return ""
+    return (
+        f"This page shows {shown} of the {counts['judged']} {many} in full, those worth reading first (the "
+        f"reference {many}, then the wrong ones, one of each model, task and mistake before a second), and lists "
+        f"{len(results['listed'])} more. Every {one} was replayed and judged the same way: each score is in "
+        "`runs.csv.gz`, each verdict in `judged/`, each transcript in `transcripts/`."
+    )
 
 
 def runs_section(results, order=None):
     runs = results["runs"]
     names = order if order is not None else list(runs)
-    summarised = []
-    if len(names) > FULL_RUNS_LIMIT:
-        summarised = [n for n in names if runs[n]["group"] != "reference"]
-        names = [n for n in names if runs[n]["group"] == "reference"]
+    counts = results["counts"]
     out = ["## The runs", ""]
     out += [
         "Each run is shown as this build replayed it. The words of each message were written by "
@@ -402,30 +411,34 @@ def runs_section(results, order=None):
         "(rounded to 6 significant digits; the CSV table `run` has them at full precision).",
         "",
     ]
+    note = sample_note(results)
+    if note:
+        out += [f"{counts['runs']} runs in all. {note}", ""]
     if not names:
         out += ["*(no runs)*", ""]
     for run_name in names:
         out += [run_section(run_name, runs[run_name], results), ""]
-    if summarised:
-        out += [
-            f"### {counted(len(summarised), 'more run', 'more runs')}",
-            "",
-            f"With more than {FULL_RUNS_LIMIT} runs, only the reference runs are shown message by message; "
-            "every run was replayed and judged the same way, its transcript is in `transcripts/` and its "
-            "score in the scorecard.",
-            "",
-        ]
+    listed = results["listed"]
+    if listed:
+        one, many = results["score_unit"]
+        out += [f"### {counted(len(listed), 'more ' + one, 'more ' + many)}, with their transcripts", ""]
         rows = [
             {
-                "run": name(n),
-                "label": text(runs[n]["label"]),
-                "model": text(runs[n]["provenance"]["model"]),
-                "variant": code(runs[n]["variant"]),
-                "messages": len(runs[n]["transcript"]["steps"]),
+                "entry": name(entry["run"]),
+                "runs": Md(", ".join(f"[{text(r['run'])}]({r['file']})" for r in entry["recordings"])),
+                "model": text(entry["model"]),
+                "task": code(entry["task"]),
+                "decided": "right" if entry["right"] else Md("wrong: " + cell(entry["wrong"])),
+                "messages": sum(r["messages"] for r in entry["recordings"]),
             }
-            for n in summarised
+            for entry in listed
         ]
-        out += [table(rows, [("run", "run"), ("variant", "variant"), ("label", "label"), ("model", "produced by"), ("messages", "messages")]), ""]
+        columns = [("entry", one), ("runs", "transcripts"), ("model", "produced by"), ("task", "task"),
+                   ("decided", "decided by the build"), ("messages", "messages")]
+        out += [table(rows, columns), ""]
+        rest = counts["judged"] - len(results["scores"]) - len(listed)
+        if rest:
+            out += [f"{counted(rest, 'more ' + one, 'more ' + many)} are in `runs.csv.gz`, each with its transcript in `transcripts/`.", ""]
     return "\n".join(out)
 
 
@@ -508,10 +521,13 @@ def recording_section(results):
     return "\n".join(out)
 
 
-def tables_section(lesson_tables, shown_here, extra=()):
+def tables_section(lesson_tables, shown_here, extra=(), sampled=False):
     """A list of the CSV files of the page (full precision), and the tables not shown above."""
     out = ["## Tables", "", "Every table is also a CSV file with values at full precision:", ""]
     out += [f"- [{t}](tables/{t}.csv)" + (" (shown above)" if t in shown_here else "") for t in lesson_tables]
+    if sampled:
+        out += ["- [runs.csv.gz](runs.csv.gz): every judged run, its score and the tokens reported "
+                "(the tables above hold the runs this page shows)"]
     out += [""]
     for part in extra:
         out += [part, ""]
@@ -536,11 +552,12 @@ def lesson_page(results, *, title, question, intro, decisions, demos, tables, fi
         allowlist_section(results, allowlist_intro),
         runs_section(results, runs_order),
         section(decisions),
+        *([sample_note(results), ""] if sample_note(results) else []),
         figure,
         "",
         scorecard_section(results),
         section(demos),
-        tables_section(*tables),
+        tables_section(*tables, sampled=bool(sample_note(results))),
         recording_section(results),
     ]
     return "\n".join(parts).rstrip() + "\n"

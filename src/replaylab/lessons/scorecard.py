@@ -37,17 +37,19 @@ def wilson(right, runs, z=Z95):
     return low, high
 
 
-def members(name, runs):
-    """The recordings a judged entry is made of: the run of that name, or the runs of that group."""
-    if name in runs:
-        return [name]
-    return [run for run, data in runs.items() if data["group"] == name]
+def members_of(runs):
+    """{judged entry: [its recordings]} of {run: facts}: each run is an entry of its own, and each
+    group (a lesson judged per group) is an entry of its members."""
+    found = {}
+    for run, facts in runs.items():
+        found.setdefault(facts["group"], []).append(run)
+    return found | {run: [run] for run in runs}  # a run's own name before a group's
 
 
-def stopped_by(name, runs):
-    """The per-run limit that stopped one of the entry's recordings, or None."""
-    for run in members(name, runs):
-        stopped = runs[run]["transcript"].get("stopped_by")
+def stopped_by(names, runs):
+    """The per-run limit that stopped one of the recordings `names`, or None."""
+    for run in names:
+        stopped = runs[run].get("stopped_by")
         if stopped:
             return stopped
     return None
@@ -55,12 +57,13 @@ def stopped_by(name, runs):
 
 def scores(verdicts, scans, decide, runs=None):
     """One score per judged run (a group, for reviews): `decide(entry, scans)` gives what it got
-    wrong, or None when it is right; a run stopped by a per-run limit is wrong. `runs` are the
-    runs of results.json ({run: {group, provenance, transcript, ...}})."""
+    wrong, or None when it is right; a run stopped by a per-run limit is wrong. `runs`: what the
+    batches' verdicts say of each run ({run: {group, usage, stopped_by, ...}})."""
     runs = runs or {}
+    members = members_of(runs)
     found = []
     for name, entry in verdicts.items():
-        stopped = stopped_by(name, runs)
+        stopped = stopped_by(members.get(name, []), runs)
         wrong = f"stopped by its limit {stopped['limit']} ({stopped['allowed']:g})" if stopped else decide(entry, scans)
         found.append({"run": name, "model": entry["model"], "task": entry["task"], "right": wrong is None,
                       "wrong": wrong, "calls": entry["calls"], "budget_used": entry["ran"]})
@@ -68,7 +71,7 @@ def scores(verdicts, scans, decide, runs=None):
 
 
 def _tokens(names, runs, kind):
-    reported = [runs[n]["provenance"]["usage"] for n in names if runs[n]["provenance"].get("usage")]
+    reported = [runs[n]["usage"] for n in names if runs[n].get("usage")]
     return sum(usage.get(kind, 0) for usage in reported) if reported else None
 
 
@@ -76,9 +79,10 @@ def runs_table(found, runs=None):
     """The per-run table of a lesson: one row per score of `found`, with the tokens reported for
     its recordings and their names."""
     runs = runs or {}
+    members = members_of(runs)
     rows = []
     for score in found:
-        names = members(score["run"], runs)
+        names = members.get(score["run"], [])
         rows.append({
             **score,
             "input_tokens": _tokens(names, runs, "input_tokens"),
@@ -89,6 +93,12 @@ def runs_table(found, runs=None):
     for column in ("input_tokens", "output_tokens"):
         table[column] = table[column].astype("Int64")  # empty when the provider reported nothing
     return table
+
+
+def tabulate(found, runs):
+    """(the scorecard rows, the per-run table) of the scores `found` of the runs {run: facts}."""
+    table = runs_table(found, runs)
+    return scorecard(table), table
 
 
 def read_runs_table(path):

@@ -29,6 +29,30 @@ def max_energy_drift(method, steps_per_period, periods):
     return worst
 
 
+def max_energy_drift_by_period(method, steps_per_period, periods):
+    """`max_energy_drift(method, steps_per_period, p)` for every p from 1 to `periods`, from one
+    run: the largest drift so far, read off at the end of each period (None from the period in
+    which the energy stopped being finite). Each value equals the one-run result bit for bit: the
+    same steps in the same order, and a run's drift never depends on its length."""
+    stepper = STEPPERS[method]
+    dt = oscillator.PERIOD / steps_per_period
+    t, x, v = 0.0, oscillator.X0, oscillator.V0
+    worst = 0.0
+    found = []
+    for _ in range(periods):
+        for _ in range(steps_per_period):
+            t, x, v = stepper(t, x, v, dt, oscillator.acceleration)
+            try:
+                energy = oscillator.energy(x, v)
+            except OverflowError:
+                energy = math.inf
+            if not math.isfinite(energy):
+                return found + [None] * (periods - len(found))
+            worst = max(worst, abs(energy / oscillator.INITIAL_ENERGY - 1))
+        found.append(worst)
+    return found
+
+
 def max_energy_drifts(method, steps_per_period, periods):
     """`max_energy_drift` for several steps-per-period values at once (numpy, element-wise)."""
     return max_energy_drifts_at(method, steps_per_period, [periods])[0]

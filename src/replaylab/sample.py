@@ -1,0 +1,43 @@
+"""The runs a lesson's results.json and page show: a bounded sample of those worth reading,
+whatever the number of runs. The per-run table (runs.csv.gz), the batches' verdicts (judged/) and
+the transcripts (transcripts/<batch>/) hold every run.
+
+A judged entry is a run, or in a lesson judged per group, a group of runs. Worth reading first:
+the entries of the reference group (the page's demonstrations are made with them), then the wrong
+ones, then the right ones; within each, one of every model, task and mistake before a second of
+any. Ties go by name, so the same runs give the same sample, however they were batched.
+"""
+
+SHOWN = 12  # judged entries shown in full: every message and every recomputed result
+LISTED = 100  # more entries listed, each with a link to its transcript
+REFERENCE = "reference"  # the group of the committed reference runs
+
+
+def _category(score, members, runs):
+    names = members.get(score["run"], [])
+    if names and all(runs[name]["group"] == REFERENCE for name in names):
+        return 0
+    return 2 if score["right"] else 1
+
+
+def worth_reading(found, members, runs):
+    """The names of the judged entries of `found` (their scores), in the order worth reading.
+    `members`: {entry: [its runs]}; `runs`: {run: facts} (`pipeline.run_facts`)."""
+    keyed = sorted(
+        ((_category(s, members, runs), s["model"], s["task"], s["wrong"] or ""), s["run"]) for s in found
+    )
+    seen, ranked = {}, []
+    for key, name in keyed:
+        rank = seen.get(key, 0)  # the how-many-th of its kind
+        seen[key] = rank + 1
+        ranked.append(((key[0], rank, *key[1:], name), name))
+    return [name for _, name in sorted(ranked)]
+
+
+def choose(found, members, runs):
+    """(the entries shown in full, the entries listed after them): every entry, in name order, when
+    there are at most SHOWN; else the first SHOWN and the next LISTED worth reading."""
+    if len(found) <= SHOWN:
+        return sorted(s["run"] for s in found), []
+    order = worth_reading(found, members, runs)
+    return order[:SHOWN], order[SHOWN : SHOWN + LISTED]
