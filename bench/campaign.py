@@ -28,7 +28,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from model_server import ModelServer  # noqa: E402
+from helpers.model_server import ModelServer  # noqa: E402
 from test_workflow import copy_project  # noqa: E402
 
 from replaylab.agents import recording  # noqa: E402
