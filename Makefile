@@ -56,8 +56,11 @@ chromium:
 	command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	chromium --version
 
+# The tests in 2 processes (pytest-xdist: most of their time is spent waiting on Snakemake runs and
+# local servers), then the fuzz test alone, so that its seed and example counts reach the output.
 test: $(STAMP) $(CLUSTER_STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --ignore=tests/test_fuzz.py
+	$(BIN)/python -m pytest tests/test_fuzz.py
 
 # Measurements, not tests: the library's hot spots, the workflow against the one-process floor, then
 # a campaign against the stand-in model server, serial and concurrent (a section of bench/results.md).

@@ -1,6 +1,7 @@
 """The `replaylab` command. Exit codes: 0 ok, 1 unexpected error, 2 invalid input, 3 refused or mismatched."""
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -404,7 +405,11 @@ class SessionHelp(argparse.Action):
         parser.exit()
 
 
+@functools.cache
 def parser():
+    """Built once per process: argparse's building costs about 10 ms (gettext looks each help text
+    up), which a process that calls `main` many times (the fuzz test, a campaign's fork server)
+    would pay every time; parsing leaves the parser as it was."""
     main = Parser(prog="replaylab", description=__doc__)
     main.add_argument("--version", action="version", version=f"replaylab {__version__}")
     verbs = main.add_subparsers(dest="verb", required=True, metavar="VERB")
