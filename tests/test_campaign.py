@@ -334,6 +334,11 @@ def test_a_damaged_campaign_results_folder_is_one_line(tmp_path):
     ({"max_connections": 0}, "config/config.yaml: $.campaign.max_connections: 0 is less than the minimum of 1"),
     ({"prices": {"other": {"input": 1, "output": 2}}},
      "config/config.yaml: $.campaign.prices.other: not one of the campaign's models (scripted-careful, scripted-mixed)"),
+    ({"request_timeout": float("inf")}, "config/config.yaml: $.campaign.request_timeout: inf is not a finite number"),
+    ({"prices": {"scripted-careful": {"input": 1, "output": float("inf")}}},
+     "config/config.yaml: $.campaign.prices.scripted-careful.output: inf is not a finite number"),
+    ({"provider": "openai", "models": ["gpt\x1b[31m"]},
+     "config/config.yaml: $.campaign.models[0]: 'gpt\\x1b[31m' holds the control character \\x1b, which is printed"),
 ])
 def test_a_wrong_campaign_section_stops_a_dry_run_with_one_line(tmp_path, settings, line):
     copy = project(tmp_path, **settings)

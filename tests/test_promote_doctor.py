@@ -59,8 +59,17 @@ def test_doctor_reports_without_showing_the_key():
     assert key not in out.stdout + out.stderr
     checks = {c["what"]: c for c in json.loads(out.stdout)["checks"]}
     assert checks["OPENAI_API_KEY"]["detail"] == "set (value not shown)"
-    assert checks[f"OPENAI_BASE_URL {provider.base_url}"]["ok"] is True
+    host = provider.base_url.split("//")[1].split("/")[0]
+    assert checks[f"OPENAI_BASE_URL {host}"]["ok"] is True
     assert checks["recording recordings/projectile/reference.json"]["ok"] is True
+
+
+def test_doctor_shows_the_servers_host_never_a_key_in_its_url():
+    for url in ("http://user:URLSECRET1@127.0.0.1:9/v1", "http://127.0.0.1:9/v1?api-key=URLSECRET1"):
+        out = cli("doctor", "--json", env=environment(OPENAI_BASE_URL=url))
+        assert "URLSECRET1" not in out.stdout + out.stderr and "Traceback" not in out.stderr
+        checks = {c["what"]: c for c in json.loads(out.stdout)["checks"]}
+        assert checks["OPENAI_BASE_URL 127.0.0.1:9"]["ok"] is False
 
 
 def test_doctor_fails_on_a_recording_that_does_not_replay(tmp_path):

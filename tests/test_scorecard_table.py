@@ -99,6 +99,13 @@ def test_the_runs_table_reads_back_as_it_was_written_and_its_bytes_are_the_same_
     assert back["recordings"].tolist() == ["a1", "c1"]
 
 
+def test_names_made_of_digits_read_back_as_the_same_text():
+    found = [{"run": "001", "model": "7", "task": "1e3", "right": True, "wrong": None, "calls": 2, "budget_used": 1}]
+    back = sc.read_runs_table(io.BytesIO(gzip.decompress(sc.runs_table_bytes(sc.runs_table(found, {})))))
+    assert list(back["run"]) == ["001"] and list(back["model"]) == ["7"] and list(back["task"]) == ["1e3"]
+    assert sc.scorecard(back)[0]["model"] == "7"
+
+
 def test_python_values_of_pandas_cells():
     assert sc._python(None) is None and sc._python(pd.NA) is None and sc._python(float("nan")) is None
     assert sc._python(np.float64("nan")) is None

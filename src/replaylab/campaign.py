@@ -12,6 +12,7 @@ together.
 """
 
 import base64
+import math
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -23,7 +24,7 @@ from pathlib import Path
 from replaylab.inputs import check_recording
 from replaylab.agents import clients
 from replaylab.agents.names import file_safe
-from replaylab.agents.recording import RecordingError, check_run_name
+from replaylab.agents.recording import RecordingError, check_run_name, check_text
 from replaylab.lessons import registry
 
 FOLDER = "results/campaigns"
@@ -189,8 +190,20 @@ def check(settings, lessons, source):
             known = "" if lesson in registry.names() else " (nor a lesson of replaylab)"
             return (f"{source}: $.campaign.lessons[{index}]: {lesson!r} is not one of the configured lessons{known}: "
                     f"{', '.join(lessons)}")
+    for option in ("request_timeout", "max_seconds_per_run"):  # YAML's .inf passes the schema's minimum
+        value = settings[option]
+        if value is not None and not math.isfinite(value):
+            return f"{source}: $.campaign.{option}: {value} is not a finite number"
+    for model, price in settings["prices"].items():
+        for side in ("input", "output"):
+            if not math.isfinite(price[side]):
+                return f"{source}: $.campaign.prices.{model}.{side}: {price[side]} is not a finite number"
     for index, model in enumerate(settings["models"]):
         where = f"{source}: $.campaign.models[{index}]"
+        try:
+            check_text(model, where, 200)  # printed on the pages and in every line about its runs
+        except RecordingError as error:
+            return str(error)
         if provider.models is not None and model not in provider.models:
             return f"{where}: {model!r} is not a model of the {provider.name} provider; its models are: {', '.join(provider.models)}"
         if not file_safe(model)[:1].isalnum():

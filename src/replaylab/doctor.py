@@ -6,6 +6,7 @@ It says whether a key is set, never its value, and contacts a base URL only when
 import platform
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 from importlib import metadata
 from pathlib import Path
@@ -38,6 +39,18 @@ def _answers(url, timeout=3.0):
         return True, f"answers (HTTP {error.code})"
     except (urllib.error.URLError, OSError) as error:
         return False, f"does not answer: {getattr(error, 'reason', error)}"
+    except ValueError:  # its message would show the URL, which may hold a key
+        return False, "not a URL that can be opened"
+
+
+def _server(url):
+    """The host (and port) of a server's URL, never its user part, path or query: they may hold a
+    key (as the OpenAI client shows its server)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        return f"{parts.hostname}:{parts.port}" if parts.port else str(parts.hostname)
+    except ValueError:
+        return "(not a URL)"
 
 
 def _recordings(folder):
@@ -86,7 +99,7 @@ def _providers():
             url = environment.setting(p.server)
             if url:
                 ok, detail = _answers(url)
-                rows.append((f"{p.server} {url}", ok, detail))
+                rows.append((f"{p.server} {_server(url)}", ok, detail))
             else:
                 rows.append((p.server, None, f"not set: the {name} provider's default server"))
     return rows

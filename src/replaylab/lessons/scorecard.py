@@ -102,9 +102,10 @@ def tabulate(found, runs):
 
 
 def read_runs_table(path):
-    """The per-run table back: a mistake stays text ("NA" too), an empty token count is missing."""
-    return pd.read_csv(path, dtype={"wrong": "string", "input_tokens": "Int64", "output_tokens": "Int64"},
-                       keep_default_na=False)
+    """The per-run table back: names and mistakes stay text (a model named "7", a run "001", a
+    mistake "NA"), an empty token count is missing."""
+    text = dict.fromkeys(("run", "model", "task", "wrong", "recordings"), "string")
+    return pd.read_csv(path, dtype={**text, "input_tokens": "Int64", "output_tokens": "Int64"}, keep_default_na=False)
 
 
 def runs_table_bytes(table):
