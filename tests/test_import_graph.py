@@ -68,6 +68,19 @@ def test_direct_imports_of_one_file(tree):
     assert graph.imports(tree / "src" / "pkg" / "e.py", "pkg.e") == set()  # the standard library is not followed
 
 
+def test_the_cache_gives_the_same_files_and_a_changed_file_is_read_again(tree):
+    cache_file = tree / "cache" / "imports.json"
+    job = tree / "scripts" / "job.py"
+    first = ImportGraph([tree / "scripts", tree / "src"], cache_file).files(scripts=[job])
+    assert cache_file.is_file() and first == ImportGraph([tree / "scripts", tree / "src"]).files(scripts=[job])
+    assert ImportGraph([tree / "scripts", tree / "src"], cache_file).files(scripts=[job]) == first
+    (tree / "src" / "pkg" / "d.py").write_text("import pkg.unused\nVALUE = 1\n")  # a new import: another size
+    again = ImportGraph([tree / "scripts", tree / "src"], cache_file).files(scripts=[job])
+    assert names(tree, again) == sorted([*names(tree, first), "src/pkg/unused.py"])
+    cache_file.write_text("not json")  # a damaged cache is read as none
+    assert ImportGraph([tree / "scripts", tree / "src"], cache_file).files(scripts=[job]) == again
+
+
 def test_a_relative_import_above_the_top_is_ignored(tmp_path):
     write(tmp_path, {"alone.py": "from .. import x\nfrom . import y\n"})
     assert ImportGraph([tmp_path]).imports(tmp_path / "alone.py") == set()

@@ -140,6 +140,19 @@ def test_changed_tolerance_reruns_the_replays(built):
     assert {rule for rule, _ in jobs}.isdisjoint({"scan"})
 
 
+def test_a_no_op_start_does_not_import_pandas_and_keeps_the_imports_cache(built):
+    """What a start that finds everything up to date costs: Snakemake, the workflow, its checks.
+    pandas (0.4 s) is imported by the jobs that tabulate only, not by Snakemake's comparison of
+    params; the import statements of the code come from the cache of the build."""
+    assert (built / ".snakemake" / "replaylab" / "imports.json").is_file()
+    probe = ("import sys, runpy; sys.argv = ['snakemake', '--cores', '1']\n"
+             "try:\n    runpy.run_module('snakemake', run_name='__main__')\n"
+             "finally:\n    print('pandas' in sys.modules, file=sys.stderr)\n")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=built, capture_output=True, text=True, timeout=300)
+    assert "Nothing to be done" in result.stderr, result.stderr[-2000:]
+    assert result.stderr.strip().splitlines()[-1] == "False", result.stderr[-2000:]
+
+
 def test_restored_copy_is_up_to_date_again(built):
     """Putting the contents back needs no rerun: Snakemake compares checksums, not only times."""
     assert pending(built) == (set(), [])

@@ -6,9 +6,15 @@ reruns exactly the jobs that use it. An import inside a function counts like any
 input only costs a rerun; a missing one would leave a result stale). Modules found in none of the
 folders (numpy, the standard library) are not followed. A module imported by a name computed at
 run time is invisible here: the caller names it as a root.
+
+Parsing every file costs about half a second at each start of the workflow, a no-op included; with
+a `cache_file`, the import statements of each file are remembered by its size and modification
+time, and a file is parsed again only when it changed.
 """
 
 import ast
+import json
+import os
 from functools import cache
 from pathlib import Path
 
@@ -20,10 +26,60 @@ class ImportGraphError(ValueError):
 class ImportGraph:
     """The modules of some folders, as `sys.path` would find them, and the imports between them."""
 
-    def __init__(self, folders):
+    def __init__(self, folders, cache_file=None):
         self.folders = [Path(folder) for folder in folders]
         self._file = cache(self._find_file)
         self._imports = cache(self._read_imports)
+        self._cache_file = cache_file
+        self._known = self._load_cache()
+        self._changed = False
+
+    def _load_cache(self):
+        """{path: [size, mtime_ns, statements]} of an earlier start; empty if there is none or it
+        is not what this code writes."""
+        if self._cache_file is None:
+            return {}
+        try:
+            known = json.loads(Path(self._cache_file).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return known if isinstance(known, dict) else {}
+
+    def save(self):
+        """Write the cache if a file was parsed (atomically; a read-only folder parses again next time)."""
+        if self._cache_file is None or not self._changed:
+            return
+        path = Path(self._cache_file)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary.write_text(json.dumps(self._known), encoding="utf-8")
+            temporary.replace(path)
+            self._changed = False
+        except OSError:
+            temporary.unlink(missing_ok=True)
+
+    def _statements(self, path):
+        """The import statements of a file: [[level, module or None, [names]]], `level` -1 for
+        `import a, b`; from the cache while the file's size and modification time are unchanged."""
+        stat = Path(path).stat()
+        stamp = [stat.st_size, stat.st_mtime_ns]
+        known = self._known.get(str(path))
+        if isinstance(known, list) and len(known) == 3 and known[:2] == stamp:
+            return known[2]
+        try:
+            tree = ast.parse(Path(path).read_bytes(), filename=str(path))
+        except SyntaxError as error:
+            raise ImportGraphError(f"{error.filename}, line {error.lineno}: {error.msg}") from None
+        statements = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                statements.append([-1, None, [alias.name for alias in node.names]])
+            elif isinstance(node, ast.ImportFrom):
+                statements.append([node.level, node.module, [alias.name for alias in node.names]])
+        self._known[str(path)] = [*stamp, statements]
+        self._changed = True
+        return statements
 
     def _find_file(self, module):
         """The file of a module name (a package's __init__.py), or None when no folder holds it."""
@@ -44,36 +100,32 @@ class ImportGraph:
 
     def _read_imports(self, path, module):
         """The modules of the folders that the file imports; `module` is its own name ("" for a script)."""
-        try:
-            tree = ast.parse(Path(path).read_bytes(), filename=str(path))
-        except SyntaxError as error:
-            raise ImportGraphError(f"{error.filename}, line {error.lineno}: {error.msg}") from None
         package = module if Path(path).name == "__init__.py" else module.rpartition(".")[0]
         found = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    found.update(self._with_parents(alias.name))
-            elif isinstance(node, ast.ImportFrom):
-                base = self._absolute(node, package)
-                if base is None:
-                    continue
-                found.update(self._with_parents(base))
-                for alias in node.names:  # `from package import module`
-                    if alias.name != "*" and self.file_of(f"{base}.{alias.name}"):
-                        found.update(self._with_parents(f"{base}.{alias.name}"))
+        for level, source, names in self._statements(path):
+            if level < 0:
+                for name in names:
+                    found.update(self._with_parents(name))
+                continue
+            base = self._absolute(level, source, package)
+            if base is None:
+                continue
+            found.update(self._with_parents(base))
+            for name in names:  # `from package import module`
+                if name != "*" and self.file_of(f"{base}.{name}"):
+                    found.update(self._with_parents(f"{base}.{name}"))
         return frozenset(found)
 
     @staticmethod
-    def _absolute(node, package):
+    def _absolute(level, source, package):
         """The module a `from ... import` statement reads from; None for a relative import above the top."""
-        if not node.level:
-            return node.module
+        if not level:
+            return source
         parts = package.split(".") if package else []
-        if node.level - 1 > len(parts) or not parts:
+        if level - 1 > len(parts) or not parts:
             return None
-        base = parts[: len(parts) - (node.level - 1)]
-        return ".".join(base + ([node.module] if node.module else []))
+        base = parts[: len(parts) - (level - 1)]
+        return ".".join(base + ([source] if source else []))
 
     def imports(self, path, module=""):
         """The modules (of the folders) that one file imports directly."""
@@ -98,4 +150,5 @@ class ImportGraph:
             path = self.file_of(module)
             seen_files.add(path)
             todo.extend(self.imports(path, module) - seen)
+        self.save()
         return sorted(seen_files)

@@ -39,6 +39,12 @@ from replaylab.agents.recording import RecordingError, printable  # noqa: E402
 from replaylab.batches import batches  # noqa: E402
 from replaylab.import_graph import ImportGraph, ImportGraphError  # noqa: E402
 from replaylab.lessons import registry  # noqa: E402
+from snakemake.persistence import PersistenceBase  # noqa: E402
+
+# Snakemake 9.27 compares each job's params with those of its last run and, when pandas is
+# installed, imports pandas to do so (about 0.4 s at every start, a no-op included), in case a
+# param is a DataFrame. No param of this workflow is one: they are compared as plain values.
+PersistenceBase._serialize_param = property(lambda self: self._serialize_param_builtin)
 
 
 def stop(message):
@@ -283,7 +289,7 @@ def record_target(wildcards):
 # Input functions
 
 
-IMPORTS = ImportGraph([SCRIPTS, SRC])
+IMPORTS = ImportGraph([SCRIPTS, SRC], ".snakemake/replaylab/imports.json")
 
 
 @cache
