@@ -112,7 +112,9 @@ def test_help_gives_the_message_format_with_an_example_that_is_true(tmp_path):
     shown = json.loads(" ".join(line[4:] for line in help_text.splitlines() if line.startswith("  < "))
                        .split(' {"message": 2')[0])
     s = Session(tmp_path, registry.names()[0], "--run", "help")  # the lesson of the help's example
-    assert set(s.read()) == {"lesson", "variant", "run", "recording", "system", "task", "tools", "limits"}
+    first = s.read()
+    assert set(first) == {"lesson", "variant", "run", "recording", "system", "task", "tools", "limits", "protocol"}
+    assert '{"text": "...", "tool_calls": [{"id": "1", "name": TOOL,' in first["protocol"]  # as the help says
     answer = s.ask(sent)
     assert set(answer) == set(shown) and answer["results"][0]["ok"] is True
     assert answer["results"][0]["content"] == pytest.approx(shown["results"][0]["content"], rel=1e-12)

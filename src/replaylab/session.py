@@ -16,7 +16,8 @@ HELP = """\
 The session speaks JSON lines, one object per line, both ways; a person can type them too.
 
 First it prints one line with everything the agent is given: the system text, the task, the tools
-with their bounds (JSON Schema: type, minimum, maximum, enum, required), and the limits:
+with their bounds (JSON Schema: type, minimum, maximum, enum, required), the limits, and the
+protocol (this help's next paragraphs in short):
   {header}
 (printed on one line; budget null: no budget of experiments.)
 
@@ -60,6 +61,7 @@ def help_text():
         "lesson": lesson.name, "variant": name, "run": "typed", "recording": recording,
         "system": _short(v.system), "task": _short(v.task), "tools": ["..."],
         "limits": {"messages": v.max_steps, "calls_per_message": loop.MAX_CALLS_PER_MESSAGE, "budget": v.budget},
+        "protocol": "...",
     }
     answer = {"message": 1, "results": results_data((result,)), **left}
     end = {"message": 2, "results": [], **left, "messages_left": v.max_steps - 2,
@@ -82,7 +84,17 @@ def header(live):
         "task": v.task,
         "tools": live.allowlist.specs(),
         "limits": live.limits(),
+        "protocol": PROTOCOL,
     }
+
+
+# How to talk to the session, in the first line too: an agent that reads only its input learns
+# there how a message looks and how the run ends (the same as `replaylab session --help`).
+PROTOCOL = (
+    'Send one JSON object per line: {"text": "...", "tool_calls": [{"id": "1", "name": TOOL, '
+    '"arguments": {...}}]}. Each line is answered on one line with the results of its calls. '
+    "A message without tool calls is your answer and ends the run; closing the input ends it as not finished."
+)
 
 
 def end_data(live):
