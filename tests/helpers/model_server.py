@@ -65,6 +65,7 @@ class ModelServer:
         self.hang_every, self.hang_seconds = hang_every, hang_seconds
         self.failing = set(failing)
         self.lock = threading.Lock()
+        self._faulted = set()  # bodies of requests refused by a planned fault, not yet sent again
         self.requests = 0
         self.statuses = Counter()
         self.in_flight = 0
@@ -116,24 +117,30 @@ class ModelServer:
 
     def answer(self, handler, number):
         length = int(handler.headers.get("Content-Length", 0))
-        body = json.loads(handler.rfile.read(length) or b"{}")
+        raw = handler.rfile.read(length)
+        body = json.loads(raw or b"{}")
         model = body.get("model", "")
         if self.latency:
             time.sleep(self.latency)
         if handler.headers.get("Authorization") != f"Bearer {self.key}":
             return self.send(handler, number, 401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}, model)
-        if self.every(self.drop_every, number):
+        with self.lock:  # a request refused by a planned fault goes through when it is sent again, as a
+            retried = raw in self._faulted  # real limit clears after Retry-After: otherwise, with several runs
+            self._faulted.discard(raw)  # in flight, one run's retries could keep landing on the faulty turns
+            if not retried and any(self.every(n, number) for n in (self.drop_every, self.hang_every, self.rate_limit_every, self.error_every)):
+                self._faulted.add(raw)
+        if not retried and self.every(self.drop_every, number):
             self.note(model, "dropped")
             handler.close_connection = True
             return  # no answer: the client sees the connection end
-        if self.every(self.hang_every, number):
+        if not retried and self.every(self.hang_every, number):
             self.note(model, "hang")
             time.sleep(self.hang_seconds)
             return
-        if self.every(self.rate_limit_every, number):
+        if not retried and self.every(self.rate_limit_every, number):
             return self.send(handler, number, 429, {"error": {"message": "Rate limit reached", "type": "rate_limit"}}, model,
                              {"Retry-After": f"{self.retry_after:g}"})
-        if model in self.failing or self.every(self.error_every, number):
+        if model in self.failing or (not retried and self.every(self.error_every, number)):
             return self.send(handler, number, 500, {"error": {"message": "The server had an error", "type": "server_error"}}, model)
         return self.play(handler, number, body, model)
 
