@@ -7,9 +7,10 @@ input only costs a rerun; a missing one would leave a result stale). Modules fou
 folders (numpy, the standard library) are not followed. A module imported by a name computed at
 run time is invisible here: the caller names it as a root.
 
-Parsing every file costs about half a second at each start of the workflow, a no-op included; with
-a `cache_file`, the import statements of each file are remembered by its size and modification
-time, and a file is parsed again only when it changed.
+Parsing every file costs about 0.1 s at each start of the workflow, a no-op included (measured: a
+no-op of 1.19 s without the cache, 1.09 s with it); with a `cache_file`, the import statements of
+each file are remembered by its size and modification time, and a file is parsed again only when
+it changed.
 """
 
 import ast

@@ -8,9 +8,10 @@ ones, then the right ones; within each, one of every model, task and mistake bef
 any. Ties go by name, so the same runs give the same sample, however they were batched.
 """
 
+from replaylab.lessons import REFERENCE_GROUP as REFERENCE
+
 SHOWN = 12  # judged entries shown in full: every message and every recomputed result
 LISTED = 100  # more entries listed, each with a link to its transcript
-REFERENCE = "reference"  # the group of the committed reference runs
 
 
 def _category(score, members, runs):

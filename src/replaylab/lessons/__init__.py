@@ -200,6 +200,16 @@ def shown(value, text):
     return {"value": value, "shown": text}
 
 
+REFERENCE_GROUP = "reference"  # the group of the committed reference runs: the pages' demonstrations are made with them
+
+
+def run_facts(run, task=None):
+    """What every judge says of a run before its verdict: who made it, for which task (the variant by
+    default), its group, and its calls."""
+    return {"model": run.model, "task": run.variant if task is None else task, "group": run.group,
+            **count_calls(run.transcript)}
+
+
 def count_calls(transcript):
     """Calls asked for and calls that ran, over the whole run."""
     results = [r for step in transcript.steps for r in step.results]

@@ -534,6 +534,21 @@ def tables_section(lesson_tables, shown_here, extra=(), sampled=False):
     return "\n".join(out)
 
 
+def judged_entries(entries, lines_of, what="run"):
+    """The "What the build decided" lines of each judged entry ({name: verdict}), or one line saying
+    there is none: the same on every lesson's page."""
+    if not entries:
+        return [f"*(no {what} to judge)*", ""]
+    return [line for entry_name, entry in entries.items() for line in lines_of(entry_name, entry)]
+
+
+def conclusion_lines(statement, run, rows):
+    """A run's stated conclusion as the build found it, then its rows of the `agent-conclusion` table."""
+    mine = [r for r in rows["agent-conclusion"] if r["run"] == run]
+    return [*statement, "", f"Table `agent-conclusion` (run {name(run)}):", "",
+            table(mine, [("quantity", "quantity"), ("shown", "value"), ("unit", "unit")]), ""]
+
+
 def section(lines_or_text):
     return lines_or_text if isinstance(lines_or_text, str) else "\n".join(lines_or_text)
 

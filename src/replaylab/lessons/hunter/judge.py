@@ -6,10 +6,10 @@ It never reads the model's text and never trusts a stored result (physics.md 2.5
 import dataclasses
 import math
 
-from replaylab.lessons import count_calls, counted, shown, validated_calls
+from replaylab.lessons import REFERENCE_GROUP, run_facts, counted, shown, validated_calls
 from replaylab.lessons.hunter import lab
 
-DEMONSTRATION_GROUP = "reference"
+DEMONSTRATION_GROUP = REFERENCE_GROUP  # the runs the page's demonstrations are made with
 STRICTER_VARIANT = "velocity-verlet"  # the exercise's stricter claim: 3.5 % instead of 4 %
 STRICTER_LIMIT = 0.035
 EVIDENCE = "numerically verified: the simulated oscillator, {method}, {steps} steps per period, {periods}"
@@ -83,10 +83,7 @@ def judge(runs, tolerance=None):
     for run in runs:
         claim = lab.CLAIMS[run.variant]
         verdicts[run.run] = {
-            "model": run.model,
-            "task": f"{run.variant} claim",
-            "group": run.group,
-            **count_calls(run.transcript),
+            **run_facts(run, task=f"{run.variant} claim"),
             "verdict": hunt_verdict(run.transcript, claim),
         }
         if run.group != DEMONSTRATION_GROUP:

@@ -105,12 +105,7 @@ def _decisions(results):
         "the agent's words). The first experiment above the claim's limit is a counterexample.",
         "",
     ]
-    verdicts = results["verdicts"]
-    if not verdicts:
-        out += ["*(no run to judge)*", ""]
-    for run, item in verdicts.items():
-        out += verdict_lines(run, item["verdict"]) + [""]
-    return out
+    return out + md.judged_entries(results["verdicts"], lambda run, item: [*verdict_lines(run, item["verdict"]), ""])
 
 
 def _demos(results, rows):

@@ -13,10 +13,10 @@ import math
 from functools import cache
 
 from replaylab.agents.replay import ReplayMismatch, replay
-from replaylab.lessons import caught, count_calls, shown, validated_calls
+from replaylab.lessons import REFERENCE_GROUP, run_facts, caught, shown, validated_calls
 from replaylab.lessons.pendulum import lab, physics
 
-DEMONSTRATION_GROUP = "reference"  # the runs the page's demonstration of a changed simulation replays
+DEMONSTRATION_GROUP = REFERENCE_GROUP  # the runs the page's demonstrations are made with
 CHANGED_G = 9.80  # m/s^2, the changed simulation the replay must catch
 EVIDENCE = "numerically verified against an exact formula"
 VERIFIED, TOO_COARSE, REFUTED = "verified", "too coarse", "refuted"
@@ -105,10 +105,7 @@ def judge(runs, tolerance):
     verdicts = {}
     for run in runs:
         verdicts[run.run] = {
-            "model": run.model,
-            "task": run.variant,
-            "group": run.group,
-            **count_calls(run.transcript),
+            **run_facts(run),
             "conclusion": agent_conclusion(run.transcript),
             "period_errors": period_errors(run.transcript),
         }

@@ -121,15 +121,8 @@ def _decisions(results, rows):
         "moves the crossing out of its bracket.",
         "",
     ]
-    verdicts = results["verdicts"]
-    if not verdicts:
-        out += ["*(no run to judge)*", ""]
-    for run, verdict in verdicts.items():
-        out += conclusion_statement(run, verdict["conclusion"]) + [""]
-        mine = [r for r in rows["agent-conclusion"] if r["run"] == run]
-        out += [f"Table `agent-conclusion` (run {name(run)}):", ""]
-        out += [table(mine, [("quantity", "quantity"), ("shown", "value"), ("unit", "unit")]), ""]
-    return out
+    return out + md.judged_entries(
+        results["verdicts"], lambda run, verdict: md.conclusion_lines(conclusion_statement(run, verdict["conclusion"]), run, rows))
 
 
 def _shift_section(results, rows):

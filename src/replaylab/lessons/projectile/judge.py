@@ -3,14 +3,14 @@
 import numpy as np
 
 from replaylab.agents.replay import ReplayMismatch, replay
-from replaylab.lessons import caught, count_calls, shown, validated_calls
+from replaylab.lessons import REFERENCE_GROUP, run_facts, caught, shown, validated_calls
 from replaylab.lessons.projectile import lab
 from replaylab.physics import projectile
 
 GRID_STEP = 0.25  # degrees
 GRID_MARGIN = 2  # degrees below and above the agent's bracket
 ROUGH_FACTOR = 1.01
-DEMONSTRATION_GROUP = "reference"  # the runs the page's demonstrations are made with
+DEMONSTRATION_GROUP = REFERENCE_GROUP  # the runs the page's demonstrations are made with
 REFERENCE_ANGLE = 45.0  # degrees: the best angle without drag, what the gain is measured against
 EVIDENCE = "numerically verified: the simulated tennis ball, explicit Euler, no measurement"
 
@@ -80,10 +80,7 @@ def judge(runs, tolerance):
     verdicts = {}
     for run in runs:
         verdicts[run.run] = {
-            "model": run.model,
-            "task": run.variant,
-            "group": run.group,
-            **count_calls(run.transcript),
+            **run_facts(run),
             "conclusion": agent_conclusion(run.transcript),
         }
         if run.group == DEMONSTRATION_GROUP:

@@ -6,13 +6,13 @@ A failed recomputed check stands whoever passed the piece: no voting (physics.md
 from dataclasses import dataclass
 
 from replaylab.agents.replay import ReplayMismatch, replay
-from replaylab.lessons import caught, count_calls, validated_calls
+from replaylab.lessons import REFERENCE_GROUP, caught, count_calls, validated_calls
 from replaylab.lessons.review import lab
 from replaylab.verification.checks import CHECK_NAMES
 
 EVIDENCE = "numerically verified: the simulated oscillator stepped by piece {piece}, no measurement"
 STRICT_EXACT = 1e-30
-DEMONSTRATION_GROUP = "reference"  # the review the page's demonstrations are made with
+DEMONSTRATION_GROUP = REFERENCE_GROUP  # the runs the page's demonstrations are made with
 
 
 @dataclass(frozen=True)

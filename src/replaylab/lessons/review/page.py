@@ -105,12 +105,8 @@ def _decisions(results):
         "the other reviewers say: there is no vote.",
         "",
     ]
-    groups = results["verdicts"]
-    if not groups:
-        out += ["*(no review to judge)*", ""]
-    for group_name, group in groups.items():
-        out += group_lines(results, group_name, group)
-    return out
+    return out + md.judged_entries(results["verdicts"], lambda group_name, group: group_lines(results, group_name, group),
+                                   what="review")
 
 
 def _demos(results, rows):
