@@ -15,6 +15,7 @@ import base64
 import math
 import multiprocessing
 import multiprocessing.connection
+import multiprocessing.forkserver
 import os
 import sys
 import threading
@@ -252,6 +253,13 @@ def recorders(campaign):
     provider = clients.load_provider(campaign.settings["provider"])
     context.set_forkserver_preload(["__main__", "replaylab.cli", "replaylab.pipeline", *lessons, *provider.preload])
     return context
+
+
+def start_recorders(campaign):
+    """Start the server of the recording processes now, while Snakemake builds its DAG: its imports
+    take about a second of the other processor, which the first runs would otherwise wait for."""
+    recorders(campaign)
+    multiprocessing.forkserver.ensure_running()
 
 
 # multiprocessing reads a process's exit status once, from a pipe; its start() also reads those of

@@ -12,6 +12,9 @@ rule scan:
         "logs/{lesson}/scan.log",
     benchmark:
         "benchmarks/{lesson}/scan.tsv"
+    # first: it needs no recording, so it runs in this process while the replay batches run in
+    # the workers, not after them (where it would add its time to the end of a large build)
+    priority: 1
     message:
         "Scanning {wildcards.lesson}: its independent computations and exercises"
     run:
