@@ -9,7 +9,7 @@ import os
 import pytest
 
 from helpers import RECORDINGS, ROOT, cli
-from helpers.bad import BAD, NOT_A_FILE, VALID, changed, make_not_a_file, nested
+from helpers.bad import BAD, DEEP, NOT_A_FILE, VALID, changed, deep_arguments, make_not_a_file, nested
 from replaylab.agents import recording
 from replaylab.agents.recording import RecordingError
 
@@ -235,3 +235,177 @@ def test_values_a_file_cannot_hold_are_stored_as_text_and_the_rest_as_they_are()
     assert recording._as_sent({"a": 1}) == {"a": 1}
     assert recording._text("a\ud800b") == "a\ufffdb" and recording._text(5) == 5
     assert recording.nesting(5) == 0 and recording.nesting([]) == 1 and recording.nesting({"a": [(1,)]}) == 3
+
+
+# ---------------------------------------------------------------------------------------------
+# Each limit at its edge, and the reader against a file that changes while it is read (found by
+# mutation testing: issue 16)
+
+
+def loaded_or_refused(path):
+    try:
+        return recording.load(path)
+    except RecordingError as error:
+        return str(error)
+
+
+def test_a_file_of_exactly_the_size_limit_loads_and_one_byte_more_is_refused(tmp_path):
+    text = VALID.rstrip().encode()  # ends with "}": a file read one byte short is not JSON
+    exact = write(tmp_path, "exact", b" " * (recording.MAX_BYTES - len(text)) + text)
+    assert exact.stat().st_size == recording.MAX_BYTES
+    assert recording.load(exact) == recording.loads(VALID, exact)
+    over = write(tmp_path, "over", b" " * (recording.MAX_BYTES + 1 - len(text)) + text, "over/symplectic-euler.json")
+    assert loaded_or_refused(over) == f"{over}: {recording.MAX_BYTES + 1} bytes; a recording has at most {recording.MAX_BYTES} bytes"
+
+
+def test_a_file_read_in_short_pieces_loads_the_same(tmp_path, monkeypatch):
+    """A read may return fewer bytes than asked (a network file system does): the pieces are joined
+    as they are."""
+    path = write(tmp_path, "x", VALID.encode())
+    real_read = os.read
+    monkeypatch.setattr(recording.os, "read", lambda handle, size: real_read(handle, min(size, 100)))
+    assert recording.load(path) == recording.loads(VALID, path)
+
+
+def test_a_file_that_never_ends_is_read_one_byte_past_the_limit_and_refused(tmp_path, monkeypatch):
+    """A file some process keeps appending to: the reader takes at most MAX_BYTES + 1 bytes of it,
+    then refuses it; it neither stops at the limit as if the file ended there, nor reads on."""
+    path = write(tmp_path, "x", VALID.encode())
+    taken = []
+
+    def endless(handle, size):
+        assert sum(taken) + size <= recording.MAX_BYTES + 1, f"asked for {size} bytes after {sum(taken)}"
+        taken.append(min(size, 1 << 20))
+        return b" " * taken[-1]
+
+    monkeypatch.setattr(recording.os, "read", endless)
+    assert loaded_or_refused(path) == f"{path}: more than {recording.MAX_BYTES} bytes; a recording has at most {recording.MAX_BYTES} bytes"
+    assert sum(taken) == recording.MAX_BYTES + 1
+
+
+def test_a_read_error_is_one_line_naming_the_file(tmp_path, monkeypatch):
+    import errno
+
+    path = write(tmp_path, "x", VALID.encode())
+
+    def failing(handle, size):
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(recording.os, "read", failing)
+    assert loaded_or_refused(path) == f"{path}: cannot be read: Input/output error"
+
+
+def checked_then(monkeypatch, change):
+    """The reader's check of the path, followed at once by `change` (another process's)."""
+    real_check = recording.regular_file
+
+    def check_then_change(path):
+        found = real_check(path)
+        change(path)
+        return found
+
+    monkeypatch.setattr(recording, "regular_file", check_then_change)
+
+
+def test_a_file_removed_after_its_check_is_one_line(tmp_path, monkeypatch):
+    path = write(tmp_path, "x", VALID.encode())
+    checked_then(monkeypatch, os.remove)
+    assert loaded_or_refused(path) == f"{path}: cannot be read: No such file or directory"
+
+
+def test_a_pipe_put_in_place_of_the_checked_file_is_refused_without_waiting(tmp_path, monkeypatch):
+    """A FIFO that replaces the file between the check and the open: opened without blocking, it
+    is seen for what it is at once (an ordinary open would wait for a writer forever)."""
+    import threading
+
+    path = write(tmp_path, "x", VALID.encode())
+    checked_then(monkeypatch, lambda p: (os.remove(p), os.mkfifo(p)))
+    outcome = []
+    reader = threading.Thread(target=lambda: outcome.append(loaded_or_refused(path)))
+    reader.start()
+    reader.join(timeout=10)
+    waited = reader.is_alive()
+    if waited:  # release the reader: a writer opens the pipe
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join()
+    assert not waited, "the reader waited on the pipe"
+    assert outcome == [f"{path}: not a regular file any more"]
+
+
+def test_nesting_and_integers_at_the_limits_load_and_one_more_is_refused(tmp_path):
+    """The file's own nesting around a call's arguments is 5, so arguments nested 59 deep reach the
+    64 levels allowed (what `save` stores as it is), 60 go beyond; an integer may have 1000 digits."""
+    at_limit = write(tmp_path, "a", deep_arguments(59), "a/symplectic-euler.json")
+    assert recording.nesting(recording.load(at_limit).transcript.steps[0].message.tool_calls[0].arguments) == 59
+    beyond = write(tmp_path, "b", deep_arguments(60), "b/symplectic-euler.json")
+    assert loaded_or_refused(beyond) == f"{beyond}: {DEEP} (arrays and objects inside each other)"
+    for digits, sign in [(1000, ""), (1000, "-")]:
+        path = write(tmp_path, "i", VALID.replace('"periods": 20', f'"periods": {sign}{"9" * digits}', 1).encode(), "i/symplectic-euler.json")
+        assert recording.load(path).transcript.steps[0].message.tool_calls[0].arguments["periods"] == int(sign + "9" * digits)
+    path = write(tmp_path, "j", VALID.replace('"periods": 20', f'"periods": -{"9" * 1001}', 1).encode(), "j/symplectic-euler.json")
+    assert loaded_or_refused(path) == (
+        f"{path}: $.steps[0].tool_calls[0].arguments.periods: an integer of 1001 digits; at most 1000 digits are allowed")
+
+
+def test_a_lone_surrogate_is_named_as_a_key_or_as_a_value(tmp_path):
+    for arguments, where, what in [('{"\\ud800x": 1}', "", "the key '\\ud800x'"),
+                                   ('{"method": "a\\udfff"}', ".method", "'a\\udfff'")]:
+        text = changed(lambda d: d["steps"][0]["tool_calls"][0].__setitem__("arguments", "@@")).replace('"@@"', arguments)
+        path = write(tmp_path, "s", text.encode())
+        assert loaded_or_refused(path) == (
+            f"{path}: $.steps[0].tool_calls[0].arguments{where}: {what} holds a lone surrogate "
+            "(\\ud800 to \\udfff: half of a character, not text)")
+
+
+def test_the_schema_checks_are_built_when_first_needed(tmp_path, monkeypatch):
+    """Both checks are made on first use (no cache filled by an earlier test): the compiled one
+    accepts a valid recording, jsonschema's names what is wrong in one that is not."""
+    monkeypatch.setattr(recording, "_COMPILED", None)
+    monkeypatch.setattr(recording, "_VALIDATOR", None)
+    assert recording.schema_errors(json.loads(VALID)) == [] and recording._COMPILED is not None
+    assert recording._VALIDATOR is None  # asked only for the words of a failure
+    errors = recording.schema_errors(json.loads(changed(lambda d: d.__setitem__("finished", "no"))))
+    assert [(list(e.absolute_path), e.message) for e in errors] == [(["finished"], "'no' is not of type 'boolean'")]
+    assert refusal(tmp_path, lambda d: d.__setitem__("group", "")) == "$.group: '' should be non-empty"
+
+
+def test_of_several_errors_at_one_depth_the_first_by_its_path_is_named(tmp_path):
+    """The message does not depend on the order in which jsonschema finds the errors (it checks
+    `variant` before `group`, the order of the schema's properties)."""
+    assert refusal(tmp_path, lambda d: d.update(variant="", group="")) == "$.group: '' should be non-empty"
+    assert refusal(tmp_path, lambda d: d.update(variant="", group="g", finished="no")) == "$.finished: 'no' is not of type 'boolean'"
+
+
+def test_a_refused_run_name_says_what_a_run_name_is():
+    with pytest.raises(RecordingError) as caught:
+        recording.check_run_name("-a", "--run")
+    assert str(caught.value) == "--run: '-a' is not a run name: letters, digits, '_', '.' and '-', starting with a letter or digit"
+
+
+def test_a_replayed_transcript_names_the_recording_it_replayed(tmp_path):
+    """A transcript written by a replay is loaded with the recording it came from as its source:
+    the command that records the run again reads that recording, not the transcript."""
+    from replaylab.agents.clients import authored
+
+    source = "recordings/hunter/symplectic-euler.json"
+    text = changed(lambda d: d.__setitem__("replayed", {"from": source, "tolerance": 1e-9}))
+    transcript = write(tmp_path / "transcripts", "t", text.encode())
+    loaded = recording.load(transcript)
+    assert loaded.source == source and loaded.replayed == {"from": source, "tolerance": 1e-9}
+    assert f"--from {source} " in authored.rerecord(loaded)
+    assert recording.load(RECORDINGS / "hunter" / "symplectic-euler.json").source == str(RECORDINGS / "hunter" / "symplectic-euler.json")
+
+
+def test_a_recording_is_written_in_utf8_whatever_the_locale(tmp_path):
+    """The file is UTF-8 under an ASCII locale too (LC_CTYPE=C without Python's UTF-8 mode)."""
+    import locale
+
+    run = recording.loads(changed(lambda d: d.__setitem__("task", "Winkel θ ≥ 30°, 𝔘")), "symplectic-euler.json")
+    before = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")
+    try:
+        recording.save(run, tmp_path / "symplectic-euler.json")
+    finally:
+        locale.setlocale(locale.LC_CTYPE, before)
+    assert recording.load(tmp_path / "symplectic-euler.json") == run
+    assert "Winkel θ ≥ 30°, 𝔘".encode() in (tmp_path / "symplectic-euler.json").read_bytes()
