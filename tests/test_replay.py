@@ -362,6 +362,16 @@ def test_a_changed_end_is_a_mismatch(projectile_run):
     assert mismatch(forged, projectile_default()).startswith("the run was not finished when recorded and is finished now. ")
 
 
+def test_a_run_recorded_as_finished_that_stops_at_its_step_limit_is_a_mismatch(tmp_path):
+    """The other way round: the same messages, every one with a call, end at the step limit, not finished."""
+    short = dataclasses.replace(projectile_default(), max_steps=2)
+    messages = [ModelMessage("again", (call("1", "range_without_drag", speed=25, angle=45),))] * 2
+    rec = record(tmp_path, "projectile", short, messages, run="short")
+    assert not rec.transcript.finished and len(rec.transcript.steps) == 2
+    forged = forge(rec, lambda d: d.update(finished=True))
+    assert mismatch(forged, short).startswith("the run was finished when recorded and is not finished now. ")
+
+
 # ---------------------------------------------------------------------------------------------
 # Not measured (null), bools
 

@@ -101,9 +101,21 @@ def test_the_runs_table_reads_back_as_it_was_written_and_its_bytes_are_the_same_
 
 def test_names_made_of_digits_read_back_as_the_same_text():
     found = [{"run": "001", "model": "7", "task": "1e3", "right": True, "wrong": None, "calls": 2, "budget_used": 1}]
-    back = sc.read_runs_table(io.BytesIO(gzip.decompress(sc.runs_table_bytes(sc.runs_table(found, {})))))
+    back = sc.read_runs_table(io.BytesIO(gzip.decompress(sc.runs_table_bytes(sc.runs_table(found, {"001": run("001")})))))
     assert list(back["run"]) == ["001"] and list(back["model"]) == ["7"] and list(back["task"]) == ["1e3"]
+    assert list(back["recordings"]) == ["001"]  # the recording's name too, not the number 1
     assert sc.scorecard(back)[0]["model"] == "7"
+
+
+def test_tabulate_gives_the_scorecard_of_the_runs_table_of_the_runs_facts():
+    found = [
+        {"run": "alpha", "model": "m1", "task": "t", "right": True, "wrong": None, "calls": 2, "budget_used": 2},
+        {"run": "c1", "model": "m2", "task": "t", "right": False, "wrong": "far off", "calls": 1, "budget_used": 1},
+    ]
+    rows, table = sc.tabulate(found, RUNS)
+    assert list(table["recordings"]) == ["a1;a2", "c1"] and table.loc[0, "input_tokens"] == 15
+    assert [(r["model"], r["runs"], r["right"], r["mistakes"]) for r in rows] == [
+        ("m1", 1, 1, []), ("m2", 1, 0, [{"what": "far off", "runs": 1}])]
 
 
 def test_python_values_of_pandas_cells():

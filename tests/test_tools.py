@@ -285,13 +285,13 @@ def test_allowlist_specs_lists_every_tool():
 
 
 def test_duplicate_tool_names_are_a_value_error():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^duplicate tool name: measure$"):  # the lesson's author reads it
         Allowlist([tool(), tool()])
 
 
 @pytest.mark.parametrize("budget", [0, -1, -100])
 def test_a_budget_below_one_is_a_value_error(budget):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=rf"^the budget must be at least 1, got {budget}$"):
         Allowlist([tool()], budget=budget)
 
 

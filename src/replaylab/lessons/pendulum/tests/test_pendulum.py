@@ -206,6 +206,30 @@ def test_runs_that_bracket_no_crossing_are_not_checkable(messages, reason):
     assert LESSON.score({"conclusion": conclusion}, {"exact": {"bracket": [22, 23]}}).startswith("no checkable conclusion")
 
 
+def test_two_amplitudes_whose_excess_falls_through_1_percent_bracket_no_crossing():
+    """The last bits of a simulated period are rounding noise: between neighbouring doubles near the
+    crossing the excess need not rise with the amplitude. A run whose two amplitudes there have the
+    excess above 1 % at the lower one and at most 1 % at the higher brackets no crossing (found by
+    walking up from the simulated crossing at dt 0.01 s, one double at a time)."""
+    dt, reference = 0.01, physics.small_angle_period()
+    amplitude = physics.simulated_crossing(dt, 20, 25, within=1e-12)
+    for _ in range(200):
+        amplitude = math.nextafter(amplitude, 0)
+    pair = None
+    for _ in range(400):
+        higher = math.nextafter(amplitude, 90)
+        if physics.period(amplitude, dt) / reference - 1 > physics.EXCESS >= physics.period(higher, dt) / reference - 1:
+            pair = (amplitude, higher)
+            break
+        amplitude = higher
+    assert pair is not None
+    conclusion = judge.agent_conclusion(run_of(("noise", [(pair[0], dt), (pair[1], dt)])))
+    assert conclusion["checkable"] is False and conclusion["reason"] == (
+        "its calls at the smallest dt the agent used (0.01 s) do not bracket a crossing of 1 %: "
+        "the excess does not rise through 1 % exactly once from one amplitude to the next"
+    )
+
+
 def test_the_words_and_the_stored_results_change_nothing(reference):
     transcript = replay(reference, VARIANT)
     last = transcript.steps[-1]
