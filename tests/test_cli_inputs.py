@@ -249,6 +249,23 @@ def test_generate_refuses_a_count_too_large_before_planning_any_run():
         cli.count("99999999999")
 
 
+@pytest.mark.parametrize(
+    "arguments, problem",
+    [
+        ("[" * 5000 + "]" * 5000, "the arguments: nested more than 64 levels deep"),
+        ('{"speed": ' + "9" * 5000 + "}", "the arguments: $.speed: an integer of 5000 digits"),
+        ('{"speed": 25, "angle": 40, "dt": 0.01, "angle": 45}', "the arguments: $: the key 'angle' appears twice"),
+        ('{"speed": NaN, "angle": 40, "dt": 0.01}', "the arguments: $.speed: NaN is not allowed"),
+    ],
+)
+def test_call_reads_its_arguments_as_strictly_as_a_recording(capsys, arguments, problem):
+    """`replaylab call`'s JSON is read by the recordings' reader: one line, exit code 2 (found by
+    a hostile-user pass: a RecursionError, Python's advice on integers, the last key winning)."""
+    code, out, err = run(capsys, "call", "projectile", "range_with_drag", arguments)
+    assert code == 2 and out == ""
+    one_line(err, f"replaylab: {problem}")
+
+
 def test_build_refuses_a_recordings_folder_that_does_not_exist(tmp_path, capsys):
     """A typo in --recordings is one line, not pages of zero runs (found by a hostile-user pass)."""
     code, out, err = run(capsys, "build", "hunter", "--recordings", str(tmp_path / "typo"), "--results", str(tmp_path / "r"))

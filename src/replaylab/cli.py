@@ -91,10 +91,8 @@ def cmd_tools(args):
 
 
 def cmd_call(args):
-    try:
-        arguments = json.loads(args.arguments)
-    except json.JSONDecodeError as error:
-        raise InvalidInput(f"the arguments are not valid JSON: {error}") from None
+    # read as strictly as a recording: no key twice, no NaN, bounded nesting and integers
+    arguments = recording_io.parse_json(args.arguments, "the arguments")
     result = registry.lesson(args.lesson).all_tools().dispatch(ToolCall("1", args.tool, arguments))
     _print_json({"ok": result.ok, "content": result.content})
     return OK if result.ok else REFUSED
