@@ -40,7 +40,7 @@ def test_call_runs_and_refuses():
 def test_call_with_bad_json_is_invalid_input():
     out = cli("call", "projectile", "range_with_drag", "{speed: 25}")
     assert out.returncode == 2
-    assert out.stderr.startswith("replaylab: the arguments are not valid JSON")
+    assert out.stderr.startswith("replaylab: the arguments: not valid JSON")
     assert len(out.stderr.strip().splitlines()) == 1
 
 

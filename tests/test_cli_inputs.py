@@ -239,6 +239,41 @@ def test_generate_refuses_a_count_that_is_not_a_whole_number_of_at_least_1(tmp_p
     assert not (tmp_path / "g").exists()
 
 
+def test_generate_refuses_a_count_too_large_before_planning_any_run():
+    """99999999999 runs: one line at once, not gigabytes of planned runs (found by a hostile-user
+    pass). The option's type is called directly: without the limit, the command fills the memory."""
+    import argparse
+
+    assert cli.count("1000000") == 1_000_000
+    with pytest.raises(argparse.ArgumentTypeError, match=r"^'99999999999' is more than 1000000 runs$"):
+        cli.count("99999999999")
+
+
+@pytest.mark.parametrize(
+    "arguments, problem",
+    [
+        ("[" * 5000 + "]" * 5000, "the arguments: nested more than 64 levels deep"),
+        ('{"speed": ' + "9" * 5000 + "}", "the arguments: $.speed: an integer of 5000 digits"),
+        ('{"speed": 25, "angle": 40, "dt": 0.01, "angle": 45}', "the arguments: $: the key 'angle' appears twice"),
+        ('{"speed": NaN, "angle": 40, "dt": 0.01}', "the arguments: $.speed: NaN is not allowed"),
+    ],
+)
+def test_call_reads_its_arguments_as_strictly_as_a_recording(capsys, arguments, problem):
+    """`replaylab call`'s JSON is read by the recordings' reader: one line, exit code 2 (found by
+    a hostile-user pass: a RecursionError, Python's advice on integers, the last key winning)."""
+    code, out, err = run(capsys, "call", "projectile", "range_with_drag", arguments)
+    assert code == 2 and out == ""
+    one_line(err, f"replaylab: {problem}")
+
+
+def test_build_refuses_a_recordings_folder_that_does_not_exist(tmp_path, capsys):
+    """A typo in --recordings is one line, not pages of zero runs (found by a hostile-user pass)."""
+    code, out, err = run(capsys, "build", "hunter", "--recordings", str(tmp_path / "typo"), "--results", str(tmp_path / "r"))
+    assert code == 2 and out == ""
+    one_line(err, f"replaylab: --recordings {tmp_path / 'typo'}: not a folder")
+    assert not (tmp_path / "r").exists()
+
+
 def test_generate_never_overwrites_and_writes_nothing_when_one_run_exists(tmp_path, capsys):
     existing = tmp_path / "g" / "hunter" / "s00002.json"
     existing.parent.mkdir(parents=True)
@@ -270,6 +305,7 @@ def bad_content():
         (b"<html>502 Bad Gateway</html>", "replaylab: the provider's answer is not JSON: Expecting value"),
         (bad_content(), "replaylab: the provider's answer is not a chat completion: $.choices[0].message.content is list, not text"),
         ({"choices": [{"message": 5}]}, "replaylab: the provider's answer is not a chat completion: $.choices[0].message is int"),
+        (b'{"choices": ' + b"[" * 5000 + b"]" * 5000 + b"}", "replaylab: the provider's answer is not JSON: nested too deep"),
     ],
 )
 def test_a_provider_answer_that_is_not_a_chat_completion_is_one_line(tmp_path, monkeypatch, capsys, openai_env, body, message):

@@ -125,6 +125,17 @@ def test_malformed_tool_call_arguments_are_refused_not_a_crash():
     assert transcript.steps[0].message.tool_calls[0].arguments == "{speed: 25, angle: 40"
 
 
+def test_tool_call_arguments_with_a_key_twice_are_refused_not_read_as_the_last_one():
+    answers = [
+        (200, completion("", [("c1", "range_with_drag", '{"speed": 25, "angle": 40, "dt": 0.01, "angle": 45}')]), {}, 0),
+        (200, completion("stop"), {}, 0),
+    ]
+    with FakeProvider(answers) as provider:
+        transcript = run_projectile(client_for(provider))
+    result = transcript.steps[0].results[0]
+    assert not result.ok and result.content["error"] == "the arguments must be an object, got str"
+
+
 def test_a_timeout_is_one_clear_error():
     with FakeProvider([(200, completion("late"), {}, 1.5)]) as provider:
         client = client_for(provider, timeout=0.3, max_retries=0)

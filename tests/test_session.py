@@ -263,6 +263,7 @@ def test_bad_lines_get_one_error_line_each_and_the_run_is_never_lost(tmp_path):
             "line 5: $.tool_calls[0].arguments[0]",
         b"this is not JSON": "line 6: the line is not valid JSON",
         b'{"text": "a", "api_key": "x"}': "line 7: unknown fields: api_key",
+        b'{"text": "a", "text": "b"}': "line 8: the key 'text' appears twice",
     }
     for line, start in bad.items():
         answer = s.ask(line)

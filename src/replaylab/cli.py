@@ -45,14 +45,19 @@ def tolerance(text):
     return value
 
 
+MAX_COUNT = 1_000_000  # runs `generate` writes at once; the runs are planned in memory first
+
+
 def count(text):
-    """A number of runs: a whole number of at least 1."""
+    """A number of runs: a whole number of at least 1, at most MAX_COUNT."""
     try:
         value = int(text)
     except ValueError:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    if value > MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"{text!r} is more than {MAX_COUNT} runs")
     return value
 
 
@@ -86,10 +91,8 @@ def cmd_tools(args):
 
 
 def cmd_call(args):
-    try:
-        arguments = json.loads(args.arguments)
-    except json.JSONDecodeError as error:
-        raise InvalidInput(f"the arguments are not valid JSON: {error}") from None
+    # read as strictly as a recording: no key twice, no NaN, bounded nesting and integers
+    arguments = recording_io.parse_json(args.arguments, "the arguments")
     result = registry.lesson(args.lesson).all_tools().dispatch(ToolCall("1", args.tool, arguments))
     _print_json({"ok": result.ok, "content": result.content})
     return OK if result.ok else REFUSED
@@ -384,6 +387,8 @@ def cmd_build(args):
     lessons = args.lessons or list(registry.names())
     for lesson in lessons:
         registry.lesson(lesson)
+    if not Path(args.recordings).is_dir():
+        raise InvalidInput(f"--recordings {recording_io.printable(args.recordings)}: not a folder")
     build(lessons, args.recordings, args.results, args.tolerance, progress=(lambda text: None) if args.json else print)
     if args.json:
         _print_json({"results": args.results, "lessons": lessons})
@@ -474,7 +479,7 @@ def parser():
     sub.add_argument("--out", help="where to write (default results/live/LESSON/RUN.json); never over an existing file")
     sub = verb("generate", cmd_generate, "write N scripted runs of a lesson, varied by seed (for tests and benchmarks)")
     sub.add_argument("lesson", metavar="LESSON")
-    sub.add_argument("--count", type=count, required=True, help="how many runs (or groups of runs, one per variant, for a lesson judged per group)")
+    sub.add_argument("--count", type=count, required=True, help="how many runs (or groups of runs, one per variant, for a lesson judged per group), at most 1000000")
     sub.add_argument("--out", required=True, help="folder: the runs go to OUT/LESSON/<run>.json")
     sub.add_argument("--first-seed", type=int, default=0)
     sub = verb("promote", cmd_promote, "show what a new run changes, then move it into recordings/")

@@ -8,7 +8,7 @@ The protocol (`replaylab session --help` shows it with an example):
 - the line of the message that ends the run (no tool calls, or the message limit) also carries
   `end`, why the run ended; the end of input gets a line with `end` too, and nothing more is read;
 - a line that is not a message (not UTF-8, not JSON, nested too deep, a lone surrogate, unknown
-  fields) is answered with one `error` line, and the next line is read: the agent's input is data.
+  fields, a key twice) is answered with one `error` line, and the next line is read: the agent's input is data.
 """
 
 import json
@@ -16,6 +16,7 @@ import sys
 
 from replaylab.agents.clients import Provider, command, register
 from replaylab.agents.messages import ModelMessage, ToolCall, stored
+from replaylab.agents.recording import short
 
 MODEL = "interactive session (a person or a program on stdin)"
 MAX_LINE_BYTES = 1 << 20  # one message; a longer line is refused, and skipped to its end
@@ -46,6 +47,18 @@ def data_problem(data):
     return None
 
 
+class KeyTwice(ValueError):
+    """A key that appears twice in an object of a line: no last one wins."""
+
+
+def _unique_keys(pairs):
+    keys = [key for key, _ in pairs]
+    for i, key in enumerate(keys):
+        if key in keys[:i]:
+            raise KeyTwice(f"the key {short(key)} appears twice in an object (the keys of a JSON object are unique)")
+    return dict(pairs)
+
+
 def parse_message(line):
     """A `ModelMessage` from one line (bytes or text), or ValueError naming what is wrong."""
     if isinstance(line, bytes):
@@ -54,7 +67,9 @@ def parse_message(line):
         except UnicodeDecodeError as error:
             raise ValueError(f"the line is not valid UTF-8 (byte {line[error.start]:#04x} at {error.start})") from None
     try:
-        data = json.loads(line)
+        data = json.loads(line, object_pairs_hook=_unique_keys)
+    except KeyTwice as error:
+        raise ValueError(str(error)) from None
     except json.JSONDecodeError as error:
         raise ValueError(f"the line is not valid JSON: {error}") from None
     except RecursionError:

@@ -91,10 +91,17 @@ def _arguments(text):
     """The model's arguments as JSON data; text that is not JSON (or nested deeper than a recording
     holds) stays text, which the allowlist refuses."""
     try:
-        value = json.loads(text)
-    except (TypeError, ValueError, RecursionError):
+        value = json.loads(text, object_pairs_hook=_unique_keys)
+    except (TypeError, ValueError, RecursionError):  # a key twice is a ValueError too: no last one wins
         return text
     return value if nesting(value) + CALL_DEPTH <= MAX_DEPTH else text
+
+
+def _unique_keys(pairs):
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) < len(keys):
+        raise ValueError("a key appears twice")
+    return dict(pairs)
 
 
 def _expect(value, kinds, where, expected):
@@ -168,6 +175,8 @@ class OpenAIClient:
             raise ProviderError(clean_text(_describe(error, self._timeout), self.secrets)) from None
         except ValueError as error:  # the SDK's JSON parser: a body that is not JSON
             raise ProviderError(clean_text(f"the provider's answer is not JSON: {error}", self.secrets)) from None
+        except RecursionError:  # the SDK's JSON parser, on a body of arrays inside arrays
+            raise ProviderError("the provider's answer is not JSON: nested too deep for a chat completion") from None
         message = _message(response)
         request_id = response._request_id  # from the x-request-id header; None when absent
         if request_id:
