@@ -128,9 +128,11 @@ def main():
     ]
     out = Path(args.out)
     text = out.read_text() if out.exists() else ""
-    if HEADING in text:
-        text = text[: text.index(HEADING)]
-    out.write_text(text.rstrip("\n") + "\n\n" + "\n".join(lines))
+    before, after = text, ""
+    if HEADING in text:  # this section is replaced; the sections after it are kept
+        before, _, rest = text.partition(HEADING)
+        after = rest[rest.index("\n## "):].lstrip("\n") if "\n## " in rest else ""
+    out.write_text(before.rstrip("\n") + "\n\n" + "\n".join(lines) + ("\n" + after if after else ""))
     print("\n".join(lines))
 
 
