@@ -109,6 +109,14 @@ class Campaign:
     def all_recordings(self):
         return [path for lesson in self.lessons for path in self.recordings(lesson).values()]
 
+    def comparison_page(self, starting):
+        """The comparison page, the input of the `campaign` target, which Snakemake asks for first.
+        When `starting` (not a dry run) with runs to record, the server of the recording processes
+        starts now, while Snakemake builds the rest of its DAG, not when the first run is due."""
+        if starting and self.not_recorded():
+            start_recorders(self)
+        return f"{self.folder}/index.md"
+
     def not_recorded(self):
         """"<lesson>/<run>" of every run whose file is not there yet: the only files the recording
         rule may make. A recorded run is a source: no rule records it again, whatever changed."""

@@ -129,17 +129,8 @@ rule campaign_compare:
         run_job("compare", log[0], wildcards, input, output, params)
 
 
-def campaign_target(wildcards):
-    """The comparison page. Snakemake asks for it first when the campaign is targeted: when there
-    are runs to record, the server of the recording processes starts now, while Snakemake builds
-    the rest of its DAG, rather than when the first run is to be recorded."""
-    if CAMPAIGN.not_recorded() and not workflow.dryrun:
-        campaign.start_recorders(CAMPAIGN)
-    return f"{CAMPAIGN.folder}/index.md"
-
-
 rule campaign:
     """Target: record what is missing of the campaign, then replay, judge, score and compare it."""
     input:
-        campaign_target,
+        lambda wildcards: CAMPAIGN.comparison_page(starting=not workflow.dryrun),
     localrule: True
