@@ -113,27 +113,20 @@ def test_a_429_is_retried_then_succeeds():
     assert transcript.finished and transcript.steps[0].message.text == "nothing to do"
 
 
-def test_malformed_tool_call_arguments_are_refused_not_a_crash():
+@pytest.mark.parametrize("arguments", [
+    "{speed: 25, angle: 40",  # not JSON
+    '{"speed": 25, "angle": 40, "dt": 0.01, "angle": 45}',  # a key twice: not read as the last one
+])
+def test_tool_call_arguments_that_are_not_one_json_object_are_refused_not_a_crash(arguments):
     answers = [
-        (200, completion("", [("c1", "range_with_drag", "{speed: 25, angle: 40")]), {}, 0),
+        (200, completion("", [("c1", "range_with_drag", arguments)]), {}, 0),
         (200, completion("stop"), {}, 0),
     ]
     with FakeProvider(answers) as provider:
         transcript = run_projectile(client_for(provider))
     result = transcript.steps[0].results[0]
     assert not result.ok and result.content["error"] == "the arguments must be an object, got str"
-    assert transcript.steps[0].message.tool_calls[0].arguments == "{speed: 25, angle: 40"
-
-
-def test_tool_call_arguments_with_a_key_twice_are_refused_not_read_as_the_last_one():
-    answers = [
-        (200, completion("", [("c1", "range_with_drag", '{"speed": 25, "angle": 40, "dt": 0.01, "angle": 45}')]), {}, 0),
-        (200, completion("stop"), {}, 0),
-    ]
-    with FakeProvider(answers) as provider:
-        transcript = run_projectile(client_for(provider))
-    result = transcript.steps[0].results[0]
-    assert not result.ok and result.content["error"] == "the arguments must be an object, got str"
+    assert transcript.steps[0].message.tool_calls[0].arguments == arguments
 
 
 def test_a_timeout_is_one_clear_error():

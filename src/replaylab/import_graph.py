@@ -15,9 +15,10 @@ it changed.
 
 import ast
 import json
-import os
 from functools import cache
 from pathlib import Path
+
+from replaylab.agents.recording import write_atomic
 
 
 class ImportGraphError(ValueError):
@@ -50,15 +51,11 @@ class ImportGraph:
         """Write the cache if a file was parsed (atomically; a read-only folder parses again next time)."""
         if self._cache_file is None or not self._changed:
             return
-        path = Path(self._cache_file)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            temporary.write_text(json.dumps(self._known), encoding="utf-8")
-            temporary.replace(path)
+            write_atomic(self._cache_file, json.dumps(self._known))
             self._changed = False
         except OSError:
-            temporary.unlink(missing_ok=True)
+            pass
 
     def _statements(self, path):
         """The import statements of a file: [[level, module or None, [names]]], `level` -1 for

@@ -117,10 +117,7 @@ def check_recordings(runs, cache_file, check_all=None):
     digests = {lesson: {run: now[f"{lesson}:{path}"][3] for run, path in found.items()} for lesson, found in runs.items()}
     if now != checked:
         try:
-            cache_file.parent.mkdir(parents=True, exist_ok=True)
-            temporary = cache_file.with_name(f".{cache_file.name}.{os.getpid()}.tmp")
-            temporary.write_text(json.dumps({"key": key, "checked": now}), encoding="utf-8")
-            temporary.replace(cache_file)
+            recording_io.write_atomic(cache_file, json.dumps({"key": key, "checked": now}))
         except OSError:
             pass  # a read-only working copy: check them all again next time
     return groups, digests

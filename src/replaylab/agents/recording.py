@@ -206,11 +206,31 @@ def _parse_int(literal):
     return int(literal)
 
 
-def _unique_keys(pairs):
+def key_twice(pairs):
+    """The first key of a JSON object's (key, value) pairs that appears twice, or None."""
     keys = [key for key, _ in pairs]
-    if len(set(keys)) < len(keys):
-        twice = next(key for i, key in enumerate(keys) if key in keys[:i])
+    if len(set(keys)) == len(keys):
+        return None
+    return next(key for i, key in enumerate(keys) if key in keys[:i])
+
+
+def _unique_keys(pairs):
+    twice = key_twice(pairs)
+    if twice is not None:
         return _Refused(f"the key {short(twice)} appears twice (the keys of a JSON object are unique)")
+    return dict(pairs)
+
+
+class KeyTwice(ValueError):
+    """A JSON object with a key twice, in text read where no last one may win."""
+
+
+def unique_keys(pairs):
+    """json.loads' `object_pairs_hook` for JSON read outside a recording (a session's line, a model's
+    tool arguments): an object with a key twice raises KeyTwice."""
+    twice = key_twice(pairs)
+    if twice is not None:
+        raise KeyTwice(f"the key {short(twice)} appears twice in an object (the keys of a JSON object are unique)")
     return dict(pairs)
 
 

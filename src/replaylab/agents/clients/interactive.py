@@ -16,7 +16,7 @@ import sys
 
 from replaylab.agents.clients import Provider, command, register
 from replaylab.agents.messages import ModelMessage, ToolCall, stored
-from replaylab.agents.recording import short
+from replaylab.agents.recording import KeyTwice, unique_keys
 
 MODEL = "interactive session (a person or a program on stdin)"
 MAX_LINE_BYTES = 1 << 20  # one message; a longer line is refused, and skipped to its end
@@ -47,18 +47,6 @@ def data_problem(data):
     return None
 
 
-class KeyTwice(ValueError):
-    """A key that appears twice in an object of a line: no last one wins."""
-
-
-def _unique_keys(pairs):
-    keys = [key for key, _ in pairs]
-    for i, key in enumerate(keys):
-        if key in keys[:i]:
-            raise KeyTwice(f"the key {short(key)} appears twice in an object (the keys of a JSON object are unique)")
-    return dict(pairs)
-
-
 def parse_message(line):
     """A `ModelMessage` from one line (bytes or text), or ValueError naming what is wrong."""
     if isinstance(line, bytes):
@@ -67,7 +55,7 @@ def parse_message(line):
         except UnicodeDecodeError as error:
             raise ValueError(f"the line is not valid UTF-8 (byte {line[error.start]:#04x} at {error.start})") from None
     try:
-        data = json.loads(line, object_pairs_hook=_unique_keys)
+        data = json.loads(line, object_pairs_hook=unique_keys)
     except KeyTwice as error:
         raise ValueError(str(error)) from None
     except json.JSONDecodeError as error:

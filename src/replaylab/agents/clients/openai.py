@@ -20,7 +20,7 @@ from replaylab.agents import environment
 from replaylab.agents.clients import Options, Provider, ProviderError, record_command, register
 from replaylab.agents.messages import ModelMessage, ToolCall
 from replaylab.agents.names import file_safe
-from replaylab.agents.recording import CALL_DEPTH, MAX_DEPTH, nesting, printable
+from replaylab.agents.recording import CALL_DEPTH, MAX_DEPTH, nesting, printable, unique_keys
 from replaylab.agents.secrets import clean_text
 
 KEY_VARIABLE = "OPENAI_API_KEY"
@@ -91,17 +91,10 @@ def _arguments(text):
     """The model's arguments as JSON data; text that is not JSON (or nested deeper than a recording
     holds) stays text, which the allowlist refuses."""
     try:
-        value = json.loads(text, object_pairs_hook=_unique_keys)
+        value = json.loads(text, object_pairs_hook=unique_keys)
     except (TypeError, ValueError, RecursionError):  # a key twice is a ValueError too: no last one wins
         return text
     return value if nesting(value) + CALL_DEPTH <= MAX_DEPTH else text
-
-
-def _unique_keys(pairs):
-    keys = [key for key, _ in pairs]
-    if len(set(keys)) < len(keys):
-        raise ValueError("a key appears twice")
-    return dict(pairs)
 
 
 def _expect(value, kinds, where, expected):
