@@ -5,17 +5,20 @@
 The same campaign, 2 models x RUNS runs of projectile through the openai provider against the
 stand-in server of the tests (tests/model_server.py, LATENCY seconds per request, no faults), runs
 from clean in a fresh copy of the project with max_connections 1 (serial) and with max_connections
-8, both at --cores 8. Reported: the wall time of `snakemake campaign`, of its recording part (the
-whole minus a second run of the rest: replay, judge, render, compare), the requests, the most in
+8, both at --cores 8. Reported: the wall time of `snakemake campaign`, of its recording part (from
+the first recording job's start to the last one's end, read from their logs), the rest
+(the whole less that: Snakemake's start, replay, judge, render, compare), the requests, the most in
 flight at once, and the overhead per run above the server's latency (each recording job's time
-from its benchmark file, less its requests times the latency). The results are printed and
-written into bench/results.md, section "Campaign".
+from its log, less its requests times the latency). The results are printed and
+written into bench/results.md, section "Campaign". A second run, with the recordings
+there, must send no request.
 """
 
 import argparse
 import datetime
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -31,11 +34,14 @@ sys.path.insert(0, str(ROOT / "tests"))
 from helpers.model_server import ModelServer  # noqa: E402
 from test_workflow import copy_project  # noqa: E402
 
+from sections import replace_section  # noqa: E402
+
 from replaylab.agents import recording  # noqa: E402
 
 KEY = "sk-bench-NOTAKEY0123456789"
 MODELS = ["model-a", "model-b"]
 HEADING = "## Campaign against the stand-in model server"
+DONE = re.compile(r"record: done in ([0-9.]+) s, from ([0-9.]+) to ([0-9.]+)")  # a recording job's log ends so
 
 
 def campaign_copy(folder, runs, connections):
@@ -66,18 +72,21 @@ def once(runs, connections, latency):
         whole = timed(command, copy, env)
         requests, in_flight = server.requests, server.max_in_flight
         campaign = copy / "results" / "campaigns" / "baseline"
-        overheads = []
+        overheads, starts, ends = [], [], []
         for path in sorted((campaign / "recordings" / "projectile").glob("*.json")):
             steps = len(recording.load(path).provenance["request_ids"])
-            tsv = copy / "benchmarks" / "campaigns" / "baseline" / "record" / "projectile" / f"{path.stem}.tsv"
-            job = float(tsv.read_text().splitlines()[1].split("\t")[0])
+            log = copy / "logs" / "campaigns" / "baseline" / "record" / "projectile" / f"{path.stem}.log"
+            job, began, ended = map(float, DONE.search(log.read_text()).groups())
             overheads.append(job - steps * latency)
-        for item in campaign.iterdir():  # everything but the recordings: the rest, again
+            starts.append(began)
+            ends.append(ended)
+        recording_part = max(ends) - min(starts)
+        for item in campaign.iterdir():  # everything but the recordings: the rest again, which must send nothing
             if item.name != "recordings":
                 shutil.rmtree(item) if item.is_dir() else item.unlink()
-        rest = timed(command, copy, env)
+        timed(command, copy, env)
         assert server.requests == requests, "the second run sent requests"
-    return {"whole": whole, "rest": rest, "recording": whole - rest, "requests": requests, "in_flight": in_flight,
+    return {"whole": whole, "rest": whole - recording_part, "recording": recording_part, "requests": requests, "in_flight": in_flight,
             "overhead": statistics.mean(overheads), "runs": len(overheads)}
 
 
@@ -126,13 +135,7 @@ def main():
         "(forking the recording process from the campaign's fork server, the harness and the SDK's work on each request, writing the run, Snakemake's own work on the job; with 8 at once, also waiting for one of the 2 processors), mean over the runs.",
         "",
     ]
-    out = Path(args.out)
-    text = out.read_text() if out.exists() else ""
-    before, after = text, ""
-    if HEADING in text:  # this section is replaced; the sections after it are kept
-        before, _, rest = text.partition(HEADING)
-        after = rest[rest.index("\n## "):].lstrip("\n") if "\n## " in rest else ""
-    out.write_text(before.rstrip("\n") + "\n\n" + "\n".join(lines) + ("\n" + after if after else ""))
+    replace_section(args.out, HEADING, lines)
     print("\n".join(lines))
 
 

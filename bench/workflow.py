@@ -7,7 +7,8 @@ Each measurement runs in a fresh temporary copy of the project, with the committ
 Peak memory is the largest sum of the resident memory of the measured process and all its
 children (the worker processes too), sampled every 50 ms. `--many` generated runs of the lesson
 are built at --cores 1 and --cores 2 (median of `--repeat`), `--most` once at --cores 2, with the
-size of results/ and of its largest file. The results are printed and written to bench/results.md.
+size of results/ and of its largest file. The results are printed and written to bench/results.md
+(its own section, at the top; the other benchmarks' sections are kept).
 """
 
 import argparse
@@ -29,6 +30,8 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from test_workflow import copy_project as copy_workflow  # noqa: E402
+
+from sections import replace_section  # noqa: E402
 PYTHON = sys.executable
 SNAKEMAKE = [PYTHON, "-m", "snakemake"]
 
@@ -256,7 +259,7 @@ def main():
         *many_lines,
         *most_lines,
     ]
-    Path(args.out).write_text("\n".join(lines + [""] + notes))
+    replace_section(args.out, lines[0], lines + [""] + notes)
     print("\n" + "\n".join(notes), flush=True)
 
 

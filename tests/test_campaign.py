@@ -158,6 +158,12 @@ def test_at_most_max_connections_in_flight_every_429_retried_and_the_key_nowhere
     assert all(run.transcript.finished for run in runs)
     # each answer 200 is a step of exactly one recording: the 429s and dropped connections were retried
     assert sum(len(run.provenance["request_ids"]) for run in runs) == server.statuses[200]
+    # each recording job's log ends with its time (they keep no benchmark file)
+    for path in found:
+        log = copy / "logs" / "campaigns" / "baseline" / "record" / "projectile" / f"{path.stem}.log"
+        assert re.fullmatch(r"record: done in [0-9.]+ s, from [0-9.]+ to [0-9.]+ \(seconds since 1970\)",
+                            log.read_text().splitlines()[-1])
+    assert not (copy / "benchmarks" / "campaigns" / "baseline" / "record").exists()
     assert sum(run.provenance["usage"]["input_tokens"] for run in runs) == server.usage["input_tokens"]
     assert {run.provenance["server"] for run in runs} == {f"127.0.0.1:{port}"}
     assert {p.name.split("__")[0] for p in found} == {"org_2fmodel-a_3av1", "model-b"}
@@ -253,8 +259,8 @@ def test_a_recorded_campaign_run_is_never_recorded_again(tmp_path):
     # sources by the default target: no run is recorded again, and none changes
     rules = copy / "workflow" / "rules" / "campaign.smk"
     text = rules.read_text()
-    assert text.count("        campaign.record(") == 1
-    rules.write_text(text.replace("        campaign.record(", '        print("a changed rule")\n        campaign.record('))
+    assert text.count("        record_campaign_run(") == 1
+    rules.write_text(text.replace("        record_campaign_run(", '        print("a changed rule")\n        record_campaign_run('))
     configure(copy, request_timeout=7, max_retries=1)
     for target in (["campaign"], ["--config", "run_folders=[results/campaigns/baseline/recordings]"]):
         result = snakemake(copy, *target)

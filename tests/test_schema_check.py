@@ -52,7 +52,7 @@ def changed(data, path, how, value):
 
 def both_agree(data):
     try:
-        recording._compiled()(data)
+        recording.compiled_schema()(data)
         compiled = True
     except fastjsonschema.JsonSchemaException:
         compiled = False

@@ -19,6 +19,7 @@ import multiprocessing.forkserver
 import os
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -259,7 +260,9 @@ def recorders(campaign):
     context = multiprocessing.get_context("forkserver")
     lessons = [f"{registry.lesson(lesson).package}.agent" for lesson in campaign.lessons]
     provider = clients.load_provider(campaign.settings["provider"])
-    context.set_forkserver_preload(["__main__", "replaylab.cli", "replaylab.pipeline", *lessons, *provider.preload])
+    context.set_forkserver_preload(
+        ["__main__", "replaylab.cli", "replaylab.pipeline", *lessons, *provider.preload, "replaylab.agents.preloaded"]
+    )
     return context
 
 
@@ -296,6 +299,7 @@ def record(campaign, lesson, name, out, log):
     Path(log).parent.mkdir(parents=True, exist_ok=True)
     process = recorders(campaign).Process(
         target=_record_here, args=(record_arguments(campaign.settings, run, out), str(log)), name=f"record {name}")
+    start, began = time.perf_counter(), time.time()
     with _STATUS:
         process.start()
     multiprocessing.connection.wait([process.sentinel])
@@ -303,6 +307,9 @@ def record(campaign, lesson, name, out, log):
         process.join()
     if process.exitcode != 0:
         raise RecordFailed(f"{out}: not recorded: {last_error(log)}")
+    with open(log, "a", encoding="utf-8") as stream:  # as run_job logs a job's time
+        print(f"record: done in {time.perf_counter() - start:.2f} s, from {began:.3f} to {time.time():.3f} "
+              "(seconds since 1970)", file=stream)
 
 
 def incomplete_marker(folder, path):

@@ -10,6 +10,7 @@ caches of tool results (the tool functions are pure) serve every batch they repl
 batch never gets here: it costs no process start.
 """
 
+import importlib
 import importlib.util
 import multiprocessing
 import os
@@ -33,6 +34,30 @@ def pool(workers, preload):
             context.set_forkserver_preload(["__main__", *preload])
             _POOL = ProcessPoolExecutor(max_workers=workers, mp_context=context)
     return _POOL
+
+
+_IMPORTING = set()
+
+
+def import_soon(modules):
+    """Import `modules` in a thread of this process, without waiting (once per list): the render
+    jobs' libraries (pandas, matplotlib: about 1.7 s of a processor) are then loaded while the
+    workers replay, not after the last batch, when one processor would wait for them. A module
+    that fails to load is left to the job that needs it, which reports the error."""
+    modules = tuple(modules)
+    with _STARTING:
+        if modules in _IMPORTING:
+            return
+        _IMPORTING.add(modules)
+
+    def load():
+        for name in modules:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - the job that imports it reports it
+                continue
+
+    threading.Thread(target=load, name="replaylab-imports", daemon=True).start()
 
 
 def shutdown():

@@ -42,8 +42,9 @@ rule campaign_record:
         recording=protected("results/campaigns/{campaign}/recordings/{unrecorded}.json"),
     log:
         "logs/campaigns/{campaign}/record/{unrecorded}.log",
-    benchmark:
-        "benchmarks/campaigns/{campaign}/record/{unrecorded}.tsv"
+    # no benchmark: Snakemake's reads the memory of every process of the run twice a second per
+    # job, as many jobs as connections (2 s of a processor in a campaign of 20 runs, measured);
+    # the log ends with the job's time
     wildcard_constraints:
         unrecorded=CAMPAIGN_NOT_RECORDED,
     localrule: True
@@ -52,8 +53,7 @@ rule campaign_record:
     message:
         "Recording {wildcards.unrecorded} for the campaign {wildcards.campaign}"
     run:
-        lesson, name = wildcards.unrecorded.split("/")
-        campaign.record(CAMPAIGN, lesson, name, output.recording, log[0])
+        record_campaign_run(wildcards.unrecorded, output.recording, log[0])
 
 
 use rule replay as campaign_replay with:

@@ -187,6 +187,20 @@ def python_of_this_venv():
     return str(candidate) if candidate.exists() else sys.executable
 
 
+# What a render job imports on its first call (the pages' code, pandas, matplotlib and its
+# drawing backend): loaded in a thread while the workers replay (jobs.smk), when there are workers.
+RENDER_IMPORTS = [
+    "replaylab.render",
+    "replaylab.lessons.scorecard",
+    "replaylab.html_page",
+    "matplotlib.backends.backend_agg",
+] + [
+    f"{registry.lesson(lesson).package}.{part}"
+    for lesson in config["lessons"]
+    for part in ("tables", "figures", "page")
+]
+
+
 PYTHON = python_of_this_venv()
 RUNS = {lesson: find_runs(lesson) for lesson in LESSONS}
 GROUPS, DIGESTS = check_recordings(RUNS)

@@ -8,8 +8,6 @@ rule replay:
         judged="results/{lesson}/judged/{batch}.json",
     log:
         "logs/{lesson}/replay/{batch}.log",
-    benchmark:
-        "benchmarks/{lesson}/replay/{batch}.tsv"
     group:
         batch_group
     params:
