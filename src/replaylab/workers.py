@@ -42,8 +42,9 @@ _IMPORTING = set()
 def import_soon(modules):
     """Import `modules` in a thread of this process, without waiting (once per list): the render
     jobs' libraries (pandas, matplotlib: about 1.7 s of a processor) are then loaded while the
-    workers replay, not after the last batch, when one processor would wait for them. A module
-    that fails to load is left to the job that needs it, which reports the error."""
+    workers replay or a campaign's runs record, not after the last of them, when a processor
+    would wait for them. A module that fails to load is left to the job that needs it, which
+    reports the error."""
     modules = tuple(modules)
     with _STARTING:
         if modules in _IMPORTING:

@@ -188,7 +188,8 @@ def python_of_this_venv():
 
 
 # What a render job imports on its first call (the pages' code, pandas, matplotlib and its
-# drawing backend): loaded in a thread while the workers replay (jobs.smk), when there are workers.
+# drawing backend): loaded in a thread while the workers replay, or while a campaign's runs record
+# (jobs.smk, workers.import_soon).
 RENDER_IMPORTS = [
     "replaylab.render",
     "replaylab.lessons.scorecard",
