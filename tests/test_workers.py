@@ -4,7 +4,6 @@ work (agents.preloaded): each loads what it says, once, and never fails the run.
 import subprocess
 import sys
 import threading
-import time
 
 from helpers import ROOT
 from replaylab import workers
@@ -25,28 +24,35 @@ def test_import_soon_loads_each_module_once_in_the_background(tmp_path, monkeypa
     modules = ["probe_first", "probe_broken", "not_a_module_anywhere", "probe_second"]
     workers.import_soon(modules)
     wait_for_imports()
+    # a module that fails is left to the job that needs it; the ones after it still load
+    assert imported.read_text().splitlines() == ["probe_first", "probe_second"]
+    assert "probe_broken" not in sys.modules
+    for name in ("probe_first", "probe_second"):
+        sys.modules.pop(name)  # so that importing them again would run them again
     workers.import_soon(modules)  # the same list again: nothing more to do
     wait_for_imports()
-    try:
-        # a module that fails is left to the job that needs it; the ones after it still load
-        assert imported.read_text().splitlines() == ["probe_first", "probe_second"]
-        assert "probe_broken" not in sys.modules
-    finally:
-        for name in ("probe_first", "probe_second"):
-            sys.modules.pop(name, None)
+    assert imported.read_text().splitlines() == ["probe_first", "probe_second"]
+    assert "probe_first" not in sys.modules
 
 
 def test_import_soon_returns_before_the_modules_are_loaded(tmp_path, monkeypatch):
-    (tmp_path / "probe_slow.py").write_text("import time\ntime.sleep(1)\n")
+    go, done = tmp_path / "go", tmp_path / "done"
+    # a module whose import waits for the test (at most a minute, so that a blocking import_soon
+    # fails the test instead of hanging it)
+    (tmp_path / "probe_waits.py").write_text(
+        "import os, time\n"
+        f"for _ in range(6000):\n    if os.path.exists({str(go)!r}): break\n    time.sleep(0.01)\n"
+        f"open({str(done)!r}, 'w').write('imported')\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
-    start = time.perf_counter()
-    workers.import_soon(["probe_slow"])
-    assert time.perf_counter() - start < 0.5
+    workers.import_soon(["probe_waits"])
+    assert not done.exists()  # returned while the module was still loading
+    go.write_text("")
     wait_for_imports()
     try:
-        assert "probe_slow" in sys.modules
+        assert done.read_text() == "imported"
     finally:
-        sys.modules.pop("probe_slow", None)
+        sys.modules.pop("probe_waits", None)
 
 
 def test_the_fork_servers_preload_registers_every_provider_and_compiles_the_schema():
