@@ -15,7 +15,7 @@ import time
 import pytest
 import yaml
 
-from helpers import ROOT, environment
+from helpers import ROOT, environment, python
 from helpers.model_server import ModelServer
 from helpers.workflow import copy_project, first_error_line
 from replaylab.agents import recording
@@ -363,5 +363,5 @@ def test_pandas_is_imported_only_by_the_jobs_that_tabulate():
         "import render, compare\n"
         "assert 'pandas' in sys.modules\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True)
+    out = python(probe)
     assert out.returncode == 0, out.stderr

@@ -1,11 +1,10 @@
 """The main process's background imports (workers.import_soon) and the fork server's first-use
 work (agents.preloaded): each loads what it says, once, and never fails the run."""
 
-import subprocess
 import sys
 import threading
 
-from helpers import ROOT
+from helpers import python
 from replaylab import workers
 
 
@@ -66,6 +65,6 @@ def test_the_fork_servers_preload_registers_every_provider_and_compiles_the_sche
         "assert all(f'replaylab.agents.clients.{n}' in sys.modules for n in clients._REGISTERED)\n"
         "print(sorted(clients._REGISTERED))\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True)
+    done = python(probe)
     assert done.returncode == 0, done.stderr
     assert "openai" in done.stdout and "scripted" in done.stdout

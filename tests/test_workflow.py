@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from helpers import ROOT
+from helpers import ROOT, python
 from helpers.workflow import (
     PROFILE_NOTICE,
     append_comment,
@@ -149,7 +149,7 @@ def test_a_no_op_start_does_not_import_pandas_and_keeps_the_imports_cache(built)
     probe = ("import sys, runpy; sys.argv = ['snakemake', '--cores', '1']\n"
              "try:\n    runpy.run_module('snakemake', run_name='__main__')\n"
              "finally:\n    print('pandas' in sys.modules, file=sys.stderr)\n")
-    result = subprocess.run([sys.executable, "-c", probe], cwd=built, capture_output=True, text=True, timeout=300)
+    result = python(probe, cwd=built, timeout=300)
     assert "Nothing to be done" in result.stderr, result.stderr[-2000:]
     assert result.stderr.strip().splitlines()[-1] == "False", result.stderr[-2000:]
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from replaylab.inputs import check_recording
+from replaylab.workers import done_line
 from replaylab.agents import clients
 from replaylab.agents.names import file_safe
 from replaylab.agents.recording import RecordingError, check_run_name, check_text
@@ -307,9 +308,8 @@ def record(campaign, lesson, name, out, log):
         process.join()
     if process.exitcode != 0:
         raise RecordFailed(f"{out}: not recorded: {last_error(log)}")
-    with open(log, "a", encoding="utf-8") as stream:  # as run_job logs a job's time
-        print(f"record: done in {time.perf_counter() - start:.2f} s, from {began:.3f} to {time.time():.3f} "
-              "(seconds since 1970)", file=stream)
+    with open(log, "a", encoding="utf-8") as stream:
+        print(done_line("record", start, began), file=stream)
 
 
 def incomplete_marker(folder, path):

@@ -7,7 +7,8 @@ Python jobs only take turns on the interpreter lock. A job handed to `run` is in
 worker: a process forked from a server process (multiprocessing's forkserver) that has imported the
 pipeline and the lessons' code once. The workers live as long as the Snakemake run, so that their
 caches of tool results (the tool functions are pure) serve every batch they replay. A lesson of one
-batch never gets here: it costs no process start.
+batch never gets here: it costs no process start. Meanwhile Snakemake's process, which waits,
+imports what the jobs after the replays need (`import_soon`).
 """
 
 import importlib
@@ -15,6 +16,7 @@ import importlib.util
 import multiprocessing
 import os
 import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from functools import cache
 from pathlib import Path
@@ -36,7 +38,14 @@ def pool(workers, preload):
     return _POOL
 
 
+def done_line(name, start, began, where=""):
+    """The line a job's log ends with: its time (from perf_counter `start`), where it ran, and
+    when (from time.time `began` to now), which bench/campaign.py and a reader of timelines parse."""
+    return f"{name}: done in {time.perf_counter() - start:.2f} s{where}, from {began:.3f} to {time.time():.3f} (seconds since 1970)"
+
+
 _IMPORTING = set()
+_IMPORTING_LOCK = threading.Lock()
 
 
 def import_soon(modules):
@@ -46,7 +55,7 @@ def import_soon(modules):
     would wait for them. A module that fails to load is left to the job that needs it, which
     reports the error."""
     modules = tuple(modules)
-    with _STARTING:
+    with _IMPORTING_LOCK:
         if modules in _IMPORTING:
             return
         _IMPORTING.add(modules)

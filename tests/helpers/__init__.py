@@ -24,6 +24,12 @@ def environment(**changes):
     return env
 
 
+def python(code, cwd=ROOT, timeout=120):
+    """`python -c CODE` in a fresh process (what a module imports, or leaves out, shows only
+    there); its CompletedProcess (text)."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, timeout=timeout)
+
+
 def cli(*args, stdin=None, cwd=ROOT, env=None):
     """`replaylab ARGS` as a user runs it: a real process; its CompletedProcess (text)."""
     return subprocess.run(

@@ -75,11 +75,7 @@ def run_job(name, log, *args, apart=False):
             )
         else:
             where = f" in worker process {worker}" if worker else ""
-            print(
-                f"{name}: done in {time.perf_counter() - start:.2f} s{where}, "
-                f"from {began:.3f} to {time.time():.3f} (seconds since 1970)",
-                file=stream,
-            )
+            print(workers.done_line(name, start, began, where), file=stream)
             if note:
                 print(note, file=stream)
             return
