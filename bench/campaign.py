@@ -7,7 +7,8 @@ stand-in server of the tests (tests/model_server.py, LATENCY seconds per request
 from clean in a fresh copy of the project with max_connections 1 (serial) and with max_connections
 8, both at --cores 8. Reported: the wall time of `snakemake campaign`, of its recording part (from
 the first recording job's start to the last one's end, read from their logs), the rest
-(the whole less that: Snakemake's start, replay, judge, render, compare), the requests, the most in
+(the whole less that: Snakemake's start, and what follows the last run: the replay of its block of
+indices, the render, the comparison; the other blocks replay while runs record), the requests, the most in
 flight at once, and the overhead per run above the server's latency (each recording job's time
 from its log, less its requests times the latency). The results are printed and
 written into bench/results.md, section "Campaign".

@@ -19,6 +19,7 @@ from helpers import ROOT, environment, python
 from helpers.model_server import ModelServer
 from helpers.workflow import copy_project, first_error_line
 from replaylab.agents import recording
+from replaylab.campaign import MOST_BATCHES, Campaign
 from replaylab.agents.names import model_of
 from replaylab.comparison import fisher_exact
 
@@ -185,6 +186,45 @@ def test_at_most_max_connections_in_flight_every_429_retried_and_the_key_nowhere
     assert files_holding(copy, KEY) == []
     assert KEY not in output
 
+    # replayed in blocks of indices (2 runs a model, about max_connections runs), each as soon as
+    # its runs are in: the first block's replay began before the last run ended
+    logs = copy / "logs" / "campaigns" / "baseline"
+    blocks = [f"runs{first}to{first + 1}" for first in range(1, 11, 2)]
+    judged = copy / "results" / "campaigns" / "baseline" / "projectile" / "judged"
+    assert sorted(path.stem for path in judged.glob("*.json")) == sorted(blocks)
+    replayed = [path.stem for path in (judged.parent / "transcripts" / "runs1to2").glob("*.json")]
+    assert sorted(replayed) == sorted(f"{model}__default__00{i}" for model in ("org_2fmodel-a_3av1", "model-b") for i in (1, 2))
+    begins = done_times(logs / "projectile" / "replay" / "runs1to2.log")[0]
+    assert begins < max(done_times(path)[1] for path in (logs / "record" / "projectile").glob("*.log"))
+
+
+def test_a_campaign_is_replayed_in_few_blocks_of_whole_groups():
+    settings = {"name": "big", "models": ["a", "b"], "lessons": ["hunter"], "runs": 1000, "max_connections": 8}
+    plan = Campaign(settings, batch_size=500)
+    blocks = plan.batches["hunter"]
+    assert len(blocks) == 32 == MOST_BATCHES  # 2 models x 2 variants x 32 indices a block
+    assert list(blocks)[:2] == ["runs1to32", "runs33to64"] and list(blocks)[-1] == "runs993to1000"
+    batch_of = {path: batch for batch, paths in blocks.items() for path in paths}
+    assert len(batch_of) == 4000  # each run in one block
+    groups = {}
+    for name, run in plan.runs("hunter").items():
+        groups.setdefault(run.group, set()).add(batch_of[plan.recording("hunter", name)])
+    assert all(len(found) == 1 for found in groups.values())  # a group (judged together) in one block
+    # more runs: new blocks or a longer last block; every other block as it was
+    more = Campaign({**settings, "runs": 1010}, batch_size=500).batches["hunter"]
+    assert {batch: paths for batch, paths in more.items() if batch != "runs993to1010"} == {
+        batch: paths for batch, paths in blocks.items() if batch != "runs993to1000"}
+    # a block never passes batch_size: then more blocks
+    small = Campaign(settings, batch_size=50).batches["hunter"]
+    assert len(small) == 125 and {len(paths) for paths in small.values()} == {32}
+    # a small campaign: blocks of about max_connections runs, to replay while the next ones record
+    assert list(Campaign({**settings, "runs": 10}, batch_size=500).batches["hunter"]) == ["runs1to2", "runs3to4", "runs5to6", "runs7to8", "runs9to10"]
+
+
+def done_times(log):
+    """(start, end) of a job, from the line its log ends with."""
+    return tuple(map(float, re.search(r"from ([0-9.]+) to ([0-9.]+)", log.read_text().splitlines()[-1]).groups()))
+
 
 def test_a_run_that_still_fails_fails_its_own_job_and_keep_going_records_the_rest(tmp_path):
     copy = project(tmp_path, **{**STAND_IN, "models": ["good", "broken"], "runs": 2, "max_retries": 1})
@@ -236,6 +276,8 @@ def test_a_stopped_campaign_records_only_what_is_missing(tmp_path, stop):
             new = [recording.load(p) for p in recordings(copy) if p.name.endswith(("__011.json", "__012.json"))]
             assert len(new) == 4 and len(recordings(copy)) == 24
             assert server.requests - requests == sum(len(run.provenance["request_ids"]) for run in new)
+            # and replays only their block of indices (the blocks hold 2): the others' verdicts stand
+            assert re.findall(r"campaign's runs of projectile, (runs[0-9]+to[0-9]+)", more.stderr) == ["runs11to12"]
     assert files_holding(copy, KEY) == []
 
 

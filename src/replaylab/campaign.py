@@ -31,6 +31,7 @@ from replaylab.agents.recording import RecordingError, check_run_name, check_tex
 from replaylab.lessons import registry
 
 FOLDER = "results/campaigns"
+MOST_BATCHES = 32  # replay batches per lesson of a campaign, unless a batch would pass batch_size
 
 
 class RecordFailed(Exception):
@@ -60,15 +61,12 @@ class Run:
 class Campaign:
     """A campaign's plan, and the input functions of its rules."""
 
-    def __init__(self, settings, batches):
-        """`settings`: the `campaign` section of the configuration; `batches(lesson, {run: file},
-        {run: group})` groups runs into the replay batches of the workflow."""
+    def __init__(self, settings, batch_size):
+        """`settings`: the `campaign` section of the configuration; `batch_size`: about how many
+        runs a replay job takes at most (the configuration's)."""
         self.settings = settings
         self._runs = {lesson: self._plan(lesson) for lesson in self.lessons}
-        self.batches = {
-            lesson: batches(lesson, self.recordings(lesson), {name: run.group for name, run in self.runs(lesson).items()})
-            for lesson in self.lessons
-        }
+        self.batches = {lesson: self._batches(lesson, batch_size) for lesson in self.lessons}
 
     @property
     def name(self):
@@ -100,6 +98,33 @@ class Campaign:
                     run = Run(lesson, variant, model, index)
                     found[run.name] = run
         return found
+
+    def _batches(self, lesson, batch_size):
+        """{batch: [recordings]}: the runs of a block of consecutive indices (every model and
+        variant) per batch, named runs<first>to<last>. Runs are recorded in index order, so a
+        batch is replayed and judged as soon as its runs are in, while the next ones record: only
+        the last batch is left when the last run lands. A block holds about `max_connections`
+        runs, doubled until there are at most MOST_BATCHES blocks (or a batch would pass
+        `batch_size`). Raising `runs` adds batches or changes the last one only, until the block
+        doubles."""
+        per_index = len(self.settings["models"]) * len(registry.lesson(lesson).variants)
+        runs = self.settings["runs"]
+        block = max(1, math.ceil(self.settings["max_connections"] / per_index))
+        while math.ceil(runs / block) > MOST_BATCHES and 2 * block * per_index <= batch_size:
+            block *= 2
+        found = {}
+        for name, run in self.runs(lesson).items():
+            first = (run.index - 1) // block * block + 1
+            batch = f"runs{first}to{min(first + block - 1, runs)}"
+            found.setdefault(batch, []).append(self.recording(lesson, name))
+        return {batch: sorted(recordings) for batch, recordings in found.items()}
+
+    def priority(self, wildcards):
+        """The priority of the job that records "<lesson>/<run>": earlier indices first (Snakemake
+        starts the ready job of highest priority first), so that batches fill one after another;
+        below 0, the replay jobs' priority, so that a batch whose runs are in replays first."""
+        lesson, name = wildcards.unrecorded.split("/")
+        return -self.runs(lesson)[name].index
 
     def recording(self, lesson, name):
         return f"{self.folder}/recordings/{lesson}/{name}.json"

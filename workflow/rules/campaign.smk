@@ -1,12 +1,13 @@
 # A campaign (the `campaign` section of the configuration): only when targeted
 # (`snakemake --cores 4 campaign`), never part of `all`. Each run is recorded by a job of its own,
-# in a process of its own; the campaign's lessons are then replayed and judged (a job per batch) and rendered by the
-# lessons' own rules (`use rule`) into results/campaigns/<name>/<lesson>/, and compared.
+# in a process of its own, earlier indices first; the campaign's lessons are then replayed and judged (a job per
+# block of indices, as soon as its runs are in: Campaign._batches) and rendered by the lessons' own rules
+# (`use rule`) into results/campaigns/<name>/<lesson>/, and compared.
 # Helpers: src/replaylab/campaign.py (the plan, one run's recording) and comparison.py.
 
 import re
 
-CAMPAIGN = campaign.Campaign(config["campaign"], run_batches)
+CAMPAIGN = campaign.Campaign(config["campaign"], config["batch_size"])
 _kept = campaign.keep_interrupted_runs(CAMPAIGN.all_recordings())
 if _kept:
     print(
@@ -48,6 +49,7 @@ rule campaign_record:
     wildcard_constraints:
         unrecorded=CAMPAIGN_NOT_RECORDED,
     localrule: True
+    priority: CAMPAIGN.priority
     resources:
         provider_connections=1,
     message:
@@ -67,8 +69,6 @@ use rule replay as campaign_replay with:
         judged="results/campaigns/{campaign}/{lesson}/judged/{batch}.json",
     log:
         "logs/campaigns/{campaign}/{lesson}/replay/{batch}.log",
-    benchmark:
-        "benchmarks/campaigns/{campaign}/{lesson}/replay/{batch}.tsv"
     group:
         CAMPAIGN.batch_group
     params:

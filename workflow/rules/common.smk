@@ -263,7 +263,7 @@ def run_names(wildcards):
 
 wildcard_constraints:
     lesson="|".join(LESSONS),
-    batch=r"batch[0-9]+of[0-9]+",
+    batch=r"batch[0-9]+of[0-9]+|runs[0-9]+to[0-9]+",  # a lesson's, a campaign's
 
 
 # ---------------------------------------------------------------------------------------------
