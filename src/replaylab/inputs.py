@@ -262,13 +262,14 @@ def check_json_ends(path):
 def check_results(lessons, results="results"):
     """Check what the lessons' results hold before a job trusts it: the folders the build writes
     whole (check_folder) and the ends of its JSON files (check_json_ends); a batch's folder and
-    verdicts, whatever the batch is named (a lesson's batch<i>of<n>, a campaign's runs<a>to<b>)."""
+    verdicts, whatever the batch is named (a lesson's batch<i>of<n>, a campaign's runs<a>to<b>),
+    but not the hidden ones a job writes before it puts them in place."""
     for lesson in lessons:
         base = Path(results, lesson)
-        folders = [base / "tables", base / "figures", *sorted((base / "transcripts").glob("*"))]
+        folders = [base / "tables", base / "figures", *sorted((base / "transcripts").glob("[!.]*"))]
         for folder in folders:
             if folder.is_dir():
                 check_folder(folder)
-        for path in [*(base / name for name in JSON_RESULTS), *sorted((base / "judged").glob("*.json"))]:
+        for path in [*(base / name for name in JSON_RESULTS), *sorted((base / "judged").glob("[!.]*.json"))]:
             if path.is_file():
                 check_json_ends(path)
