@@ -48,8 +48,8 @@ rule campaign_record:
     # the log ends with the job's time
     wildcard_constraints:
         unrecorded=CAMPAIGN_NOT_RECORDED,
-    localrule: True
     priority: CAMPAIGN.priority
+    localrule: True
     resources:
         provider_connections=1,
     message:
