@@ -19,8 +19,8 @@ from helpers import ROOT, environment, python
 from helpers.model_server import ModelServer
 from helpers.workflow import copy_project, first_error_line
 from replaylab.agents import recording
-from replaylab.campaign import MOST_BATCHES, Campaign
 from replaylab.agents.names import model_of
+from replaylab.campaign import MOST_BATCHES, Campaign
 from replaylab.comparison import fisher_exact
 
 pytestmark = pytest.mark.workflow
