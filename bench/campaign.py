@@ -18,7 +18,6 @@ import argparse
 import datetime
 import os
 import platform
-import re
 import statistics
 import subprocess
 import sys
@@ -36,11 +35,11 @@ from test_workflow import copy_project  # noqa: E402
 from sections import replace_section  # noqa: E402
 
 from replaylab.agents import recording  # noqa: E402
+from replaylab.workers import read_done_line  # noqa: E402
 
 KEY = "sk-bench-NOTAKEY0123456789"
 MODELS = ["model-a", "model-b"]
 HEADING = "## Campaign against the stand-in model server"
-DONE = re.compile(r"record: done in ([0-9.]+) s, from ([0-9.]+) to ([0-9.]+)")  # a recording job's log ends so
 
 
 def campaign_copy(folder, runs, connections):
@@ -75,7 +74,7 @@ def once(runs, connections, latency):
         for path in sorted((campaign / "recordings" / "projectile").glob("*.json")):
             steps = len(recording.load(path).provenance["request_ids"])
             log = copy / "logs" / "campaigns" / "baseline" / "record" / "projectile" / f"{path.stem}.log"
-            job, began, ended = map(float, DONE.search(log.read_text()).groups())
+            _, job, began, ended = read_done_line(log)
             overheads.append(job - steps * latency)
             starts.append(began)
             ends.append(ended)

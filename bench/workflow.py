@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from test_workflow import copy_project as copy_workflow  # noqa: E402
 
 from sections import replace_section  # noqa: E402
+
 PYTHON = sys.executable
 SNAKEMAKE = [PYTHON, "-m", "snakemake"]
 

@@ -22,6 +22,7 @@ from replaylab.agents import recording
 from replaylab.agents.names import model_of
 from replaylab.campaign import MOST_BATCHES, Campaign
 from replaylab.comparison import fisher_exact
+from replaylab.workers import read_done_line
 
 pytestmark = pytest.mark.workflow
 
@@ -194,8 +195,8 @@ def test_at_most_max_connections_in_flight_every_429_retried_and_the_key_nowhere
     assert sorted(path.stem for path in judged.glob("*.json")) == sorted(blocks)
     replayed = [path.stem for path in (judged.parent / "transcripts" / "runs1to2").glob("*.json")]
     assert sorted(replayed) == sorted(f"{model}__default__00{i}" for model in ("org_2fmodel-a_3av1", "model-b") for i in (1, 2))
-    begins = done_times(logs / "projectile" / "replay" / "runs1to2.log")[0]
-    assert begins < max(done_times(path)[1] for path in (logs / "record" / "projectile").glob("*.log"))
+    begins = read_done_line(logs / "projectile" / "replay" / "runs1to2.log")[2]
+    assert begins < max(read_done_line(path)[3] for path in (logs / "record" / "projectile").glob("*.log"))
 
 
 def test_a_campaign_is_replayed_in_few_blocks_of_whole_groups():
@@ -219,11 +220,6 @@ def test_a_campaign_is_replayed_in_few_blocks_of_whole_groups():
     assert len(small) == 125 and {len(paths) for paths in small.values()} == {32}
     # a small campaign: blocks of about max_connections runs, to replay while the next ones record
     assert list(Campaign({**settings, "runs": 10}, batch_size=500).batches["hunter"]) == ["runs1to2", "runs3to4", "runs5to6", "runs7to8", "runs9to10"]
-
-
-def done_times(log):
-    """(start, end) of a job, from the line its log ends with."""
-    return tuple(map(float, re.search(r"from ([0-9.]+) to ([0-9.]+)", log.read_text().splitlines()[-1]).groups()))
 
 
 def test_a_run_that_still_fails_fails_its_own_job_and_keep_going_records_the_rest(tmp_path):

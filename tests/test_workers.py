@@ -1,8 +1,10 @@
-"""The main process's background imports (workers.import_soon) and the fork server's first-use
-work (agents.preloaded): each loads what it says, once, and never fails the run."""
+"""The main process's background imports (workers.import_soon), the fork server's first-use
+work (agents.preloaded): each loads what it says, once, and never fails the run; and the line that
+ends a job's log, read back (workers.done_line, read_done_line)."""
 
 import sys
 import threading
+import time
 
 from helpers import python
 from replaylab import workers
@@ -68,3 +70,14 @@ def test_the_fork_servers_preload_registers_every_provider_and_compiles_the_sche
     done = python(probe)
     assert done.returncode == 0, done.stderr
     assert "openai" in done.stdout and "scripted" in done.stdout
+
+
+def test_the_line_that_ends_a_job_log_reads_back(tmp_path):
+    log = tmp_path / "render.log"
+    start, began = time.perf_counter() - 1.5, time.time() - 1.5
+    log.write_text("an earlier line\n" + workers.done_line("render", start, began, " in worker process 42") + "\nHTML page: 0.071 s\n")
+    name, seconds, first, last = workers.read_done_line(log)
+    assert name == "render" and 1.5 <= seconds < 60
+    assert round(first, 3) == round(began, 3) and began <= last <= time.time()
+    log.write_text("render: failed: ValueError: a bug\n")  # a job that did not end well has none
+    assert workers.read_done_line(log) is None

@@ -15,6 +15,7 @@ import importlib
 import importlib.util
 import multiprocessing
 import os
+import re
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -40,8 +41,22 @@ def pool(workers, preload):
 
 def done_line(name, start, began, where=""):
     """The line a job's log ends with: its time (from perf_counter `start`), where it ran, and
-    when (from time.time `began` to now), which bench/campaign.py and a reader of timelines parse."""
+    when (from time.time `began` to now); `read_done_line` reads it back."""
     return f"{name}: done in {time.perf_counter() - start:.2f} s{where}, from {began:.3f} to {time.time():.3f} (seconds since 1970)"
+
+
+_DONE = re.compile(r"(\w+): done in ([0-9.]+) s.*, from ([0-9.]+) to ([0-9.]+) \(seconds since 1970\)")
+
+
+def read_done_line(log):
+    """(job name, seconds, start, end) from the line `done_line` wrote into the log at `log` (a
+    job's note may follow it), or None when there is none: the job failed or did not end."""
+    for line in reversed(Path(log).read_text(encoding="utf-8", errors="replace").splitlines()):
+        found = _DONE.fullmatch(line)
+        if found:
+            name, *numbers = found.groups()
+            return (name, *map(float, numbers))
+    return None
 
 
 _IMPORTING = set()

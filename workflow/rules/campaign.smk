@@ -1,8 +1,8 @@
 # A campaign (the `campaign` section of the configuration): only when targeted
 # (`snakemake --cores 4 campaign`), never part of `all`. Each run is recorded by a job of its own,
-# in a process of its own, earlier indices first; the campaign's lessons are then replayed and judged (a job per
-# block of indices, as soon as its runs are in: Campaign._batches) and rendered by the lessons' own rules
-# (`use rule`) into results/campaigns/<name>/<lesson>/, and compared.
+# in a process of its own, earlier indices first; the campaign's lessons are replayed and judged
+# (a job per block of indices, as soon as its runs are in: Campaign._batches) and rendered by the
+# lessons' own rules (`use rule`) into results/campaigns/<name>/<lesson>/, and compared.
 # Helpers: src/replaylab/campaign.py (the plan, one run's recording) and comparison.py.
 
 import re
