@@ -261,9 +261,10 @@ def test_bad_lines_get_one_error_line_each_and_the_run_is_never_lost(tmp_path):
         b'{"text": "\\ud800", "tool_calls": []}': "line 4: $.text: a lone surrogate is not text",
         b'{"tool_calls": [{"id": "2", "name": "oscillator_energy_drift", "arguments": ' + b"[" * 40 + b"]" * 40 + b"}]}":
             "line 5: $.tool_calls[0].arguments[0]",
-        b"this is not JSON": "line 6: the line is not valid JSON",
-        b'{"text": "a", "api_key": "x"}': "line 7: unknown fields: api_key",
-        b'{"text": "a", "text": "b"}': "line 8: the key 'text' appears twice",
+        b'{"text": "cut off"': "line 6: the line is not valid JSON: Expecting ',' delimiter at the end of the line",
+        b'{"text" "a"}': "line 7: the line is not valid JSON: Expecting ':' delimiter at character 9",
+        b'{"text": "a", "api_key": "x"}': "line 8: unknown fields: api_key",
+        b'{"text": "a", "text": "b"}': "line 9: the key 'text' appears twice",
     }
     for line, start in bad.items():
         answer = s.ask(line)

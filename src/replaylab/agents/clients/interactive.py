@@ -54,12 +54,14 @@ def parse_message(line):
             line = line.decode("utf-8")
         except UnicodeDecodeError as error:
             raise ValueError(f"the line is not valid UTF-8 (byte {line[error.start]:#04x} at {error.start})") from None
+    line = line.rstrip("\r\n")
     try:
         data = json.loads(line, object_pairs_hook=unique_keys)
     except KeyTwice as error:
         raise ValueError(str(error)) from None
-    except json.JSONDecodeError as error:
-        raise ValueError(f"the line is not valid JSON: {error}") from None
+    except json.JSONDecodeError as error:  # where in the line (json would count the lines of the input)
+        where = "at the end of the line" if error.pos >= len(line) else f"at character {error.pos + 1}"
+        raise ValueError(f"the line is not valid JSON: {error.msg} {where}") from None
     except RecursionError:
         raise ValueError(f"the line is nested more than {MAX_DEPTH} levels deep") from None
     except ValueError as error:  # an integer of more than 4300 digits
