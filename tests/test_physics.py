@@ -34,6 +34,18 @@ def test_drift_read_off_at_several_lengths_equals_one_point_tool(method):
     assert [[float(d) for d in row] for row in found] == [[max_energy_drift(method, n, p) for n in counts] for p in periods]
 
 
+def test_drift_scan_refuses_a_run_whose_energy_stops_being_finite_before_its_end():
+    # explicit Euler at 4 steps per period gains energy every step: its energy overflows within
+    # 1000 periods, as the one-point tool finds; stepped on past its 50 periods beside a longer run
+    # (its energy then overflows), it is read off where it ended
+    with pytest.raises(ValueError, match="not finite"):
+        max_energy_drift("explicit Euler", 4, 1000)
+    with pytest.raises(ValueError, match="not finite"):
+        max_energy_drifts_at("explicit Euler", [4, 200], [1000])
+    found = max_energy_drifts_at("explicit Euler", [4, 200], [50])
+    assert [float(d) for d in found[0]] == [max_energy_drift("explicit Euler", n, 50) for n in (4, 200)]
+
+
 @pytest.mark.parametrize("piece", [1, 2])
 def test_error_scan_equals_one_point_tool_bit_for_bit(piece):
     counts = [20, 33, 80, 640]

@@ -62,32 +62,30 @@ def max_energy_drifts_at(method, steps_per_period, periods):
     """The largest drift after each number of `periods`, for every steps-per-period value: an
     array of shape (len(periods), len(steps_per_period)), from one simulation per value.
 
-    Every run is stepped together up to the longest one; each keeps its maximum only while it
-    has steps left and is read off when it reaches each number of periods, so every element
-    equals the one-point result bit for bit (the drift of a run never depends on its length).
+    Every run is stepped together up to the longest one. The largest drift so far of every run is
+    kept at each step where some run is read off, and each run is read off there when it reaches
+    each number of periods, so every element equals the one-point result bit for bit (the drift of
+    a run never depends on its length; what a run does after its last step is never read). A drift
+    that is not finite stays in the largest so far (NaN and infinity win every maximum), so that a
+    run whose energy stopped being finite before its end is found there.
     """
     stepper = STEPPERS[method]
     counts = np.asarray(steps_per_period, dtype=np.int64)
     checkpoints = counts[None, :] * np.asarray(periods, dtype=np.int64)[:, None]
     dt = oscillator.PERIOD / counts.astype(float)
-    steps = checkpoints.max(axis=0)
+    read_off = np.unique(checkpoints)  # sorted
     t = np.zeros(len(counts))
     x = np.full(len(counts), oscillator.X0)
     v = np.full(len(counts), oscillator.V0)
     worst = np.zeros(len(counts))
-    found = np.zeros(checkpoints.shape)
-    finite = np.ones(len(counts), dtype=bool)
-    read_off = {int(i) for i in checkpoints.ravel()}
+    kept = np.empty((len(read_off), len(counts)))
     with np.errstate(over="ignore", invalid="ignore"):
-        for i in range(1, int(steps.max()) + 1):
-            t, x, v = stepper(t, x, v, dt, oscillator.acceleration)
-            active = steps >= i
-            energy = oscillator.energy(x, v)
-            finite &= np.isfinite(energy) | ~active
-            drift = np.abs(energy / oscillator.INITIAL_ENERGY - 1)
-            worst = np.where(active & (drift > worst), drift, worst)
-            if i in read_off:
-                found = np.where(checkpoints == i, worst[None, :], found)
-    if not finite.all():
+        for row, (last, step) in enumerate(zip([0, *read_off[:-1].tolist()], read_off.tolist())):
+            for _ in range(step - last):
+                t, x, v = stepper(t, x, v, dt, oscillator.acceleration)
+                np.maximum(worst, np.abs(oscillator.energy(x, v) / oscillator.INITIAL_ENERGY - 1), out=worst)
+            kept[row] = worst
+    found = kept[np.searchsorted(read_off, checkpoints), np.arange(len(counts))]
+    if not np.isfinite(found).all():
         raise ValueError("the energy of the run is not finite")
     return found
