@@ -263,8 +263,9 @@ def test_bad_lines_get_one_error_line_each_and_the_run_is_never_lost(tmp_path):
             "line 5: $.tool_calls[0].arguments[0]",
         b'{"text": "cut off"': "line 6: the line is not valid JSON: Expecting ',' delimiter at the end of the line",
         b'{"text" "a"}': "line 7: the line is not valid JSON: Expecting ':' delimiter at character 9",
-        b'{"text": "a", "api_key": "x"}': "line 8: unknown fields: api_key",
-        b'{"text": "a", "text": "b"}': "line 9: the key 'text' appears twice",
+        b'{"text": "cut': "line 8: the line is not valid JSON: Unterminated string starting at character 10",
+        b'{"text": "a", "api_key": "x"}': "line 9: unknown fields: api_key",
+        b'{"text": "a", "text": "b"}': "line 10: the key 'text' appears twice",
     }
     for line, start in bad.items():
         answer = s.ask(line)

@@ -61,7 +61,8 @@ def parse_message(line):
         raise ValueError(str(error)) from None
     except json.JSONDecodeError as error:  # where in the line (json would count the lines of the input)
         where = "at the end of the line" if error.pos >= len(line) else f"at character {error.pos + 1}"
-        raise ValueError(f"the line is not valid JSON: {error.msg} {where}") from None
+        what = error.msg.removesuffix(" at")  # "Unterminated string starting at": its place follows
+        raise ValueError(f"the line is not valid JSON: {what} {where}") from None
     except RecursionError:
         raise ValueError(f"the line is nested more than {MAX_DEPTH} levels deep") from None
     except ValueError as error:  # an integer of more than 4300 digits
