@@ -80,8 +80,8 @@ def max_energy_drifts_at(method, steps_per_period, periods):
     worst = np.zeros(len(counts))
     kept = np.empty((len(read_off), len(counts)))
     with np.errstate(over="ignore", invalid="ignore"):
-        for row, (last, step) in enumerate(zip([0, *read_off[:-1].tolist()], read_off.tolist())):
-            for _ in range(step - last):
+        for row, steps in enumerate(np.diff(read_off, prepend=0).tolist()):  # steps since the last read-off
+            for _ in range(steps):
                 t, x, v = stepper(t, x, v, dt, oscillator.acceleration)
                 np.maximum(worst, np.abs(oscillator.energy(x, v) / oscillator.INITIAL_ENERGY - 1), out=worst)
             kept[row] = worst
