@@ -293,28 +293,34 @@ def key_numbers(data, summary=False):
     from its results.json: what the build decided, with each evidence label."""
     found = []
     for run, verdict in data["verdicts"].items():
+        answer = verdict["answer"] or {}
         if data["lesson"] == "projectile":
-            conclusion = verdict["conclusion"]
-            if conclusion.get("checkable"):
-                found += [conclusion["best_angle"]["shown"], *("%g" % b for b in conclusion["bracket"])]
-                found += [] if summary else ["%g" % conclusion["smallest_dt"]]
-                found += [conclusion["evidence"]] if conclusion.get("evidence") else []
+            found += ["%g" % answer[k] for k in ("low", "high") if k in answer] + [data["scans"]["best_angle"]["angle"]["shown"]]
+            experiments = verdict["experiments"]
+            if experiments.get("checkable") and not summary:
+                found += [experiments["best_angle"]["shown"], "%g" % experiments["smallest_dt"]]
+                found += [experiments["evidence"]] if experiments.get("evidence") else []
         elif data["lesson"] == "hunter":
-            v = verdict["verdict"]
+            v = verdict["experiments"]
             found.append("%g" % v["limit"])
-            if v["outcome"] == "counterexample":
-                found += [v["witness"]["value"]["shown"], v["evidence"]]
-            else:
-                found.append(str(v["tested"]))
-                found += [] if summary or not v.get("closest") else [v["closest"]["value"]["shown"]]
+            checked = verdict["answer_check"]
+            found += [checked["value"]["shown"]] if checked and not summary else []
+            if not summary:
+                if v["outcome"] == "counterexample":
+                    found += [v["witness"]["value"]["shown"], v["evidence"]]
+                else:
+                    found.append(str(v["tested"]))
+                    found += [v["closest"]["value"]["shown"]] if v.get("closest") else []
         elif data["lesson"] == "review":
-            for resolution in verdict["resolution"]:
-                found += [resolution["evidence"]] if resolution.get("evidence") else []
-                found += [f"piece {resolution['candidate']}"]
+            found += [name for key in ("piece_1_failed", "piece_2_failed") for name in answer.get(key, [])]
             if not summary:
                 found += [f"measured {v['measured']['shown']}, tolerance {v['tolerance']['shown']}" for v in verdict["verdicts"] if not v["passed"]]
         else:
             found += verdict_texts(verdict, summary)
+    for group in data.get("groups", {}).values():  # a lesson that decides per group
+        for resolution in group["resolution"]:
+            found += [resolution["evidence"]] if resolution.get("evidence") else []
+            found += [f"piece {resolution['candidate']}"]
     if not summary:
         for row in data["scorecard"]:
             found.append(f"{row['right']} ({100 * row['rate']:.0f} %)")

@@ -27,7 +27,7 @@ from replaylab.workers import read_done_line
 pytestmark = pytest.mark.workflow
 
 KEY = "sk-test-CAMPAIGNKEY0123456789abcdef"
-LESSON_RUNS = {"projectile": 1, "hunter": 2, "review": 3}  # variants per lesson
+LESSON_RUNS = {"projectile": 1, "hunter": 2, "review": 3}  # variants per lesson; each variant is a task of its own
 CONFIGURED = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["lessons"]
 
 
@@ -99,32 +99,44 @@ def test_the_configured_campaign_from_clean_with_no_key(tmp_path):
     # the comparison is the same group-by as each lesson's scorecard of the same runs
     compared = json.loads((folder / "scorecard.json").read_text())
     rows = {(r["lesson"], r["task"], r["model"]): r for r in compared["scorecard"]}
-    assert len(rows) == 2 * 4
+    assert len(rows) == 2 * sum(LESSON_RUNS.values())  # each reviewer is scored on its own answer, a task of its own
+    counted = ("runs", "answered", "right", "supported", "right_unsupported", "supported_wrong", "low", "high", "mistakes")
     for lesson in LESSON_RUNS:
         for r in json.loads((folder / lesson / "scorecard.json").read_text())["scorecard"]:
             mine = rows[(lesson, r["task"], r["model"])]
-            assert (mine["runs"], mine["right"], mine["low"], mine["high"], mine["mistakes"]) == (
-                r["runs"], r["right"], r["low"], r["high"], r["mistakes"])
+            assert [mine[k] for k in counted] == [r[k] for k in counted]
     for (lesson, task, model), r in rows.items():
         assert r["runs"] == 5
         assert r["right"] + sum(m["runs"] for m in r["mistakes"]) == 5
-        if model == "scripted-careful":
-            assert r["right"] == 5, (lesson, task)  # the careful strategy is right by construction
-    assert any(r["right"] < 5 for r in rows.values())  # the mixed program is wrong on purpose, sometimes
+        if model == "scripted-careful":  # the careful strategy answers, right and supported, by construction
+            assert (r["answered"], r["right"], r["supported"]) == (5, 5, 5), (lesson, task)
+    mixed = [r for r in rows.values() if r["model"] == "scripted-mixed"]
+    assert any(r["right"] < 5 for r in mixed)  # the mixed program is wrong on purpose, sometimes
+    # among its strategies, the careless one experiments well and answers carelessly: supported, and wrong
+    assert rows[("projectile", "default", "scripted-mixed")]["supported_wrong"] >= 1
     for pair in compared["comparisons"]:
         a, b = (rows[(pair["lesson"], pair["task"], m)] for m in pair["models"])
         assert pair["p_value"] == fisher_exact(a["right"], a["runs"], b["right"], b["runs"])
     csv_lines = (folder / "scorecard.csv").read_text().splitlines()
-    assert csv_lines[0].startswith("lesson,task,model,runs,right,rate,wilson95_low,wilson95_high")
-    assert len(csv_lines) == 1 + 8
+    assert csv_lines[0].startswith("lesson,task,model,runs,answered,right,rate,wilson95_low,wilson95_high,conclusive,"
+                                   "supported,right_unsupported,supported_wrong")
+    assert len(csv_lines) == 1 + len(rows)
 
     # the page: at a glance who is right more often and how sure that is; every run links to its transcript
     page = (folder / "index.md").read_text()
     assert "## At a glance" in page and "(figures/comparison.png)" in page
-    careful = [r for r in rows.values() if r["model"] == "scripted-careful"]
-    assert page.count("| **5/5 (100 %, 57 % to 100 %)** |") == sum(
-        1 for r in careful if r["right"] > rows[(r["lesson"], r["task"], "scripted-mixed")]["right"])
+    glance = page.split("\n## At a glance\n")[1].split("\n## ")[0]
+    models = ("scripted-careful", "scripted-mixed")
+    assert f"| lesson and task | {' | '.join(models)} |" in glance
+    cells = {(m[1], m[2]): (m[3], m[4]) for m in re.finditer(r"^\| \[(\w+)\]\([^)]*\) `([^`]+)` \| (.+?) \| (.+?) \|$", glance, re.M)}
+    assert len(cells) == len(rows) // 2
+    for (lesson, task), shown in cells.items():  # each task's highest share in bold, both on a tie
+        best = max(rows[(lesson, task, model)]["right"] for model in models)
+        for cell, model in zip(shown, models):
+            right = rows[(lesson, task, model)]["right"]
+            assert cell.strip("*").startswith(f"{right}/5 (") and cell.startswith("**") == (right == best), (lesson, task, cell)
     assert "Fisher's exact test, two-sided" in page
+    assert "| answered | right | 95 % interval | supported by its own experiments | right, not supported | supported, wrong |" in page
     transcripts = [link for link in links(page) if link.endswith(".json")]
     assert len(transcripts) == 10 + 20 + 30
     assert all((folder / link).is_file() for link in transcripts)
@@ -369,7 +381,7 @@ def test_a_damaged_campaign_results_folder_is_one_line(tmp_path):
      "the providers are: openai, scripted"),
     ({"models": ["gpt-x"]},
      "config/config.yaml: $.campaign.models[0]: 'gpt-x' is not a model of the scripted provider; "
-     "its models are: scripted-careful, scripted-mixed"),
+     "its models are: scripted-careful, scripted-careless, scripted-mixed"),
     ({"provider": "openai", "models": ["/odd"]},
      "config/config.yaml: $.campaign.models[0]: '/odd': a model name must start with a letter or a digit"),
     ({"lessons": ["projectile", "orbit"]},

@@ -11,8 +11,13 @@ from replaylab.lessons import registry
 
 def test_tools_prints_bounds_from_the_code():
     out = cli("tools", "projectile")
-    assert out.returncode == 0
+    assert out.returncode == 0, out.stderr
     assert "range_with_drag(speed number 1..50, angle number 1..89, dt number 0.001..0.05)" in out.stdout
+    assert "\n  answer(low integer 1..89, high integer 1..89" in out.stdout  # the answer tool is listed with its bounds too
+    for lesson in ("hunter", "review", "pendulum"):  # every kind of answer field (choices, lists of names, text) prints
+        listed = cli("tools", lesson)
+        assert listed.returncode == 0, listed.stderr
+        assert listed.stdout.count("\n  answer(") == len(registry.lesson(lesson).variants)
     data = json.loads(cli("tools", "hunter", "--json").stdout)
     assert data["symplectic-euler"]["budget"] == 8
     assert data["symplectic-euler"]["tools"][0]["parameters"]["additionalProperties"] is False
@@ -112,7 +117,8 @@ def test_rerecording_a_reference_run_reproduces_it(tmp_path):
     old = json.loads((RECORDINGS / "projectile" / "reference.json").read_text())
     new = json.loads(target.read_text())
     old["provenance"].pop("recorded"), new["provenance"].pop("recorded")
-    assert new["provenance"].pop("provider") == "authored"  # provenance now names the provider
+    assert new["provenance"].pop("provider") == old["provenance"].pop("provider") == "authored"  # provenance names the provider
+    assert new["format"] == "replaylab-recording/2" and new["steps"][-1]["tool_calls"][0]["name"] == "answer"
     assert new == old
 
 

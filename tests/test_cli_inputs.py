@@ -93,9 +93,12 @@ def test_a_paid_run_is_never_started_for_a_name_it_could_not_be_saved_under(tmp_
 # Case 6: the command printed on a mismatch is quoted, and stays one line
 
 
+PROVIDER_OF = {"provider-api": "openai", "scripted": "scripted", "authored": "authored"}
+
+
 def hostile(kind, **fields):
     run_ = recording.load(RECORDINGS / "hunter" / "symplectic-euler.json")
-    provenance = {**run_.provenance, "kind": kind, **{k: v for k, v in fields.items() if k in ("model", "seed")}}
+    provenance = {**run_.provenance, "kind": kind, "provider": PROVIDER_OF[kind], **{k: v for k, v in fields.items() if k in ("model", "seed")}}
     return recording.Recording(run_.lesson, run_.run, run_.variant, fields.get("group", run_.group), provenance,
                                run_.transcript, fields.get("source", run_.source))
 
@@ -117,7 +120,7 @@ def test_the_rerecord_command_quotes_every_value(kind, fields, value):
 
 def test_a_mismatch_of_a_hostile_recording_prints_one_quoted_line(tmp_path, capsys):
     data = json.loads((RECORDINGS / "hunter" / "symplectic-euler.json").read_text())
-    data["provenance"].update(kind="provider-api", model="m; touch PWNED")
+    data["provenance"].update(kind="provider-api", provider="openai", model="m; touch PWNED")
     data["steps"][0]["results"][0]["content"]["max_energy_drift"] = 0.5
     path = tmp_path / "symplectic-euler.json"
     path.write_text(json.dumps(data))
@@ -212,7 +215,7 @@ def test_promote_says_who_produced_the_run_when_only_the_model_changed(tmp_path,
     assert ("  produced by: hunter baseline, coarse-first (a scripted program, not a language model) -> "
             "hunter baseline, safe-region (a scripted program, not a language model)") in out.splitlines()
     second.unlink()
-    again = scripted(tmp_path, monkeypatch, capsys, 3, "velocity-verlet")  # seed 3: coarse-first again, the same program
+    again = scripted(tmp_path, monkeypatch, capsys, 4, "velocity-verlet")  # seed 4: coarse-first again, the same program
     code, out, _ = promote_in(tmp_path, capsys, again, "--dry-run")
     assert code == 0 and "  messages: 3 -> 3" in out.splitlines()
     assert not any(line.startswith("  produced by") for line in out.splitlines()), out

@@ -21,7 +21,7 @@ GENERATED = 6  # runs (groups, in a lesson judged per group) of each lesson, bes
 
 
 def judged(lesson, paths, folder):
-    """The verdicts of the replay stage on `paths` as one batch: {"runs": ..., "verdicts": ...}."""
+    """The verdicts of the replay stage on `paths` as one batch: {"runs": ..., "verdicts": ..., "groups": ...}."""
     out = folder / "judged.json"
     pipeline.replay_batch(pipeline.Replay(lesson, [str(p) for p in paths], str(folder / "transcripts"), str(out), TOLERANCE))
     return json.loads(out.read_text(encoding="utf-8"))
@@ -37,11 +37,13 @@ def test_verdicts_do_not_depend_on_how_the_runs_are_batched(lesson, tmp_path):
     assert len(split) > 1, split  # the split must really split
 
     whole = judged(lesson, [runs[name] for name in sorted(runs)], tmp_path / "whole")  # in name order, as in a batch
-    merged = {"runs": {}, "verdicts": {}}
+    merged = {"runs": {}, "verdicts": {}, "groups": {}}
     for name, part in split.items():
         found = judged(lesson, part, tmp_path / name)
         assert not set(found["verdicts"]) & set(merged["verdicts"])
+        assert not set(found["groups"]) & set(merged["groups"])  # a group is decided in one batch
         for key in merged:
             merged[key].update(found[key])
     assert merged == whole
-    assert len(whole["runs"]) == len(paths) and whole["verdicts"]
+    assert len(whole["runs"]) == len(paths) and set(whole["verdicts"]) == set(runs)
+    assert bool(whole["groups"]) == per_group  # only a lesson that decides per group has group decisions

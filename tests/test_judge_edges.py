@@ -20,6 +20,7 @@ from replaylab.lessons.pendulum import judge as pendulum_judge
 from replaylab.lessons.pendulum import physics as pendulum_physics
 from replaylab.lessons.projectile import judge as projectile_judge
 from replaylab.lessons.review import judge as review_judge
+from replaylab.verification.checks import CHECK_NAMES
 
 TOLERANCE = 1e-6
 
@@ -47,6 +48,7 @@ def step(text, *calls):
 
 def test_the_hunters_probes_change_the_last_text_and_every_stored_result_and_nothing_else():
     original = replayed("hunter", "symplectic-euler").transcript
+    assert [call.name for call in original.steps[-1].message.tool_calls] == ["answer"]  # the run ends with its answer
     emptied = hunter_judge._with_last_text(original, "said otherwise")
     assert emptied.steps[-1].message.text == "said otherwise"
     assert emptied.steps[:-1] == original.steps[:-1]
@@ -57,10 +59,10 @@ def test_the_hunters_probes_change_the_last_text_and_every_stored_result_and_not
     forged = hunter_judge._with_stored_results(original, 0.9)
     assert [s.message for s in forged.steps] == [s.message for s in original.steps]
     pairs = [(r, o) for f, s in zip(forged.steps, original.steps) for r, o in zip(f.results, s.results)]
-    assert pairs and any(o.ok for _, o in pairs)
+    assert pairs and any(o.ok and o.content for _, o in pairs)
     for result, old in pairs:
-        if old.ok:
-            assert set(result.content) == set(old.content) and set(result.content.values()) == {0.9}
+        if old.ok:  # the accepted answer's result holds no value: it stays empty
+            assert result.content == dict.fromkeys(old.content, 0.9)
         else:
             assert result == old
 
@@ -109,25 +111,45 @@ def test_the_stricter_claim_is_named_and_stated_as_such():
     assert stricter["statement"] == hunter_lab.CLAIMS["velocity-verlet"].statement.replace("within 4 %", "within 3.5 %")
 
 
-def hunt_entry(outcome, limit=0.04, closest=None):
-    return {"verdict": {"claim": "c", "outcome": outcome, "limit": limit,
-                        "closest": None if closest is None else {"value": {"value": closest}}}}
+def hunt_entry(answer, limit=0.04, in_domain=True, breaks=False):
+    """A hunter verdict as the score reads it: the answer, the build's run of its counterexample,
+    the claim."""
+    check = None if answer is None or answer["outcome"] != "counterexample" else {"in_domain": in_domain, "breaks": breaks}
+    return {"answer": answer, "answer_check": check, "experiments": {"claim": "c", "limit": limit}}
 
 
 def worst(value):
     return {"worst_case": {"c": {"value": value, "steps_per_period": 16, "periods": 50}}}
 
 
+NONE_FOUND = {"outcome": "none found"}
+COUNTEREXAMPLE = {"outcome": "counterexample", "method": SE, "steps_per_period": 64, "periods": 20}
+
+
 def test_the_hunter_score_at_a_worst_case_exactly_on_the_limit():
-    """A worst case equal to the limit breaks no claim ("within 4 %" holds at 4 %)."""
-    assert hunter_judge.score(hunt_entry("counterexample"), worst(0.04)) == "a counterexample to a claim that has none"
-    assert hunter_judge.score(hunt_entry("counterexample"), worst(0.041)) is None
-    assert hunter_judge.score(hunt_entry("inconclusive", closest=0.04), worst(0.04)) is None
-    assert hunter_judge.score(hunt_entry("inconclusive", closest=0.03), worst(0.041)) == (
-        "no counterexample found, though the domain has one")
-    assert hunter_judge.score(hunt_entry("inconclusive", closest=0.03), worst(0.04)) == (
-        "did not reach the domain's worst case (0.04 at 16/50)")
-    assert hunter_judge.score(hunt_entry("inconclusive"), worst(0.04)).startswith("did not reach")
+    """A worst case equal to the limit breaks no claim ("within 4 %" holds at 4 %): none found is right."""
+    assert hunter_judge.score(hunt_entry(NONE_FOUND), worst(0.04)) is None
+    assert hunter_judge.score(hunt_entry(NONE_FOUND), worst(0.041)) == "none found, but the claim's domain has a counterexample"
+    claim = hunter_lab.CLAIMS["velocity-verlet"]
+    assert claim.holds_on(claim.limit) and not claim.holds_on(claim.limit + 1e-12)
+
+
+def test_the_hunter_score_of_a_counterexample_is_the_builds_run_of_it_whatever_the_worst_case():
+    assert hunter_judge.score(hunt_entry(COUNTEREXAMPLE, breaks=True), worst(0.04)) is None
+    assert hunter_judge.score(hunt_entry(COUNTEREXAMPLE, breaks=False), worst(0.5)) == "its counterexample does not break the claim"
+    assert hunter_judge.score(hunt_entry(COUNTEREXAMPLE, in_domain=False), worst(0.5)) == (
+        "its counterexample lies outside the claim's domain")
+    assert hunter_judge.score(hunt_entry(None), worst(0.5)) == "no answer"
+
+
+def test_the_build_runs_a_counterexample_again_and_knows_its_domain():
+    claim = hunter_lab.CLAIMS["symplectic-euler"]
+    found = hunter_judge.check_answer(COUNTEREXAMPLE, claim)
+    value = hunter_lab.drift_tool().function(method=SE, steps_per_period=64, periods=20)[claim.key]
+    assert found["value"]["value"] == value and found["in_domain"] and found["breaks"] == (not claim.holds_on(value))
+    outside = hunter_judge.check_answer({**COUNTEREXAMPLE, "steps_per_period": 8}, claim)
+    assert not outside["in_domain"] and not outside["breaks"]
+    assert hunter_judge.check_answer(NONE_FOUND, claim) is None and hunter_judge.check_answer(None, claim) is None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -140,11 +162,16 @@ def test_only_the_reference_runs_carry_the_projectile_demonstration():
     assert "rough_ball" in projectile_judge.judge([replayed("projectile", "reference")], TOLERANCE)["reference"]
 
 
-@pytest.mark.parametrize("bracket,wrong", [([40, 41], None), ([40, 42], "the bracket is wider than one degree"),
-                                           ([40, 41.5], "the bracket is wider than one degree")])
+@pytest.mark.parametrize("bracket,wrong", [
+    ([40, 41], None), ([40, 42], "its bracket is not two adjacent whole degrees"),
+    ([41, 41], "its bracket is not two adjacent whole degrees"),
+    ([41, 42], "the best angle of the build's scan lies outside its bracket"),
+    ([39, 40], "the best angle of the build's scan lies outside its bracket"),
+])
 def test_the_projectile_score_of_a_bracket_one_degree_wide_or_more(bracket, wrong):
-    entry = {"conclusion": {"checkable": True, "inside": True, "bracket": bracket}}
-    assert projectile_judge.score(entry, None) == wrong
+    scans = {"best_angle": {"angle": {"value": 40.5, "shown": "40.50"}}}
+    entry = {"answer": {"low": bracket[0], "high": bracket[1]}}
+    assert projectile_judge.score(entry, scans) == wrong
 
 
 # ---------------------------------------------------------------------------------------------
@@ -152,17 +179,20 @@ def test_the_projectile_score_of_a_bracket_one_degree_wide_or_more(bracket, wron
 
 
 def test_the_review_score_says_what_went_wrong():
-    def resolution(rejected, failed=(), not_covered=()):
-        return {"rejected": rejected, "failed": list(failed), "not_covered": list(not_covered)}
+    scans = {"failures": {"1": [], "2": ["bounded-energy"]}}
 
-    def score(one, two):
-        return review_judge.score({"resolution": [one, two]}, None)
+    def score(remit, one, two):
+        return review_judge.score({"answer": {"piece_1_failed": one, "piece_2_failed": two}, "remit": remit}, scans)
 
-    assert score(resolution(False), resolution(True, ["bounded-energy"])) is None
-    assert score(resolution(False), resolution(False, not_covered=["bounded-energy"])) == (
-        "piece 2 not rejected (bounded-energy was not run on it)")
-    assert score(resolution(False), resolution(False)) == "piece 2 not rejected (no failed check)"
-    assert score(resolution(True, ["clock", "purity"]), resolution(True, ["limits"])) == "piece 1 rejected (clock, purity)"
+    physics, numerics, evidence = ["limits", "bounded-energy"], ["clock", "purity", "convergence-order"], list(CHECK_NAMES)
+    assert score(physics, [], ["bounded-energy"]) is None
+    assert score(physics, [], []) == "piece 2: misses a check that fails"
+    assert score(physics, ["limits"], ["bounded-energy"]) == "piece 1: names a check that passes"
+    assert score(physics, [], ["bounded-energy", "limits"]) == "piece 2: names a check that passes"
+    assert score(numerics, [], []) is None  # bounded-energy is not in its remit
+    assert score(numerics, [], ["clock"]) == "piece 2: names a check that passes"
+    assert score(evidence, [], ["bounded-energy"]) is None
+    assert review_judge.score({"answer": None, "remit": physics}, scans) == "no answer"
 
 
 def test_a_rejection_names_its_piece_as_evidence():
@@ -173,21 +203,28 @@ def test_a_rejection_names_its_piece_as_evidence():
 
 def test_a_call_that_is_no_check_is_skipped_and_the_checks_after_it_count():
     run = transcript(step("", ("oscillator_error", {"candidate": 2, "steps_per_period": 40}, True, {"error": 1.0}),
-                          ("check_bounded_energy", {"candidate": 2}, True, {})))
+                          ("check_bounded_energy", {"candidate": 2}, True, {})),
+                     step("", ("answer", {"piece_1_failed": [], "piece_2_failed": ["bounded-energy"]}, True, {})))
     found = review_judge.verdicts("physics", run)
     assert [(v.candidate, v.check) for v in found] == [(2, "bounded-energy")]
-    assert review_judge.verdict_line(recording.Recording("review", "r", "physics", "g", {}, run)) == (
-        "piece 2 bounded-energy failed")
+    line = review_judge.verdict_line(recording.Recording("review", "r", "physics", "g", {}, run), registry.lesson("review").scans())
+    assert line == (
+        "answer piece 1 fails none; piece 2 fails bounded-energy: right (the build's own checks fail on piece 1: none of the "
+        "remit; on piece 2: bounded-energy); not supported: it did not run limits on piece 1, bounded-energy on piece 1, "
+        "limits on piece 2 [its checks: piece 2 bounded-energy failed]")
 
 
-def test_a_review_groups_models_and_strict_replays_only_for_the_reference_physics_run():
+def test_review_groups_are_decided_per_model_and_strict_replays_only_for_the_reference_physics_run():
     runs = [replayed("review", "physics", group="mine", run="p", provenance={"kind": "scripted", "model": "b-model"}),
             replayed("review", "numerics", group="mine", run="n", provenance={"kind": "scripted", "model": "a-model"})]
-    judged = review_judge.judge(runs, TOLERANCE)["mine"]
-    assert judged["model"] == f"{runs[1].model} + {runs[0].model}"
-    assert judged["strict_replays"] == {}
-    reference = review_judge.judge([replayed("review", "physics"), replayed("review", "numerics")], TOLERANCE)["reference"]
-    assert list(reference["strict_replays"]) == ["physics"]
+    verdicts = review_judge.judge(runs, TOLERANCE)
+    assert (verdicts["p"]["model"], verdicts["n"]["model"]) == ("b-model", "a-model")
+    assert "strict_replay" not in verdicts["p"] and "strict_replay" not in verdicts["n"]
+    decided = registry.lesson("review").decide(runs, verdicts)
+    assert sorted(decided) == ["mine [a-model]", "mine [b-model]"]  # two models are never decided together
+    assert decided["mine [b-model]"]["reviewers"] == {"physics": ["p"]} and decided["mine [a-model]"]["model"] == "a-model"
+    reference = review_judge.judge([replayed("review", "physics"), replayed("review", "numerics")], TOLERANCE)
+    assert reference["physics"]["strict_replay"]["caught"] is True and "strict_replay" not in reference["numerics"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -260,13 +297,15 @@ def test_the_pendulum_excess_is_shown_in_percent():
 
 def test_the_pendulum_verdict_line_for_promote():
     reference = recording.load(RECORDINGS / "pendulum" / "reference.json")
+    scans = registry.lesson("pendulum").scans()
     c = pendulum_judge.agent_conclusion(reference.transcript)
     low, high = c["bracket"]
-    assert pendulum_judge.verdict_line(reference) == (
-        f"bracket {low:g}..{high:g} degrees at dt {c['smallest_dt']:g} s, exact crossing {c['exact_crossing']['shown']}: verified")
-    assert (low, high) == (22, 23)
+    assert pendulum_judge.verdict_line(reference, scans) == (
+        f"answer 22 to 23 degrees: right (the exact crossing is at {scans['exact']['crossing']['shown']} degrees); supported: "
+        f"its experiments at dt {c['smallest_dt']:g} s put the crossing between {low:g} and {high:g} degrees, which lies in its answer")
+    assert (low, high) == (22, 23) and registry.lesson("pendulum").verdict_line(reference) == pendulum_judge.verdict_line(reference, scans)
     empty = dataclasses.replace(reference, transcript=transcript(step("I give up.")))
-    assert pendulum_judge.verdict_line(empty) == "not checkable: the agent made no accepted pendulum_period call"
+    assert pendulum_judge.verdict_line(empty, scans) == "no answer: the run ended without an accepted call of answer: not right"
 
 
 # ---------------------------------------------------------------------------------------------

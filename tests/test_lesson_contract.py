@@ -17,6 +17,7 @@ from helpers import ROOT, cli, environment
 from helpers.audit import AUDITED_PARTS, audited_files, package_folder
 from helpers.workflow import configure, copy_project, first_error_line, snakemake
 from replaylab.agents import recording as recording_io
+from replaylab.agents.tools import ANSWER
 from replaylab.lessons import JUDGED, PARTS, Lesson, UnknownLesson, Variant, registry
 
 LESSONS = registry.names()
@@ -41,6 +42,12 @@ def test_every_lesson_declares_itself_and_has_every_part(name):
     assert lesson.variants and all(isinstance(v, Variant) and v.name == key for key, v in lesson.variants.items())
     assert lesson.figures and all(callable(draw) for draw in lesson.figures.values())
     assert lesson.table_names and isinstance(lesson.right_answer, str)
+    for v in lesson.variants.values():  # every run ends with the variant's typed answer, in its allowlist
+        assert v.answer.name == ANSWER and v.answer.ends_run and v.allowlist().tools[ANSWER] is v.answer
+    assert "careless" in lesson.part("agent").STRATEGIES  # careful experiments, a careless answer
+    schema = json.loads((package_folder(lesson) / "results.schema.json").read_text(encoding="utf-8"))
+    assert {"answer", "group", "verdict", "scans", "exercises"} <= set(schema["$defs"])
+    assert (schema["$defs"]["group"] is False) == (lesson.judged == "run")  # group decisions only where it decides groups
 
 
 def test_the_configuration_builds_every_lesson_of_the_registry():
@@ -249,7 +256,8 @@ def test_a_new_lesson_needs_the_files_the_readme_lists_and_no_other(tmp_path):
     out = cli("record", "toy", "--provider", "scripted", "--run", "first", cwd=copy, env=env)
     assert out.returncode == 0, out.stderr
     out = cli("promote", "results/live/toy/first.json", cwd=copy, env=env)
-    assert out.returncode == 0 and "verdict: largest square 9" in out.stdout, out.stdout + out.stderr
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "  verdict: answer square 9: right (the build computes 3 squared as 9); supported: the run squared 3 and got 9" in out.stdout
     shutil.rmtree(copy / "results")
 
     changed = {path for path, data in tree(copy).items() if before.get(path) != data}
@@ -258,7 +266,10 @@ def test_a_new_lesson_needs_the_files_the_readme_lists_and_no_other(tmp_path):
     }
     snakemake(copy, "--cores", "2")
     results = json.loads((copy / "results" / "toy" / "results.json").read_text())
-    assert results["verdicts"]["first"]["largest"] == 9 and results["scorecard"][0]["right"] == 1
+    assert results["verdicts"]["first"]["largest"] == 9 and results["verdicts"]["first"]["answer"] == {"square": 9}
+    assert [(r["runs"], r["answered"], r["right"], r["supported"]) for r in results["scorecard"]] == [(1, 1, 1, 1)]
+    assert "**Run `first` answered: 3 squared is 9.** **The agent's answer is right, and its own experiments support it.**" in (
+        copy / "results" / "toy" / "index.md").read_text()
     assert (copy / "results" / "toy" / "index.html").is_file()
     assert "## [Lesson `toy`: the square of a number](toy/index.md)" in (copy / "results" / "index.md").read_text()
     tests = subprocess.run(
@@ -267,6 +278,8 @@ def test_a_new_lesson_needs_the_files_the_readme_lists_and_no_other(tmp_path):
         cwd=copy, env=env, capture_output=True, text=True, timeout=600,
     )
     assert tests.returncode == 0, tests.stdout[-3000:]
-    for ran in ("test_toy.py::test_the_tool_squares PASSED", "test_every_lesson_declares_itself_and_has_every_part[toy] PASSED",
+    for ran in ("test_toy.py::test_the_tool_squares PASSED",
+                "test_toy.py::test_the_judge_scores_the_answer_and_checks_it_against_the_runs_own_square PASSED",
+                "test_every_lesson_declares_itself_and_has_every_part[toy] PASSED",
                 "test_every_lesson_is_audited[toy] PASSED", "test_no_source_file_outside_a_lessons_package_and_the_registry_names_a_lesson PASSED"):
         assert ran in tests.stdout, tests.stdout[-3000:]

@@ -8,6 +8,7 @@ import pytest
 from helpers import RECORDINGS
 from replaylab.agents import recording
 from replaylab.agents.replay import ReplayMismatch, replay
+from replaylab.agents.tools import ANSWER
 from replaylab.lessons import registry
 from replaylab.lessons.hunter import exercises as hunter_exercises
 from replaylab.lessons.hunter import judge as hunter_judge
@@ -52,11 +53,21 @@ def test_reference_recording_is_authored_and_replays(lesson, run):
 
 
 def calls_of(run):
+    """(name, argument values, accepted) of the run's experiments: every call but its answer, which ends it."""
+    steps = run.transcript.steps
+    assert [c.name for c in steps[-1].message.tool_calls] == [ANSWER] and steps[-1].results[0].ok
     return [
         (call.name, tuple(call.arguments.values()), result.ok)
-        for step in run.transcript.steps
+        for step in steps[:-1]
         for call, result in zip(step.message.tool_calls, step.results)
     ]
+
+
+def answer_of(run):
+    """The arguments of the answer that ends a run, its explanation left out."""
+    arguments = dict(run.transcript.steps[-1].message.tool_calls[0].arguments)
+    arguments.pop("explanation", None)
+    return arguments
 
 
 def test_reference_tool_calls_are_the_specified_ones():
@@ -72,6 +83,12 @@ def test_reference_tool_calls_are_the_specified_ones():
     assert [ok for *_, ok in opened] == [True] * 8 + [False]
     evidence = calls_of(replayed("review", "evidence"))
     assert len(evidence) == 16 and evidence[-1] == ("oscillator_error", (2, 200), True)
+    # the answers the seeds give
+    assert answer_of(replayed("projectile", "reference")) == {"low": 40, "high": 41}
+    assert answer_of(replayed("hunter", "velocity-verlet")) == {"outcome": "none found"}
+    assert answer_of(replayed("hunter", "symplectic-euler")) == {
+        "outcome": "counterexample", "method": "symplectic Euler", "steps_per_period": 64, "periods": 20}
+    assert answer_of(replayed("review", "evidence")) == {"piece_1_failed": [], "piece_2_failed": ["bounded-energy"]}
 
 
 def test_projectile_bracket_contains_the_scan_best_angle():
@@ -172,7 +189,10 @@ def test_hunter_stricter_claim_and_judge_output():
     assert stricter["outcome"] == "counterexample" and stricter["limit"] == 0.035
     assert (stricter["witness"]["steps_per_period"], stricter["witness"]["periods"]) == (16, 50)
     assert "3.5 %" in stricter["statement"]
-    assert verdicts["velocity-verlet"]["verdict"]["outcome"] == "inconclusive"
+    opened, false = verdicts["velocity-verlet"], verdicts["symplectic-euler"]
+    assert opened["experiments"]["outcome"] == "inconclusive" and opened["answer"] == {"outcome": "none found"}
+    assert opened["answer_check"] is None and opened["supported"] is True
+    assert false["answer_check"]["breaks"] and false["answer_check"]["value"]["value"] == false["experiments"]["witness"]["value"]["value"]
 
 
 def test_hunter_judge_skips_refused_uncovered_and_over_budget_calls():
@@ -196,23 +216,32 @@ def test_hunter_judge_skips_refused_uncovered_and_over_budget_calls():
 
 def test_projectile_best_angle_on_the_edge_of_the_bracket_is_inside():
     """A real agent's run: 40.5, 41 and 45 at dt 0.001; the scan's best is exactly 40.50, the
-    bracket's lower edge, and the edges belong to the bracket (issue 16, case 18)."""
+    bracket's lower edge, and the edges belong to the bracket (issue 16, case 18). The answer 40 to
+    41 is then right, and supported: the edges of the agent's bracket may be those of its answer."""
     from replaylab.agents import loop
     from replaylab.agents.clients.authored import client as make_client
     from replaylab.agents.messages import ModelMessage, ToolCall
 
     v = registry.lesson("projectile").variant("default")
-    calls = tuple(ToolCall(str(a), "range_with_drag", {"speed": 25, "angle": a, "dt": 0.001}) for a in (40.5, 41, 45))
-    transcript = loop.run(make_client([ModelMessage("", calls), ModelMessage("done")]), v.system, v.task, v.allowlist(), 12)
-    conclusion = projectile_judge.agent_conclusion(transcript)
+    answer = ModelMessage("", (ToolCall("a", ANSWER, {"low": 40, "high": 41}),))
+
+    def run_of(*angles):
+        calls = tuple(ToolCall(str(a), "range_with_drag", {"speed": 25, "angle": a, "dt": 0.001}) for a in angles)
+        transcript = loop.run(make_client([ModelMessage("", calls), answer]), v.system, v.task, v.allowlist(), 12)
+        return recording.Recording("projectile", "edge", "default", "g", recording.provenance("authored", "m", "test"), transcript)
+
+    scans = registry.lesson("projectile").scans()
+    run = run_of(40.5, 41, 45)
+    conclusion = projectile_judge.agent_conclusion(run.transcript)
     assert conclusion["bracket"] == [40.5, 41] and conclusion["best_angle"]["value"] == 40.5
     assert conclusion["inside"] is True and conclusion["verdict"] == "verified"
-    assert projectile_judge.score({"conclusion": conclusion}, None) is None
+    verdict = projectile_judge.verdict_of(run)
+    assert verdict["supported"] is True and projectile_judge.score(verdict, scans) is None
     # and on the upper edge: 40, 40.5 (the best) and 45
-    calls = tuple(ToolCall(str(a), "range_with_drag", {"speed": 25, "angle": a, "dt": 0.001}) for a in (40, 40.5, 45))
-    transcript = loop.run(make_client([ModelMessage("", calls), ModelMessage("done")]), v.system, v.task, v.allowlist(), 12)
-    conclusion = projectile_judge.agent_conclusion(transcript)
+    run = run_of(40, 40.5, 45)
+    conclusion = projectile_judge.agent_conclusion(run.transcript)
     assert conclusion["bracket"] == [40, 40.5] and conclusion["best_angle"]["value"] == 40.5 and conclusion["inside"] is True
+    assert projectile_judge.verdict_of(run)["supported"] is True
 
 
 def test_hunter_judge_counts_only_the_budget_of_accepted_calls():
@@ -267,9 +296,17 @@ def review_runs():
     return [replayed("review", r) for r in REFERENCE_RUNS["review"]]
 
 
+def reference_decision():
+    runs = review_runs()
+    review = registry.lesson("review")
+    (decision,) = review.decide(runs, review_judge.judge(runs, 1e-6)).values()  # one group, one model
+    return decision
+
+
 def test_review_resolution():
-    verdicts = review_judge.judge(review_runs(), 1e-6)["reference"]
-    one, two = verdicts["resolution"]
+    decision = reference_decision()
+    assert decision["group"] == "reference" and decision["reviewers"] == {r: [r] for r in sorted(REFERENCE_RUNS["review"])}
+    one, two = decision["resolution"]
     assert not one["rejected"] and one["clear_by"] == ["evidence", "numerics", "physics"]
     assert two["rejected"] and two["failed"] == ["bounded-energy"]
     assert two["flagged_by"] == ["evidence", "physics"] and two["clear_by"] == ["numerics"]
@@ -278,7 +315,9 @@ def test_review_resolution():
 
 
 def test_review_strict_tolerance_replay_fails_on_passed():
-    result = review_judge.judge(review_runs(), 1e-6)["reference"]["strict_replays"]["physics"]
+    verdicts = review_judge.judge(review_runs(), 1e-6)
+    assert [run for run, verdict in verdicts.items() if "strict_replay" in verdict] == ["physics"]
+    result = verdicts["physics"]["strict_replay"]
     assert result["caught"]
     assert (result["message"], result["call"], result["key"], result["recorded"], result["recomputed"]) == (1, 1, "passed", 1.0, 0.0)
     assert result["text"].startswith("message 1, call 1, tool check_limits: passed was 1.0 when recorded and is 0.0 now (tolerance 1e-06).")

@@ -4,6 +4,7 @@ written after every call, and the workflow judging it."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -76,18 +77,19 @@ def test_tools_carry_the_allowlists_schemas_and_the_prompt_holds_system_and_task
     v = registry.lesson("review").variant("evidence")
     specs = {spec["name"]: spec for spec in v.allowlist().specs()}
     listed = {tool.name: tool for tool in tools.tools}
-    assert set(listed) == set(specs) | {"finish"}
+    assert set(listed) == set(specs) and "answer" in listed and "finish" not in listed  # the answer tool is the allowlist's own
     for name, spec in specs.items():
         assert listed[name].input_schema == spec["parameters"]  # minimum/maximum, required, no extra properties
         assert listed[name].description == spec["description"]
     check = listed["reproduce_check"].input_schema["properties"]["check"]
     assert (check["type"], check["minimum"], check["maximum"]) == ("integer", 1, 5)
     assert "1 clock, 2 purity, 3 limits, 4 convergence-order, 5 bounded-energy" in check["description"]
-    assert listed["finish"].input_schema == {
-        "type": "object", "properties": {"answer": {"type": "string", "description": "your answer, as you would write it to the user"}},
-        "required": ["answer"], "additionalProperties": False,
-    }
+    assert listed["answer"].input_schema == v.answer.spec()["parameters"]
+    assert listed["answer"].input_schema["properties"]["piece_2_failed"]["items"]["enum"] == [
+        "clock", "purity", "limits", "convergence-order", "bounded-energy"]
     assert v.system in init.instructions and v.task in init.instructions
+    assert "at most 48 calls in all, the answer call included" in init.instructions
+    assert "The run ends when answer is accepted" in init.instructions and not re.search(r"\bfinish\b", init.instructions)
     assert [p.name for p in prompts.prompts] == ["review-evidence"]
     (message,) = prompt.messages
     assert v.system in message.content.text and v.task in message.content.text
@@ -97,7 +99,7 @@ def test_tools_carry_the_allowlists_schemas_and_the_prompt_holds_system_and_task
 
 
 # ---------------------------------------------------------------------------------------------
-# Calls: the recomputed number, the allowlist's refusals, the budget, finish
+# Calls: the recomputed number, the allowlist's refusals, the budget, the answer
 
 
 HOSTILE = [
@@ -114,52 +116,66 @@ HOSTILE = [
 ]
 
 
-def test_valid_and_hostile_calls_budget_and_finish(tmp_path):
+ANSWER = {"outcome": "counterexample", "method": SE, "steps_per_period": 64, "periods": 20,
+          "explanation": "64 steps per period over 20 periods breaks the claim."}
+
+
+def test_valid_and_hostile_calls_budget_and_answer(tmp_path):
     async def body(session, init):
         out = {"valid": await session.call_tool("oscillator_energy_drift", drift(64, 20))}
         out["hostile"] = [await session.call_tool(name, arguments) for name, arguments, _ in HOSTILE]
         out["float"] = await session.call_tool("oscillator_energy_drift", drift(16.0, 50))
         out["more"] = [await session.call_tool("oscillator_energy_drift", drift(100 + n, 20)) for n in range(6)]
         out["spent"] = await session.call_tool("oscillator_energy_drift", drift(32, 20))
-        out["bad finish"] = await session.call_tool("finish", {"answer": 42})
-        out["finish"] = await session.call_tool("finish", {"answer": "64 steps per period over 20 periods breaks the claim."})
+        out["bad answer"] = await session.call_tool("answer", {"outcome": "counterexample", "method": SE})
+        out["answer"] = await session.call_tool("answer", ANSWER)
         out["after"] = await session.call_tool("oscillator_energy_drift", drift(64, 20))
         return out
 
     out = drive(tmp_path, ["hunter", "--run", "hunt"], body)
     valid = out["valid"]
     assert not valid.is_error
-    assert valid.structured_content == {"result": {"max_energy_drift": max_energy_drift(SE, 64, 20)}, "budget_left": 7, "calls_left": 43}
+    assert valid.structured_content == {"result": {"max_energy_drift": max_energy_drift(SE, 64, 20)}, "budget_left": 7, "calls_left": 47}
     assert texts(valid) == [json.dumps({"max_energy_drift": max_energy_drift(SE, 64, 20)}),
-                            "Budget left: 7 of 8 experiments. Calls left before finish: 43."]
+                            "Budget left: 7 of 8 experiments. Calls left, the answer included: 47."]
     for result, (_, _, reason) in zip(out["hostile"], HOSTILE):
         assert result.is_error and texts(result)[0] == reason and result.structured_content["budget_left"] == 7
     assert not (tmp_path / "PWNED").exists()
     assert out["float"].structured_content["result"] == {"max_energy_drift": max_energy_drift(SE, 16, 50)}
     assert [r.structured_content["budget_left"] for r in out["more"]] == [5, 4, 3, 2, 1, 0]
     assert out["spent"].is_error and texts(out["spent"])[0] == "the budget of 8 experiments is spent"
-    assert out["bad finish"].is_error and texts(out["bad finish"])[0] == "finish takes one argument, answer (text)"
-    assert not out["finish"].is_error and out["finish"].structured_content["finished"] is True
-    assert out["after"].is_error and texts(out["after"])[0].startswith("the run has ended (finished")
+    bad = out["bad answer"]  # refused with the allowlist's reason: the run goes on, and the answer costs no experiment
+    assert bad.is_error and texts(bad)[0] == "a counterexample names its experiment: missing steps_per_period, periods"
+    assert (bad.structured_content["budget_left"], bad.structured_content["calls_left"]) == (0, 29)
+    done = out["answer"]
+    assert not done.is_error and done.structured_content == {
+        "ended": "finished: the agent called answer, which ends the run", "finished": True,
+        "recording": "results/live/hunter/hunt.json"}
+    assert out["after"].is_error
+    assert texts(out["after"])[0] == "the run has ended (finished: the agent called answer, which ends the run); nothing more is recorded"
 
     path = live(tmp_path, "hunter", "hunt")
     run = recording.load(path)
     assert run.transcript.finished
     calls = [c for step in run.transcript.steps for c in step.message.tool_calls]
-    assert len(calls) == 1 + len(HOSTILE) + 1 + 6 + 1  # every call but the bad finish and the one after the end
-    assert [len(step.message.tool_calls) for step in run.transcript.steps] == [4, 4, 4, 4, 2, 0]
+    assert len(calls) == 1 + len(HOSTILE) + 1 + 6 + 1 + 2  # every call, the refused answer too, but the one after the end
+    assert [len(step.message.tool_calls) for step in run.transcript.steps] == [4, 4, 4, 4, 4]
     assert calls[5].arguments == drift("64", 20)  # as the client sent it
-    assert run.transcript.steps[-1].message.text == "64 steps per period over 20 periods breaks the claim."
+    assert calls[-1].name == "answer" and calls[-1].arguments == ANSWER
     p = run.provenance
     assert (p["kind"], p["model"], p["client"]) == ("mcp", "unknown (not declared)", {"name": "test-client", "version": "9.9"})
     assert "model_declared" not in p and run.label == "Recorded run"
     out = replay(tmp_path, path)
     assert out.returncode == 0, out.stderr
-    assert "replayed 18 calls (8 ran, 10 refused)" in out.stdout
-    assert out.stdout.strip().endswith("finished (the agent called finish with its answer)")
+    assert "replayed 18 calls (8 ran, 10 refused)" in out.stdout  # the experiments: the two answer calls are not among them
+    assert out.stdout.strip().splitlines()[-2:] == [
+        "finished with an answer (an accepted call of answer)",
+        "decided by the build: answer counterexample symplectic Euler, 64 steps per period, 20 periods: right (the build "
+        "ran it again: 0.0515672 against the limit 0.05, inside the claim's domain); supported: the hunt ran its "
+        "counterexample and saw it break the claim (0.0515672)"]
 
 
-def test_a_client_that_disconnects_without_finish_is_recorded_as_not_finished(tmp_path):
+def test_a_client_that_disconnects_without_an_answer_is_recorded_as_not_finished(tmp_path):
     async def body(session, init):
         await session.call_tool("oscillator_energy_drift", drift(200, 50, "velocity Verlet"))
         await session.call_tool("oscillator_energy_drift", drift(16, 50, "velocity Verlet"))
@@ -171,28 +187,47 @@ def test_a_client_that_disconnects_without_finish_is_recorded_as_not_finished(tm
     assert run.provenance["model_declared"] is True and run.model == "model-x (declared, not verified)"
     out = replay(tmp_path, path)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().endswith("not finished: the MCP client closed the session, or was stopped, before it called finish")
+    assert out.stdout.strip().splitlines()[-2:] == [
+        "not finished: the MCP client closed the session, or was stopped, before it called answer",
+        "decided by the build: no answer: the run ended without an accepted call of answer: not right"]
 
 
 def test_the_message_limit_ends_the_run_with_the_call_that_reaches_it(tmp_path):
+    """12 messages of 4 calls: 48 calls in all, the answer included. The 48th call ends the run: with
+    no answer when it is an experiment, with the answer when it is the answer."""
     async def body(session, init):
-        answers = [await session.call_tool("range_without_drag", {"speed": 25, "angle": 1 + n}) for n in range(46)]
-        finish = await session.call_tool("finish", {"answer": "too late"})
-        return answers, finish
+        answers = [await session.call_tool("range_without_drag", {"speed": 25, "angle": 1 + n}) for n in range(49)]
+        late = await session.call_tool("answer", {"low": 40, "high": 41})
+        return answers, late
 
-    answers, finish = drive(tmp_path, ["projectile", "--run", "limit"], body)
-    assert [a.structured_content["calls_left"] for a in answers[:44]] == list(range(43, -1, -1))
-    assert texts(answers[43])[1] == "No budget of experiments. No call is left: call finish now; another call ends the run, not finished."
-    assert not answers[44].is_error
-    assert answers[44].structured_content["result"] == {"range_m": range_without_drag(25, 45)}
-    assert texts(answers[44])[1] == (
-        "The run has ended: the message limit is reached (12 messages): the run has ended, not finished. Nothing more is recorded."
+    answers, late = drive(tmp_path, ["projectile", "--run", "limit"], body)
+    assert [a.structured_content["calls_left"] for a in answers[:48]] == list(range(47, -1, -1))
+    assert texts(answers[45])[1] == "No budget of experiments. Calls left, the answer included: 2."
+    assert texts(answers[46])[1] == "No budget of experiments. One call is left: call answer now, or the run ends with no answer."
+    assert not answers[47].is_error
+    assert answers[47].structured_content["result"] == {"range_m": range_without_drag(25, 48)}
+    assert texts(answers[47])[1] == (
+        "The run has ended: the message limit is reached (12 messages): the run has ended, not finished, with no answer. "
+        "Nothing more is recorded."
     )
-    assert answers[45].is_error and finish.is_error
+    assert answers[48].is_error and late.is_error and texts(late)[0].startswith("the run has ended (the message limit is reached")
     run = recording.load(live(tmp_path, "projectile", "limit"))
-    assert [len(s.results) for s in run.transcript.steps] == [4] * 11 + [1] and not run.transcript.finished
+    assert [len(s.results) for s in run.transcript.steps] == [4] * 12 and not run.transcript.finished
     out = replay(tmp_path, live(tmp_path, "projectile", "limit"))
-    assert out.returncode == 0 and out.stdout.strip().endswith("stopped at the message limit (not finished)")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-2:] == [
+        "stopped at the message limit (not finished, no answer)",
+        "decided by the build: no answer: the run ended without an accepted call of answer: not right"]
+
+    async def answered_last(session, init):
+        for n in range(47):
+            await session.call_tool("range_without_drag", {"speed": 25, "angle": 1 + n})
+        return await session.call_tool("answer", {"low": 40, "high": 41})
+
+    last = drive(tmp_path, ["projectile", "--run", "last"], answered_last)
+    assert not last.is_error and last.structured_content["finished"] is True
+    run = recording.load(live(tmp_path, "projectile", "last"))
+    assert [len(s.results) for s in run.transcript.steps] == [4] * 12 and run.transcript.finished
 
 
 # ---------------------------------------------------------------------------------------------
@@ -315,7 +350,7 @@ def test_the_workflow_replays_and_judges_mcp_runs(tmp_path):
 
     async def right(session, init):
         await session.call_tool("oscillator_energy_drift", drift(64, 20))
-        await session.call_tool("finish", {"answer": "64/20 drifts by 5.2 %: a counterexample."})
+        await session.call_tool("answer", {**ANSWER, "explanation": "64/20 drifts by 5.2 %: a counterexample."})
 
     async def left(session, init):
         await session.call_tool("oscillator_energy_drift", drift(200, 20))
@@ -326,15 +361,19 @@ def test_the_workflow_replays_and_judges_mcp_runs(tmp_path):
     config.write_text(config.read_text().replace("run_folders: []", "run_folders: [mcp-runs]"))
     snakemake(copy, "--cores", "1", "hunter")
     results = json.loads((copy / "results" / "hunter" / "results.json").read_text())
-    assert results["verdicts"]["m-right"]["verdict"]["outcome"] == "counterexample"
-    assert results["verdicts"]["m-left"]["verdict"]["outcome"] == "inconclusive"
+    right_run, left_run = results["verdicts"]["m-right"], results["verdicts"]["m-left"]
+    assert right_run["experiments"]["outcome"] == "counterexample" and right_run["answer"] == {k: v for k, v in ANSWER.items() if k != "explanation"}
+    assert right_run["explanation"] == "64/20 drifts by 5.2 %: a counterexample." and right_run["supported"] is True
+    assert left_run["experiments"]["outcome"] == "inconclusive" and left_run["answer"] is None and left_run["supported"] is None
     (row,) = [r for r in results["scorecard"] if r["model"] == "model-m (declared, not verified)"]
-    assert (row["runs"], row["right"]) == (2, 1)
+    assert (row["runs"], row["answered"], row["right"], row["supported"]) == (2, 1, 1, 1)
     page = (copy / "results" / "hunter" / "index.md").read_text()
     assert "Through the MCP client test-client 9.9 (its name and version as it reported them)" in page
     assert "Messages produced by: model-m (declared, not verified)" in page
-    assert "not finished: the MCP client closed the session, or was stopped, before it called finish" in page
-    assert "finished (the agent called finish with its answer)" in page
+    assert "not finished: the MCP client closed the session, or was stopped, before it called answer" in page
+    assert "finished with an answer (an accepted call of answer)" in page
+    assert "**Run `m-right` answered: counterexample, symplectic Euler, 64 steps per period, 20 periods.** **The agent's answer is right" in page
+    assert "**Run `m-left` gave no answer**" in page
 
 
 # ---------------------------------------------------------------------------------------------
@@ -354,11 +393,11 @@ def test_the_readme_desktop_snippet_starts_the_server_with_no_other_step(tmp_pat
                 await session.initialize()
                 names = [tool.name for tool in (await session.list_tools()).tools]
                 result = await session.call_tool("oscillator_energy_drift", drift(64, 20))
-                await session.call_tool("finish", {"answer": "64/20 breaks the claim."})
+                await session.call_tool("answer", ANSWER)
                 return names, result
 
     names, result = anyio.run(main)
-    assert names == ["oscillator_energy_drift", "finish"] and not result.is_error
+    assert names == ["oscillator_energy_drift", "answer"] and not result.is_error
     (path,) = (clone / "mcp-runs" / "hunter").glob("mcp-*.json")
     run = recording.load(path)
     assert run.transcript.finished and run.model == "the-model-you-chose (declared, not verified)"

@@ -48,22 +48,23 @@ def inspector(npx, cwd, *args):
 def test_the_inspector_lists_the_tools_and_makes_one_call(npx, tmp_path):
     listed = inspector(npx, tmp_path, "--method", "tools/list")
     tools = {tool["name"]: tool for tool in listed["tools"]}
-    (spec,) = registry.lesson("hunter").variant("symplectic-euler").allowlist().specs()
-    assert set(tools) == {spec["name"], "finish"}
-    assert tools[spec["name"]]["inputSchema"] == spec["parameters"]
+    specs = {spec["name"]: spec for spec in registry.lesson("hunter").variant("symplectic-euler").allowlist().specs()}
+    assert set(tools) == set(specs) == {"oscillator_energy_drift", "answer"}  # the answer tool ends a run; there is no finish
+    for name, spec in specs.items():
+        assert tools[name]["inputSchema"] == spec["parameters"]
     assert not (tmp_path / "results" / "live" / "hunter" / "inspected.json").exists()  # listing is no run
 
     called = inspector(npx, tmp_path, "--method", "tools/call", "--tool-name", "oscillator_energy_drift",
                        "--tool-arg", "method=symplectic Euler", "steps_per_period=64", "periods=20")
     expected = max_energy_drift("symplectic Euler", 64, 20)
     assert called["isError"] is False
-    assert called["structuredContent"] == {"result": {"max_energy_drift": expected}, "budget_left": 7, "calls_left": 43}
+    assert called["structuredContent"] == {"result": {"max_energy_drift": expected}, "budget_left": 7, "calls_left": 47}
 
     path = tmp_path / "results" / "live" / "hunter" / "inspected.json"
     run = recording.load(path)
     assert run.provenance["client"]["name"] == "inspector-cli"
     assert [r.content for s in run.transcript.steps for r in s.results] == [{"max_energy_drift": expected}]
-    assert not run.transcript.finished  # the Inspector disconnects without finish
+    assert not run.transcript.finished  # the Inspector disconnects without an answer
     out = subprocess.run([sys.executable, "-m", "replaylab", "replay", str(path)], capture_output=True, text=True,
                          cwd=tmp_path, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -185,14 +185,14 @@ def test_hunter_figure_is_log_log_with_dashed_limits(results):
     axes = registry.lesson("hunter").figures["drift"](data).axes[0]
     assert axes.get_xscale() == "log" and axes.get_yscale() == "log"
     dashed = {line.get_ydata()[0] for line in axes.get_lines() if line.get_linestyle() == "--"}
-    assert dashed == {v["verdict"]["limit"] for v in data["verdicts"].values()} == {0.05, 0.04}
+    assert dashed == {v["experiments"]["limit"] for v in data["verdicts"].values()} == {0.05, 0.04}
     filled = [p for c in axes.collections if len(c.get_facecolors()) and c.get_facecolors()[0][3] > 0 for p in c.get_offsets()]
     fifty = [
         call["arguments"]
         for run in data["runs"].values()
         for step in run["transcript"]["steps"]
         for call, result in zip(step["tool_calls"], step["results"])
-        if result["ok"] and call["arguments"]["periods"] == data["scans"]["drift"]["periods"]
+        if call["name"] == hunter_lab.TOOL_NAME and result["ok"] and call["arguments"]["periods"] == data["scans"]["drift"]["periods"]
     ]
     assert len(filled) == len(fifty) == 6
 
@@ -226,10 +226,10 @@ def test_tables_are_flat_and_become_csv(results, lesson):
 
 def test_csv_keeps_full_precision(results):
     data = results["projectile"]
-    rows = registry.lesson("projectile").tables(data)["agent-conclusion"]
+    rows = registry.lesson("projectile").tables(data)["agent-experiments"]
     parsed = list(csv.DictReader(io.StringIO(pipeline.csv_text(rows))))
     best = next(r for r in parsed if r["quantity"].startswith("range at the best angle"))
-    assert float(best["value"]) == data["verdicts"]["reference"]["conclusion"]["best_range_m"]["value"]
+    assert float(best["value"]) == data["verdicts"]["reference"]["experiments"]["best_range_m"]["value"]
     assert best["shown"] == "35.74"
     drift = registry.lesson("hunter").tables(results["hunter"])["drift-scan"]
     parsed = list(csv.DictReader(io.StringIO(pipeline.csv_text(drift))))
@@ -313,7 +313,12 @@ def test_projectile_page(results, pages):
     text = pages["projectile"]
     decided = section(text, "What the build decided")
     assert "numerically verified: the simulated tennis ball, explicit Euler, no measurement" in decided
-    assert "the agent's conclusion holds" in decided
+    assert ("**Run `reference` answered: the best angle lies between 40 and 41 degrees.** "
+            "**The agent's answer is right, and its own experiments support it.**") in decided
+    assert "puts the best angle at 40.50 degrees" in decided
+    assert "What the experiments of run `reference` show: at the smallest step it used (dt 0.001 s), its two best angles " \
+           "are 40 and 41 degrees" in decided and "finds the best angle at 40.50 degrees, between them" in decided
+    assert "I halved dt from 0.01 s" in decided.split("not a result, never judged")[1]  # the explanation, labelled
     for shown in ("40.50", "35.74", "35.4", "0.3332", "0.9411"):
         assert f"| {shown} |" in decided
     demos = section(text, "Demonstrations and exercises")
@@ -328,33 +333,58 @@ def test_projectile_page(results, pages):
 
 
 def test_projectile_statement_follows_the_judge(results):
+    """The page says what the verdict and the score say: each of the four judgements, no answer, and
+    what the experiments show (with its evidence label only when they bracket the build's best angle)."""
     page = registry.lesson("projectile").page
     data = copy.deepcopy(results["projectile"])
-    conclusion = data["verdicts"]["reference"]["conclusion"]
-    conclusion.update(inside=False, verdict="refuted", evidence=None)
+    verdict, [score] = data["verdicts"]["reference"], data["scores"]
+    experiments = section(page(data), "What the build decided").split("What the experiments of run `reference` show")[1]
+    assert "numerically verified" in experiments
+    verdict["experiments"].update(inside=False, verdict="refuted", evidence=None)
     decided = section(page(data), "What the build decided")
-    assert "refutes the agent's bracket" in decided and "numerically verified" not in decided
-    data["verdicts"]["reference"]["conclusion"] = {"checkable": False, "reason": "the agent made no accepted call"}
+    experiments = decided.split("What the experiments of run `reference` show")[1]
+    assert "finds the best angle at 40.50 degrees, outside them" in experiments and "numerically verified" not in experiments
+    verdict["supported"] = False
     decided = section(page(data), "What the build decided")
-    assert "not checkable" in decided and "the agent made no accepted call" in decided
-    assert "numerically verified" not in decided
+    assert "**A right answer its experiments do not support**" in decided and "The agent's answer is right," not in decided
+    score.update(right=False, wrong="the best angle of the build's scan lies outside its bracket")
+    decided = section(page(data), "What the build decided")
+    assert "**The agent's answer is wrong** (the best angle of the build's scan lies outside its bracket)" in decided
+    verdict["supported"] = True
+    decided = section(page(data), "What the build decided")
+    assert "**A supported answer that is wrong** (the best angle of the build's scan lies outside its bracket)" in decided
+    verdict["experiments"] = {"checkable": False, "reason": "the agent made no accepted call"}
+    decided = section(page(data), "What the build decided")
+    assert "no bracket, the agent made no accepted call. This is not a result." in decided
+    verdict.update(answer=None, no_answer="no answer: the run ended without an accepted call of answer", supported=None)
+    decided = section(page(data), "What the build decided")
+    assert "**Run `reference` gave no answer**: no answer: the run ended without an accepted call of answer" in decided
+    assert "answered:" not in decided and "is right" not in decided
 
 
 def test_hunter_page(pages):
     text = pages["hunter"]
     decided = section(text, "What the build decided")
     se_part, vv_part = decided.split("**Run `velocity-verlet`")
-    assert "counterexample found" in se_part and "0.0515672" in se_part
+    assert ("**Run `symplectic-euler` answered: counterexample, symplectic Euler, 64 steps per period, 20 periods.** "
+            "**The agent's answer is right, and its own experiments support it.**") in se_part
+    assert "the build ran it again: 0.0515672 against the limit 0.05, inside the claim's domain" in se_part
     assert "numerically verified: the simulated oscillator, symplectic Euler, 64 steps per period, 20 periods" in se_part
-    assert "inconclusive. This is not a result." in vv_part
-    assert "does not show that the claim is true" in vv_part and "0.0385531" in vv_part
-    assert "numerically verified" not in vv_part
+    assert "What the experiments of run `symplectic-euler` show, claim `symplectic-euler`: **a counterexample.**" in se_part
+    assert ("answered: none found.** **The agent's answer is right, and its own experiments support it.**") in vv_part
+    assert "the build's scan of the whole domain finds at most 0.0385531 (16 steps per period, 50 periods) against the limit 0.04" in vv_part
+    assert "numerically verified: the simulated oscillator, the build's scan of the claim's whole domain" in vv_part
+    # what its own experiments show is still not a result, and carries no evidence label
+    experiments = vv_part.split("What the experiments of run `velocity-verlet` show")[1]
+    assert "inconclusive on their own. This is not a result." in experiments
+    assert "never show that a claim is true" in experiments and "0.0385531" in experiments
+    assert "numerically verified" not in experiments
     demos = section(text, "Demonstrations and exercises")
     assert "the budget of 8 experiments is spent" in demos
     assert "ran: max_energy_drift = 0.0096" in demos
     assert "steps_per_period must be an integer, got 32.5" in demos
     assert "**66** (largest drift 0.0500); 65 steps per period give 0.0508" in demos
-    assert "stricter limit of 0.035" in demos and "Against its own claim the run is still inconclusive" in demos
+    assert "stricter limit of 0.035" in demos and "Against its own claim the run's experiments are still inconclusive" in demos
     assert demos.count("| inconclusive | inconclusive |") == 3 and demos.count("| counterexample | counterexample |") == 3
 
 
@@ -384,7 +414,9 @@ def test_the_index_summarises_every_lesson(results):
         assert f"]({lesson}/index.md)" in text
         assert registry.lesson(lesson).question(results[lesson]) in text
     assert text.count("numerically verified") >= 4  # the intro, projectile, hunter's symplectic Euler claim, review's piece 2
-    assert "inconclusive after 8 experiments; not a result" in text
+    assert "run `velocity-verlet` (claim `velocity-verlet`, limit 0.04) answered none found: **right**" in text
+    assert "Runs: 2 (Authored example, not a recorded model run): 2 answered, 2 right, 2 supported by their own experiments." in text
+    assert "run `reference` answered 22 to 23 degrees: **right**" in text
     assert "rejected because of bounded-energy" in text
 
 
@@ -455,7 +487,7 @@ def test_index_shows_the_scorecard_instead_of_a_line_per_run_when_there_are_many
     from replaylab import index_page
 
     many = copy.deepcopy(results["hunter"])
-    many["counts"]["runs"] = many["counts"]["judged"] = 2 + SHOWN  # a sample: more runs than the page shows
+    many["counts"]["runs"] = many["counts"]["answered"] = 2 + SHOWN  # a sample: more runs than the page shows
     text = index_page.index([many])
     assert "Too many runs to list one by one" in text
     assert "written by a person (no language model) (`velocity-verlet claim`): 1 of 1 run right" in text
@@ -471,12 +503,12 @@ def test_drift_figure_annotates_the_reference_counterexample_only_when_there_are
         (axes,) = hunter_figures.drift(data).axes
         return [t.get_text().splitlines()[0] for t in axes.texts if t.get_text().startswith("counterexample")]
 
-    assert counterexamples(results["hunter"]) == ["counterexample of hunt 'symplectic-euler':"]
+    assert counterexamples(results["hunter"]) == ["counterexample answered by hunt 'symplectic-euler':"]
     many = copy.deepcopy(results["hunter"])
     for i in range(DRAWN_RUNS_LIMIT):
         many["runs"][f"extra{i}"] = dict(many["runs"]["symplectic-euler"], group="generated")
         many["verdicts"][f"extra{i}"] = many["verdicts"]["symplectic-euler"]
-    assert counterexamples(many) == ["counterexample of hunt 'symplectic-euler':"]
+    assert counterexamples(many) == ["counterexample answered by hunt 'symplectic-euler':"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -524,7 +556,7 @@ def test_the_html_page_is_the_markdown_page_rendered(results, pages, html_pages,
 def test_evidence_labels_and_what_is_not_a_result_stand_out(results, html_pages):
     html = html_pages["hunter"][1]
     for run, verdict in results["hunter"]["verdicts"].items():
-        v = verdict["verdict"]
+        v = verdict["experiments"]
         if v["outcome"] == "counterexample":
             assert f'<strong class="evidence">{v["evidence"]}</strong>' in html
         else:
@@ -540,4 +572,4 @@ def test_the_index_links_each_lesson_page_in_html(results, tmp_path):
     html = (tmp_path / "index.html").read_text(encoding="utf-8")
     for lesson in registry.names():
         assert f'href="{lesson}/index.html"' in html
-    assert f'<strong class="evidence">{results["projectile"]["verdicts"]["reference"]["conclusion"]["evidence"]}</strong>' in html
+    assert f'<strong class="evidence">{results["projectile"]["verdicts"]["reference"]["experiments"]["evidence"]}</strong>' in html

@@ -30,7 +30,9 @@ def test_promote_shows_the_change_then_moves(tmp_path):
     assert dry.returncode == 0, dry.stderr
     assert "produced by: written by a person (no language model) -> hunter baseline, coarse-first" in dry.stdout
     assert "messages: 4 -> 3" in dry.stdout
-    assert "verdict: inconclusive (8 tested, closest 16/50)" in dry.stdout
+    assert ("verdict: answer none found: right (the build's scan of the whole domain finds at most 0.0385531 (16 steps per "
+            "period, 50 periods) against the limit 0.04); supported: none of the hunt's 8 counted experiments broke the claim") in dry.stdout
+    assert "  now: message 3, call 1: answer(outcome='none found') -> accepted: the answer, which ends the run" in dry.stdout
     assert (recordings / "hunter" / "velocity-verlet.json").read_text() == before
 
     recorded = new.read_bytes()
@@ -89,11 +91,20 @@ def test_doctor_fails_on_a_recording_that_does_not_replay(tmp_path):
 @pytest.mark.parametrize(
     "run, expected",
     [
-        ("projectile/reference", "bracket 40..41 degrees, scan best 40.50: verified"),
-        ("hunter/symplectic-euler", "counterexample (4 tested, witness 64/20)"),
-        ("hunter/velocity-verlet", "inconclusive (8 tested, closest 16/50)"),
-        ("review/physics", "piece 1 limits passed; piece 2 limits passed; piece 1 bounded-energy passed; "
-                           "piece 2 bounded-energy failed"),
+        ("projectile/reference", "answer 40 to 41 degrees: right (the build's converged scan puts the best angle at 40.50 degrees); "
+                                 "supported: its two best angles at dt 0.001 s, 40 and 41 degrees, lie in its answer"),
+        ("hunter/symplectic-euler", "answer counterexample symplectic Euler, 64 steps per period, 20 periods: right (the build ran "
+                                    "it again: 0.0515672 against the limit 0.05, inside the claim's domain); supported: the hunt ran "
+                                    "its counterexample and saw it break the claim (0.0515672)"),
+        ("hunter/velocity-verlet", "answer none found: right (the build's scan of the whole domain finds at most 0.0385531 (16 steps "
+                                   "per period, 50 periods) against the limit 0.04); supported: none of the hunt's 8 counted "
+                                   "experiments broke the claim"),
+        ("review/physics", "answer piece 1 fails none; piece 2 fails bounded-energy: right (the build's own checks fail on piece 1: "
+                           "none of the remit; on piece 2: bounded-energy); supported: it ran every check of its remit on both "
+                           "pieces and named exactly the ones that failed [its checks: piece 1 limits passed; piece 2 limits "
+                           "passed; piece 1 bounded-energy passed; piece 2 bounded-energy failed]"),
+        ("pendulum/reference", "answer 22 to 23 degrees: right (the exact crossing is at 22.8138 degrees); supported: its "
+                               "experiments at dt 0.01 s put the crossing between 22 and 23 degrees, which lies in its answer"),
     ],
 )
 def test_the_verdict_line_of_each_lesson(run, expected):
@@ -110,20 +121,42 @@ def drift(i, steps, periods=20, method="symplectic Euler"):
     return ToolCall(str(i), "oscillator_energy_drift", {"method": method, "steps_per_period": steps, "periods": periods})
 
 
-def test_the_verdict_lines_of_runs_that_decide_nothing():
+def answer(i, **fields):
+    return ToolCall(str(i), "answer", fields)
+
+
+def test_the_verdict_lines_of_runs_without_an_answer_or_without_support():
+    """No answer is not right, whatever the run did; an answer is shown as submitted with both
+    judgements, each with what the build found."""
     none = authored_run("projectile", "default", [ModelMessage("I give up.")])
-    assert verdict(none) == "not checkable: the agent made no accepted range_with_drag call at 25 m/s"
-    one = authored_run("projectile", "default", [ModelMessage("", (ToolCall("1", "range_with_drag", {"speed": 25, "angle": 40, "dt": 0.01}),)), ModelMessage("done")])
-    assert verdict(one) == "not checkable: fewer than two distinct angles at the smallest dt the agent used (0.01 s)"
-    hunt = authored_run("hunter", "symplectic-euler", [ModelMessage("no experiment")])
-    assert verdict(hunt) == "inconclusive (0 tested)"
+    assert verdict(none) == "no answer: the run ended without an accepted call of answer: not right"
+    one = authored_run("projectile", "default", [ModelMessage("", (ToolCall("1", "range_with_drag", {"speed": 25, "angle": 40, "dt": 0.01}),)),
+                                                 ModelMessage("", (answer(2, low=40, high=41),))])
+    assert verdict(one) == ("answer 40 to 41 degrees: right (the build's converged scan puts the best angle at 40.50 degrees); not "
+                            "supported: its experiments show no bracket: fewer than two distinct angles at the smallest dt the agent used (0.01 s)")
+    wide = authored_run("projectile", "default", [ModelMessage("", (ToolCall("1", "range_with_drag", {"speed": 25, "angle": 40, "dt": 0.01}),
+                                                                     ToolCall("2", "range_with_drag", {"speed": 25, "angle": 45, "dt": 0.01}))),
+                                                  ModelMessage("", (answer(3, low=44, high=45),))])
+    assert verdict(wide) == ("answer 44 to 45 degrees: wrong, the best angle of the build's scan lies outside its bracket (the build's "
+                             "converged scan puts the best angle at 40.50 degrees); not supported: its two best angles at dt 0.01 s, 40 "
+                             "and 45 degrees, do not both lie in its answer")
+    hunt = authored_run("hunter", "symplectic-euler", [ModelMessage("", (answer(1, outcome="none found"),))])
+    assert verdict(hunt) == ("answer none found: wrong, none found, but the claim's domain has a counterexample (the build's scan of the "
+                             "whole domain finds at most 0.244321 (16 steps per period, 50 periods) against the limit 0.05); not "
+                             "supported: the hunt ran no experiment inside the claim's domain")
+    guessed = authored_run("hunter", "symplectic-euler", [ModelMessage("", (answer(1, outcome="counterexample", method="symplectic Euler",
+                                                                                   steps_per_period=16, periods=50),))])
+    assert verdict(guessed) == ("answer counterexample symplectic Euler, 16 steps per period, 50 periods: right (the build ran it again: "
+                                "0.244321 against the limit 0.05, inside the claim's domain); not supported: the hunt did not run its "
+                                "counterexample among its counted experiments")
     review = authored_run("review", "physics", [ModelMessage("no check")])
-    assert verdict(review) == "no checks run"
+    assert verdict(review) == "no answer: the run ended without an accepted call of answer: not right [its checks: none]"
 
 
 def test_describe_changes_shows_every_changed_call_and_the_verdict():
     old = authored_run("hunter", "symplectic-euler", [ModelMessage("", (drift(1, 200), drift(2, 64))), ModelMessage("done")])
-    new = authored_run("hunter", "symplectic-euler", [ModelMessage("", (drift(1, 200), drift(2, 100), drift(3, 32))), ModelMessage("", (drift(4, 16),)), ModelMessage("done")],
+    new = authored_run("hunter", "symplectic-euler", [ModelMessage("", (drift(1, 200), drift(2, 100), drift(3, 32))), ModelMessage("", (drift(4, 16),)),
+                                                      ModelMessage("", (answer(5, outcome="counterexample", method="symplectic Euler", steps_per_period=32, periods=20),))],
                        model="gpt-test", kind="provider-api")
     assert describe_changes(new, old) == [
         "run hunter/mine: Recorded run (gpt-test)",
@@ -135,20 +168,27 @@ def test_describe_changes_shows_every_changed_call_and_the_verdict():
         "  now: message 1, call 3: oscillator_energy_drift(method='symplectic Euler', steps_per_period=32, periods=20) -> max_energy_drift 0.108862",
         "  was: (none)",
         "  now: message 2, call 1: oscillator_energy_drift(method='symplectic Euler', steps_per_period=16, periods=20) -> max_energy_drift 0.244321",
-        "  verdict: counterexample (2 tested, witness 64/20) -> counterexample (4 tested, witness 32/20)",
+        "  was: (none)",
+        "  now: message 3, call 1: answer(outcome='counterexample', method='symplectic Euler', steps_per_period=32, periods=20) -> accepted: the answer, which ends the run",
+        "  verdict: no answer: the run ended without an accepted call of answer: not right -> answer counterexample symplectic Euler, "
+        "32 steps per period, 20 periods: right (the build ran it again: 0.108862 against the limit 0.05, inside the claim's domain); "
+        "supported: the hunt ran its counterexample and saw it break the claim (0.108862)",
     ]
     same = dataclasses.replace(old, transcript=dataclasses.replace(old.transcript, steps=old.transcript.steps[:1] + (old.transcript.steps[1],)))
     assert describe_changes(same, old)[1:] == ["  messages: 2 -> 2", "  calls and results: unchanged",
-                                               "  verdict: counterexample (2 tested, witness 64/20)"]
-    assert describe_changes(new, None) == ["run hunter/mine: Recorded run (gpt-test)", "new recording (nothing to replace)",
-                                           "  3 messages, 4 calls", "  verdict: counterexample (4 tested, witness 32/20)"]
+                                               "  verdict: no answer: the run ended without an accepted call of answer: not right"]
+    assert describe_changes(new, None)[:3] == ["run hunter/mine: Recorded run (gpt-test)", "new recording (nothing to replace)",
+                                               "  3 messages, 5 calls"]
+    assert describe_changes(new, None)[3:] == [f"  verdict: {verdict(new)}"] and verdict(new).startswith("answer counterexample")
     assert describe_changes(new, None, "it is cut")[1] == "replaces a recording that does not load: it is cut"
     one_call = authored_run("hunter", "symplectic-euler", [ModelMessage("", (drift(1, 64),)), ModelMessage("done")])
     assert describe_changes(one_call, None)[2] == "  2 messages, 1 call"
     assert describe_changes(authored_run("hunter", "symplectic-euler", [ModelMessage("done")]), None)[2] == "  1 message, 0 calls"
     fewer = describe_changes(old, new)
-    assert fewer[-3:-1] == [
+    assert fewer[-5:-1] == [
         "  was: message 2, call 1: oscillator_energy_drift(method='symplectic Euler', steps_per_period=16, periods=20) -> max_energy_drift 0.244321",
+        "  now: (none)",
+        "  was: message 3, call 1: answer(outcome='counterexample', method='symplectic Euler', steps_per_period=32, periods=20) -> accepted: the answer, which ends the run",
         "  now: (none)",
     ]
     refused = authored_run("hunter", "symplectic-euler", [ModelMessage("", (drift(1, 200), drift(2, 2))), ModelMessage("done")])

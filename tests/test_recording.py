@@ -92,7 +92,7 @@ def test_saved_text_format(saved):
     raw = path.read_bytes()
     text = raw.decode("utf-8")
     assert text.endswith("}\n") and not text.endswith("\n\n")
-    assert text.startswith('{\n  "format": "replaylab-recording/1",\n  "lesson": "projectile",\n')
+    assert text.startswith('{\n  "format": "replaylab-recording/2",\n  "lesson": "projectile",\n')
     assert text == json.dumps(json.loads(text), indent=2, ensure_ascii=False) + "\n"
     assert "Winkel θ ≥ 30°".encode("utf-8") in raw  # UTF-8, not \\u escapes
     for literal in ("NaN", "Infinity"):
@@ -286,11 +286,18 @@ def test_run_name_must_be_the_file_name(tmp_path):
     assert load_error(path) == f"{path}: $.run: 'reference' differs from the file name 'other'"
 
 
-def test_format_must_be_the_current_one(tmp_path):
+def test_format_must_be_one_that_is_read(tmp_path):
+    """Every writer writes format 2; format 1 (runs before the answer tool) is still read, as such;
+    any other format is refused, naming the ones that are read."""
     data = good_data()
-    data["format"] = "replaylab-recording/2"
+    assert data["format"] == recording.FORMAT == "replaylab-recording/2"
+    data["format"] = "replaylab-recording/3"
     path = write(tmp_path, data)
-    assert load_error(path).startswith(f"{path}: $.format: ")
+    assert load_error(path) == f"{path}: $.format: 'replaylab-recording/3' is not one of ['replaylab-recording/2', 'replaylab-recording/1']"
+    data["format"] = recording.FORMAT1
+    old = recording.load(write(tmp_path, data))
+    assert old.format == "replaylab-recording/1" and old.format1
+    assert not recording.load(write(tmp_path, good_data())).format1
 
 
 def test_unknown_provenance_kind(tmp_path):

@@ -377,7 +377,7 @@ def test_a_run_recorded_as_finished_that_stops_at_its_step_limit_is_a_mismatch(t
 
 
 def value_variant(values):
-    """A one-tool variant whose tool returns the next of `values` at each call."""
+    """A one-tool variant whose tool returns the next of `values` at each call (and the projectile's answer tool)."""
 
     def tools():
         remaining = iter(values)
@@ -387,7 +387,7 @@ def value_variant(values):
 
         return [Tool("measure", "", (Parameter("x", "", 0, 1),), measure)]
 
-    return Variant("default", "system", "task", tools, max_steps=4)
+    return Variant("default", "system", "task", tools, registry.lesson("projectile").variant("default").answer, max_steps=4)
 
 
 VALUE_MESSAGES = [ModelMessage("", (call("1", "measure", x=0.5), call("2", "measure", x=0.5))), ModelMessage("done")]

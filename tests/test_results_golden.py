@@ -68,7 +68,7 @@ def value_of(key, results):
         return p["verdicts"]["reference"]["rough_ball"]["recomputed"]
     if m := re.fullmatch(r"agent_conclusion\.(\w+)", key):
         name = {"best_range": "best_range_m", "range_at_45": "reference_range_m"}.get(m[1], m[1])
-        return p["verdicts"]["reference"]["conclusion"][name]["value"]
+        return p["verdicts"]["reference"]["experiments"][name]["value"]  # the seeds' check of what the agent's experiments show
     if key == "flight_time_without_drag(25,60)":
         return p["exercises"]["new_tool"][1]["value"]["value"]
     if m := re.fullmatch(r"max_energy_drift\((.+),(\d+),(\d+)\)", key):

@@ -46,13 +46,16 @@ def first_verdict(data):
     [
         (lambda d: d.pop("scorecard"), r"\$: 'scorecard' is a required property"),
         (lambda d: d.update(extra=1), r"\$: Additional properties are not allowed \('extra' was unexpected\)"),
-        (lambda d: d.update(format="replaylab-results/2"), r"\$\.format: 'replaylab-results/3' was expected"),
+        (lambda d: d.update(format="replaylab-results/3"), r"\$\.format: 'replaylab-results/4' was expected"),
         (lambda d: d["scans"].update(renamed=d["scans"].pop(next(iter(d["scans"])))), r"\$\.scans: "),
         (lambda d: first_verdict(d).pop("calls"), r"\$\.verdicts\.[^:]+: 'calls' is a required property"),
+        (lambda d: first_verdict(d).pop("supported"), r"\$\.verdicts\.[^:]+: 'supported' is a required property"),
+        (lambda d: d.pop("groups"), r"\$: 'groups' is a required property"),
         (lambda d: first_verdict(d).update(surprise=True), r"\$\.verdicts\.[^:]+: Additional properties are not allowed"),
         (lambda d: d["scorecard"][0].update(runs="1"), r"\$\.scorecard\[0\]\.runs: '1' is not of type 'integer'"),
     ],
-    ids=["missing-key", "unknown-key", "old-format", "renamed-scan", "verdict-without-calls", "unknown-verdict-key", "wrong-type"],
+    ids=["missing-key", "unknown-key", "old-format", "renamed-scan", "verdict-without-calls", "verdict-without-supported",
+         "no-groups", "unknown-verdict-key", "wrong-type"],
 )
 def test_the_schema_refuses_a_changed_file_naming_the_field(results, lesson, change, where):
     data = copy.deepcopy(results[lesson])
@@ -100,14 +103,17 @@ def test_the_strict_data_is_the_same_data(results):
 # Pages say only what was computed
 
 
-COMMON_VERDICT_KEYS = {"model", "task", "calls", "ran"}  # results.schema.json: every verdict has them
+def common_verdict_keys():
+    """The keys every verdict has (schemas/results.schema.json): who, what, its calls, its answer and its support."""
+    schema = json.loads(resources.files("replaylab").joinpath("schemas/results.schema.json").read_text())
+    return set(schema["properties"]["verdicts"]["additionalProperties"]["allOf"][0]["required"])
 
 
 def demonstrations(lesson):
     """The keys of a lesson's verdict that only the runs of the demonstration group get: those its
     schema allows but does not require."""
     verdict = json.loads(resources.files(registry.lesson(lesson).package).joinpath("results.schema.json").read_text())["$defs"]["verdict"]
-    return set(verdict["properties"]) - set(verdict["required"]) - COMMON_VERDICT_KEYS
+    return set(verdict["properties"]) - set(verdict["required"]) - common_verdict_keys()
 
 
 def without_demonstrations(data):
@@ -116,15 +122,14 @@ def without_demonstrations(data):
     for verdict in data["verdicts"].values():
         for key in demonstrations(data["lesson"]):
             verdict.pop(key, None)
-        if "strict_replays" in verdict:
-            verdict["strict_replays"] = {}
     return data
 
 
 def test_the_demonstrations_of_a_verdict_are_its_optional_keys():
+    assert {"answer", "supported", "support", "no_answer", "explanation", "group"} <= common_verdict_keys()
     found = {lesson: demonstrations(lesson) for lesson in LESSONS}
-    assert found[LESSONS[0]] == {"rough_ball"} and found[LESSONS[1]] == {"words_ignored", "stricter_claim"}
-    assert found[LESSONS[2]] == set()  # its demonstration, strict_replays, is required and empty outside the group
+    assert found == {"projectile": {"rough_ball"}, "hunter": {"words_ignored", "stricter_claim"},
+                     "review": {"strict_replay"}, "pendulum": {"changed_gravity"}}
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
@@ -142,7 +147,7 @@ def test_the_scorecard_names_the_unit_of_a_score(results):
     for lesson in LESSONS:
         one, many = registry.lesson(lesson).unit
         page = registry.lesson(lesson).page(strict(results[lesson], "x"))
-        assert f"| {many} | right |" in page
+        assert f"| {many} | answered | right |" in page
         assert f"the share of right {many}." in page
 
 

@@ -1,7 +1,8 @@
-"""The scorecard's decisions on hand-made runs: right, wrong and inconclusive, for every lesson.
+"""The scorecard's decisions on hand-made runs: right, wrong, answered and supported, for every lesson.
 
 Each run is written with the authored client and goes through the real loop (the harness
-computes every result), then the lesson's judge, then `pipeline.score_lesson`, as in a build.
+computes every result), then the lesson's judge, then `scorecard.scores` and `scorecard.tabulate`
+with the facts `pipeline.run_facts` gives of each run, as in a build.
 """
 
 import math
@@ -15,6 +16,7 @@ from replaylab.agents import loop
 from replaylab.agents import recording as recording_io
 from replaylab.agents.clients.authored import client as authored_client
 from replaylab.agents.messages import ModelMessage, ToolCall
+from replaylab.agents.tools import ANSWER
 from replaylab.lessons import markdown, registry
 from replaylab.lessons.hunter import judge as hunter_judge
 from replaylab.lessons.hunter import scans as hunter_scans
@@ -22,18 +24,19 @@ from replaylab.lessons.projectile import judge as projectile_judge
 from replaylab.lessons.projectile import scans as projectile_scans
 from replaylab.lessons.review import judge as review_judge
 from replaylab.lessons.review import scans as review_scans
-from replaylab.lessons.scorecard import wilson
+from replaylab.lessons.scorecard import scores, tabulate, wilson
 
 JUDGES = {"projectile": projectile_judge, "hunter": hunter_judge, "review": review_judge}
 SCANS = {"projectile": projectile_scans, "hunter": hunter_scans, "review": review_scans}
 TOLERANCE = 1e-6
 SE, VV = "symplectic Euler", "velocity Verlet"
 
-WIDE = "the bracket is wider than one degree"
-OUTSIDE = "the scan's best angle lies outside the bracket"
-NOT_CHECKABLE = "no checkable conclusion (fewer than two angles at its smallest dt)"
-NOT_FOUND = "no counterexample found, though the domain has one"
-BOUNDED_ENERGY_NOT_RUN = "piece 2 not rejected (bounded-energy was not run on it)"
+NO_ANSWER = "no answer"
+WIDE = "its bracket is not two adjacent whole degrees"
+OUTSIDE = "the best angle of the build's scan lies outside its bracket"
+NOT_FOUND = "none found, but the claim's domain has a counterexample"
+DOES_NOT_BREAK = "its counterexample does not break the claim"
+MISSES_PIECE_2 = "piece 2: misses a check that fails"
 
 
 @cache
@@ -43,7 +46,9 @@ def scans(lesson):
 
 
 # ---------------------------------------------------------------------------------------------
-# Hand-made runs: each message is (text, [(tool, arguments)]); a final message without calls is added.
+# Hand-made runs: each message is (text, [(tool, arguments)]); a final message is added, with the
+# final text, and with a call of the answer tool (the final text as its explanation) unless the
+# answer is None.
 
 
 def honest(texts):
@@ -58,27 +63,35 @@ def emptied(texts):
     return [""] * len(texts)
 
 
-def transcript(lesson, variant_name, batches, final, words=honest):
+def transcript(lesson, variant_name, batches, final, answer, words=honest):
     texts = words([text for text, _ in batches] + [final])
     messages = [
         ModelMessage(text, tuple(ToolCall(f"c{i}-{j}", name, dict(args)) for j, (name, args) in enumerate(calls)))
         for i, (text, (_, calls)) in enumerate(zip(texts, batches))
     ]
-    messages.append(ModelMessage(texts[-1]))
+    answer_call = () if answer is None else (ToolCall("answer", ANSWER, {**answer, "explanation": texts[-1]}),)
+    messages.append(ModelMessage(texts[-1], answer_call))
     v = registry.lesson(lesson).variant(variant_name)
     return loop.run(authored_client(messages), v.system, v.task, v.allowlist(), v.max_steps)
 
 
-def made(lesson, run, variant_name, batches, final, model="hand-made", group="hand", words=honest):
+def made(lesson, run, variant_name, batches, final, answer, model="hand-made", group="hand", words=honest):
     provenance = recording_io.provenance("authored", model, "test")
     return recording_io.Recording(lesson, run, variant_name, group, provenance,
-                                  transcript(lesson, variant_name, batches, final, words))
+                                  transcript(lesson, variant_name, batches, final, answer, words))
+
+
+def score(lesson, verdicts, facts=None):
+    """(scores, scorecard rows) of judged runs, as the render job makes them."""
+    found = scores(verdicts, scans(lesson), JUDGES[lesson].score, facts)
+    rows, _ = tabulate(found, facts)
+    return found, rows
 
 
 def decide(lesson, runs):
     verdicts = JUDGES[lesson].judge(runs, TOLERANCE)
-    found, rows, _ = pipeline.score_lesson(lesson, verdicts, scans(lesson))
-    return verdicts, found, rows
+    facts = {run.run: pipeline.run_facts(run, registry.lesson(lesson)) for run in runs}
+    return (verdicts, *score(lesson, verdicts, facts))
 
 
 def by_run(found):
@@ -97,12 +110,18 @@ def angles(*pairs):
     return [("range_with_drag", {"speed": 25, "angle": a, "dt": dt}) for a, dt in pairs]
 
 
+def bracket(low, high):
+    return {"low": low, "high": high}
+
+
 PROJECTILE = {
     "right": ([("Both sides of the best angle at the finest step.", angles((40, 0.001), (41, 0.001)))],
-              "The best angle lies between 40 and 41 degrees."),
-    "wide": ([("A wide bracket.", angles((35, 0.001), (45, 0.001)))], "Between 35 and 45 degrees."),
-    "far": ([("Low angles, coarse step.", angles((30, 0.05), (31, 0.05)))], "Between 30 and 31 degrees."),
-    "one-angle": ([("One angle is enough.", angles((40, 0.001)))], "It is 40 degrees."),
+              "The best angle lies between 40 and 41 degrees.", bracket(40, 41)),
+    "wide": ([("A wide bracket.", angles((35, 0.001), (45, 0.001)))], "Between 35 and 45 degrees.", bracket(35, 45)),
+    "far": ([("Low angles, coarse step.", angles((30, 0.05), (31, 0.05)))], "Between 30 and 31 degrees.", bracket(30, 31)),
+    "one-angle": ([("One angle is enough.", angles((40, 0.001)))], "It is between 40 and 41 degrees.", bracket(40, 41)),
+    "silent": ([("Both sides of the best angle at the finest step.", angles((40, 0.001), (41, 0.001)))],
+               "The best angle lies between 40 and 41 degrees.", None),
 }
 
 
@@ -117,11 +136,20 @@ def drift(method, *points):
     return [("oscillator_energy_drift", {"method": method, "steps_per_period": n, "periods": p}) for n, p in points]
 
 
+def counterexample(method, steps, periods):
+    return {"outcome": "counterexample", "method": method, "steps_per_period": steps, "periods": periods}
+
+
+NONE_FOUND = {"outcome": "none found"}
+
 HUNTER = {
-    "se-right": ("symplectic-euler", [("A coarse step over 20 periods.", drift(SE, (64, 20)))], "64/20 breaks the claim."),
-    "se-fine": ("symplectic-euler", [("Fine steps only.", drift(SE, (200, 20), (150, 20)))], "No counterexample."),
-    "vv-worst": ("velocity-verlet", [("From fine to coarse.", drift(VV, (32, 50), (16, 50)))], "No counterexample; 16/50 is the worst."),
-    "vv-stops": ("velocity-verlet", [("Not too coarse.", drift(VV, (200, 50), (100, 50), (32, 50)))], "No counterexample."),
+    "se-right": ("symplectic-euler", [("A coarse step over 20 periods.", drift(SE, (64, 20)))], "64/20 breaks the claim.",
+                 counterexample(SE, 64, 20)),
+    "se-fine": ("symplectic-euler", [("Fine steps only.", drift(SE, (200, 20), (150, 20)))], "No counterexample.", NONE_FOUND),
+    "vv-worst": ("velocity-verlet", [("From fine to coarse.", drift(VV, (32, 50), (16, 50)))], "No counterexample; 16/50 is the worst.",
+                 NONE_FOUND),
+    "vv-stops": ("velocity-verlet", [("Not too coarse.", drift(VV, (200, 50), (100, 50), (32, 50)))], "No counterexample.", NONE_FOUND),
+    "vv-false": ("velocity-verlet", [("The coarsest step.", drift(VV, (16, 50)))], "16/50 breaks the claim.", counterexample(VV, 16, 50)),
 }
 
 
@@ -129,7 +157,7 @@ def hunter_runs(names, model="hand-made", words=honest):
     return [made("hunter", name, HUNTER[name][0], *HUNTER[name][1:], model=model, words=words) for name in names]
 
 
-# Review: a group of three reviewers is one scored run
+# Review: each reviewer's run is scored on its own answer; a group of three is decided together
 
 
 def checks(*pairs):
@@ -140,20 +168,25 @@ def reproduce(*pairs):
     return [("reproduce_check", {"check": number, "candidate": piece}) for number, piece in pairs]
 
 
+def failed(piece_1, piece_2):
+    return {"piece_1_failed": list(piece_1), "piece_2_failed": list(piece_2)}
+
+
 REVIEW = {  # as the reference review: the physics and evidence reviewers run bounded-energy on piece 2
     "right": {
         "physics": ([("Limits.", checks(("limits", 1), ("limits", 2))),
-                     ("Energy.", checks(("bounded_energy", 1), ("bounded_energy", 2)))], "Piece 2 fails bounded-energy."),
+                     ("Energy.", checks(("bounded_energy", 1), ("bounded_energy", 2)))], "Piece 2 fails bounded-energy.",
+                    failed([], ["bounded-energy"])),
         "numerics": ([("Piece 1.", checks(("clock", 1), ("purity", 1), ("convergence_order", 1))),
-                      ("Piece 2.", checks(("clock", 2), ("purity", 2), ("convergence_order", 2)))], "Both pass."),
-        "evidence": ([("Energy of piece 2 again.", reproduce((5, 2)))], "Piece 2 fails bounded-energy."),
+                      ("Piece 2.", checks(("clock", 2), ("purity", 2), ("convergence_order", 2)))], "Both pass.", failed([], [])),
+        "evidence": ([("Energy of piece 2 again.", reproduce((5, 2)))], "Piece 2 fails bounded-energy.", failed([], ["bounded-energy"])),
     },
-    "wrong": {  # nobody runs bounded-energy on piece 2
+    "wrong": {  # nobody runs bounded-energy on piece 2, and the physics and evidence reviewers answer that both pass
         "physics": ([("Limits.", checks(("limits", 1), ("limits", 2))),
-                     ("Energy of piece 1.", checks(("bounded_energy", 1)))], "Both pass."),
+                     ("Energy of piece 1.", checks(("bounded_energy", 1)))], "Both pass.", failed([], [])),
         "numerics": ([("Piece 1.", checks(("clock", 1), ("purity", 1), ("convergence_order", 1))),
-                      ("Piece 2.", checks(("clock", 2), ("purity", 2), ("convergence_order", 2)))], "Both pass."),
-        "evidence": ([("Order of piece 2.", reproduce((4, 2)))], "Piece 2 passes."),
+                      ("Piece 2.", checks(("clock", 2), ("purity", 2), ("convergence_order", 2)))], "Both pass.", failed([], [])),
+        "evidence": ([("Order of piece 2.", reproduce((4, 2)))], "Piece 2 passes.", failed([], [])),
     },
 }
 
@@ -211,31 +244,39 @@ def test_wilson_interval_is_exact_at_the_ends(runs):
 def test_projectile_right_and_wrong_runs():
     verdicts, found, rows = decide("projectile", projectile_runs(PROJECTILE))
     scores = by_run(found)
-    assert scores["right"]["right"] and scores["right"]["wrong"] is None
-    assert verdicts["right"]["conclusion"]["bracket"] == [40, 41]
-    assert scores["wide"]["wrong"] == WIDE and verdicts["wide"]["conclusion"]["inside"]
-    assert scores["far"]["wrong"] == OUTSIDE
-    far = verdicts["far"]["conclusion"]
+    right = scores["right"]
+    assert (right["answered"], right["right"], right["supported"], right["wrong"]) == (True, True, True, None)
+    assert right["answer"] == {"low": 40, "high": 41} and verdicts["right"]["experiments"]["bracket"] == [40, 41]
+    # a supported answer that is wrong: its experiments show 35 to 45, and so does its answer
+    assert scores["wide"]["wrong"] == WIDE and scores["wide"]["supported"] is True
+    assert verdicts["wide"]["experiments"]["inside"]
+    assert scores["far"]["wrong"] == OUTSIDE and scores["far"]["supported"] is True
+    far = verdicts["far"]["experiments"]
     assert far["bracket"] == [30, 31] and far["smallest_dt"] == 0.05 and not 30 <= far["best_angle"]["value"] <= 31
-    # not checkable is counted wrong, with its reason
-    assert not verdicts["one-angle"]["conclusion"]["checkable"]
-    assert not scores["one-angle"]["right"] and scores["one-angle"]["wrong"] == NOT_CHECKABLE
+    # a right answer its experiments do not support: one angle shows no bracket
+    assert not verdicts["one-angle"]["experiments"]["checkable"]
+    assert scores["one-angle"]["right"] and scores["one-angle"]["supported"] is False
+    # experiments that cover the truth, and no answer: not right, nothing to support
+    silent = scores["silent"]
+    assert (silent["answered"], silent["right"], silent["supported"], silent["wrong"], silent["answer"]) == (False, False, None, NO_ANSWER, None)
+    assert verdicts["silent"]["experiments"]["bracket"] == [40, 41]
     (row,) = rows
-    assert (row["model"], row["task"], row["runs"], row["right"], row["rate"]) == ("hand-made", "default", 4, 1, 0.25)
-    assert (row["low"], row["high"]) == pytest.approx(wilson_reference(1, 4))
+    assert (row["model"], row["task"], row["runs"], row["answered"], row["right"], row["rate"]) == ("hand-made", "default", 5, 4, 2, 0.4)
+    assert (row["supported"], row["right_unsupported"], row["supported_wrong"]) == (3, 1, 2)
+    assert (row["low"], row["high"]) == pytest.approx(wilson_reference(2, 5))
     assert row["conclusive"] is False
-    assert sorted((m["what"], m["runs"]) for m in row["mistakes"]) == sorted([(WIDE, 1), (OUTSIDE, 1), (NOT_CHECKABLE, 1)])
-    assert row["mean_calls"] == (2 + 2 + 2 + 1) / 4 and row["mean_budget_used"] == row["mean_calls"]
+    assert sorted((m["what"], m["runs"]) for m in row["mistakes"]) == sorted([(WIDE, 1), (OUTSIDE, 1), (NO_ANSWER, 1)])
+    assert row["mean_calls"] == (2 + 2 + 2 + 1 + 2) / 5 and row["mean_budget_used"] == row["mean_calls"]  # the answer is no call
 
 
 def test_scores_are_per_model():
     runs = projectile_runs(["right"], model="model A", prefix="a-") + projectile_runs(["right"], model="model A", prefix="a2-")
-    runs += projectile_runs(["far", "one-angle"], model="model B")
+    runs += projectile_runs(["far", "silent"], model="model B")
     _, found, rows = decide("projectile", runs)
-    assert {s["run"]: s["model"] for s in found} == {"a-right": "model A", "a2-right": "model A", "far": "model B", "one-angle": "model B"}
+    assert {s["run"]: s["model"] for s in found} == {"a-right": "model A", "a2-right": "model A", "far": "model B", "silent": "model B"}
     a, b = row_of(rows, "model A"), row_of(rows, "model B")
     assert (a["runs"], a["right"], a["rate"], a["mistakes"]) == (2, 2, 1.0, [])
-    assert (b["runs"], b["right"], b["rate"]) == (2, 0, 0.0)
+    assert (b["runs"], b["answered"], b["right"], b["rate"]) == (2, 1, 0, 0.0)
     assert b["low"] == pytest.approx(0.0, abs=1e-12) and b["high"] == pytest.approx(wilson_reference(0, 2)[1])
     assert [r["model"] for r in rows] == ["model A", "model B"]
 
@@ -254,17 +295,19 @@ def many(kinds, model):
 
 
 def test_many_runs_are_conclusive_and_mistakes_are_counted_by_reason():
-    verdicts = many(["right"] * 28 + ["wide"] * 8 + ["one-angle"] * 4, "many") | many(["right", "wide", "one-angle"], "few")
-    found, rows, _ = pipeline.score_lesson("projectile", verdicts, scans("projectile"))
+    verdicts = many(["right"] * 28 + ["wide"] * 8 + ["silent"] * 4, "many") | many(["right", "wide", "one-angle"], "few")
+    found, rows = score("projectile", verdicts)
     assert len(found) == 43
     lots, few = row_of(rows, "many"), row_of(rows, "few")
-    assert (lots["runs"], lots["right"], lots["rate"]) == (40, 28, 0.7)
+    assert (lots["runs"], lots["answered"], lots["right"], lots["rate"]) == (40, 36, 28, 0.7)
+    assert (lots["supported"], lots["right_unsupported"], lots["supported_wrong"]) == (36, 0, 8)
     assert (lots["low"], lots["high"]) == pytest.approx(wilson_reference(28, 40))
     assert lots["low"] == pytest.approx(0.5457, abs=1e-4) and lots["high"] == pytest.approx(0.8193, abs=1e-4)
     assert lots["conclusive"] is True
-    assert lots["mistakes"] == [{"what": WIDE, "runs": 8}, {"what": NOT_CHECKABLE, "runs": 4}]
-    assert lots["mean_calls"] == pytest.approx((28 * 2 + 8 * 2 + 4 * 1) / 40)
-    assert (few["runs"], few["right"], few["conclusive"]) == (3, 1, False)
+    assert lots["mistakes"] == [{"what": WIDE, "runs": 8}, {"what": NO_ANSWER, "runs": 4}]
+    assert lots["mean_calls"] == pytest.approx((28 * 2 + 8 * 2 + 4 * 2) / 40)
+    assert (few["runs"], few["right"], few["right_unsupported"], few["conclusive"]) == (3, 2, 1, False)
+    assert few["mean_calls"] == pytest.approx((2 + 2 + 1) / 3)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -274,34 +317,42 @@ def test_many_runs_are_conclusive_and_mistakes_are_counted_by_reason():
 def test_hunter_right_and_wrong_runs():
     verdicts, found, rows = decide("hunter", hunter_runs(HUNTER))
     scores = by_run(found)
-    false_right = verdicts["se-right"]["verdict"]
+    false_right = verdicts["se-right"]["experiments"]
     assert false_right["outcome"] == "counterexample"
     assert (false_right["witness"]["steps_per_period"], false_right["witness"]["periods"]) == (64, 20)
-    assert scores["se-right"]["right"]
-    assert verdicts["se-fine"]["verdict"]["outcome"] == "inconclusive"
-    assert scores["se-fine"]["wrong"] == NOT_FOUND
+    assert scores["se-right"]["right"] and scores["se-right"]["supported"]
+    assert verdicts["se-right"]["answer_check"]["breaks"] and verdicts["se-right"]["answer_check"]["in_domain"]
+    # none found on a false claim: wrong, though its own experiments found nothing (supported)
+    assert verdicts["se-fine"]["experiments"]["outcome"] == "inconclusive"
+    assert scores["se-fine"]["wrong"] == NOT_FOUND and scores["se-fine"]["supported"] is True
     worst = scans("hunter")["worst_case"]["velocity-verlet"]
     assert (worst["steps_per_period"], worst["periods"]) == (16, 50)
-    reached = verdicts["vv-worst"]["verdict"]
+    reached = verdicts["vv-worst"]["experiments"]
     assert reached["outcome"] == "inconclusive" and reached["closest"]["value"]["value"] == worst["value"]
     assert scores["vv-worst"]["right"] and scores["vv-worst"]["wrong"] is None
-    stopped = verdicts["vv-stops"]["verdict"]["closest"]
+    # none found on a true claim is right without the worst case
+    stopped = verdicts["vv-stops"]["experiments"]["closest"]
     assert (stopped["steps_per_period"], stopped["periods"]) == (32, 50) and stopped["value"]["value"] < worst["value"]
-    assert scores["vv-stops"]["wrong"] == f"did not reach the domain's worst case ({worst['value']:.6g} at 16/50)"
-    assert scores["vv-stops"]["wrong"] == "did not reach the domain's worst case (0.0385531 at 16/50)"
+    assert scores["vv-stops"]["right"] and scores["vv-stops"]["wrong"] is None and scores["vv-stops"]["supported"]
+    # the worst case of a true claim, answered as a counterexample: the build runs it again, and it holds
+    check = verdicts["vv-false"]["answer_check"]
+    assert check["in_domain"] and not check["breaks"] and check["value"]["value"] == worst["value"]
+    assert scores["vv-false"]["wrong"] == DOES_NOT_BREAK and scores["vv-false"]["supported"] is False
     # one row per claim: the tasks are scored apart
     false_row, open_row = row_of(rows, "hand-made", "symplectic-euler claim"), row_of(rows, "hand-made", "velocity-verlet claim")
     assert (false_row["runs"], false_row["right"], false_row["mistakes"]) == (2, 1, [{"what": NOT_FOUND, "runs": 1}])
-    assert (open_row["runs"], open_row["right"], open_row["rate"]) == (2, 1, 0.5)
-    assert open_row["mean_calls"] == (2 + 3) / 2 and false_row["mean_calls"] == (1 + 2) / 2
+    assert (false_row["supported"], false_row["supported_wrong"]) == (2, 1)
+    assert (open_row["runs"], open_row["right"], open_row["mistakes"]) == (3, 2, [{"what": DOES_NOT_BREAK, "runs": 1}])
+    assert (open_row["supported"], open_row["right_unsupported"], open_row["supported_wrong"]) == (2, 0, 0)
+    assert open_row["mean_calls"] == (2 + 3 + 1) / 3 and false_row["mean_calls"] == (1 + 2) / 2
 
 
 def test_hunter_refused_calls_count_as_calls_not_as_budget_used():
     batches = [("Outside the domain, then inside.", drift(SE, (8, 20), (64, 20)) + [("run_python", {"code": "1"})])]
-    (run,) = [made("hunter", "mixed", "symplectic-euler", batches, "done")]
+    (run,) = [made("hunter", "mixed", "symplectic-euler", batches, "done", counterexample(SE, 64, 20))]
     verdicts, found, rows = decide("hunter", [run])
-    assert verdicts["mixed"]["calls"] == 3 and verdicts["mixed"]["ran"] == 2  # 8/20 runs, but outside the claim
-    assert verdicts["mixed"]["verdict"]["tested"] == 1
+    assert verdicts["mixed"]["calls"] == 3 and verdicts["mixed"]["ran"] == 2  # 8/20 runs, but outside the claim; the answer is no call
+    assert verdicts["mixed"]["experiments"]["tested"] == 1
     assert found[0]["right"] and (found[0]["calls"], found[0]["budget_used"]) == (3, 2)
     assert (rows[0]["mean_calls"], rows[0]["mean_budget_used"]) == (3, 2)
 
@@ -310,23 +361,34 @@ def test_hunter_refused_calls_count_as_calls_not_as_budget_used():
 # Review
 
 
-def test_review_right_and_wrong_groups():
+def test_review_each_reviewer_is_scored_and_each_group_decided():
     runs = review_runs("right", "g-right", model="reviewers") + review_runs("wrong", "g-wrong", model="reviewers")
     verdicts, found, rows = decide("review", runs)
     scores = by_run(found)
-    assert set(scores) == {"g-right", "g-wrong"}  # a group of three reviewers is one scored run
-    one, two = verdicts["g-right"]["resolution"]
+    assert set(scores) == {f"{group}-{reviewer}" for group in ("g-right", "g-wrong") for reviewer in ("physics", "numerics", "evidence")}
+    assert {s["run"]: (s["right"], s["supported"]) for s in found} == {
+        "g-right-physics": (True, True), "g-right-numerics": (True, True),
+        "g-right-evidence": (True, False),  # right, but it ran one check of its five
+        "g-wrong-physics": (False, False), "g-wrong-numerics": (True, True), "g-wrong-evidence": (False, False),
+    }
+    assert scores["g-wrong-physics"]["wrong"] == MISSES_PIECE_2 and scores["g-wrong-evidence"]["wrong"] == MISSES_PIECE_2
+    assert scores["g-right-physics"]["task"] == "physics reviewer"
+    # the groups' decisions, as the seeds show them: any recomputed failure rejects a piece
+    groups = registry.lesson("review").decide(runs, verdicts)
+    assert sorted(groups) == ["g-right [reviewers]", "g-wrong [reviewers]"]
+    one, two = groups["g-right [reviewers]"]["resolution"]
     assert two["rejected"] and two["failed"] == ["bounded-energy"] and not one["rejected"]
     assert two["flagged_by"] == ["evidence", "physics"]
-    assert scores["g-right"]["right"]
-    assert not verdicts["g-wrong"]["resolution"][1]["rejected"]
-    assert "bounded-energy" in verdicts["g-wrong"]["resolution"][1]["not_covered"]
-    assert scores["g-wrong"]["wrong"] == BOUNDED_ENERGY_NOT_RUN
-    (row,) = rows
-    assert (row["model"], row["task"], row["runs"], row["right"]) == ("reviewers", "review", 2, 1)
-    assert row["mistakes"] == [{"what": BOUNDED_ENERGY_NOT_RUN, "runs": 1}]
-    assert row["mean_calls"] == ((4 + 6 + 1) + (3 + 6 + 1)) / 2
-    assert row["conclusive"] is False
+    wrong = groups["g-wrong [reviewers]"]
+    assert wrong["reviewers"] == {"evidence": ["g-wrong-evidence"], "numerics": ["g-wrong-numerics"], "physics": ["g-wrong-physics"]}
+    assert not wrong["resolution"][1]["rejected"] and "bounded-energy" in wrong["resolution"][1]["not_covered"]
+    by_task = {r["task"]: r for r in rows}
+    assert sorted(by_task) == ["evidence reviewer", "numerics reviewer", "physics reviewer"]
+    assert [(r["runs"], r["right"], r["supported"]) for r in rows] == [(2, 1, 0), (2, 2, 2), (2, 1, 1)]
+    assert by_task["physics reviewer"]["mistakes"] == [{"what": MISSES_PIECE_2, "runs": 1}]
+    assert by_task["evidence reviewer"]["right_unsupported"] == 1
+    assert by_task["physics reviewer"]["mean_calls"] == (4 + 3) / 2 and by_task["numerics reviewer"]["mean_calls"] == 6
+    assert all(r["conclusive"] is False for r in rows)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -341,8 +403,14 @@ def all_runs(words):
     }
 
 
+def without_explanation(verdicts):
+    return {run: {k: v for k, v in verdict.items() if k != "explanation"} for run, verdict in verdicts.items()}
+
+
 @pytest.mark.parametrize("words", [boast, emptied], ids=["boast", "emptied"])
 def test_words_never_change_a_score(words):
+    """Neither the messages' texts nor the answer's explanation: the explanation is kept, shown,
+    and changes nothing else."""
     plain, changed = all_runs(honest), all_runs(words)
     for lesson in JUDGES:
         first = [s.message.text for s in changed[lesson][0].transcript.steps]
@@ -352,7 +420,9 @@ def test_words_never_change_a_score(words):
         verdicts_changed, found_changed, rows_changed = decide(lesson, changed[lesson])
         assert found_changed == found, lesson
         assert rows_changed == rows, lesson
-        assert verdicts_changed == verdicts, lesson
+        answered = [run for run, verdict in verdicts.items() if verdict["answer"] is not None]
+        assert answered and all(verdicts_changed[run]["explanation"] == words(["x"])[0] != verdicts[run]["explanation"] for run in answered)
+        assert without_explanation(verdicts_changed) == without_explanation(verdicts), lesson
         assert any(not s["right"] for s in found) and any(s["right"] for s in found), lesson
 
 
@@ -362,8 +432,10 @@ def test_words_never_change_a_score(words):
 
 def test_no_runs_give_an_empty_scorecard():
     for lesson in JUDGES:
-        found, rows, table = pipeline.score_lesson(lesson, {}, scans(lesson))
+        found = scores({}, scans(lesson), JUDGES[lesson].score)
+        rows, table = tabulate(found, {})
         assert (found, rows, len(table)) == ([], [], 0)
+        assert list(table.columns)[:6] == ["run", "model", "task", "answered", "right", "supported"]
     section = markdown.scorecard_section({"scorecard": [], "right_answer": projectile_judge.RIGHT_ANSWER, "score_unit": ["run", "runs"]})
     assert "*(no runs)*" in section and "Too few runs" not in section
 
@@ -374,13 +446,14 @@ def section_for(rows):
 
 def test_page_says_too_few_runs_only_when_a_row_is_not_conclusive():
     many_runs = many(["right" if i % 4 else "wide" for i in range(40)], "many")
-    _, many_rows, _ = pipeline.score_lesson("projectile", many_runs, scans("projectile"))
+    _, many_rows = score("projectile", many_runs)
     assert [r["conclusive"] for r in many_rows] == [True]
     section = section_for(many_rows)
     assert "## Scorecard" in section and "Too few runs to conclude anything" not in section
     assert "| many |" in section and "30 (75 %)" in section
+    assert "| answered |" in section and "| supported, wrong |" in section
 
-    _, mixed_rows, _ = pipeline.score_lesson("projectile", many_runs | many(["right", "far"], "few"), scans("projectile"))
+    _, mixed_rows = score("projectile", many_runs | many(["right", "far"], "few"))
     assert [(r["model"], r["conclusive"]) for r in mixed_rows] == [("few", False), ("many", True)]
     section = section_for(mixed_rows)
     assert section.count("Too few runs to conclude anything") == 1

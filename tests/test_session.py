@@ -91,7 +91,11 @@ def test_the_session_shows_system_task_tools_bounds_and_limits_before_the_first_
     assert header["system"] == v.system and header["task"] == v.task
     assert "Velocity Verlet keeps the oscillator's energy within 4 %" in header["task"]
     assert header["limits"] == {"messages": 12, "calls_per_message": 4, "budget": 8}
-    (tool,) = header["tools"]
+    tool, answer = header["tools"]  # the experiment tool, then the answer tool that ends the run
+    assert answer == v.answer.spec() and answer["name"] == "answer"
+    assert answer["parameters"]["properties"]["outcome"]["enum"] == ["counterexample", "none found"]
+    assert answer["parameters"]["required"] == ["outcome"] and answer["parameters"]["additionalProperties"] is False
+    assert "End the run by calling the tool answer" in header["system"] and 'call of the tool "answer"' in header["protocol"]
     steps = tool["parameters"]["properties"]["steps_per_period"]
     assert (steps["type"], steps["minimum"], steps["maximum"]) == ("integer", 4, 200)
     assert tool["parameters"]["properties"]["method"]["enum"][2] == "velocity Verlet"
@@ -107,21 +111,24 @@ def test_the_session_shows_system_task_tools_bounds_and_limits_before_the_first_
 def test_help_gives_the_message_format_with_an_example_that_is_true(tmp_path):
     help_text = cli("session", "--help").stdout
     assert '{"text": "...", "tool_calls": [{"id": "1", "name": TOOL,' in help_text
-    # the example message of the help, sent to a real session, gets the answer the help shows
-    sent = json.loads(" ".join(line[4:] for line in help_text.splitlines() if line.startswith("  > ")))
-    shown = json.loads(" ".join(line[4:] for line in help_text.splitlines() if line.startswith("  < "))
-                       .split(' {"message": 2')[0])
-    s = Session(tmp_path, registry.names()[0], "--run", "help")  # the lesson of the help's example
+    # the example messages of the help (a call, then the answer), sent to a real session, get the lines the help shows
+    sent = [json.loads(line[4:]) for line in help_text.splitlines() if line.startswith("  > ")]
+    shown = [json.loads(line[4:]) for line in help_text.splitlines() if line.startswith("  < ")]
+    assert len(sent) == len(shown) == 2 and sent[1]["tool_calls"][0]["name"] == "answer"
+    s = Session(tmp_path, registry.names()[0], "--run", "typed")  # the lesson and the run of the help's example
     first = s.read()
     assert set(first) == {"lesson", "variant", "run", "recording", "system", "task", "tools", "limits", "protocol"}
     assert '{"text": "...", "tool_calls": [{"id": "1", "name": TOOL,' in first["protocol"]  # as the help says
-    answer = s.ask(sent)
-    assert set(answer) == set(shown) and answer["results"][0]["ok"] is True
-    assert answer["results"][0]["content"] == pytest.approx(shown["results"][0]["content"], rel=1e-12)
+    answer = s.ask(sent[0])
+    assert set(answer) == set(shown[0]) and answer["results"][0]["ok"] is True
+    assert answer["results"][0]["content"] == pytest.approx(shown[0]["results"][0]["content"], rel=1e-12)
     assert (answer["message"], answer["budget_left"], answer["messages_left"]) == (1, None, 11)
-    end = s.ask({"text": "Done."})
-    assert end["end"]["reason"] == "finished: the agent ended the run" and end["end"]["finished"] is True
+    end = s.ask(sent[1])
+    assert end == shown[1]
+    assert end["end"] == {"finished": True, "reason": "finished: the agent called answer, which ends the run",
+                          "recording": "results/live/projectile/typed.json"}
     assert s.wait()[0] == 0
+    assert saved(tmp_path, "projectile", "typed").transcript.finished
 
 
 # ---------------------------------------------------------------------------------------------
@@ -203,7 +210,7 @@ def test_the_message_limit_is_announced_with_the_last_results_and_the_session_ex
         assert ("end" in answer) == (number == 12)
     assert answer["end"] == {
         "finished": False,
-        "reason": "the message limit is reached (12 messages): the run has ended, not finished",
+        "reason": "the message limit is reached (12 messages): the run has ended, not finished, with no answer",
         "recording": "results/live/limit/limit.json".replace("limit/limit", "projectile/limit"),
     }
     assert s.read() is None  # stdout closed: nothing more will come
@@ -216,7 +223,10 @@ def test_the_message_limit_is_announced_with_the_last_results_and_the_session_ex
     run = saved(tmp_path, "projectile", "limit")
     assert len(run.transcript.steps) == 12 and not run.transcript.finished
     out = replay_cli(tmp_path, tmp_path / "results/live/projectile/limit.json")
-    assert out.returncode == 0 and out.stdout.strip().endswith("stopped at the message limit (not finished)")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-2:] == [
+        "stopped at the message limit (not finished, no answer)",
+        "decided by the build: no answer: the run ended without an accepted call of answer: not right"]
 
 
 def test_closing_stdin_after_one_message_is_recorded_as_not_finished(tmp_path):
@@ -225,14 +235,16 @@ def test_closing_stdin_after_one_message_is_recorded_as_not_finished(tmp_path):
     assert s.ask({"tool_calls": [call(1, "range_without_drag", speed=25, angle=45)]})["message"] == 1
     s.close_input()
     end = s.read()
-    assert end == {"end": {"finished": False, "reason": "the input ended before the agent ended the run: recorded as not finished",
+    assert end == {"end": {"finished": False, "reason": "the input ended before the agent ended the run: recorded as not finished, with no answer",
                            "recording": "results/live/projectile/crashed.json"}}
     assert s.wait()[0] == 0
     run = saved(tmp_path, "projectile", "crashed")
     assert not run.transcript.finished and len(run.transcript.steps) == 1  # no empty step added
     out = replay_cli(tmp_path, tmp_path / "results/live/projectile/crashed.json")
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().endswith("not finished: the input ended before the agent ended the run")
+    assert out.stdout.strip().splitlines()[-2:] == [
+        "not finished: the input ended before the agent ended the run",
+        "decided by the build: no answer: the run ended without an accepted call of answer: not right"]
 
 
 def test_a_killed_session_keeps_every_message_it_answered(tmp_path):
@@ -333,8 +345,9 @@ def type_session(cwd, run, model, messages):
 
 
 def test_declared_models_are_recorded_as_declared_shown_so_and_scored_apart(tmp_path):
-    right = [{"tool_calls": [drift(1, 64, 20)]}, {"text": "64/20 breaks the claim."}]
-    wrong = [{"tool_calls": [drift(1, 200, 20)]}, {"text": "No counterexample."}]
+    right = [{"tool_calls": [drift(1, 64, 20)]}, {"text": "64/20 breaks the claim.", "tool_calls": [
+        call(2, "answer", outcome="counterexample", method="symplectic Euler", steps_per_period=64, periods=20)]}]
+    wrong = [{"tool_calls": [drift(1, 200, 20)]}, {"text": "No counterexample.", "tool_calls": [call(2, "answer", outcome="none found")]}]
     type_session(tmp_path, "a1", "model-a", right)
     type_session(tmp_path, "a2", "model-a", wrong)
     type_session(tmp_path, "b1", "model-b", right)
@@ -349,9 +362,10 @@ def test_declared_models_are_recorded_as_declared_shown_so_and_scored_apart(tmp_
     build(["hunter"], recordings, tmp_path / "built", progress=lambda text: None,
           run_folders=[tmp_path / "results" / "live"])
     results = json.loads((tmp_path / "built" / "hunter" / "results.json").read_text())
-    rows = {(r["model"], r["task"]): (r["runs"], r["right"]) for r in results["scorecard"]}
-    assert rows[("model-a (declared, not verified)", "symplectic-euler claim")] == (2, 1)
-    assert rows[("model-b (declared, not verified)", "symplectic-euler claim")] == (1, 1)
+    rows = {(r["model"], r["task"]): (r["runs"], r["answered"], r["right"], r["supported"]) for r in results["scorecard"]}
+    assert rows[("model-a (declared, not verified)", "symplectic-euler claim")] == (2, 2, 1, 2)  # none found is supported, and wrong
+    assert rows[("model-b (declared, not verified)", "symplectic-euler claim")] == (1, 1, 1, 1)
+    assert rows[("interactive session (a person or a program on stdin)", "symplectic-euler claim")][:3] == (1, 0, 0)  # not finished
     page = (tmp_path / "built" / "hunter" / "index.md").read_text()
     assert "Messages produced by: model-a (declared, not verified)" in page
     assert "not finished: the input ended before the agent ended the run" in page

@@ -109,9 +109,12 @@ def test_every_run_of_every_folder_is_replayed_judged_and_scored(many):
         judged.update(json.loads(path.read_text())["verdicts"])
     assert sorted(judged) == sorted(p.stem for p in transcripts)
     scorecard = json.loads((many / "results" / "hunter" / "scorecard.json").read_text())
-    assert sum(row["runs"] for row in scorecard["scorecard"]) == 122 == scorecard["counts"]["judged"]
+    assert sum(row["runs"] for row in scorecard["scorecard"]) == 122 == scorecard["counts"]["runs"]
     table = pd.read_csv(many / "results" / "hunter" / "runs.csv.gz")
     assert len(table) == 122 and set(table["run"]) == set(judged)
+    assert table["answered"].all()  # every scripted and reference hunt ends with an answer
+    assert sum(row["answered"] for row in scorecard["scorecard"]) == scorecard["counts"]["answered"] == 122
+    assert sum(row["right"] for row in scorecard["scorecard"]) == scorecard["counts"]["right"] == int(table["right"].sum())
     assert {m.split(",")[0] for m in table["model"]} == {"hunter baseline", "written by a person (no language model)"}
     page = (many / "results" / "hunter" / "index.md").read_text()
     assert "This page shows 12 of the 122 runs in full" in page and "## Scorecard" in page
@@ -121,9 +124,11 @@ def test_every_run_of_every_folder_is_replayed_judged_and_scored(many):
 def test_results_and_pages_show_a_bounded_sample_wrong_runs_first(many):
     results = json.loads((many / "results" / "hunter" / "results.json").read_text())
     table = pd.read_csv(many / "results" / "hunter" / "runs.csv.gz").set_index("run")
-    assert results["counts"] == {"runs": 122, "judged": 122, "right": int(table["right"].sum()),
+    assert results["counts"] == {"runs": 122, "answered": int(table["answered"].sum()), "right": int(table["right"].sum()),
+                                 "supported": int(table["supported"].eq(True).sum()),
                                  "labels": {"Authored example, not a recorded model run": 2,
                                             "Scripted baseline (a program, not a language model)": 120}}
+    assert 0 < results["counts"]["supported"] < 122  # some hunts answer what their own experiments do not show
     shown = [score["run"] for score in results["scores"]]
     assert len(shown) == 12 and list(results["verdicts"]) == shown and set(results["runs"]) == set(shown)
     assert shown[:2] == ["symplectic-euler", "velocity-verlet"]  # the reference runs first
@@ -135,10 +140,12 @@ def test_results_and_pages_show_a_bounded_sample_wrong_runs_first(many):
     listed = results["listed"]
     assert len(listed) == 100 and not set(e["run"] for e in listed) & set(shown)
     folder = many / "results" / "hunter"
-    for entry in listed + [{"recordings": [{"run": n, "file": results["runs"][n]["file"]}]} for n in shown]:
-        for run in entry["recordings"]:
-            linked = folder / run["file"]
-            assert linked.is_file() and json.loads(linked.read_text())["run"] == run["run"]
+    for entry in listed + [{"run": n, "file": results["runs"][n]["file"]} for n in shown]:
+        linked = folder / entry["file"]
+        assert linked.is_file() and json.loads(linked.read_text())["run"] == entry["run"]
+    for entry in listed:  # each listed run says what it answered and how it is judged
+        assert {"answered", "right", "supported", "answer", "variant", "label", "messages"} <= set(entry)
+        assert entry["right"] == bool(table.loc[entry["run"], "right"]) and entry["answered"] == bool(table.loc[entry["run"], "answered"])
     # the tables hold the runs the page shows
     calls = pd.read_csv(folder / "tables" / "run.csv")
     assert set(calls["run"]) == set(shown)

@@ -120,7 +120,8 @@ def test_an_emptied_intermediate_file_is_one_line_and_nothing_is_removed(built):
     assert (built / "results" / "hunter" / "results.json").is_file()  # the good outputs are kept
     verdicts.unlink()
     snakemake(built, "--cores", "1", "--forcerun", "replay", "hunter")
-    assert json.loads(verdicts.read_text())["verdicts"]["velocity-verlet"]["verdict"]["outcome"] == "inconclusive"
+    rebuilt = json.loads(verdicts.read_text())["verdicts"]["velocity-verlet"]
+    assert rebuilt["experiments"]["outcome"] == "inconclusive" and rebuilt["answer"] == {"outcome": "none found"}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The `replaylab` command. Exit codes: 0 ok, 1 unexpected error, 2 invalid input, 3 refused or mismatched."""
 
 import argparse
+import dataclasses
 import functools
 import json
 import math
@@ -17,7 +18,7 @@ from replaylab.agents.live import how_it_ended
 from replaylab.agents.messages import ToolCall
 from replaylab.agents.replay import DEFAULT_TOLERANCE, ReplayMismatch, replay
 from replaylab.display import print_step
-from replaylab.lessons import count_calls, counted, registry
+from replaylab.lessons import count_calls, counted, registry, submitted
 
 OK, UNEXPECTED, INVALID, REFUSED = 0, 1, 2, 3
 
@@ -79,15 +80,25 @@ def cmd_tools(args):
             f"{spec['max_calls_per_message']} tool calls per message{budget}"
         )
         for tool in spec["tools"]:
-            parameters = []
-            for pname, p in tool["parameters"]["properties"].items():
-                if "enum" in p:
-                    parameters.append(f"{pname} in {{{', '.join(p['enum'])}}}")
-                else:
-                    kind = "integer" if p["type"] == "integer" else "number"
-                    parameters.append(f"{pname} {kind} {p['minimum']:g}..{p['maximum']:g}")
+            required = tool["parameters"]["required"]
+            parameters = [
+                parameter_text(pname, p) + ("" if pname in required else " (optional)")
+                for pname, p in tool["parameters"]["properties"].items()
+            ]
             print(f"  {tool['name']}({', '.join(parameters)}): {tool['description']}")
     return OK
+
+
+def parameter_text(name, spec):
+    """One parameter of a tool's schema, as `replaylab tools` prints it: its kind and bounds."""
+    if "enum" in spec:
+        return f"{name} in {{{', '.join(spec['enum'])}}}"
+    if spec["type"] == "array":
+        return f"{name} list of {{{', '.join(spec['items']['enum'])}}}"
+    if spec["type"] == "string":
+        return f"{name} text of at most {spec['maxLength']} characters"
+    kind = "integer" if spec["type"] == "integer" else "number"
+    return f"{name} {kind} {spec['minimum']:g}..{spec['maximum']:g}"
 
 
 def cmd_call(args):
@@ -111,7 +122,7 @@ def cmd_replay(args):
     except ReplayMismatch as mismatch:
         print(f"replaylab: {recording_io.printable(f'{args.recording}: {mismatch}')}", file=sys.stderr)
         return REFUSED
-    replayed = recording_io.Recording(run.lesson, run.run, run.variant, run.group, run.provenance, transcript, run.source)
+    replayed = dataclasses.replace(run, transcript=transcript)
     if args.json:
         _print_json(recording_io.to_data(replayed))
         return OK
@@ -124,8 +135,11 @@ def cmd_replay(args):
     )
     for number, step in enumerate(transcript.steps, start=1):
         print_step(number, step)
-    v = registry.lesson(run.lesson).variant(run.variant)
-    print(how_it_ended(run.provenance["kind"], transcript.finished, len(transcript.steps), v.max_steps, transcript.stopped_by))
+    lesson = registry.lesson(run.lesson)
+    v = lesson.variant(run.variant)
+    answered = submitted(replayed, v)[0] is not None
+    print(how_it_ended(run.provenance["kind"], transcript.finished, len(transcript.steps), v.max_steps, transcript.stopped_by, answered))
+    print(f"decided by the build: {recording_io.printable(lesson.verdict_line(replayed))}")
     return OK
 
 

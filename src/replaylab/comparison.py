@@ -205,15 +205,21 @@ def scorecard_section(rows, priced):
             "task": code(r["task"]),
             "model": text(r["model"]),
             "runs": r["runs"],
+            "answered": r["answered"],
             "right": f"{r['right']} ({percent(r['rate'])})",
             "interval": interval(r),
+            "supported": r["supported"],
+            "right_unsupported": r["right_unsupported"],
+            "supported_wrong": r["supported_wrong"],
             "calls": f"{r['mean_calls']:.3g}",
             "tokens": "not reported" if r["mean_tokens"] is None else f"{r['mean_tokens']:.4g}",
             "cost": "no price" if r["mean_cost_usd"] is None else f"{r['mean_cost_usd']:.4g}",
             "mistakes": mistakes,
         })
-    columns = [("lesson", "lesson"), ("task", "task"), ("model", "model"), ("runs", "runs"), ("right", "right"),
-               ("interval", "95 % interval"), ("calls", "mean tool calls"), ("tokens", "mean tokens")]
+    columns = [("lesson", "lesson"), ("task", "task"), ("model", "model"), ("runs", "runs"), ("answered", "answered"),
+               ("right", "right"), ("interval", "95 % interval"), ("supported", "supported by its own experiments"),
+               ("right_unsupported", "right, not supported"), ("supported_wrong", "supported, wrong"),
+               ("calls", "mean tool calls"), ("tokens", "mean tokens")]
     columns += [("cost", "mean cost (USD)")] if priced else []
     columns += [("mistakes", "what the wrong runs got wrong")]
     return out + [table(shown, columns), ""]
@@ -226,9 +232,11 @@ def method_section(settings):
         "",
         "- Each run was recorded once, then replayed by this build: every tool call went again through the "
         "allowlist and the simulation, and every result was recomputed and compared with the recording.",
-        "- Right or wrong is the lesson's own decision from those recomputed numbers (its page says what is "
-        "right); the words of a run never count. In a lesson judged per group, a run is a group: one run of each "
-        "variant, judged together.",
+        "- Each run is judged on the answer it submitted with the tool `answer`, never on its words. **Right** is "
+        "the lesson's own decision from recomputed numbers (its page says what is right); a run with no answer is "
+        "not right. **Supported** says whether the run's own replayed experiments point at its answer: a right "
+        "answer its experiments do not support was a lucky or unexplained one, and a supported answer that is "
+        "wrong came from careful work answered carelessly, or from experiments that misled it.",
         "- The interval is the 95 % Wilson score interval of the share of right runs.",
         "- Two models differ **beyond chance** on a task when Fisher's exact test (two-sided, computed exactly) "
         f"gives p < {SIGNIFICANCE:g}; each pair is tested on its own, with no correction for testing several "
@@ -240,24 +248,25 @@ def method_section(settings):
 
 
 def runs_section(runs, links):
-    out = ["## The runs", "", "Each run links to its transcript as this build replayed it (a group of runs, in a "
-           "lesson judged per group: each of them); every run is in `<lesson>/runs.csv.gz`.", ""]
+    out = ["## The runs", "", "Each run links to its transcript as this build replayed it; every run is in "
+           "`<lesson>/runs.csv.gz`.", ""]
     for lesson, mine in runs.groupby("lesson", sort=False):
         out += [f"### {text(lesson)} ({len(mine)} runs; [its page]({lesson}/index.md))", ""]
         listed = mine.sort_values("right", kind="stable").head(RUNS_LISTED)  # the wrong ones first
         shown = []
         for row in listed.to_dict("records"):
-            names = [n for n in str(row["recordings"]).split(";") if n]
+            n = str(row["recording"])
             shown.append({
-                "run": Md(", ".join(f"[{name(n)}]({links[(lesson, n)]})" if (lesson, n) in links else name(n) for n in names)),
+                "run": Md(f"[{name(n)}]({links[(lesson, n)]})" if (lesson, n) in links else name(n)),
                 "model": text(row["model"]),
                 "task": code(row["task"]),
                 "right": "right" if row["right"] else Md("wrong: " + cell(row["wrong"])),
+                "supported": "" if pd.isna(row["supported"]) else bool(row["supported"]),
                 "calls": int(row["calls"]),
                 "tokens": "" if pd.isna(row["tokens"]) else int(row["tokens"]),
             })
         out += [table(shown, [("run", "run"), ("model", "model"), ("task", "task"), ("right", "decided"),
-                              ("calls", "tool calls"), ("tokens", "tokens")]), ""]
+                              ("supported", "supported"), ("calls", "tool calls"), ("tokens", "tokens")]), ""]
         if len(mine) > RUNS_LISTED:
             out += [f"{len(mine) - RUNS_LISTED} more runs of {text(lesson)} are in `{lesson}/runs.csv.gz`.", ""]
     return out
@@ -336,8 +345,10 @@ def scorecard_rows(rows):
     """The scorecard as flat rows for a CSV file."""
     return [
         {
-            "lesson": r["lesson"], "task": r["task"], "model": r["model"], "runs": r["runs"], "right": r["right"],
-            "rate": r["rate"], "wilson95_low": r["low"], "wilson95_high": r["high"], "conclusive": r["conclusive"],
+            "lesson": r["lesson"], "task": r["task"], "model": r["model"], "runs": r["runs"], "answered": r["answered"],
+            "right": r["right"], "rate": r["rate"], "wilson95_low": r["low"], "wilson95_high": r["high"],
+            "conclusive": r["conclusive"], "supported": r["supported"], "right_unsupported": r["right_unsupported"],
+            "supported_wrong": r["supported_wrong"],
             "mean_calls": r["mean_calls"], "mean_calls_that_ran": r["mean_budget_used"],
             "mean_input_tokens": "" if r["mean_input_tokens"] is None else r["mean_input_tokens"],
             "mean_output_tokens": "" if r["mean_output_tokens"] is None else r["mean_output_tokens"],

@@ -29,6 +29,8 @@ def call_line(call):
 def result_line(result):
     if not result.ok:
         return printable(f"refused: {result.content['error']}")
+    if not result.content:  # the answer: it holds no number
+        return "accepted: the answer, which ends the run"
     return printable(", ".join(f"{k} {number_text(v)}" for k, v in result.content.items()))
 
 

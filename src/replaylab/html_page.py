@@ -18,7 +18,8 @@ What the HTML adds to the Markdown, from the structure of the page alone:
 - the section under a heading that starts with `markdown.FOLDED` (a run's messages) is folded in
   a `<details>` element;
 - a paragraph that gives the evidence (`markdown.EVIDENCE`), an evidence label in bold
-  (`markdown.EVIDENCE_LABEL`) and a statement in bold that is not a result
+  (`markdown.EVIDENCE_LABEL`), the build's judgement of an answer in bold
+  (`markdown.JUDGEMENTS`: right, caution, wrong) and a statement in bold that is not a result
   (`markdown.NOT_A_RESULT`) get a class each, which the style sheet makes stand out.
 """
 
@@ -33,7 +34,7 @@ from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 from markdown_it.token import Token
 
-from replaylab.lessons.markdown import EVIDENCE, EVIDENCE_LABEL, FOLDED, NOT_A_RESULT, visible
+from replaylab.lessons.markdown import EVIDENCE, EVIDENCE_LABEL, FOLDED, JUDGEMENTS, NOT_A_RESULT, visible
 
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -109,8 +110,11 @@ def _mark(paragraph, inline):
     for index, token in enumerate(children):
         if token.type == "strong_open":
             said = _inline_text(children, index)
+            judgement = next((kind for start, kind in JUDGEMENTS.items() if said.startswith(start)), None)
             if said.startswith(EVIDENCE_LABEL):
                 token.attrJoin("class", "evidence")
+            elif judgement:
+                token.attrJoin("class", judgement)
             elif NOT_A_RESULT in said:
                 token.attrJoin("class", "not-result")
 

@@ -28,16 +28,16 @@ def index(all_results):
         counts = results["counts"]
         labels = [f"{label}: {count}" if count < counts["runs"] else label for label, count in counts["labels"].items()]
         one, many = results["score_unit"]
-        judged = "" if [one, many] == ["run", "runs"] else f"; judged as {counted(counts['judged'], one, many)}"
         out += [
             f"## [{lesson.heading}]({lesson.name}/index.md)",
             "",
             f"**Question:** {lesson.question(results)}",
             "",
-            f"Runs: {counts['runs']} ({text('; '.join(labels)) if labels else 'none'}){judged}.",
+            f"Runs: {counts['runs']} ({text('; '.join(labels)) if labels else 'none'}): {counts['answered']} answered, "
+            f"{counts['right']} right, {counts['supported']} supported by their own experiments.",
             "",
         ]
-        if len(results["scores"]) < counts["judged"]:
+        if len(results["scores"]) < counts["runs"]:
             lines = [
                 f"{text(r['model'])} ({code(r['task'])}): {r['right']} of {counted(r['runs'], one, many)} right "
                 f"(95 % interval {interval(r)})"

@@ -4,8 +4,9 @@ A low-level server (`mcp.server.Server`) publishes the allowlist's own schemas (
 types, minimum/maximum, enums, required, no extra properties) and routes every call through
 `Allowlist.dispatch`: the SDK's own argument parsing (pydantic, lax) would turn "25" into 25 and
 drop unknown arguments, which the allowlist refuses. Nothing else is exposed: no resources, no
-other tool. `finish` (the answer) ends the run. The run is a recording, written after every call
-(agents/live.py): calls in arrival order, up to 4 to a step; the answer is the last message.
+other tool. The lesson's `answer` tool, in the allowlist like every tool, ends the run once it is
+accepted. The run is a recording, written after every call (agents/live.py): calls in arrival
+order, up to 4 to a step.
 """
 
 import datetime
@@ -20,44 +21,29 @@ from replaylab import __version__
 from replaylab.agents.clients.interactive import data_problem
 from replaylab.agents.live import CLIENT_CLOSED, LiveRun
 from replaylab.agents.messages import ToolCall, stored
+from replaylab.agents.tools import ANSWER
 
-FINISH = "finish"
 UNDECLARED = "unknown (not declared)"
 HOW = (
     "Recorded through MCP: an MCP client called the lesson's tools through `replaylab mcp`; every call went "
     "through the allowlist and its budget, and the harness computed every result. The calls are recorded in "
-    "the order they came, up to 4 to a message, and the answer given to finish is the last message. The "
-    "server sees no text of the model but that answer."
+    f"the order they came, up to 4 to a message, and the run ends with the accepted call of {ANSWER}. The "
+    "server sees no text of the model but the answer's explanation."
 )
 CLIENT_TEXT_MAX = 200
 
 
-def finish_spec():
-    return {
-        "name": FINISH,
-        "description": (
-            "End the run with your answer (what you conclude, and why). Nothing is recorded after it; "
-            "closing the session without it records the run as not finished."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {"answer": {"type": "string", "description": "your answer, as you would write it to the user"}},
-            "required": ["answer"],
-            "additionalProperties": False,
-        },
-    }
-
-
 def instructions(live):
     v, limits = live.variant, live.limits()
-    budget = f"a budget of {limits['budget']} experiments (refused calls cost nothing)" if limits["budget"] else "no budget of experiments"
-    calls = (v.max_steps - 1) * limits["calls_per_message"]
+    calls = v.max_steps * limits["calls_per_message"]
     return (
         f"{v.system}\n\nThe task: {v.task}\n\n"
-        f"How this session works: the tools are this lesson's allowlist; every call is checked against the "
-        f"bounds in its schema before it runs, and a call that fails is refused with the reason. You have "
-        f"{budget}, and at most {calls} calls before you must call {FINISH} with your answer; each result "
-        f"says what is left. Call {FINISH} once, when you are done."
+        f"How this session maps onto that: each tool call you make is a call of the run; the calls are recorded "
+        f"in the order they come, {limits['calls_per_message']} to a message, so the run holds at most {calls} "
+        f"calls in all, the {ANSWER} call included, and every call counts, a refused one too. Every call is "
+        "checked against the bounds in its schema before it runs; a call that fails is refused with the reason. "
+        f"Each result says what is left. The run ends when {ANSWER} is accepted; closing the session before "
+        "that records the run as not finished, with no answer."
     )
 
 
@@ -83,9 +69,9 @@ def _status(live):
     if live.ended:
         return left, f"The run has ended: {live.ended}. Nothing more is recorded."
     budget_text = f"Budget left: {budget} of {live.variant.budget} experiments." if budget is not None else "No budget of experiments."
-    if left["calls_left"] == 0:
-        return left, f"{budget_text} No call is left: call {FINISH} now; another call ends the run, not finished."
-    return left, f"{budget_text} Calls left before {FINISH}: {left['calls_left']}."
+    if left["calls_left"] == 1:
+        return left, f"{budget_text} One call is left: call {ANSWER} now, or the run ends with no answer."
+    return left, f"{budget_text} Calls left, the {ANSWER} included: {left['calls_left']}."
 
 
 def _answer(live, result=None, error=None):
@@ -110,8 +96,6 @@ class LessonServer:
         self.live = live
         self.calls = 0
         specs = live.allowlist.specs()
-        if any(spec["name"] == FINISH for spec in specs):
-            raise ValueError(f"a lesson tool may not be called {FINISH}")
         self.tools = [
             types.Tool(
                 name=spec["name"],
@@ -119,7 +103,7 @@ class LessonServer:
                 input_schema=spec["parameters"],
                 annotations=types.ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
             )
-            for spec in specs + [finish_spec()]
+            for spec in specs
         ]
 
     def _note_client(self, ctx):
@@ -158,18 +142,15 @@ class LessonServer:
         problem = data_problem({"name": params.name, "arguments": arguments})
         if problem:  # not a call the recording could hold: refused, not recorded, costs nothing
             return _answer(live, error=f"the call cannot be recorded: {problem}")
-        if params.name == FINISH:
-            if set(arguments) != {"answer"} or not isinstance(arguments["answer"], str):
-                return _answer(live, error=f"{FINISH} takes one argument, answer (text)")
-            live.finish(arguments["answer"])
-            return types.CallToolResult(
-                content=[types.TextContent(text=f"The run has ended: {live.ended}. Recorded as {live.path}.")],
-                structured_content={"ended": live.ended, "finished": live.finished, "recording": str(live.path)},
-            )
         self.calls += 1
         result = live.call(ToolCall(str(self.calls), params.name, arguments))
         if not result.ok:
             return _answer(live, error=result.content["error"])
+        if live.finished:  # the answer was accepted
+            return types.CallToolResult(
+                content=[types.TextContent(text=f"The run has ended: {live.ended}. Recorded as {live.path}.")],
+                structured_content={"ended": live.ended, "finished": live.finished, "recording": str(live.path)},
+            )
         return _answer(live, result=result.content)
 
 

@@ -10,6 +10,7 @@ outside the audited packages.
 """
 
 import csv
+import dataclasses
 import io
 import json
 import os
@@ -56,10 +57,7 @@ def _replayed(source, tolerance, lesson=None):
         transcript = replay(run, variant_of(run, source), tolerance)
     except ReplayMismatch as mismatch:
         raise ReplayMismatch(f"{source}: {mismatch}") from None
-    return recording_io.Recording(
-        run.lesson, run.run, run.variant, run.group, run.provenance, transcript, run.source,
-        {"from": str(source), "tolerance": tolerance},
-    )
+    return dataclasses.replace(run, transcript=transcript, replayed={"from": str(source), "tolerance": tolerance})
 
 
 @contextmanager
@@ -155,12 +153,16 @@ def transcript_text(run, path):
 
 
 def judge_batch(lesson, runs, tolerance):
-    """The verdicts of a batch of replayed runs (a lesson judged per group gets whole groups), with
-    what the render job needs of each run: it reads every batch's verdicts, never every transcript."""
-    return {"runs": {run.run: run_facts(run) for run in runs}, "verdicts": registry.lesson(lesson).judge(runs, tolerance)}
+    """The verdicts of a batch of replayed runs, and the decisions of its groups (a lesson that
+    decides per group gets whole groups), with what the render job needs of each run: it reads
+    every batch's verdicts, never every transcript."""
+    lesson = registry.lesson(lesson)
+    verdicts = lesson.judge(runs, tolerance)
+    return {"runs": {run.run: run_facts(run, lesson) for run in runs}, "verdicts": verdicts,
+            "groups": lesson.decide(runs, verdicts)}
 
 
-def run_facts(run):
+def run_facts(run, lesson):
     """What the per-run table and the list of runs need of a replayed run."""
     facts = {
         "variant": run.variant,
@@ -169,6 +171,8 @@ def run_facts(run):
         "model": run.model,
         "messages": len(run.transcript.steps),
     }
+    if lesson.judged == "group":
+        facts["group_key"] = lesson.group_key(run)
     usage = run.provenance.get("usage")
     if usage:
         facts["usage"] = usage
@@ -189,14 +193,14 @@ def load_transcript(path):
 def score_batches(lesson, judged, transcripts, scans, runs=None):
     """Every batch's verdicts, scored one batch at a time (a lesson of 100,000 runs never holds
     every verdict in memory): ({run: facts}, {run: its transcript file}, [scores] in name order,
-    {judged entry: the file of its verdict}). `judged` are the batches' files (judged/<batch>.json),
+    {run: the file of its verdict}, {group key: decision} of a lesson that decides per group). `judged` are the batches' files (judged/<batch>.json),
     `transcripts` their folders of transcripts (transcripts/<batch>); with `runs`, the names every
     run of the lesson has, exactly those (never a shorter answer from a file changed by hand)."""
     from replaylab.lessons.scorecard import scores  # pandas: only where it tabulates
 
     decide = registry.lesson(lesson).part("judge").score  # looked up once, not once per run
     folders = {Path(folder).name: Path(folder) for folder in transcripts}
-    facts, files, found, where = {}, {}, [], {}
+    facts, files, found, where, groups = {}, {}, [], {}, {}
     for path in map(Path, judged):
         batch = read_json(path)
         for run, fact in batch["runs"].items():
@@ -204,13 +208,14 @@ def score_batches(lesson, judged, transcripts, scans, runs=None):
             files[run] = folders[path.stem] / f"{run}.json"
         found += scores(batch["verdicts"], scans, decide, batch["runs"])
         where.update((entry, path) for entry in batch["verdicts"])
+        groups.update(batch["groups"])
     if runs is not None:
         missing, extra = sorted(set(runs) - set(facts)), sorted(set(facts) - set(runs))
         if missing or extra:
             folder = recording_io.printable(str(Path(judged[0]).parent)) if judged else "judged/"
             what = f"no verdict of the run {missing[0]!r}" if missing else f"a verdict of {extra[0]!r}, which is not a run of the lesson"
             raise DamagedResult(f"{folder}: {what} (changed after the build): delete it, or run with --forcerun replay")
-    return facts, files, sorted(found, key=lambda score: score["run"]), where
+    return facts, files, sorted(found, key=lambda score: score["run"]), where, groups
 
 
 def verdicts_of(entries, where):
@@ -250,17 +255,6 @@ def allowlists(lesson):
         }
         for name, v in registry.lesson(lesson).variants.items()
     }
-
-
-def score_lesson(lesson, verdicts, scans, runs=None):
-    """Each judged run's score (right or what it got wrong), the per-run table and the scorecard
-    per model (a group-by of the table). `runs`: what the batches' verdicts say of each run
-    ({run: facts}, `run_facts`)."""
-    from replaylab.lessons.scorecard import scores, tabulate  # pandas: only where it tabulates
-
-    decide = registry.lesson(lesson).part("judge").score  # looked up once, not once per run
-    found = scores(verdicts, scans, decide, runs)
-    return (found, *tabulate(found, runs))
 
 
 def csv_text(rows):

@@ -58,19 +58,15 @@ def collect_results(stage):
     every run, and results.json, checked against its schema: the counts, the scorecard, and the
     runs worth reading (`sample.choose`) with their verdicts and transcripts, full precision and
     the text as shown. Returns the data as the writers get it (`results.Strict`)."""
-    from replaylab.lessons.scorecard import members_of, runs_table_bytes, scorecard_table, tabulate  # pandas: only where it tabulates
+    from replaylab.lessons.scorecard import runs_table_bytes, scorecard_table, tabulate  # pandas: only where it tabulates
 
     lesson = stage.lesson
     scans = read_json(stage.scans)
-    facts, files, found, where = score_batches(lesson, stage.judged, stage.transcripts, scans, stage.runs)
+    facts, files, found, where, groups = score_batches(lesson, stage.judged, stage.transcripts, scans, stage.runs)
     rows, table = tabulate(found, facts)
-    members = members_of(facts)
-    shown, listed = choose(found, members, facts)
+    shown, listed = choose(found, facts)
     here = Path(stage.results).parent
-    runs = {}
-    for entry in shown:
-        for run in members[entry]:
-            runs[run] = shown_run(files[run], here)
+    runs = {run: shown_run(files[run], here) for run in shown}
     by_name = {score["run"]: score for score in found}
     data = {
         "format": FORMAT,
@@ -81,9 +77,10 @@ def collect_results(stage):
         "counts": counts(facts, found),
         "runs": runs,
         "verdicts": verdicts_of(shown, where),
+        "groups": groups_of({facts[run]["group_key"] for run in shown if "group_key" in facts[run]}, groups),
         "right_answer": registry.lesson(lesson).right_answer,
         "scores": [by_name[entry] for entry in shown],
-        "listed": [listed_entry(by_name[entry], members[entry], facts, files, here) for entry in listed],
+        "listed": [listed_entry(by_name[entry], facts, files, here) for entry in listed],
         "scorecard": rows,
         "scans": scans,
         "exercises": read_json(stage.exercises),
@@ -116,29 +113,29 @@ def shown_run(path, here):
 
 
 def counts(facts, found):
-    """How many runs, judged entries and right ones, and how many runs of each label."""
+    """How many runs, answered, right and supported ones, and how many runs of each label."""
     labels = {}
     for fact in facts.values():
         labels[fact["label"]] = labels.get(fact["label"], 0) + 1
     return {
         "runs": len(facts),
-        "judged": len(found),
+        "answered": sum(score["answered"] for score in found),
         "right": sum(score["right"] for score in found),
+        "supported": sum(bool(score["supported"]) for score in found),
         "labels": dict(sorted(labels.items())),
     }
 
 
-def listed_entry(score, names, facts, files, here):
-    """A judged entry listed after those shown in full: its score, and each of its runs with a
-    link to its transcript."""
-    return {
-        **score,
-        "recordings": [
-            {"run": name, "variant": facts[name]["variant"], "label": facts[name]["label"],
-             "messages": facts[name]["messages"], "file": link(files[name], here)}
-            for name in names
-        ],
-    }
+def listed_entry(score, facts, files, here):
+    """A run listed after those shown in full: its score, and a link to its transcript."""
+    name = score["run"]
+    fact = facts[name]
+    return {**score, "variant": fact["variant"], "label": fact["label"], "messages": fact["messages"], "file": link(files[name], here)}
+
+
+def groups_of(keys, groups):
+    """{group key: decision} of the groups of the runs shown (a lesson that decides per group)."""
+    return {key: groups[key] for key in sorted(keys)}
 
 
 def write_tables(lesson, results, folder):

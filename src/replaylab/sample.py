@@ -2,30 +2,29 @@
 whatever the number of runs. The per-run table (runs.csv.gz), the batches' verdicts (judged/) and
 the transcripts (transcripts/<batch>/) hold every run.
 
-A judged entry is a run, or in a lesson judged per group, a group of runs. Worth reading first:
-the entries of the reference group (the page's demonstrations are made with them), then the wrong
-ones, then the right ones; within each, one of every model, task and mistake before a second of
-any. Ties go by name, so the same runs give the same sample, however they were batched.
+Worth reading first: the runs of the reference group (the page's demonstrations are made with
+them), then the wrong ones, then the right ones; within each, one of every model, task and mistake
+before a second of any. Ties go by name, so the same runs give the same sample, however they were
+batched.
 """
 
 from replaylab.lessons import REFERENCE_GROUP as REFERENCE
 
-SHOWN = 12  # judged entries shown in full: every message and every recomputed result
-LISTED = 100  # more entries listed, each with a link to its transcript
+SHOWN = 12  # runs shown in full: every message and every recomputed result
+LISTED = 100  # more runs listed, each with a link to its transcript
 
 
-def _category(score, members, runs):
-    names = members.get(score["run"], [])
-    if names and all(runs[name]["group"] == REFERENCE for name in names):
+def _category(score, runs):
+    if runs[score["run"]]["group"] == REFERENCE:
         return 0
     return 2 if score["right"] else 1
 
 
-def worth_reading(found, members, runs):
-    """The names of the judged entries of `found` (their scores), in the order worth reading.
-    `members`: {entry: [its runs]}; `runs`: {run: facts} (`pipeline.run_facts`)."""
+def worth_reading(found, runs):
+    """The names of the runs of `found` (their scores), in the order worth reading. `runs`: {run:
+    facts} (`pipeline.run_facts`)."""
     keyed = sorted(
-        ((_category(s, members, runs), s["model"], s["task"], s["wrong"] or ""), s["run"]) for s in found
+        ((_category(s, runs), s["model"], s["task"], s["wrong"] or ""), s["run"]) for s in found
     )
     seen, ranked = {}, []
     for key, name in keyed:
@@ -35,10 +34,10 @@ def worth_reading(found, members, runs):
     return [name for _, name in sorted(ranked)]
 
 
-def choose(found, members, runs):
-    """(the entries shown in full, the entries listed after them): every entry, in name order, when
-    there are at most SHOWN; else the first SHOWN and the next LISTED worth reading."""
+def choose(found, runs):
+    """(the runs shown in full, the runs listed after them): every run, in name order, when there
+    are at most SHOWN; else the first SHOWN and the next LISTED worth reading."""
     if len(found) <= SHOWN:
         return sorted(s["run"] for s in found), []
-    order = worth_reading(found, members, runs)
+    order = worth_reading(found, runs)
     return order[:SHOWN], order[SHOWN : SHOWN + LISTED]

@@ -6,8 +6,9 @@ import json
 
 from replaylab.agents import loop
 from replaylab.agents.clients.interactive import InteractiveClient, results_data
-from replaylab.agents.live import LiveRun
+from replaylab.agents.live import ANSWERED
 from replaylab.agents.messages import ToolCall
+from replaylab.agents.tools import ANSWER
 from replaylab.lessons import registry
 
 INTERRUPTED = "the session was interrupted (Ctrl-C) before the agent ended the run: recorded as not finished"
@@ -26,9 +27,13 @@ Then send one message per line: {{"text": "...", "tool_calls": [{{"id": "1", "na
 results in the order of the calls, and what is left:
   > {message}
   < {answer}
-A refused call has "ok": false and "content": {{"error": REASON}}; it costs no budget. Calls
-after the {calls}th of one message are refused. A message without tool calls is your answer and ends
-the run; its line, like the line of the last message the limit allows, carries why it ended:
+A refused call has "ok": false and "content": {{"error": REASON}}; it costs no experiment, but
+its message counts against the message limit. Calls after the {calls}th of one message are refused.
+End the run by calling the tool "answer" with your answer's fields (the tools list gives them): an
+accepted answer ends the run; a refused one says why, and the run goes on. A message without tool
+calls ends the run with no answer. The line of the message that ends the run, like the line of the
+last message the limit allows, carries why it ended:
+  > {answer_message}
   < {end}
 Then the session exits. Closing the input before that ends the run as not finished (one last
 line with "end" says so). A line that is not a message gets {{"error": "line N: ...", "line": N}}
@@ -64,11 +69,17 @@ def help_text():
         "protocol": "...",
     }
     answer = {"message": 1, "results": results_data((result,)), **left}
-    end = {"message": 2, "results": [], **left, "messages_left": v.max_steps - 2,
-           "end": {"finished": True, "reason": "finished: the agent ended the run", "recording": recording}}
+    fields = v.answer.spec()["parameters"]["properties"]
+    example = {key: p["enum"][0] if "enum" in p else [] if p["type"] == "array" else p["minimum"]
+               for key, p in fields.items() if key in v.answer.spec()["parameters"]["required"]}
+    answer_call = ToolCall("2", ANSWER, example)
+    answer_message = {"text": "My answer.", "tool_calls": [{"id": "2", "name": ANSWER, "arguments": example}]}
+    answered = allowlist.dispatch(answer_call)
+    end = {"message": 2, "results": results_data((answered,)), **left, "messages_left": v.max_steps - 2,
+           "end": {"finished": True, "reason": ANSWERED, "recording": recording}}
     return HELP.format(
         header=json.dumps(header), message=json.dumps(message), answer=json.dumps(answer), end=json.dumps(end),
-        calls=loop.MAX_CALLS_PER_MESSAGE,
+        answer_message=json.dumps(answer_message), calls=loop.MAX_CALLS_PER_MESSAGE,
     )
 
 
@@ -93,7 +104,8 @@ def header(live):
 PROTOCOL = (
     'Send one JSON object per line: {"text": "...", "tool_calls": [{"id": "1", "name": TOOL, '
     '"arguments": {...}}]}. Each line is answered on one line with the results of its calls. '
-    "A message without tool calls is your answer and ends the run; closing the input ends it as not finished."
+    f'End the run with a call of the tool "{ANSWER}" (its fields are in tools); an accepted answer ends the '
+    "run. A message without tool calls ends it with no answer; closing the input ends it as not finished."
 )
 
 

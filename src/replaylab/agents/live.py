@@ -6,29 +6,36 @@ dies midway keeps everything but the call in flight, recorded as not finished.
 """
 
 from replaylab.agents import recording as recording_io
-from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
+from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE, dispatch_message
 from replaylab.agents.messages import ModelMessage, Step, Transcript
+from replaylab.agents.tools import ANSWER
 
-FINISHED = "finished: the agent ended the run"
-MESSAGE_LIMIT = "the message limit is reached ({limit} messages): the run has ended, not finished"
-INPUT_ENDED = "the input ended before the agent ended the run: recorded as not finished"
-CLIENT_CLOSED = "the client closed the session without finish: recorded as not finished"
+ANSWERED = f"finished: the agent called {ANSWER}, which ends the run"
+NO_ANSWER = f"finished without an answer: a message without a tool call ends the run, and {ANSWER} was not called"
+MESSAGE_LIMIT = "the message limit is reached ({limit} messages): the run has ended, not finished, with no answer"
+INPUT_ENDED = "the input ended before the agent ended the run: recorded as not finished, with no answer"
+CLIENT_CLOSED = f"the client closed the session without calling {ANSWER}: recorded as not finished, with no answer"
 
 
-def how_it_ended(kind, finished, steps, max_steps, stopped_by=None):
+def how_it_ended(kind, finished, steps, max_steps, stopped_by=None, answered=False):
     """How a run ended, from its recording, in words (pages, `replaylab replay`)."""
     if stopped_by:
         return (f"stopped by its limit {stopped_by['limit']} ({stopped_by['allowed']:g}; the run used "
-                f"{stopped_by['used']:g}): not finished, and scored as not right")
+                f"{stopped_by['used']:g}): not finished, with no answer, and scored as not right")
     if finished:
-        if kind == "mcp":
-            return "finished (the agent called finish with its answer)"
-        return "finished (its last message asks for no tool)"
+        if answered:
+            return f"finished with an answer (an accepted call of {ANSWER})"
+        return "finished without an answer (its last message asks for no tool)"
     if max_steps is None or steps >= max_steps:
-        return "stopped at the message limit (not finished)"
+        return "stopped at the message limit (not finished, no answer)"
     if kind == "mcp":
-        return "not finished: the MCP client closed the session, or was stopped, before it called finish"
+        return f"not finished: the MCP client closed the session, or was stopped, before it called {ANSWER}"
     return "not finished: the input ended before the agent ended the run"
+
+
+def ended_with_answer(step):
+    """Whether a step holds the accepted answer that ended its run."""
+    return any(r.ok and c.name == ANSWER for c, r in zip(step.message.tool_calls, step.results))
 
 
 class LiveRun:
@@ -65,12 +72,15 @@ class LiveRun:
 
     # -- a session: one message at a time, through the loop -------------------------------------
 
-    def add(self, step):
-        """Record one message and its results; say why the run ended if this message ended it."""
+    def add(self, step, full=True):
+        """Record one message and its results; say why the run ended if this message ended it.
+        `full`: the message is complete (an MCP step fills up call by call)."""
         self.steps.append(step)
-        if not step.message.tool_calls:
-            self._end(True, FINISHED)
-        elif len(self.steps) >= self.variant.max_steps:
+        if ended_with_answer(step):
+            self._end(True, ANSWERED)
+        elif not step.message.tool_calls:
+            self._end(True, NO_ANSWER)
+        elif len(self.steps) >= self.variant.max_steps and full:
             self._end(False, MESSAGE_LIMIT.format(limit=self.variant.max_steps))
         else:
             self._write()
@@ -85,33 +95,25 @@ class LiveRun:
     # -- an MCP client: one call at a time ------------------------------------------------------
 
     def calls_left(self):
-        """Calls that still leave a message for `finish`: the steps before the last hold up to
-        MAX_CALLS_PER_MESSAGE calls each, and the last is kept for the answer."""
-        room = (self.variant.max_steps - 1) * MAX_CALLS_PER_MESSAGE
+        """Calls left in the run, the answer included: each step holds up to MAX_CALLS_PER_MESSAGE."""
+        room = self.variant.max_steps * MAX_CALLS_PER_MESSAGE
         return max(0, room - sum(len(step.results) for step in self.steps))
 
     def call(self, tool_call):
         """Dispatch one call through the allowlist and record it in the open step (a new step when
-        the open one holds MAX_CALLS_PER_MESSAGE calls). A call when no call is left for finish
-        opens the last message: it runs, and the run ends at the message limit."""
+        the open one holds MAX_CALLS_PER_MESSAGE calls). An accepted answer ends the run; the last
+        call the message limit allows ends it too, with no answer unless it is the answer."""
         if self.ended is not None:
             raise RuntimeError("the run has ended")
+        (result,), _ = dispatch_message(self.allowlist, (tool_call,))
         last = self.steps[-1] if self.steps else None
         if last is not None and len(last.message.tool_calls) < MAX_CALLS_PER_MESSAGE:
-            result = self.allowlist.dispatch(tool_call)
-            message = ModelMessage(last.message.text, last.message.tool_calls + (tool_call,))
-            self.steps[-1] = Step(message, last.results + (result,))
-            self._write()
-            return result
-        result = self.allowlist.dispatch(tool_call)
-        self.add(Step(ModelMessage("", (tool_call,)), (result,)))
+            self.steps.pop()
+            step = Step(ModelMessage(last.message.text, last.message.tool_calls + (tool_call,)), last.results + (result,))
+        else:
+            step = Step(ModelMessage("", (tool_call,)), (result,))
+        self.add(step, full=len(step.results) >= MAX_CALLS_PER_MESSAGE)
         return result
-
-    def finish(self, answer):
-        """The agent's answer: a last message without tool calls ends the run, finished."""
-        if self.ended is not None:
-            raise RuntimeError("the run has ended")
-        return self.add(Step(ModelMessage(answer, ()), ()))
 
     # -- the file --------------------------------------------------------------------------------
 

@@ -1,4 +1,9 @@
-"""The agent loop: ask the model, clean its message, run the calls that pass, send the results back."""
+"""The agent loop: ask the model, clean its message, run the calls that pass, send the results back.
+
+A run ends when an accepted call of the answer tool ends it (finished, with its answer), when a
+message asks for no tool (finished, with no answer), at the message limit, at the end of the
+client's input, or at a per-run limit (the last three not finished).
+"""
 
 import time
 from dataclasses import dataclass
@@ -9,17 +14,19 @@ from replaylab.agents.tools import refused
 
 MAX_CALLS_PER_MESSAGE = 4
 TOO_MANY_CALLS = f"at most {MAX_CALLS_PER_MESSAGE} tool calls per message"
+AFTER_ANSWER = "the run ended with the answer before this call: it did not run"
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Optional limits of one run (None: no limit), checked after each message and its results:
-    a run that has reached one ends there, not finished and stopped by it."""
+    """Optional limits of one run (None: no limit), checked after every message and its results,
+    the last one included: a run that has reached one ends there, not finished and stopped by it,
+    and has no answer."""
 
     max_tokens: int | None = None  # tokens the provider reported (clients that report none never reach it)
     max_seconds: float | None = None
 
-    def reached(self, client, seconds):
+    def reached(self, client, seconds, messages):
         """{"limit", "allowed", "used"} of the first limit reached, or None."""
         if self.max_tokens is not None and hasattr(client, "tokens_used"):
             used = client.tokens_used()
@@ -33,9 +40,37 @@ class Limits:
 NO_LIMITS = Limits()
 
 
+@dataclass(frozen=True)
+class StoppedAt:
+    """The limit of a replay of a run that a per-run limit stopped: reached after its last message."""
+
+    messages: int
+    stopped_by: dict
+
+    def reached(self, client, seconds, messages):
+        return self.stopped_by if messages >= self.messages else None
+
+
+def dispatch_message(allowlist, calls):
+    """The results of one message's calls, in order: each through the allowlist, the calls past
+    MAX_CALLS_PER_MESSAGE refused, and, once an answer was accepted, every later call refused.
+    Returns (results, whether an accepted answer ended the run)."""
+    results, answered = [], False
+    for i, call in enumerate(calls):
+        if answered:
+            results.append(refused(call, AFTER_ANSWER))
+        elif i >= MAX_CALLS_PER_MESSAGE:
+            results.append(refused(call, TOO_MANY_CALLS))
+        else:
+            result = allowlist.dispatch(call)
+            answered = result.ok and allowlist.ends_run(call.name)
+            results.append(result)
+    return tuple(results), answered
+
+
 def run(client, system, task, allowlist, max_steps, on_step=None, limits=NO_LIMITS):
-    """Run until the model asks for no tool (finished), `max_steps` messages, the end of the
-    client's input, or a per-run limit (all three not finished).
+    """Run until an accepted answer or a message without tool calls (finished), `max_steps`
+    messages, the end of the client's input, or a per-run limit (the last three not finished).
 
     A client's `complete` returns None when its input ended before the agent ended the run (a
     session's stdin closed, a driver that crashed): that is no message, and no step is added.
@@ -48,17 +83,14 @@ def run(client, system, task, allowlist, max_steps, on_step=None, limits=NO_LIMI
         if message is None:
             break
         message = clean_message(message, client.secrets)
-        results = tuple(
-            allowlist.dispatch(call) if i < MAX_CALLS_PER_MESSAGE else refused(call, TOO_MANY_CALLS)
-            for i, call in enumerate(message.tool_calls)
-        )
+        results, answered = dispatch_message(allowlist, message.tool_calls)
         step = Step(message, results)
         steps.append(step)
         if on_step is not None:
             on_step(step)
-        if not message.tool_calls:
-            return Transcript(client.model, system, task, tuple(steps), finished=True)
-        stopped = limits.reached(client, time.monotonic() - start)
+        stopped = limits.reached(client, time.monotonic() - start, len(steps))
         if stopped:
             return Transcript(client.model, system, task, tuple(steps), finished=False, stopped_by=stopped)
+        if answered or not message.tool_calls:
+            return Transcript(client.model, system, task, tuple(steps), finished=True)
     return Transcript(client.model, system, task, tuple(steps), finished=False)

@@ -21,7 +21,8 @@ from replaylab import __version__
 from replaylab.agents.messages import ModelMessage, Step, ToolCall, ToolResult, Transcript, stored
 from replaylab.agents.secrets import clean, clean_text
 
-FORMAT = "replaylab-recording/1"
+FORMAT = "replaylab-recording/2"  # what every writer writes: runs that end with an answer
+FORMAT1 = "replaylab-recording/1"  # still read: runs recorded before the answer tool, judged as no answer
 KINDS = ("provider-api", "interactive", "mcp", "scripted", "authored")
 LABELS = {
     "provider-api": "Recorded run",
@@ -97,6 +98,12 @@ class Recording:
     transcript: Transcript
     source: str = field(default="", compare=False)
     replayed: dict | None = None  # in a transcript written by a replay: {"from": recording path, "tolerance": ...}
+    format: str = FORMAT
+
+    @property
+    def format1(self):
+        """Recorded before runs ended with an answer: replayed with the prompts of that format, judged as no answer."""
+        return self.format == FORMAT1
 
     @property
     def label(self):
@@ -374,7 +381,7 @@ def from_data(data, source=""):
     replayed = data.get("replayed")
     return Recording(
         data["lesson"], data["run"], data["variant"], data["group"], dict(data["provenance"]), transcript,
-        replayed["from"] if replayed else source, dict(replayed) if replayed else None,
+        replayed["from"] if replayed else source, dict(replayed) if replayed else None, data["format"],
     )
 
 
@@ -495,7 +502,7 @@ def _text(value):
 def to_data(recording):
     t = recording.transcript
     data = {
-        "format": FORMAT,
+        "format": recording.format,
         "lesson": recording.lesson,
         "run": recording.run,
         "variant": recording.variant,

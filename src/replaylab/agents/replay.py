@@ -5,7 +5,7 @@ call M), the tool, both values and the command that records the run again.
 """
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from replaylab.agents import clients, loop
 from replaylab.agents.messages import stored
@@ -45,7 +45,9 @@ def rerecord_command(recording):
 def replay(recording, variant, tolerance=DEFAULT_TOLERANCE, **settings):
     """The transcript recomputed by the current code; `ReplayMismatch` if it differs from the recording.
 
-    `variant` gives the prompts, the allowlist (built with `settings`) and the step limit.
+    `variant` gives the prompts, the allowlist (built with `settings`) and the step limit. A
+    recording of format 1 (made before runs ended with an answer) replays against the prompts of
+    that format and an allowlist without the answer tool.
     """
     recorded = recording.transcript
     command = rerecord_command(recording)
@@ -53,22 +55,24 @@ def replay(recording, variant, tolerance=DEFAULT_TOLERANCE, **settings):
     def fail(text, difference=None):
         raise ReplayMismatch(f"{text}. If the change is intended, record the run again with: {command}", difference)
 
-    if recorded.system != variant.system:
+    prompts = variant.format1 if recording.format1 else variant
+    if prompts is None:
+        fail("the run was recorded in format 1, and this variant has no prompts of format 1")
+    if recorded.system != prompts.system:
         fail("the system prompt has changed since the run was recorded")
-    if recorded.task != variant.task:
+    if recorded.task != prompts.task:
         fail("the task has changed since the run was recorded")
     # A session (stdin or MCP) recorded as not finished before its message limit ended where the
     # agent's input ended: the replay's input ends there too. Other runs never end that way.
     input_ended = not recorded.finished and recording.provenance["kind"] in INPUT_CAN_END
     client = RecordedMessagesClient([s.message for s in recorded.steps], recorded.model, input_ended)
     # a run that a per-run limit ended is replayed as far as it went, and stays stopped by it
-    max_steps = len(recorded.steps) if recorded.stopped_by else variant.max_steps
+    limits = loop.StoppedAt(len(recorded.steps), recorded.stopped_by) if recorded.stopped_by else loop.NO_LIMITS
+    allowlist = variant.allowlist(answer=not recording.format1, **settings)
     try:
-        now = loop.run(client, variant.system, variant.task, variant.allowlist(**settings), max_steps)
+        now = loop.run(client, prompts.system, prompts.task, allowlist, variant.max_steps, limits=limits)
     except OutOfMessages as error:
         fail(f"the recording ends before the run does ({error})")
-    if recorded.stopped_by:
-        now = replace(now, stopped_by=recorded.stopped_by)
     if len(now.steps) != len(recorded.steps):
         fail(f"the run had {len(recorded.steps)} messages when recorded and has {len(now.steps)} now")
     if now.finished != recorded.finished:

@@ -2,6 +2,10 @@
 
 Every text here is part of the harness's behaviour (the model reads it, the pages print it) and
 follows harness.md exactly. A model's tool name is only ever used as a key of the allowlist.
+
+Every variant's allowlist also holds the `answer` tool (`answer_tool`): the one way a run ends
+with an answer. Its arguments are typed and bounded like an experiment's, it is checked by the
+same allowlist, and it costs no experiment; its accepted call ends the run (agents/loop.py).
 """
 
 import math
@@ -9,6 +13,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 from replaylab.agents.messages import ToolResult
+
+
+ANSWER = "answer"  # the name of every lesson's answer tool; no experiment may take it
 
 
 class Refused(Exception):
@@ -54,6 +61,7 @@ class Parameter:
     low: float
     high: float
     integer: bool = False
+    optional: bool = False  # an answer's field that only some answers give
 
     def validate(self, value):
         name = self.name
@@ -85,6 +93,7 @@ class Choice:
     name: str
     description: str
     options: tuple
+    optional: bool = False
 
     def validate(self, value):
         if not isinstance(value, str) or value not in self.options:
@@ -97,24 +106,85 @@ class Choice:
 
 
 @dataclass(frozen=True)
+class Names:
+    """A list of distinct names from a fixed list (possibly empty): an answer that names things,
+    such as the checks that failed."""
+
+    name: str
+    description: str
+    options: tuple
+    optional: bool = False
+
+    def validate(self, value):
+        if not isinstance(value, list):
+            raise Refused(f"{self.name} must be a list of names ({', '.join(self.options)}), got {type(value).__name__}")
+        for item in value:
+            if not isinstance(item, str) or item not in self.options:
+                shown = item if isinstance(item, str) else type(item).__name__
+                raise Refused(f"{self.name} may only hold {', '.join(self.options)}, got {shown!r}")
+        twice = next((item for i, item in enumerate(value) if item in value[:i]), None)
+        if twice is not None:
+            raise Refused(f"{self.name} names {twice!r} twice")
+        return list(value)
+
+    def spec(self):
+        return {
+            "type": "array",
+            "description": self.description,
+            "items": {"type": "string", "enum": list(self.options)},
+            "uniqueItems": True,
+        }
+
+
+@dataclass(frozen=True)
+class Text:
+    """Free text of bounded length (an answer's explanation): shown, never judged."""
+
+    name: str
+    description: str
+    max_length: int
+    optional: bool = True
+
+    def validate(self, value):
+        if not isinstance(value, str):
+            raise Refused(f"{self.name} must be text, got {type(value).__name__}")
+        if len(value) > self.max_length:
+            raise Refused(f"{self.name} has at most {self.max_length} characters, got {len(value)}")
+        return value
+
+    def spec(self):
+        return {"type": "string", "description": self.description, "maxLength": self.max_length}
+
+
+@dataclass(frozen=True)
 class Tool:
+    """A named function and its parameters. `ends_run`: the answer tool, whose accepted call ends
+    the run and costs no experiment. `check`: refuses validated arguments that do not go together
+    (an answer's fields), with `Refused`."""
+
     name: str
     description: str
     parameters: tuple
     function: Callable
+    ends_run: bool = False
+    check: Callable | None = None
 
     def validate(self, arguments):
-        """The arguments as the function receives them, or `Refused` with the reason."""
+        """The arguments as the function receives them (an optional one only when given), or
+        `Refused` with the reason."""
         if not isinstance(arguments, dict):
             raise Refused(f"the arguments must be an object, got {type(arguments).__name__}")
         declared = [p.name for p in self.parameters]
         unknown = sorted((str(k) for k in arguments if k not in declared))
         if unknown:
             raise Refused(f"unknown arguments: {', '.join(unknown)}")
-        missing = sorted(n for n in declared if n not in arguments)
+        missing = sorted(p.name for p in self.parameters if not p.optional and p.name not in arguments)
         if missing:
             raise Refused(f"missing arguments: {', '.join(missing)}")
-        return {p.name: p.validate(arguments[p.name]) for p in self.parameters}
+        validated = {p.name: p.validate(arguments[p.name]) for p in self.parameters if p.name in arguments}
+        if self.check is not None:
+            self.check(validated)
+        return validated
 
     def spec(self):
         """The JSON schema the model sees."""
@@ -124,10 +194,25 @@ class Tool:
             "parameters": {
                 "type": "object",
                 "properties": {p.name: p.spec() for p in self.parameters},
-                "required": [p.name for p in self.parameters],
+                "required": [p.name for p in self.parameters if not p.optional],
                 "additionalProperties": False,
             },
         }
+
+
+EXPLANATION = Text(
+    "explanation", "optional: why you answer so, in your own words (shown with the answer, never judged)", 4000
+)
+
+
+def answer_tool(description, parameters, check=None):
+    """The answer tool of a variant: its fields (`parameters`, then the optional explanation),
+    typed and bounded; its accepted call ends the run. It runs nothing: its result is empty."""
+
+    def answer(**fields):
+        return {}
+
+    return Tool(ANSWER, description, tuple(parameters) + (EXPLANATION,), answer, ends_run=True, check=check)
 
 
 class Allowlist:
@@ -147,6 +232,10 @@ class Allowlist:
     def specs(self):
         return [tool.spec() for tool in self.tools.values()]
 
+    def ends_run(self, name):
+        """Whether a call of this name, once accepted, ends the run (the answer tool)."""
+        return isinstance(name, str) and name in self.tools and self.tools[name].ends_run
+
     def check(self, name, arguments):
         """The tool and validated arguments of a call, or `Refused`. Runs nothing, costs nothing."""
         if not isinstance(name, str) or name not in self.tools:
@@ -158,6 +247,8 @@ class Allowlist:
         """Run one call if it passes, and return its `ToolResult` (never raises for bad input)."""
         try:
             tool, arguments = self.check(call.name, call.arguments)
+            if tool.ends_run:  # the answer: no experiment, no budget
+                return ToolResult(call.id, call.name, True, dict(tool.function(**arguments)))
             if self.budget is not None and self.used >= self.budget:
                 raise Refused(f"the budget of {self.budget} experiments is spent")
         except Refused as refusal:

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Callable
 
-from replaylab.agents.tools import Allowlist, Refused
+from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
+from replaylab.agents.tools import ANSWER, Allowlist, Refused, Tool
 
 
 class UnknownLesson(ValueError):
@@ -17,18 +18,52 @@ class UnknownLesson(ValueError):
 
 
 @dataclass(frozen=True)
+class Prompts:
+    """The system text and the task of a variant as a format of recordings had them."""
+
+    system: str
+    task: str
+
+
+@dataclass(frozen=True)
 class Variant:
-    """What one kind of run of a lesson gets: prompts, tools (built with settings), budget, step limit."""
+    """What one kind of run of a lesson gets: prompts, tools (built with settings), the answer tool,
+    budget, step limit. `format1`: the prompts of recordings of format 1, made before runs ended
+    with an answer (they replay against those prompts and an allowlist without the answer tool)."""
 
     name: str
     system: str
     task: str
     tools: Callable
+    answer: Tool
     budget: int | None = None
     max_steps: int = 12
+    format1: Prompts | None = None
 
-    def allowlist(self, **settings):
-        return Allowlist(self.tools(**settings), budget=self.budget)
+    def allowlist(self, answer=True, **settings):
+        """A fresh allowlist (and budget): the experiment tools built with `settings`, and the answer
+        tool unless `answer` is False (recordings of format 1)."""
+        tools = list(self.tools(**settings))
+        return Allowlist(tools + [self.answer] if answer else tools, budget=self.budget)
+
+
+def harness_rules(max_steps, budget=None):
+    """How a run works, the same words for every lesson and interface (the end of every system
+    text): messages, calls, refusals, the budget, and how the run ends."""
+    spent = (
+        f"You have a budget of {budget} experiments: each accepted call of an experiment tool uses one, "
+        f"and the {ANSWER} tool uses none. "
+        if budget is not None
+        else f"There is no budget of experiments; the {ANSWER} tool is not an experiment either. "
+    )
+    return (
+        f"How the run works: you may send at most {max_steps} messages, each with at most "
+        f"{MAX_CALLS_PER_MESSAGE} tool calls. Every message counts against that limit, whatever its calls; "
+        f"a refused call runs nothing and costs no experiment, but it does use its message, and its result "
+        f"says why it was refused. {spent}End the run by calling the tool {ANSWER} with your answer: its "
+        "fields are the only thing judged, never your words; a refused answer says why, and the run goes "
+        f"on. A message without a tool call also ends the run, with no answer."
+    )
 
 
 # The modules of a lesson package, and what each must define (checked for every lesson by
@@ -54,9 +89,10 @@ class Lesson:
     Declared in the package (`LESSON = Lesson(name=..., package=__name__, title=...)`):
     - `name`: its folder under lessons/, recordings/ and results/, its config entry, its target rule;
     - `title`: what its page is about, after "Lesson `<name>`: ";
-    - `judged`: what one verdict and one score are about: "run", or "group" (one run of each
-      variant, recorded with the same group name, judged together);
-    - `unit`: how pages name what a score counts (singular, plural).
+    - `judged`: "run", or "group": besides its own verdict and score, each run is decided together
+      with the other runs of its group (one run of each variant, recorded with the same group name
+      by the same model), and the judge has `decide(runs, verdicts)`;
+    - `unit`: how pages name a run of the lesson (singular, plural).
     The rest comes from its parts (`PARTS`): variants and allowlists (lab), judge, scorecard rule
     and promote's one-line verdict (judge), scans, exercises, scripted strategies (agent), tables,
     figures and page.
@@ -96,22 +132,40 @@ class Lesson:
 
     # judge
     def judge(self, runs, tolerance):
-        """{run or group: verdict} of replayed recordings, from recomputed numbers only. Called
-        once per replay batch (a lesson judged per group gets whole groups): a verdict depends on
-        its own run or group only."""
+        """{run: verdict} of replayed recordings, from recomputed numbers only. Called once per
+        replay batch (a lesson judged per group gets whole groups): a verdict depends on its own run
+        only."""
         return self.part("judge").judge(runs, tolerance)
 
     def score(self, entry, scans):
-        """None when a judged entry reached the right answer, else what it got wrong."""
+        """None when a judged run's answer is right, else what it got wrong."""
         return self.part("judge").score(entry, scans)
+
+    def group_key(self, run):
+        """The group a run is decided with (a lesson judged per group): its group and its model, so
+        that runs of two models that share a group name are never decided together."""
+        return f"{run.group} [{run.model}]"
+
+    def decide(self, runs, verdicts):
+        """{group key: decision} of the groups of replayed runs (whole groups, their verdicts), for
+        a lesson that decides per group; {} for the others."""
+        if self.judged != "group":
+            return {}
+        members = {}
+        for run in runs:
+            members.setdefault(self.group_key(run), []).append(run)
+        decide = self.part("judge").decide
+        return {key: decide(group, verdicts) for key, group in sorted(members.items())}
 
     @property
     def right_answer(self):
         return self.part("judge").RIGHT_ANSWER
 
     def verdict_line(self, recording):
-        """One line: what the build decides about this recording alone (shown by `replaylab promote`)."""
-        return self.part("judge").verdict_line(recording)
+        """One line: what the build decides about this recording alone, against the lesson's own scans
+        (shown by `replaylab promote` and `replaylab replay`). The scans are computed here, never
+        imported by the judge, so that a change to them reruns no replay job."""
+        return self.part("judge").verdict_line(recording, self.scans())
 
     # computed from the code alone
     def scans(self):
@@ -172,6 +226,47 @@ def validated_calls(transcript, tools):
             yield number, call, arguments
 
 
+NO_ANSWER = "no answer: the run ended without an accepted call of answer"
+FORMAT1 = "no answer: recorded in format 1, before runs ended with an answer, so it is judged as no answer"
+
+
+def submitted(recording, variant):
+    """(the answer's fields as validated, None) of the accepted answer that ended a run, or (None,
+    why there is none). A run that a per-run limit stopped has no answer, even if its last message
+    held one; so has a run of format 1."""
+    transcript = recording.transcript
+    if recording.format1:
+        return None, FORMAT1
+    if transcript.stopped_by:
+        return None, f"no answer: the run was stopped by its limit {transcript.stopped_by['limit']}"
+    if transcript.finished and transcript.steps:
+        found = [a for _, call, a in validated_calls(transcript, {ANSWER: variant.answer}) if call.name == ANSWER]
+        if found:
+            return found[-1], None
+    return None, NO_ANSWER
+
+
+def judgement_line(verdict, wrong, answer_text, truth):
+    """One line of a verdict (`replaylab promote`, `replaylab replay`): the answer as submitted, and
+    both judgements. `wrong`: the lesson's score (None when right); `answer_text(answer)`: the
+    answer in words; `truth`: what the build computed to decide."""
+    if verdict["answer"] is None:
+        return f"{verdict['no_answer']}: not right"
+    right = "right" if wrong is None else f"wrong, {wrong}"
+    supported = "supported" if verdict["supported"] else "not supported"
+    return f"answer {answer_text(verdict['answer'])}: {right} ({truth}); {supported}: {verdict['support']}"
+
+
+def answer_facts(recording, variant):
+    """What every verdict says of a run's answer: the fields as submitted (their explanation is kept
+    apart: shown, never judged), or None and why there is none."""
+    fields, why = submitted(recording, variant)
+    if fields is None:
+        return {"answer": None, "no_answer": why, "explanation": None}
+    fields = dict(fields)
+    return {"answer": fields, "no_answer": None, "explanation": fields.pop("explanation", None)}
+
+
 def caught(mismatch):
     """What a demonstration's replay against changed code caught, as fields: where (message and
     call, from 1), the tool, the result's key, the recorded and the recomputed value, and the
@@ -211,8 +306,9 @@ def run_facts(run, task=None):
 
 
 def count_calls(transcript):
-    """Calls asked for and calls that ran, over the whole run."""
-    results = [r for step in transcript.steps for r in step.results]
+    """Calls asked for and calls that ran, over the whole run; the answer is not counted (it is not
+    an experiment)."""
+    results = [r for step in transcript.steps for call, r in zip(step.message.tool_calls, step.results) if call.name != ANSWER]
     return {"calls": len(results), "ran": sum(r.ok for r in results)}
 
 

@@ -27,6 +27,13 @@ FOLDED = "The messages of run"  # a heading that starts so: its section is folde
 EVIDENCE = "Evidence:"  # the paragraph that gives a statement's evidence label (`evidence`)
 EVIDENCE_LABEL = "numerically verified"  # every evidence label a judge gives starts so
 NOT_A_RESULT = "not a result"  # in a bold statement: what follows is not a result
+ANSWER_ACCEPTED = "accepted: the answer, which ends the run"  # the result of an accepted answer (it holds no number)
+# How a page states the build's judgement of an answer (the HTML page colours each: right, caution, wrong).
+RIGHT_AND_SUPPORTED = "The agent's answer is right, and its own experiments support it."
+RIGHT_UNSUPPORTED = "A right answer its experiments do not support"
+SUPPORTED_WRONG = "A supported answer that is wrong"
+WRONG = "The agent's answer is wrong"
+JUDGEMENTS = {RIGHT_AND_SUPPORTED: "right", RIGHT_UNSUPPORTED: "caution", SUPPORTED_WRONG: "wrong", WRONG: "wrong"}
 
 
 class Md(str):
@@ -200,6 +207,8 @@ def result_text(result):
     ran, as it is); None for a refusal."""
     if not result["ok"]:
         return None
+    if not result["content"]:
+        return ANSWER_ACCEPTED
     return ", ".join(f"{k} = {v if isinstance(v, str) else number(v)}" for k, v in result["content"].items())
 
 
@@ -231,6 +240,76 @@ def outcome_columns(item, key):
     }
 
 
+def answer_fields(results):
+    """The fields of the lesson's answer tool, as the allowlists print them (explanation apart)."""
+    for spec in results["allowlists"].values():
+        for tool in spec["tools"]:
+            if tool["name"] == "answer":
+                return [f for f in tool["parameters"]["properties"] if f != "explanation"]
+    return []
+
+
+def answer_cell(value):
+    """An answer's field as a CSV cell: a list of names as "a;b", a missing field empty."""
+    if value is None:
+        return ""
+    return ";".join(value) if isinstance(value, list) else value
+
+
+def answer_rows(results):
+    """One row per run shown: its answer as submitted (answer_<field>, empty without an answer) and
+    both judgements, with why."""
+    scores = {score["run"]: score for score in results["scores"]}
+    fields = answer_fields(results)
+    rows = []
+    for run, verdict in results["verdicts"].items():
+        answer, score = verdict["answer"] or {}, scores[run]
+        rows.append({
+            "run": run,
+            "answered": flag(verdict["answer"] is not None),
+            **{f"answer_{field}": answer_cell(answer.get(field)) for field in fields},
+            "right": flag(score["right"]),
+            "wrong": score["wrong"] or "",
+            "supported": "" if verdict["supported"] is None else flag(verdict["supported"]),
+            "support": verdict["support"],
+            "no_answer": verdict["no_answer"] or "",
+            "explanation": verdict["explanation"] or "",
+        })
+    return rows
+
+
+def score_of(results, run):
+    return next(score for score in results["scores"] if score["run"] == run)
+
+
+def answer_statement(results, run, verdict, answer_text, truth, label):
+    """What the build decided about a run's answer, the same way on every page: the answer as
+    submitted, whether it is right (against `truth`, what the build computed), whether its own
+    experiments support it, and the agent's explanation (shown, never judged). `answer_text`:
+    the answer in words; `label`: the evidence label of the judgement."""
+    score = score_of(results, run)
+    if verdict["answer"] is None:
+        return [f"**Run {name(run)} gave no answer**: {text(verdict['no_answer'])}. It is scored as not right; "
+                "there is nothing to judge."]
+    right, supported = score["right"], verdict["supported"]
+    if right and supported:
+        head = f"**{RIGHT_AND_SUPPORTED}**"
+    elif right:
+        head = f"**{RIGHT_UNSUPPORTED}**: the answer agrees with the build, but the agent's own experiments do not point at it."
+    elif supported:
+        head = f"**{SUPPORTED_WRONG}** ({text(score['wrong'])}): the agent's own experiments point at it, but the build's computation does not agree."
+    else:
+        head = f"**{WRONG}** ({text(score['wrong'])}), and its own experiments do not support it either."
+    lines = [f"**Run {name(run)} answered: {text(answer_text)}.** {head}", "",
+             f"- Right or wrong: {text(truth)}.",
+             f"- Supported or not: {text(verdict['support'])}."]
+    if verdict["explanation"]:
+        lines += ["", quote(verdict["explanation"], "The agent's explanation, given with its answer (not a result, never judged):")]
+    if label:
+        lines += ["", evidence(label)]
+    return lines
+
+
 def call_rows(results):
     """One row per tool call of every run, with the recomputed result (full precision as JSON)."""
     rows = []
@@ -258,16 +337,20 @@ def call_rows(results):
 # sections shared by the three pages
 
 
-def _parameter_row(tool, pname, spec):
+def _parameter_row(tool, pname, spec, required):
     if "enum" in spec:
         kind, allowed = "one of", ", ".join(spec["enum"])
+    elif spec["type"] == "array":
+        kind, allowed = "list of names", "each at most once, of: " + ", ".join(spec["items"]["enum"])
+    elif spec["type"] == "string":
+        kind, allowed = "text", f"at most {spec['maxLength']} characters"
     else:
         kind = "integer" if spec["type"] == "integer" else "number"
         allowed = limit_range(spec["minimum"], spec["maximum"]) + " (inclusive)"
     return {
         "tool": code(tool["name"]),
         "parameter": code(pname),
-        "kind": kind,
+        "kind": kind if pname in required else f"{kind}, optional",
         "allowed": allowed,
         "meaning": spec["description"],
     }
@@ -291,7 +374,9 @@ def allowlist_section(results, intro=""):
         "The agent acts only through these tools; every call is checked against the bounds below "
         "before anything runs, and a call that fails the check is refused with a reason (the refusal "
         "is what the agent reads next). Any other tool name, a missing or extra argument, a number "
-        "sent as text, or a value outside its bounds is refused. Printed from the code, not typed.",
+        f"sent as text, or a value outside its bounds is refused. The run ends with an accepted call of "
+        f"{code('answer')}, whose fields are what the build judges; it is not an experiment. Printed "
+        "from the code, not typed.",
         "",
     ]
     for group in groups:
@@ -310,8 +395,9 @@ def allowlist_section(results, intro=""):
         out += [f"**{label} {names}**: " + "; ".join(limits) + ".", ""]
         rows = []
         for tool in spec["tools"]:
+            required = tool["parameters"]["required"]
             for pname, pspec in tool["parameters"]["properties"].items():
-                rows.append(_parameter_row(tool, pname, pspec))
+                rows.append(_parameter_row(tool, pname, pspec, required))
         out += [table(rows, [("tool", "tool"), ("parameter", "parameter"), ("kind", "type"), ("allowed", "allowed values"), ("meaning", "meaning")]), ""]
         out += ["| tool | what it returns |", "|---|---|"]
         out += [f"| {code(tool['name'])} | {cell(tool['description'])} |" for tool in spec["tools"]]
@@ -359,6 +445,7 @@ def run_section(run_name, run, results):
         + how_it_ended(
             run["provenance"]["kind"], transcript["finished"], len(transcript["steps"]),
             results["allowlists"][run["variant"]]["max_steps"], transcript.get("stopped_by"),  # only a run a per-run limit ended
+            results["verdicts"][run_name]["answer"] is not None,
         ) + ".",
         f"- Replayed by this build: every call went again through a fresh allowlist and the simulation; "
         f"each recomputed result agreed with the recording within {number(tolerance, '%g')} (relative and absolute). "
@@ -380,7 +467,7 @@ def run_section(run_name, run, results):
             ]
             out += [table(rows, [("n", "#"), ("call", "tool call (as the agent sent it)"), ("result", "result, recomputed by this build")]), ""]
         else:
-            out += ["No tool call: this message ends the run.", ""]
+            out += ["No tool call: this message ends the run, with no answer.", ""]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -389,10 +476,10 @@ def sample_note(results):
     counts = results["counts"]
     one, many = results["score_unit"]
     shown = len(results["scores"])
-    if shown == counts["judged"]:
+    if shown == counts["runs"]:
         return ""
     return (
-        f"This page shows {shown} of the {counts['judged']} {many} in full, those worth reading first (the "
+        f"This page shows {shown} of the {counts['runs']} {many} in full, those worth reading first (the "
         f"reference {many}, then the wrong ones, one of each model, task and mistake before a second), and lists "
         f"{len(results['listed'])} more. Every {one} was replayed and judged the same way: each score is in "
         "`runs.csv.gz`, each verdict in `judged/`, each transcript in `transcripts/`."
@@ -424,19 +511,20 @@ def runs_section(results, order=None):
         out += [f"### {counted(len(listed), 'more ' + one, 'more ' + many)}, with their transcripts", ""]
         rows = [
             {
-                "entry": name(entry["run"]),
-                "runs": Md(", ".join(f"[{text(r['run'])}]({r['file']})" for r in entry["recordings"])),
+                "entry": Md(f"[{text(entry['run'])}]({entry['file']})"),
                 "model": text(entry["model"]),
                 "task": code(entry["task"]),
+                "answer": Md(text(json.dumps(entry["answer"], ensure_ascii=False))) if entry["answer"] else "no answer",
                 "decided": "right" if entry["right"] else Md("wrong: " + cell(entry["wrong"])),
-                "messages": sum(r["messages"] for r in entry["recordings"]),
+                "supported": "" if entry["supported"] is None else entry["supported"],
+                "messages": entry["messages"],
             }
             for entry in listed
         ]
-        columns = [("entry", one), ("runs", "transcripts"), ("model", "produced by"), ("task", "task"),
-                   ("decided", "decided by the build"), ("messages", "messages")]
+        columns = [("entry", f"{one} (its transcript)"), ("model", "produced by"), ("task", "task"), ("answer", "answer"),
+                   ("decided", "decided by the build"), ("supported", "supported"), ("messages", "messages")]
         out += [table(rows, columns), ""]
-        rest = counts["judged"] - len(results["scores"]) - len(listed)
+        rest = counts["runs"] - len(results["scores"]) - len(listed)
         if rest:
             out += [f"{counted(rest, 'more ' + one, 'more ' + many)} are in `runs.csv.gz`, each with its transcript in `transcripts/`.", ""]
     return "\n".join(out)
@@ -448,16 +536,18 @@ def interval(row):
 
 
 def scorecard_section(results):
-    """How often the runs reached the right answer, per model or program, decided by the build; the
-    counts are of the lesson's unit of score (runs, or groups of runs judged together)."""
+    """How often the runs gave the right answer, per model or program, decided by the build, with how
+    many answered and how many answers their own experiments support."""
     rows = results["scorecard"]
     one, many = results["score_unit"]
     out = [
         "## Scorecard",
         "",
-        f"Right answer, as the build decides it from recomputed numbers: {text(results['right_answer'])} The words of a "
-        f"run never change its score. The interval is the 95 % Wilson score interval of the share of "
-        f"right {many}.",
+        f"Right answer, as the build decides it from recomputed numbers: {text(results['right_answer'])} A run "
+        f"with no answer is not right, and the words of a run never change its score. The interval is the 95 % "
+        f"Wilson score interval of the share of right {many}. **Supported**: the run's own experiments point at its "
+        "answer; the two columns after it count the right answers they do not support and the supported answers "
+        "that are wrong.",
         "",
     ]
     if not rows:
@@ -470,14 +560,19 @@ def scorecard_section(results):
                 "model": text(r["model"]),
                 "task": code(r["task"]),
                 "runs": r["runs"],
+                "answered": r["answered"],
                 "right": f"{r['right']} ({100 * r['rate']:.0f} %)",
                 "interval": interval(r),
+                "supported": r["supported"],
+                "right_unsupported": r["right_unsupported"],
+                "supported_wrong": r["supported_wrong"],
                 "calls": f"{r['mean_calls']:.3g} ({r['mean_budget_used']:.3g} ran)",
                 "mistakes": mistakes,
             }
         )
-    columns = [("model", "model or program"), ("task", "task"), ("runs", many), ("right", "right"),
-               ("interval", "95 % interval"), ("calls", "mean tool calls"), ("mistakes", f"what the wrong {many} got wrong")]
+    columns = [("model", "model or program"), ("task", "task"), ("runs", many), ("answered", "answered"), ("right", "right"),
+               ("interval", "95 % interval"), ("supported", "supported"), ("right_unsupported", "right, not supported"),
+               ("supported_wrong", "supported, wrong"), ("calls", "mean tool calls"), ("mistakes", f"what the wrong {many} got wrong")]
     out += [table(table_rows, columns), ""]
     few = [r for r in rows if not r["conclusive"]]
     for r in few:
@@ -542,10 +637,10 @@ def judged_entries(entries, lines_of, what="run"):
     return [line for entry_name, entry in entries.items() for line in lines_of(entry_name, entry)]
 
 
-def conclusion_lines(statement, run, rows):
-    """A run's stated conclusion as the build found it, then its rows of the `agent-conclusion` table."""
-    mine = [r for r in rows["agent-conclusion"] if r["run"] == run]
-    return [*statement, "", f"Table `agent-conclusion` (run {name(run)}):", "",
+def conclusion_lines(statement, run, rows, table_name):
+    """A statement of the build about a run, then its rows of the table `table_name`."""
+    mine = [r for r in rows[table_name] if r["run"] == run]
+    return [*statement, "", f"Table `{table_name}` (run {name(run)}):", "",
             table(mine, [("quantity", "quantity"), ("shown", "value"), ("unit", "unit")]), ""]
 
 

@@ -1,10 +1,12 @@
-"""How often runs reach the right answer, per model or program, with a 95 % Wilson interval.
+"""How often runs give the right answer, per model or program, with a 95 % Wilson interval.
 
-Right and wrong are decided by each lesson's `score` function from recomputed numbers; the
-words of a run never enter. A run that a per-run limit stopped is not right, whatever it
-computed. This module counts and summarises: the judged runs become a table of one row per run
-(a pandas DataFrame, `runs_table`), and a scorecard, a lesson's or a campaign's, is a group-by of
-such a table (`scorecard`).
+Each run is scored on the answer it submitted (its `answer` call): right and wrong are decided by
+each lesson's `score` function from recomputed numbers; the words of a run never enter. A run
+with no answer is not right; nor is a run that a per-run limit stopped (it has no answer).
+Beside `right`, each run says whether it `answered` and whether its own experiments `supported`
+its answer (empty when there is no answer). This module counts and summarises: the judged runs
+become a table of one row per run (a pandas DataFrame, `runs_table`), and a scorecard, a
+lesson's or a campaign's, is a group-by of such a table (`scorecard`).
 
 pandas is imported here and nowhere on the way of a replay, a judgement or a scan: only the jobs
 that tabulate (render, compare) import this module (importing pandas costs about 0.4 s).
@@ -18,10 +20,12 @@ import pandas as pd
 Z95 = 1.959963984540054  # two-sided 95 % normal quantile
 TOO_WIDE = 0.5  # an interval wider than this says nothing useful
 
-# The per-run table: a judged run (in a lesson judged per group, a group of runs), who made it, its task, its
-# score, the calls it made and ran, the tokens its provider reported (empty when none were) and the
-# recordings it is made of.
-COLUMNS = ("run", "model", "task", "right", "wrong", "calls", "budget_used", "input_tokens", "output_tokens", "recordings")
+# The per-run table: a run, who made it, its task, whether it answered, its score, whether its experiments
+# support its answer (empty without an answer), what it got wrong, the calls it made and ran, the tokens its
+# provider reported (empty when none were), its recording, then its answer's fields (answer_<field>, empty
+# without an answer; a list of names as "a;b").
+COLUMNS = ("run", "model", "task", "answered", "right", "supported", "wrong", "calls", "budget_used",
+           "input_tokens", "output_tokens", "recording")
 
 
 def wilson(right, runs, z=Z95):
@@ -37,61 +41,49 @@ def wilson(right, runs, z=Z95):
     return low, high
 
 
-def members_of(runs):
-    """{judged entry: [its recordings]} of {run: facts}: each run is an entry of its own, and each
-    group (a lesson judged per group) is an entry of its members."""
-    found = {}
-    for run, facts in runs.items():
-        found.setdefault(facts["group"], []).append(run)
-    return found | {run: [run] for run in runs}  # a run's own name before a group's
-
-
-def stopped_by(names, runs):
-    """The per-run limit that stopped one of the recordings `names`, or None."""
-    for run in names:
-        stopped = runs[run].get("stopped_by")
-        if stopped:
-            return stopped
-    return None
-
-
 def scores(verdicts, scans, decide, runs=None):
-    """One score per judged run (a group, for reviews): `decide(entry, scans)` gives what it got
-    wrong, or None when it is right; a run stopped by a per-run limit is wrong. `runs`: what the
+    """One score per judged run: `decide(entry, scans)` gives what it got wrong, or None when its
+    answer is right; a run stopped by a per-run limit has no answer, so is wrong. `runs`: what the
     batches' verdicts say of each run ({run: {group, usage, stopped_by, ...}})."""
     runs = runs or {}
-    members = members_of(runs)
     found = []
     for name, entry in verdicts.items():
-        stopped = stopped_by(members.get(name, []), runs)
+        stopped = runs.get(name, {}).get("stopped_by")
         wrong = f"stopped by its limit {stopped['limit']} ({stopped['allowed']:g})" if stopped else decide(entry, scans)
-        found.append({"run": name, "model": entry["model"], "task": entry["task"], "right": wrong is None,
-                      "wrong": wrong, "calls": entry["calls"], "budget_used": entry["ran"]})
+        answer = entry["answer"]
+        found.append({"run": name, "model": entry["model"], "task": entry["task"], "answered": answer is not None,
+                      "right": wrong is None, "supported": entry["supported"], "wrong": wrong, "answer": answer,
+                      "calls": entry["calls"], "budget_used": entry["ran"]})
     return found
 
 
-def _tokens(names, runs, kind):
-    reported = [runs[n]["usage"] for n in names if runs[n].get("usage")]
-    return sum(usage.get(kind, 0) for usage in reported) if reported else None
+def _cell(value):
+    """An answer's field as a cell of the per-run table, as text (a whole number stays "45", never
+    "45.0", beside a run with no answer): a list of names as "a;b"."""
+    return ";".join(value) if isinstance(value, list) else str(value)
+
+
+def answer_columns(found):
+    """The answer_<field> columns of some scores, in the order their fields first appear."""
+    fields = dict.fromkeys(field for score in found for field in (score["answer"] or {}))
+    return [f"answer_{field}" for field in fields]
 
 
 def runs_table(found, runs=None):
     """The per-run table of a lesson: one row per score of `found`, with the tokens reported for
-    its recordings and their names."""
+    its recording and its answer's fields."""
     runs = runs or {}
-    members = members_of(runs)
     rows = []
     for score in found:
-        names = members.get(score["run"], [])
-        rows.append({
-            **score,
-            "input_tokens": _tokens(names, runs, "input_tokens"),
-            "output_tokens": _tokens(names, runs, "output_tokens"),
-            "recordings": ";".join(names),
-        })
-    table = pd.DataFrame(rows, columns=list(COLUMNS))
+        usage = runs.get(score["run"], {}).get("usage") or {}
+        row = {key: value for key, value in score.items() if key != "answer"}
+        row.update(input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"), recording=score["run"])
+        row.update({f"answer_{field}": _cell(value) for field, value in (score["answer"] or {}).items()})
+        rows.append(row)
+    table = pd.DataFrame(rows, columns=list(COLUMNS) + answer_columns(found))
     for column in ("input_tokens", "output_tokens"):
         table[column] = table[column].astype("Int64")  # empty when the provider reported nothing
+    table["supported"] = table["supported"].astype("boolean")  # empty without an answer
     return table
 
 
@@ -102,10 +94,12 @@ def tabulate(found, runs):
 
 
 def read_runs_table(path):
-    """The per-run table back: names and mistakes stay text (a model named "7", a run "001", a
-    mistake "NA"), an empty token count is missing."""
-    text = dict.fromkeys(("run", "model", "task", "wrong", "recordings"), "string")
-    return pd.read_csv(path, dtype={**text, "input_tokens": "Int64", "output_tokens": "Int64"}, keep_default_na=False)
+    """The per-run table back: names, mistakes and answers stay text (a model named "7", a run
+    "001", a mistake "NA"), an empty token count or `supported` is missing."""
+    columns = pd.read_csv(path, nrows=0).columns
+    text = dict.fromkeys(["run", "model", "task", "wrong", "recording"] + [c for c in columns if c.startswith("answer_")], "string")
+    kinds = {**text, "input_tokens": "Int64", "output_tokens": "Int64", "supported": "boolean"}
+    return pd.read_csv(path, dtype=kinds, keep_default_na=False, na_values={"input_tokens": [""], "output_tokens": [""], "supported": [""]})
 
 
 def runs_table_bytes(table):
@@ -139,14 +133,23 @@ def _mistakes(table, keys):
 
 
 def scorecard(table, keys=("model", "task"), means=()):
-    """Rows per `keys` (by default model and task): runs, right, interval, mean calls and budget
-    used (and the mean of each column of `means`), and what the wrong runs got wrong."""
+    """Rows per `keys` (by default model and task): runs, answered, right, interval, supported (of
+    the answered runs), right but not supported, supported but wrong, mean calls and budget used
+    (and the mean of each column of `means`), and what the wrong runs got wrong."""
     if table.empty:
         return []
     keys = list(keys)
+    supported = table["supported"].fillna(False).astype(bool)
+    right = table["right"].astype(bool)
+    table = table.assign(supported_count=supported, right_unsupported=right & ~supported & table["answered"].astype(bool),
+                         supported_wrong=supported & ~right)
     aggregations = {
         "runs": ("run", "size"),
+        "answered": ("answered", "sum"),
         "right": ("right", "sum"),
+        "supported": ("supported_count", "sum"),
+        "right_unsupported": ("right_unsupported", "sum"),
+        "supported_wrong": ("supported_wrong", "sum"),
         "mean_calls": ("calls", "mean"),
         "mean_budget_used": ("budget_used", "mean"),
     }
@@ -160,11 +163,15 @@ def scorecard(table, keys=("model", "task"), means=()):
         row = {key: found[key] for key in keys}
         row.update({
             "runs": runs,
+            "answered": int(found["answered"]),
             "right": right,
             "rate": right / runs,
             "low": low,
             "high": high,
             "conclusive": high - low <= TOO_WIDE,
+            "supported": int(found["supported"]),
+            "right_unsupported": int(found["right_unsupported"]),
+            "supported_wrong": int(found["supported_wrong"]),
             "mean_calls": float(found["mean_calls"]),
             "mean_budget_used": float(found["mean_budget_used"]),
         })
@@ -181,11 +188,15 @@ def scorecard_table(rows):
             "model": r["model"],
             "task": r["task"],
             "runs": r["runs"],
+            "answered": r["answered"],
             "right": r["right"],
             "rate": r["rate"],
             "wilson95_low": r["low"],
             "wilson95_high": r["high"],
             "conclusive": r["conclusive"],
+            "supported": r["supported"],
+            "right_unsupported": r["right_unsupported"],
+            "supported_wrong": r["supported_wrong"],
             "mean_calls": r["mean_calls"],
             "mean_calls_that_ran": r["mean_budget_used"],
             "mistakes": "; ".join(f"{m['what']} ({m['runs']})" for m in r["mistakes"]),

@@ -1,10 +1,11 @@
-"""The toy's scripted baseline: it squares 3, then stops."""
+"""The toy's scripted baselines: `square-three` squares 3 and answers with the result; `careless`
+squares 3 too, then answers 3 + 3 (its experiment does not support that answer)."""
 
-from replaylab.agents.messages import ModelMessage, ToolCall
+from replaylab.agents.messages import ModelMessage, ToolCall, exchanges
+from replaylab.agents.tools import ANSWER
 from replaylab.lessons.toy import lab
 
-
-STRATEGIES = ("square-three",)
+STRATEGIES = ("square-three", "careless")
 
 
 def strategy(seed):
@@ -12,13 +13,17 @@ def strategy(seed):
 
 
 def model(variant, seed=0):
-    return "toy baseline (a scripted program, not a language model)"
+    return f"toy baseline, {strategy(seed)} (a scripted program, not a language model)"
 
 
 def baseline(variant, seed=0):
+    careless = strategy(seed) == "careless"
+
     def program(conversation):
-        if len(conversation) == 1:
-            return ModelMessage("Squaring 3.", (ToolCall("1", lab.TOOL, {"x": 3}),))
-        return ModelMessage("3 squared is 9.")
+        seen = [r for c, r in exchanges(conversation) if c is not None and r.ok]
+        if not seen:
+            return ModelMessage(f"Squaring {lab.NUMBER}.", (ToolCall("1", lab.TOOL, {"x": lab.NUMBER}),))
+        square = lab.NUMBER + lab.NUMBER if careless else seen[-1].content[lab.KEY]
+        return ModelMessage(f"{lab.NUMBER} squared is {square}.", (ToolCall("2", ANSWER, {"square": square}),))
 
     return program

@@ -1,27 +1,55 @@
-"""The toy judge: the largest square the run computed, recomputed."""
+"""The toy judge: the answer against the build's own square of 3 (right), and against the run's own
+recomputed squares (supported)."""
 
-from replaylab.lessons import count_calls, validated_calls
+from replaylab.lessons import answer_facts, judgement_line, run_facts, validated_calls
 from replaylab.lessons.toy import lab
 
-RIGHT_ANSWER = "the run squared 3."
+RIGHT_ANSWER = "the answer's square is the build's own square of 3."
+NO_ANSWER, WRONG = "no answer", "its square is not the build's square of 3"
 
 
-def largest(transcript):
+def squares(transcript):
+    """{x: x squared} of the run's accepted calls, recomputed."""
     tools = {t.name: t for t in lab.tools()}
-    return max((tools[call.name].function(**arguments)[lab.KEY] for _, call, arguments in validated_calls(transcript, tools)), default=None)
+    return {arguments["x"]: tools[call.name].function(**arguments)[lab.KEY]
+            for _, call, arguments in validated_calls(transcript, tools)}
+
+
+def verdict_of(run):
+    facts = answer_facts(run, lab.VARIANTS[run.variant])
+    computed = squares(run.transcript)
+    answer = facts["answer"]
+    if answer is None:
+        supported, support = None, "no answer to support"
+    elif lab.NUMBER not in computed:
+        supported, support = False, f"the run did not square {lab.NUMBER}"
+    else:
+        supported = computed[lab.NUMBER] == answer["square"]
+        support = f"the run squared {lab.NUMBER} and got {computed[lab.NUMBER]:g}"
+    return {**run_facts(run), **facts, "supported": supported, "support": support,
+            "largest": max(computed.values(), default=None)}
 
 
 def judge(runs, tolerance):
-    return {
-        run.run: {"model": run.provenance["model"], "task": run.variant, "group": run.group, **count_calls(run.transcript),
-                  "largest": largest(run.transcript)}
-        for run in runs
-    }
+    return {run.run: verdict_of(run) for run in runs}
+
+
+def truth(scans):
+    square = next(row[lab.KEY] for row in scans["squares"] if row["x"] == lab.NUMBER)
+    return square, f"the build computes {lab.NUMBER} squared as {square:g}"
 
 
 def score(entry, scans):
-    return None if entry["largest"] == 9 else "did not square 3"
+    """None when the answer is right, else what is wrong."""
+    if entry["answer"] is None:
+        return NO_ANSWER
+    return None if entry["answer"]["square"] == truth(scans)[0] else WRONG
 
 
-def verdict_line(recording):
-    return f"largest square {largest(recording.transcript)}"
+def answer_text(answer):
+    return f"square {answer['square']:g}"
+
+
+def verdict_line(recording, scans):
+    verdict = verdict_of(recording)
+    return judgement_line(verdict, score(verdict, scans), answer_text, truth(scans)[1])

@@ -9,8 +9,24 @@ def question(results):
     return "What is 3 squared?"
 
 
+def truth(results):
+    square = next(row["value"] for row in results["scans"]["squares"] if row["x"] == 3)
+    return f"the build computes 3 squared as {md.number(square)}"
+
+
 def summary(results):
-    return [f"run {md.name(run)}: largest square {md.number(v['largest'])}" for run, v in results["verdicts"].items()]
+    lines = []
+    for run, v in results["verdicts"].items():
+        score = md.score_of(results, run)
+        said = f"answered {md.number(v['answer']['square'])}" if v["answer"] else "gave no answer"
+        decided = "**right**" if score["right"] else f"wrong ({md.text(score['wrong'])})"
+        lines.append(f"run {md.name(run)} {said}: {decided}; largest square {md.number(v['largest'])}")
+    return lines
+
+
+def run_lines(results, run, verdict):
+    said = f"3 squared is {md.number(verdict['answer']['square'])}" if verdict["answer"] else ""
+    return [*md.answer_statement(results, run, verdict, said, truth(results), None), ""]
 
 
 def page(results):
@@ -19,7 +35,7 @@ def page(results):
         title=LESSON.heading,
         question=question(results),
         intro="A toy.",
-        decisions=["## What the build decided", "", *summary(results), ""],
+        decisions=["## What the build decided", "", *md.judged_entries(results["verdicts"], lambda run, v: run_lines(results, run, v))],
         demos=["## Demonstrations and exercises", "", md.text(results["exercises"]["refused"]), ""],
         tables=(lesson_tables.TABLES, set(), ()),
         figure=md.figure("scorecard", "scorecard", "The scorecard."),

@@ -2,15 +2,17 @@
 and writes the next message. No model, no key.
 
 Each lesson has its baseline programs (`lessons/<lesson>/agent.py`); the seed picks a strategy
-(some are wrong on purpose) and the first calls. Named programs, for campaigns that compare two
-of them like two models: `scripted-mixed` takes the seed as it is (the lesson's strategies in
-turn), `scripted-careful` plays the lesson's first strategy, the careful one, whatever the seed
-(the seed still varies its first calls).
+(some are wrong on purpose) and the first calls. Named programs, for campaigns that compare them
+like models: `scripted-mixed` takes the seed as it is (the lesson's strategies in turn),
+`scripted-careful` plays the lesson's first strategy, the careful one, whatever the seed (the
+seed still varies its first calls), and `scripted-careless` its `careless` strategy, which
+experiments as the careful one does and answers carelessly.
 """
 
 from replaylab.agents.clients import Options, Provider, command, register
 
-PROGRAMS = ("scripted-careful", "scripted-mixed")
+PROGRAMS = ("scripted-careful", "scripted-careless", "scripted-mixed")
+ONE_STRATEGY = {"scripted-careful": None, "scripted-careless": "careless"}  # None: the first
 
 
 class ScriptedClient:
@@ -30,10 +32,13 @@ class ScriptedClient:
 
 
 def program_seed(options: Options):
-    """The seed the lesson's baseline gets: `scripted-careful` keeps to the first strategy."""
-    if options.model == "scripted-careful":
-        return options.seed * len(options.agent.STRATEGIES)
-    return options.seed
+    """The seed the lesson's baseline gets: `scripted-careful` keeps to the first strategy,
+    `scripted-careless` to the careless one."""
+    if options.model not in ONE_STRATEGY:
+        return options.seed
+    strategies = options.agent.STRATEGIES
+    one = ONE_STRATEGY[options.model]
+    return options.seed * len(strategies) + (0 if one is None else strategies.index(one))
 
 
 def make_client(options: Options):

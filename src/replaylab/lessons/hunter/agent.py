@@ -1,17 +1,20 @@
 """The scripted baseline agents of the hunter lesson: programs, not language models.
 
 `coarse-first` (seed 0) knows the drift grows as the step grows, so it tries the coarsest steps
-and longest runs of the claim's domain first and stops as soon as an experiment breaks the claim.
-The others are wrong on purpose, to test the scorecard: `safe-region` never leaves fine steps,
-`random` spends its budget on points drawn at random from the domain (seeded).
+and longest runs of the claim's domain first and stops as soon as an experiment breaks the claim,
+answering with it (or, when none does, "none found"). The others are wrong on purpose, to test the
+scorecard: `safe-region` never leaves fine steps, `random` spends its budget on points drawn at
+random from the domain (seeded), and `careless` experiments as `coarse-first` does but answers
+with its largest drift as a counterexample, without looking at the claim's limit.
 """
 
 import random
 
 from replaylab.agents.messages import ModelMessage, ToolCall, exchanges
+from replaylab.agents.tools import ANSWER
 from replaylab.lessons.hunter import lab
 
-STRATEGIES = ("coarse-first", "safe-region", "random")
+STRATEGIES = ("coarse-first", "safe-region", "random", "careless")
 
 
 def strategy(seed):
@@ -25,7 +28,7 @@ def model(variant, seed=0):
 def _plan(claim, seed):
     (low_n, high_n), (low_p, high_p) = claim.ranges["steps_per_period"], claim.ranges["periods"]
     plan = strategy(seed)
-    if plan == "coarse-first":
+    if plan in ("coarse-first", "careless"):
         points = [(low_n, high_p), (low_n + 1, high_p), (low_n, low_p), (low_n + 2, high_p)]
         points += [(low_n + 4 + 2 * i + seed // 3 % 3, high_p) for i in range(claim.budget)]
     elif plan == "safe-region":
@@ -36,28 +39,36 @@ def _plan(claim, seed):
     return [p for i, p in enumerate(points) if low_n <= p[0] <= high_n and p not in points[:i]][: claim.budget]
 
 
+def _counterexample(call, result, claim, words):
+    a = call.arguments
+    fields = {"outcome": lab.COUNTEREXAMPLE, **{p.name: a[p.name] for p in lab.PARAMETERS}}
+    return ModelMessage(
+        f"{words}: {a['method']} with {a['steps_per_period']} steps per period over {a['periods']} "
+        f"periods drifts by {result.content[claim.key]:.4g} (the limit is {claim.limit:g}).",
+        (ToolCall("answer", ANSWER, fields),),
+    )
+
+
 def baseline(variant, seed=0):
     claim = lab.CLAIMS[variant]
     plan = _plan(claim, seed)
+    careless = strategy(seed) == "careless"
 
     def program(conversation):
         seen = [(c, r) for c, r in exchanges(conversation) if c is not None and r.ok]
         broken = [(c, r) for c, r in seen if not claim.holds_on(r.content[claim.key])]
-        if broken:
-            call, result = broken[0]
-            a = call.arguments
-            return ModelMessage(
-                f"Counterexample: {a['method']} with {a['steps_per_period']} steps per period over {a['periods']} "
-                f"periods drifts by {result.content[claim.key]:.4g}, above the limit {claim.limit:g}.",
-                (),
-            )
+        if broken and not careless:
+            return _counterexample(*broken[0], claim, "Counterexample")
         done = len(exchanges(conversation))
-        if done >= len(plan):
+        if done >= len(plan) or (broken and careless):
+            if careless and seen:
+                largest = max(seen, key=lambda pair: pair[1].content[claim.key])
+                return _counterexample(*largest, claim, "My largest drift is a counterexample")
             worst = max((r.content[claim.key] for _, r in seen), default=float("nan"))
             return ModelMessage(
                 f"No counterexample in {len(seen)} experiments; the largest drift was {worst:.4g}, below the limit "
                 f"{claim.limit:g}. This does not show that the claim is true.",
-                (),
+                (ToolCall("answer", ANSWER, {"outcome": lab.NONE_FOUND}),),
             )
         batch = plan[done : done + 4]
         calls = tuple(

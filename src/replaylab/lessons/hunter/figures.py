@@ -54,7 +54,7 @@ def drift(results):
 
     claims = {}
     for verdicts in results["verdicts"].values():
-        verdict = verdicts["verdict"]
+        verdict = verdicts["experiments"]
         claims.setdefault(verdict["claim"], verdict)
     for name, verdict in claims.items():
         method = _claim_method(verdict["statement"], methods)
@@ -85,12 +85,13 @@ def drift(results):
         handles[label] = artist
 
     for run, verdicts in results["verdicts"].items():
-        witness = verdicts["verdict"]["witness"]
-        if witness and run in runs:  # with many runs, the reference runs' only
+        answered = verdicts["answer_check"]  # a counterexample answer, run again by the build
+        if answered and run in runs:  # with many runs, the reference runs' only
+            relation = ">" if answered["value"]["value"] > verdicts["experiments"]["limit"] else "<="
             axes.annotate(
-                f"counterexample of hunt '{run}':\n{witness['method']}, {witness['steps_per_period']} steps per period,\n"
-                f"{counted(witness['periods'], 'period', 'periods')}: {witness['value']['shown']} > {verdicts['verdict']['limit']:g}",
-                (witness["steps_per_period"], witness["value"]["value"]), xytext=(30, 38), textcoords="offset points",
+                f"counterexample answered by hunt '{run}':\n{answered['method']}, {answered['steps_per_period']} steps per period,\n"
+                f"{counted(answered['periods'], 'period', 'periods')}: {answered['value']['shown']} {relation} {verdicts['experiments']['limit']:g}",
+                (answered["steps_per_period"], answered["value"]["value"]), xytext=(30, 38), textcoords="offset points",
                 fontsize="small", arrowprops={"arrowstyle": "->", "color": "0.3"},
                 bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "0.7"},
             )

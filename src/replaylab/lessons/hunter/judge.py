@@ -1,18 +1,25 @@
-"""The hunter's judge: the verdict on a claim, computed from the arguments of the agent's experiments.
+"""The hunter's judge: the answer a hunt submitted, and what its experiments show about the claim,
+computed from the arguments of the agent's calls.
 
-It never reads the model's text and never trusts a stored result (physics.md 2.5).
+It never reads the model's text and never trusts a stored result (physics.md 2.5). Two judgements:
+`right` (score): a counterexample is right when the build runs the answer's experiment itself and
+its result breaks the claim inside the claim's domain (any such experiment, not only the worst
+case); "none found" is right when the build's scan of the whole domain finds no violation.
+`supported` (judge): a counterexample the hunt ran itself, among its counted experiments, whose
+result broke the claim; "none found" after at least one counted experiment, none of which broke it.
 """
 
 import dataclasses
 import math
 
-from replaylab.lessons import REFERENCE_GROUP, run_facts, counted, shown, validated_calls
+from replaylab.lessons import REFERENCE_GROUP, answer_facts, counted, judgement_line, run_facts, shown, validated_calls
 from replaylab.lessons.hunter import lab
 
 DEMONSTRATION_GROUP = REFERENCE_GROUP  # the runs the page's demonstrations are made with
 STRICTER_VARIANT = "velocity-verlet"  # the exercise's stricter claim: 3.5 % instead of 4 %
 STRICTER_LIMIT = 0.035
 EVIDENCE = "numerically verified: the simulated oscillator, {method}, {steps} steps per period, {periods}"
+DOMAIN_EVIDENCE = "numerically verified: the simulated oscillator, the build's scan of the claim's whole domain"
 
 
 def _experiment(arguments, value):
@@ -20,8 +27,11 @@ def _experiment(arguments, value):
 
 
 def hunt_verdict(transcript, claim):
+    """What the hunt's experiments show about the claim (the seeds' verdict): the experiments inside
+    the domain, counted up to the budget; the first above the limit (witness) and the largest."""
     tool = lab.drift_tool()
     tested, witness, closest = 0, None, None
+    counted_experiments = []
     for _, call, arguments in validated_calls(transcript, {tool.name: tool}):
         if call.name != claim.tool or tested >= claim.budget:
             continue
@@ -31,11 +41,13 @@ def hunt_verdict(transcript, claim):
         if not math.isfinite(value):
             continue
         tested += 1
+        counted_experiments.append((arguments, value))
         if witness is None and not claim.holds_on(value):
             witness = (arguments, value)
         if closest is None or value > closest[1]:
             closest = (arguments, value)
     verdict = {
+        "counted": [_experiment(*found) for found in counted_experiments],
         "claim": claim.name,
         "statement": claim.statement,
         "limit": claim.limit,
@@ -57,24 +69,90 @@ def hunt_verdict(transcript, claim):
     return verdict
 
 
+def check_answer(answer, claim):
+    """A counterexample answer's experiment, run again by the build: its value, whether the claim's
+    domain covers it and whether it breaks the claim; None for another answer."""
+    if answer is None or answer["outcome"] != lab.COUNTEREXAMPLE:
+        return None
+    arguments = {p.name: answer[p.name] for p in lab.PARAMETERS}
+    value = lab.drift_tool().function(**arguments)[claim.key]
+    covered = claim.covers(arguments)
+    return {**_experiment(arguments, value), "in_domain": covered, "breaks": covered and not claim.holds_on(value)}
+
+
+def support(answer, hunt, checked):
+    """(supported, why): whether the hunt's own counted experiments point at its answer."""
+    if answer is None:
+        return None, "no answer to support"
+    if answer["outcome"] == lab.COUNTEREXAMPLE:
+        same = [e for e in hunt["counted"] if all(e[p.name] == answer[p.name] for p in lab.PARAMETERS)]
+        if not same:
+            return False, "the hunt did not run its counterexample among its counted experiments"
+        if checked["breaks"]:
+            return True, f"the hunt ran its counterexample and saw it break the claim ({same[0]['value']['shown']})"
+        return False, f"the hunt ran its counterexample, and its result ({same[0]['value']['shown']}) does not break the claim"
+    if not hunt["tested"]:
+        return False, "the hunt ran no experiment inside the claim's domain"
+    if hunt["witness"] is not None:
+        return False, "one of the hunt's own experiments broke the claim"
+    return True, f"none of the hunt's {counted(hunt['tested'], 'counted experiment', 'counted experiments')} broke the claim"
+
+
+def verdict_of(run):
+    """Who made a hunt, its calls, its answer (a counterexample run again), what its experiments show
+    and whether they support its answer."""
+    claim = lab.CLAIMS[run.variant]
+    facts = answer_facts(run, lab.VARIANTS[run.variant])
+    hunt = hunt_verdict(run.transcript, claim)
+    checked = check_answer(facts["answer"], claim)
+    supported, why = support(facts["answer"], hunt, checked)
+    return {**run_facts(run, task=f"{run.variant} claim"), **facts, "supported": supported, "support": why,
+            "answer_check": checked, "experiments": hunt}
+
+
 RIGHT_ANSWER = (
-    "for a claim the independent scan finds broken in its domain, a counterexample found; for a claim it finds "
-    "none against, the hunt reached the domain's worst case, the largest drift the scan finds."
+    "a counterexample whose experiment, run again by the build, lies in the claim's domain and breaks the claim; "
+    "or none found, for a claim that the build's scan of the whole domain finds no experiment breaking."
+)
+NO_ANSWER, NOT_IN_DOMAIN, DOES_NOT_BREAK, HAS_ONE = (
+    "no answer",
+    "its counterexample lies outside the claim's domain",
+    "its counterexample does not break the claim",
+    "none found, but the claim's domain has a counterexample",
 )
 
 
 def score(entry, scans):
-    """A claim the scan breaks: right when a counterexample was found. A claim without one in its
-    domain: right when the hunt reached the domain's worst case, the largest value the scan finds."""
-    verdict = entry["verdict"]
-    worst = scans["worst_case"][verdict["claim"]]
-    if verdict["outcome"] == "counterexample":
-        return None if worst["value"] > verdict["limit"] else "a counterexample to a claim that has none"
-    if worst["value"] > verdict["limit"]:
-        return "no counterexample found, though the domain has one"
-    if verdict["closest"] is None or verdict["closest"]["value"]["value"] < worst["value"]:
-        return f"did not reach the domain's worst case ({worst['value']:.6g} at {worst['steps_per_period']}/{worst['periods']})"
-    return None
+    """None when the answer is right, else what is wrong (fixed texts, so that the scorecard counts
+    the runs that got the same thing wrong together)."""
+    answer, checked = entry["answer"], entry["answer_check"]
+    if answer is None:
+        return NO_ANSWER
+    if answer["outcome"] == lab.COUNTEREXAMPLE:
+        if not checked["in_domain"]:
+            return NOT_IN_DOMAIN
+        return None if checked["breaks"] else DOES_NOT_BREAK
+    claim = entry["experiments"]
+    return HAS_ONE if scans["worst_case"][claim["claim"]]["value"] > claim["limit"] else None
+
+
+def truth(verdict, scans):
+    """What the build computed to decide an answer, in words."""
+    checked = verdict["answer_check"]
+    limit = f"{verdict['experiments']['limit']:g}"
+    if checked is not None:
+        where = "inside" if checked["in_domain"] else "outside"
+        return f"the build ran it again: {checked['value']['shown']} against the limit {limit}, {where} the claim's domain"
+    worst = scans["worst_case"][verdict["experiments"]["claim"]]
+    return (f"the build's scan of the whole domain finds at most {worst['value']:.6g} ({worst['steps_per_period']} steps "
+            f"per period, {worst['periods']} periods) against the limit {limit}")
+
+
+def answer_text(answer):
+    if answer["outcome"] == lab.COUNTEREXAMPLE:
+        return (f"counterexample {answer['method']}, {answer['steps_per_period']} steps per period, "
+                f"{counted(answer['periods'], 'period', 'periods')}")
+    return lab.NONE_FOUND
 
 
 def judge(runs, tolerance=None):
@@ -82,10 +160,7 @@ def judge(runs, tolerance=None):
     verdicts = {}
     for run in runs:
         claim = lab.CLAIMS[run.variant]
-        verdicts[run.run] = {
-            **run_facts(run, task=f"{run.variant} claim"),
-            "verdict": hunt_verdict(run.transcript, claim),
-        }
+        verdicts[run.run] = verdict_of(run)
         if run.group != DEMONSTRATION_GROUP:
             continue  # the probes below are the page's demonstrations, made with the reference runs
         verdicts[run.run]["words_ignored"] = words_ignored(run.transcript, claim)
@@ -132,9 +207,7 @@ def words_ignored(transcript, claim):
     return [{"probe": what, "outcome": hunt_verdict(changed, claim)["outcome"]} for what, changed in probes]
 
 
-def verdict_line(recording):
-    """One line for `replaylab promote`: the verdict of this hunt on its own claim."""
-    v = hunt_verdict(recording.transcript, lab.CLAIMS[recording.variant])
-    found = v["witness"] or v["closest"]
-    where = f", {'witness' if v['witness'] else 'closest'} {found['steps_per_period']}/{found['periods']}" if found else ""
-    return f"{v['outcome']} ({v['tested']} tested{where})"
+def verdict_line(recording, scans):
+    """One line for `replaylab promote` and `replaylab replay`: the answer as submitted, both judgements."""
+    verdict = verdict_of(recording)
+    return judgement_line(verdict, score(verdict, scans), answer_text, truth(verdict, scans))

@@ -2,8 +2,8 @@
 
 from dataclasses import dataclass
 
-from replaylab.agents.tools import Allowlist, Choice, Parameter, Tool
-from replaylab.lessons import Variant
+from replaylab.agents.tools import Allowlist, Choice, Parameter, Refused, Tool, answer_tool
+from replaylab.lessons import Prompts, Variant, harness_rules
 from replaylab.physics.drift import max_energy_drift_by_period, max_energy_drifts_at
 from replaylab.physics.integrators import STEPPERS
 
@@ -16,8 +16,6 @@ PARAMETERS = (
     Parameter("steps_per_period", "integration steps per oscillation period", 4, 200, integer=True),
     Parameter("periods", "number of periods simulated", 1, 50, integer=True),
 )
-
-
 
 # A pure function of its arguments: one process that replays or judges many hunts simulates each
 # method and number of steps per period once, for the longest run the tool allows, and reads every
@@ -68,11 +66,40 @@ def drift_tool():
 
     return Tool(
         TOOL_NAME,
-        "Largest relative energy error |E/E0 - 1| of the oscillator (m = 0.5 kg, k = 2 N/m, "
-        "released from rest at 1 m) over the whole run.",
+        "Simulate the oscillator (m = 0.5 kg, k = 2 N/m, released from rest at 1 m) with the method, for "
+        f"periods periods of steps_per_period steps each. Returns {RESULT_KEY}: the largest relative energy "
+        "error |E/E0 - 1| over the whole run (a pure number: 0.05 is 5 %).",
         PARAMETERS,
         oscillator_energy_drift,
     )
+
+
+COUNTEREXAMPLE, NONE_FOUND = "counterexample", "none found"
+EXPERIMENT = tuple(
+    Parameter(p.name, f"the counterexample's {p.description} (only with outcome {COUNTEREXAMPLE})", p.low, p.high,
+              integer=True, optional=True) if isinstance(p, Parameter)
+    else Choice(p.name, f"the counterexample's integrator (only with outcome {COUNTEREXAMPLE})", p.options, optional=True)
+    for p in PARAMETERS
+)
+OUTCOME = Choice("outcome", f"{COUNTEREXAMPLE}: an experiment breaks the claim; {NONE_FOUND}: you found none", (COUNTEREXAMPLE, NONE_FOUND))
+
+
+def _experiment_goes_with_outcome(fields):
+    given = [p.name for p in EXPERIMENT if p.name in fields]
+    if fields["outcome"] == COUNTEREXAMPLE:
+        missing = [p.name for p in EXPERIMENT if p.name not in fields]
+        if missing:
+            raise Refused(f"a counterexample names its experiment: missing {', '.join(missing)}")
+    elif given:
+        raise Refused(f"{NONE_FOUND} names no experiment: remove {', '.join(given)}")
+
+
+ANSWER = answer_tool(
+    f"Your answer; it ends the run. outcome {COUNTEREXAMPLE} with the experiment that breaks the claim "
+    f"(method, steps_per_period, periods), or outcome {NONE_FOUND} with no experiment.",
+    (OUTCOME, *EXPERIMENT),
+    _experiment_goes_with_outcome,
+)
 
 
 @dataclass(frozen=True)
@@ -118,6 +145,27 @@ CLAIMS = {
 SYSTEM = (
     "You hunt for counterexamples. You are given a claim about a numerical integrator and a tool "
     "that measures the largest energy error of a simulated oscillator. Each call of the tool is "
+    "one experiment, and calls outside the tool's bounds are refused. Look for one experiment inside "
+    "the claim's domain whose result breaks the claim. " + harness_rules(MAX_STEPS, BUDGET)
+)
+
+
+def task(claim):
+    return (
+        f"The claim: {claim.statement} You may run at most {claim.budget} experiments with "
+        f"{claim.tool}. Find a counterexample if one exists. Answer by calling answer with outcome "
+        f"{COUNTEREXAMPLE!r} and the experiment that breaks the claim (method, steps_per_period, periods), or "
+        f"with outcome {NONE_FOUND!r}. A counterexample is right when the build runs that experiment itself "
+        "and its result breaks the claim; any experiment inside the claim's domain whose result is above the "
+        f"limit counts. {NONE_FOUND!r} is right when the build's own scan of the whole domain finds no "
+        "experiment that breaks the claim."
+    )
+
+
+# The prompts of recordings of format 1, before runs ended with an answer.
+FORMAT1_SYSTEM = (
+    "You hunt for counterexamples. You are given a claim about a numerical integrator and a tool "
+    "that measures the largest energy error of a simulated oscillator. Each call of the tool is "
     "one experiment; you have a fixed budget of experiments, and calls outside the tool's bounds "
     "are refused. Use at most 4 tool calls per message. Look for one experiment inside the claim's "
     "domain whose result breaks the claim. When you stop, answer without calling a tool and say "
@@ -125,7 +173,7 @@ SYSTEM = (
 )
 
 
-def task(claim):
+def format1_task(claim):
     return (
         f"The claim: {claim.statement} You may run at most {claim.budget} experiments with "
         f"{claim.tool}. Find a counterexample if one exists."
@@ -137,7 +185,8 @@ def tools():
 
 
 VARIANTS = {
-    name: Variant(name, SYSTEM, task(claim), tools, budget=BUDGET, max_steps=MAX_STEPS)
+    name: Variant(name, SYSTEM, task(claim), tools, ANSWER, budget=BUDGET, max_steps=MAX_STEPS,
+                  format1=Prompts(FORMAT1_SYSTEM, format1_task(claim)))
     for name, claim in CLAIMS.items()
 }
 

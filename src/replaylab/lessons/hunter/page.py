@@ -7,7 +7,8 @@ inconclusive hunt has no evidence label and the page says it is not a result.
 from replaylab.lessons import counted
 from replaylab.lessons import markdown as md
 from replaylab.lessons.hunter import LESSON, lab
-from replaylab.lessons.hunter.judge import DEMONSTRATION_GROUP
+from replaylab.lessons.hunter.judge import DEMONSTRATION_GROUP, DOMAIN_EVIDENCE, EVIDENCE
+from replaylab.lessons.hunter.judge import truth as judge_truth
 from replaylab.lessons.hunter import tables as lesson_tables
 from replaylab.lessons.markdown import Md, name, table, text
 
@@ -39,7 +40,7 @@ def _experiment(item):
 
 
 def verdict_lines(run, verdict):
-    """The decision on one hunt, with its evidence label (none for an inconclusive hunt)."""
+    """What a hunt's own experiments show, with its evidence label (none for an inconclusive hunt)."""
     limit = md.number(verdict["limit"], "%g")
     budget_text = f" (budget {md.number(verdict['budget'], '%d')})"
     tested = (
@@ -49,9 +50,9 @@ def verdict_lines(run, verdict):
     if verdict["outcome"] == "counterexample":
         witness = verdict["witness"]
         return [
-            f"**Run {name(run)}, claim {name(verdict['claim'])}: counterexample found.** {tested} The first one "
-            f"above the limit {limit} is {_experiment(witness)}: largest energy drift {witness['value']['shown']}, "
-            f"above {limit}. The claim is false.",
+            f"What the experiments of run {name(run)} show, claim {name(verdict['claim'])}: **a counterexample.** "
+            f"{tested} The first one above the limit {limit} is {_experiment(witness)}: largest energy drift "
+            f"{witness['value']['shown']}, above {limit}. The claim is false.",
             "",
             md.evidence(verdict["evidence"]),
         ]
@@ -62,33 +63,56 @@ def verdict_lines(run, verdict):
         else " No experiment fell inside the claim's domain."
     )
     return [
-        f"**Run {name(run)}, claim {name(verdict['claim'])}: inconclusive. This is not a result.** {tested}"
-        f" None went above the limit {limit}.{closest_text} This does not show that the claim is true: "
-        "an experiment the agent did not try may still break it. (No evidence label.)"
+        f"What the experiments of run {name(run)} show, claim {name(verdict['claim'])}: **inconclusive on their own. "
+        f"This is not a result.** {tested} None went above the limit {limit}.{closest_text} A hunt's experiments "
+        "never show that a claim is true: an experiment the agent did not try may still break it. (No evidence "
+        "label: whether the answer is right is decided above, against the build's scan of the whole domain.)"
     ]
+
+
+def answer_words(answer):
+    """A hunt's answer as submitted, in words."""
+    if answer["outcome"] == lab.COUNTEREXAMPLE:
+        return f"counterexample, {_experiment(answer)}"
+    return "none found"
+
+
+def answer_evidence(verdict):
+    """The evidence label of the build's judgement of an answer: about the experiment it ran again, or
+    about its scan of the whole domain."""
+    checked = verdict["answer_check"]
+    if checked is not None:
+        return EVIDENCE.format(method=checked["method"], steps=checked["steps_per_period"],
+                               periods=counted(checked["periods"], "period", "periods"))
+    return DOMAIN_EVIDENCE
+
+
+def run_lines(results, run, verdict):
+    said = answer_words(verdict["answer"]) if verdict["answer"] else ""
+    truth = judge_truth(verdict, results["scans"])
+    lines = md.answer_statement(results, run, verdict, said, truth, answer_evidence(verdict) if verdict["answer"] else None)
+    return [*lines, "", *verdict_lines(run, verdict["experiments"]), ""]
 
 
 def summary(results):
     lines = []
-    for run, verdicts in results["verdicts"].items():
-        v = verdicts["verdict"]
-        if v["outcome"] == "counterexample":
-            lines.append(
-                f"run {name(run)} (claim {name(v['claim'])}, limit {md.number(v['limit'], '%g')}): counterexample, "
-                f"{_experiment(v['witness'])} gives {v['witness']['value']['shown']}; **{v['evidence']}**"
-            )
-        else:
-            lines.append(
-                f"run {name(run)} (claim {name(v['claim'])}, limit {md.number(v['limit'], '%g')}): inconclusive after "
-                f"{counted(v['tested'], 'experiment', 'experiments')}; not a result, and it does not show the claim is true"
-            )
+    for run, verdict in results["verdicts"].items():
+        v, answer = verdict["experiments"], verdict["answer"]
+        score = md.score_of(results, run)
+        head = f"run {name(run)} (claim {name(v['claim'])}, limit {md.number(v['limit'], '%g')})"
+        if answer is None:
+            lines.append(f"{head}: no answer ({text(verdict['no_answer'])}); not right")
+            continue
+        decided = f"**right**; **{answer_evidence(verdict)}**" if score["right"] else f"wrong ({text(score['wrong'])})"
+        support = "supported by its own experiments" if verdict["supported"] else "not supported by its own experiments"
+        lines.append(f"{head} answered {text(answer_words(answer))}: {decided}; {support}")
     return lines
 
 
 def _claims(results):
     seen, out = set(), []
     for verdicts in results["verdicts"].values():
-        v = verdicts["verdict"]
+        v = verdicts["experiments"]
         if v["claim"] in seen:
             continue
         seen.add(v["claim"])
@@ -100,12 +124,17 @@ def _decisions(results):
     out = [
         "## What the build decided",
         "",
-        "The judge walks through the run's tool calls in order, keeps those that were accepted, fall inside "
-        "the claim's domain and fit in the budget, and recomputes each one (it never reads a stored result or "
-        "the agent's words). The first experiment above the claim's limit is a counterexample.",
+        "The build judges the answer each hunt submitted with the tool `answer`, never the agent's words, and "
+        "judges it twice. **Right**: a counterexample is right when the build runs its experiment again and the "
+        "result, inside the claim's domain, breaks the claim (any such experiment, not only the worst case); "
+        "none found is right when the build's own scan of the whole domain finds no experiment breaking the "
+        "claim. **Supported**: the hunt's own experiments point at its answer: it ran its counterexample and saw "
+        "it break the claim, or none of its experiments broke the claim. For what the experiments show, the judge "
+        "walks through the run's tool calls in order, keeps those that were accepted, fall inside the claim's "
+        "domain and fit in the budget, and recomputes each one (it never reads a stored result).",
         "",
     ]
-    return out + md.judged_entries(results["verdicts"], lambda run, item: [*verdict_lines(run, item["verdict"]), ""])
+    return out + md.judged_entries(results["verdicts"], lambda run, item: run_lines(results, run, item))
 
 
 def _demos(results, rows):
@@ -182,7 +211,7 @@ def _demos(results, rows):
     else:
         out += ["No number of steps per period in the scan keeps the drift within the limit.", ""]
 
-    stricter = [(run, v["stricter_claim"], v["verdict"]) for run, v in verdicts.items() if "stricter_claim" in v]
+    stricter = [(run, v["stricter_claim"], v["experiments"]) for run, v in verdicts.items() if "stricter_claim" in v]
     if stricter:
         out += ["### Exercise: a stricter claim", ""]
         for run, strict, original in stricter:
@@ -197,7 +226,7 @@ def _demos(results, rows):
             out += [
                 f"The experiments of run {name(run)} judged against a stricter limit of {limit} "
                 f"({_percent(strict['limit'])} %) instead of {md.number(original['limit'], '%g')}: {found}. "
-                f"Against its own claim the run is still {original['outcome']}.",
+                f"Against its own claim the run's experiments are still {original['outcome']}.",
                 "",
             ]
             if strict["evidence"]:

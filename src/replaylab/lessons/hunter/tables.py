@@ -4,7 +4,8 @@ Rows are flat dicts of str, int and float; floats at full precision, with a "sho
 the page rounds.
 
 - drift-scan: largest energy drift against steps per period, per method (the figure's lines);
-- verdicts: per run, the verdict on its claim (and the exercise's stricter claim);
+- answers: per run, its answer as submitted and both judgements (right, supported);
+- verdicts: per run, what its experiments show about its claim (and the exercise's stricter claim);
 - words-ignored: per run of the demonstration group, the verdict after its words or stored results were changed;
 - boundary: the attempts through the allowlist and the budget demonstration;
 - false-claim-boundary: the smallest steps per period that keep symplectic Euler within the limit;
@@ -14,9 +15,9 @@ the page rounds.
 import json
 
 from replaylab.lessons.hunter import lab
-from replaylab.lessons.markdown import call_rows, outcome_columns
+from replaylab.lessons.markdown import answer_rows, call_rows, outcome_columns
 
-TABLES = ("drift-scan", "verdicts", "words-ignored", "boundary", "false-claim-boundary", "run")
+TABLES = ("drift-scan", "answers", "verdicts", "words-ignored", "boundary", "false-claim-boundary", "run")
 
 
 def _experiment(prefix, item):
@@ -54,12 +55,13 @@ def tables(results):
         {"method": row["method"], "steps_per_period": row["steps_per_period"], "periods": drift["periods"], "max_energy_drift": row["max_energy_drift"]}
         for row in drift["rows"]
     ]
+    out["answers"] = answer_rows(results)
     for run, verdicts in results["verdicts"].items():
-        out["verdicts"].append(verdict_row(run, "verdict", verdicts["verdict"]))
+        out["verdicts"].append(verdict_row(run, "experiments", verdicts["experiments"]))
         if "stricter_claim" in verdicts:  # a demonstration run of a claim without a counterexample only
             out["verdicts"].append(verdict_row(run, "stricter claim (exercise)", verdicts["stricter_claim"]))
         out["words-ignored"] += [
-            {"run": run, "probe": probe["probe"], "outcome": probe["outcome"], "verdict_unchanged": verdicts["verdict"]["outcome"]}
+            {"run": run, "probe": probe["probe"], "outcome": probe["outcome"], "verdict_unchanged": verdicts["experiments"]["outcome"]}
             for probe in verdicts.get("words_ignored", [])  # the demonstration group's runs only
         ]
     boundary = results["exercises"]["boundary"]

@@ -1,20 +1,22 @@
 """The scripted baseline agents of the pendulum lesson: programs, not language models.
 
-`careful` (seed 0 and every seed that is a multiple of 3) surveys three amplitudes at dt 0.01 s,
+`careful` (seed 0 and every seed that is a multiple of 4) surveys three amplitudes at dt 0.01 s,
 narrows the crossing of 1 % to two adjacent whole degrees (guessing where it lies from the excess
 growing about as the square of the amplitude), then halves dt twice and measures the bracket again
 each time, moving it by a degree if the crossing left it, deciding each message from the results
-it has read so far. The others are wrong on purpose, to test the scorecard: `coarse-dt` does the
-same narrowing at dt 0.1 s and never refines it; `stops-at-20-and-30` checks convergence in dt,
-but only at 20 and 30 degrees, and answers with that bracket.
+it has read so far, and answers with that bracket. The others are wrong on purpose, to test the
+scorecard: `coarse-dt` does the same narrowing at dt 0.1 s and never refines it;
+`stops-at-20-and-30` checks convergence in dt, but only at 20 and 30 degrees, and answers with that
+bracket; `careless` does the careful work and answers a bracket one degree wider on each side.
 """
 
 import math
 
 from replaylab.agents.messages import ModelMessage, ToolCall, exchanges
+from replaylab.agents.tools import ANSWER
 from replaylab.lessons.pendulum import lab, physics
 
-STRATEGIES = ("careful", "coarse-dt", "stops-at-20-and-30")
+STRATEGIES = ("careful", "coarse-dt", "stops-at-20-and-30", "careless")
 CAREFUL_DTS = (0.01, 0.005, 0.0025)  # s: the survey's step, then halved twice
 COARSE_DT = 0.1  # s
 WIDE = (20, 30)  # degrees: where the wrong-on-purpose search stops
@@ -82,8 +84,8 @@ def _calls(amplitudes, dt, start):
     )
 
 
-def _conclude(found, reference, dts, done):
-    """The answer in words, from the finest dt at which a one-degree bracket was found."""
+def _conclude(found, reference, dts, done, careless=False):
+    """The answer, from the finest dt at which a bracket was found (careless: a degree wider on each side)."""
     finest = dts[done - 1]
     excesses = _excesses(found[finest], reference)
     low, high = _ends(excesses)
@@ -92,15 +94,16 @@ def _conclude(found, reference, dts, done):
         if done > 1
         else "I did not check it at a smaller dt"
     )
+    answer = {"low": low - 1, "high": high + 1} if careless else {"low": low, "high": high}
     return ModelMessage(
         f"At dt = {finest:g} s the period exceeds the small-angle period by {100 * excesses[low]:.3f} % at {low} degrees "
         f"and by {100 * excesses[high]:.3f} % at {high} degrees, so the 1 % crossing lies between {low} and {high} "
         f"degrees; {checked}.",
-        (),
+        (ToolCall("answer", ANSWER, answer),),
     )
 
 
-def _narrowing(dts, first):
+def _narrowing(dts, first, careless=False):
     """A program that brackets the crossing at dts[0], then again at each later dt while the budget lasts."""
 
     def program(conversation):
@@ -113,12 +116,12 @@ def _narrowing(dts, first):
             excesses = _excesses(found.get(dt, {}), reference)
             probes = _probes(excesses, previous)
             if len(probes) > lab.BUDGET - ran:
-                return _conclude(found, reference, dts, max(done, 1))  # the budget cannot take this dt further
+                return _conclude(found, reference, dts, max(done, 1), careless)  # the budget cannot take this dt further
             if probes:
                 what = "Narrowing the crossing" if dt == dts[0] else "Checking convergence: the bracket again"
                 return ModelMessage(f"{what} at dt = {dt:g} s.", _calls(probes, dt, ran + 1))
             previous = _ends(excesses)
-        return _conclude(found, reference, dts, len(dts))
+        return _conclude(found, reference, dts, len(dts), careless)
 
     return program
 
@@ -142,8 +145,8 @@ def baseline(variant="default", seed=0):
     """A program(conversation) -> ModelMessage; `seed` picks the strategy and shifts the survey's amplitudes."""
     first = (10 + seed % 5, 20 + seed % 5, 30 + seed % 5)
     plan = strategy(seed)
-    if plan == "careful":
-        return _narrowing(CAREFUL_DTS, first)
+    if plan in ("careful", "careless"):
+        return _narrowing(CAREFUL_DTS, first, careless=plan == "careless")
     if plan == "coarse-dt":
         return _narrowing((COARSE_DT,), first)
     return _wide(CAREFUL_DTS)

@@ -37,27 +37,31 @@ def _dt_colours(dts):
     return {dt: palette[i % len(palette)] for i, dt in enumerate(sorted(dts, reverse=True))}
 
 
+def answered(results, runs):
+    """(run, its answer, whether it is right) of the drawn runs that answered."""
+    right = {score["run"]: score["right"] for score in results["scores"]}
+    return [(run, results["verdicts"][run]["answer"], right[run]) for run in runs if results["verdicts"][run]["answer"]]
+
+
 def _brackets(strip, results, runs, exact):
-    """One bar per drawn run with a checkable conclusion: its bracket at its smallest dt, green when it
-    is the right one, red otherwise; the right bracket shaded and the exact crossing marked behind."""
+    """One bar per drawn run that answered: its answer's bracket, green when the answer is right, red
+    otherwise; the right bracket shaded and the exact crossing marked behind."""
     low, high = exact["bracket"]
     strip.axvspan(low, high, color=BRACKET_COLOUR, alpha=0.15, zorder=0)
     strip.axvline(exact["crossing"]["value"], color=EXACT_COLOUR, linewidth=1.0)
-    checked = [(run, results["verdicts"][run]["conclusion"]) for run in runs]
-    checked = [(run, c) for run, c in checked if c["checkable"]]
+    checked = answered(results, runs)
     handles = {}
-    for row, (run, conclusion) in enumerate(checked):
-        b_low, b_high = conclusion["bracket"]
-        right = conclusion["bracket"] == exact["bracket"]
+    for row, (run, answer, right) in enumerate(checked):
         colour = BRACKET_COLOUR if right else "tab:red"
-        bar = strip.barh(row, b_high - b_low, left=b_low, height=0.5, color=colour, alpha=0.8, edgecolor="k", linewidth=0.6)
-        what = "the right bracket" if right else "not the right bracket"
-        handles.setdefault(f"agent's bracket at its smallest dt (this build's judge): {what}", bar)
-    strip.set_yticks(range(len(checked)), [f"{run} (dt {c['smallest_dt']:g} s)" for run, c in checked], fontsize=8)
+        width = max(answer["high"] - answer["low"], 0.05)  # a bracket of one amplitude still shows
+        bar = strip.barh(row, width, left=answer["low"], height=0.5, color=colour, alpha=0.8, edgecolor="k", linewidth=0.6)
+        what = "right" if right else "wrong"
+        handles.setdefault(f"agent's answer (judged by this build): {what}", bar)
+    strip.set_yticks(range(len(checked)), [f"{run} (answer)" for run, *_ in checked], fontsize=8)
     strip.set_ylim(-0.6, max(len(checked), 1) - 0.4)
     strip.invert_yaxis()
     if not checked:
-        strip.text(0.5, 0.5, "no run with a checkable bracket", transform=strip.transAxes, ha="center", va="center", fontsize=8)
+        strip.text(0.5, 0.5, "no run answered", transform=strip.transAxes, ha="center", va="center", fontsize=8)
     strip.set_xlabel("amplitude θ0 (degrees)")
     strip.set_ylabel("run")
     strip.grid(True, axis="x", color="0.9")
@@ -75,7 +79,7 @@ def ratio(results):
     markers = run_markers(runs)
     crossings = {row["dt"]: row["crossing"] for row in scans["convergence"]["crossings"]}
     colours = _dt_colours({s["dt"] for s in scan["simulated"]} | {dt for _, dt in points})
-    checked = sum(1 for run in runs if results["verdicts"][run]["conclusion"]["checkable"])
+    checked = len(answered(results, runs))
 
     figure = Figure(figsize=(11, 6.6 + 0.25 * checked), layout="constrained")
     grid = figure.add_gridspec(2, 2, width_ratios=[0.8, 1.3], height_ratios=[4, 0.8 + 0.3 * checked])

@@ -1,19 +1,20 @@
 """What the build decides about a pendulum run, from numbers it recomputes (never the model's words),
 against the exact crossing from the arithmetic-geometric mean, which no simulation produced.
 
-The rule: take the accepted `pendulum_period` calls at the smallest dt the agent used, recompute
-each period, and divide by the small-angle period (the build's own). Ordered by amplitude, the
-agent's bracket is the pair of neighbouring amplitudes between which the excess goes from at most
-1 % to above 1 %. Not checkable: no such call, fewer than two amplitudes at that dt, or no crossing
-(or more than one) among them. The bracket holds when the exact crossing lies in it; it answers the
-question when it is also two adjacent whole degrees.
+Two judgements, kept apart. `right` (score): the answer is two adjacent whole degrees with the
+exact crossing between them, both included. `supported` (judge): what the agent's experiments
+show lies in its answer: take the accepted `pendulum_period` calls at the smallest dt the agent
+used, recompute each period, and divide by the small-angle period (the build's own). Ordered by
+amplitude, the agent's experimental bracket is the pair of neighbouring amplitudes between which
+the excess goes from at most 1 % to above 1 %. Not checkable: no such call, fewer than two
+amplitudes at that dt, or no crossing (or more than one) among them; then no answer is supported.
 """
 
 import math
 from functools import cache
 
 from replaylab.agents.replay import ReplayMismatch, replay
-from replaylab.lessons import REFERENCE_GROUP, run_facts, caught, shown, validated_calls
+from replaylab.lessons import REFERENCE_GROUP, answer_facts, caught, judgement_line, run_facts, shown, validated_calls
 from replaylab.lessons.pendulum import lab, physics
 
 DEMONSTRATION_GROUP = REFERENCE_GROUP  # the runs the page's demonstrations are made with
@@ -33,7 +34,7 @@ def _percent(value):
 
 
 def agent_conclusion(transcript):
-    """The agent's bracket at its smallest dt, recomputed, against the exact crossing."""
+    """What the agent's experiments show: its bracket at its smallest dt, recomputed, against the exact crossing."""
     tools = {t.name: t for t in lab.tools()}
     calls = [args for _, call, args in validated_calls(transcript, tools) if call.name == lab.PERIOD_TOOL]
     if not calls:
@@ -99,24 +100,47 @@ def changed_gravity(run, tolerance):
     return {"g": CHANGED_G, "caught": False}
 
 
+def support(answer, experiments):
+    """(supported, why): whether the agent's bracket at its smallest dt lies in its answer; None without an answer."""
+    if answer is None:
+        return None, "no answer to support"
+    if not experiments["checkable"]:
+        return False, f"its experiments show no bracket: {experiments['reason']}"
+    low, high = experiments["bracket"]
+    at = f"its experiments at dt {experiments['smallest_dt']:g} s put the crossing between {low:g} and {high:g} degrees, which"
+    if answer["low"] <= low and high <= answer["high"]:
+        return True, f"{at} lies in its answer"
+    return False, f"{at} does not lie in its answer"
+
+
+def verdict_of(run):
+    """Who made a run, its calls, its answer, what its experiments show and whether they support it."""
+    facts = answer_facts(run, lab.VARIANTS[run.variant])
+    experiments = agent_conclusion(run.transcript)
+    supported, why = support(facts["answer"], experiments)
+    return {**run_facts(run), **facts, "supported": supported, "support": why, "experiments": experiments,
+            "period_errors": period_errors(run.transcript)}
+
+
 def judge(runs, tolerance):
-    """Per replayed run: who made it, its calls and its conclusion checked against the exact crossing;
-    the runs of the reference group are also replayed against the changed simulation."""
+    """The verdict of each replayed run; the runs of the reference group are also replayed against
+    the changed simulation."""
     verdicts = {}
     for run in runs:
-        verdicts[run.run] = {
-            **run_facts(run),
-            "conclusion": agent_conclusion(run.transcript),
-            "period_errors": period_errors(run.transcript),
-        }
+        verdicts[run.run] = verdict_of(run)
         if run.group == DEMONSTRATION_GROUP:
             verdicts[run.run]["changed_gravity"] = changed_gravity(run, tolerance)
     return verdicts
 
 
 RIGHT_ANSWER = (
-    "at the smallest dt it used, the agent's recomputed calls bracket the 1 % crossing between two adjacent "
-    "whole degrees, and the exact crossing (from the arithmetic-geometric mean) lies between them."
+    "the answer's low and high are two adjacent whole degrees (high = low + 1), and the exact 1 % crossing (from "
+    "the arithmetic-geometric mean, no simulation) lies between them, both included."
+)
+NO_ANSWER, NOT_ADJACENT, OUTSIDE = (
+    "no answer",
+    "its bracket is not two adjacent whole degrees",
+    "the exact crossing lies outside its bracket",
 )
 
 
@@ -127,22 +151,24 @@ def whole_degrees_around(amplitude):
 
 
 def score(entry, scans):
-    """Right when the bracket is the two whole degrees around the exact crossing of the scan (22 to 23). The
-    texts are fixed, so that the scorecard counts the runs that got the same thing wrong together."""
-    conclusion = entry["conclusion"]
-    if not conclusion["checkable"]:
-        return "no checkable conclusion (no bracket of the 1 % crossing at its smallest dt)"
-    if conclusion["bracket"] == scans["exact"]["bracket"]:
-        return None
-    if not conclusion["inside"]:
-        return "the exact crossing lies outside its bracket"
-    return "its bracket holds the exact crossing but is not two adjacent whole degrees"
+    """None when the answer is right, else what is wrong (fixed texts, so that the scorecard counts the
+    runs that got the same thing wrong together)."""
+    answer = entry["answer"]
+    if answer is None:
+        return NO_ANSWER
+    if answer["high"] != answer["low"] + 1:
+        return NOT_ADJACENT
+    if not answer["low"] <= scans["exact"]["crossing"]["value"] <= answer["high"]:
+        return OUTSIDE
+    return None
 
 
-def verdict_line(recording):
-    """One line for `replaylab promote`: the decision on this run's conclusion alone."""
-    c = agent_conclusion(recording.transcript)
-    if not c["checkable"]:
-        return f"not checkable: {c['reason']}"
-    low, high = c["bracket"]
-    return f"bracket {low:g}..{high:g} degrees at dt {c['smallest_dt']:g} s, exact crossing {c['exact_crossing']['shown']}: {c['verdict']}"
+def answer_text(answer):
+    return f"{answer['low']:g} to {answer['high']:g} degrees"
+
+
+def verdict_line(recording, scans):
+    """One line for `replaylab promote` and `replaylab replay`: the answer as submitted, both judgements."""
+    verdict = verdict_of(recording)
+    truth = f"the exact crossing is at {scans['exact']['crossing']['shown']} degrees"
+    return judgement_line(verdict, score(verdict, scans), answer_text, truth)

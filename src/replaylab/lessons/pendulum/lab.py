@@ -2,8 +2,8 @@
 
 from functools import lru_cache
 
-from replaylab.agents.tools import Allowlist, Parameter, Tool
-from replaylab.lessons import Variant
+from replaylab.agents.tools import Allowlist, Parameter, Refused, Tool, answer_tool
+from replaylab.lessons import Prompts, Variant, harness_rules
 from replaylab.lessons.pendulum import physics
 
 BUDGET = 12  # tool calls per run, both tools counted
@@ -17,24 +17,42 @@ PERIOD_KEY = "period_s"
 SYSTEM = (
     "You are a careful computational physicist with a simulator of a simple pendulum (a point mass on "
     "a rigid massless rod). You can only act through the tools you are given; every call is checked "
-    "against their bounds before it runs, and every call counts against a budget of "
-    f"{BUDGET} calls. The simulator steps the motion with symplectic Euler of step dt, so the periods "
-    "it returns depend on dt: before you trust a result, check that it no longer changes when dt gets "
-    "smaller. Use at most 4 tool calls per message. When you are done, answer without calling a tool."
+    "against their bounds before it runs, and every accepted call of either tool counts against the "
+    "budget. The simulator steps the motion with symplectic Euler of step dt, so the periods it returns "
+    "depend on dt: before you trust a result, check that it no longer changes when dt gets smaller. "
+    + harness_rules(MAX_STEPS, BUDGET)
 )
 TASK = (
     f"A pendulum of length {physics.LENGTH:g} m under g = {physics.G:g} m/s² is released at rest from an "
     "amplitude θ0. From which amplitude on does the small-angle period 2π√(L/g) understate the true "
+    f"period by more than {100 * physics.EXCESS:g} %? Answer to within one degree by calling answer with low "
+    "and high, two whole-degree amplitudes with high = low + 1 between which that happens. Your answer is "
+    "right when the exact crossing (from the exact period by the arithmetic-geometric mean, not from a "
+    "simulation) lies between low and high, both included. Say in explanation how you checked convergence in dt."
+)
+# The prompts of recordings of format 1, before runs ended with an answer.
+FORMAT1 = Prompts(
+    "You are a careful computational physicist with a simulator of a simple pendulum (a point mass on "
+    "a rigid massless rod). You can only act through the tools you are given; every call is checked "
+    "against their bounds before it runs, and every call counts against a budget of "
+    f"{BUDGET} calls. The simulator steps the motion with symplectic Euler of step dt, so the periods "
+    "it returns depend on dt: before you trust a result, check that it no longer changes when dt gets "
+    "smaller. Use at most 4 tool calls per message. When you are done, answer without calling a tool.",
+    f"A pendulum of length {physics.LENGTH:g} m under g = {physics.G:g} m/s² is released at rest from an "
+    "amplitude θ0. From which amplitude on does the small-angle period 2π√(L/g) understate the true "
     f"period by more than {100 * physics.EXCESS:g} %? Answer to within one degree, as the two whole-degree "
-    "amplitudes that bracket it, and say how you checked convergence in dt."
+    "amplitudes that bracket it, and say how you checked convergence in dt.",
 )
 PERIOD_DESCRIPTION = (
-    f"Period (s) of the simulated pendulum (L = {physics.LENGTH:g} m, g = {{g:g}} m/s²) released at rest from "
-    "amplitude_deg: θ'' = −(g/L) sin θ stepped with symplectic Euler of step dt (ω += −(g/L) sin θ · dt, "
-    "then θ += ω · dt). The period is the time between the first two downward zero crossings of θ, "
+    f"Simulate the pendulum (L = {physics.LENGTH:g} m, g = {{g:g}} m/s²) released at rest from amplitude_deg: "
+    "θ'' = −(g/L) sin θ stepped with symplectic Euler of step dt (ω += −(g/L) sin θ · dt, then θ += ω · dt). "
+    f"Returns {PERIOD_KEY}: its period (s), the time between the first two downward zero crossings of θ, "
     "each placed by linear interpolation between the two steps around it."
 )
-SMALL_ANGLE_DESCRIPTION = f"The small-angle period 2π√(L/g) (s) of the same pendulum (L = {physics.LENGTH:g} m, g = {{g:g}} m/s²), exact."
+SMALL_ANGLE_DESCRIPTION = (
+    f"The same pendulum (L = {physics.LENGTH:g} m, g = {{g:g}} m/s²), exactly. Returns {PERIOD_KEY}: the "
+    "small-angle period 2π√(L/g) (s)."
+)
 
 
 # The simulation is a pure function of its arguments: one job that replays or judges many runs
@@ -57,7 +75,23 @@ def tools(g=physics.G):
     ]
 
 
-VARIANTS = {"default": Variant("default", SYSTEM, TASK, tools, budget=BUDGET, max_steps=MAX_STEPS)}
+LOW = Parameter("low", "the lower whole-degree amplitude of your bracket, degrees", AMPLITUDE_PARAMETER.low, AMPLITUDE_PARAMETER.high, integer=True)
+HIGH = Parameter("high", "the upper whole-degree amplitude of your bracket (low + 1), degrees", AMPLITUDE_PARAMETER.low, AMPLITUDE_PARAMETER.high, integer=True)
+
+
+def _ordered(fields):
+    if fields["high"] < fields["low"]:
+        raise Refused(f"high must be at least low, got low {fields['low']} and high {fields['high']}")
+
+
+ANSWER = answer_tool(
+    f"Your answer; it ends the run. low and high: the two whole-degree amplitudes (high = low + 1) between which "
+    f"the small-angle period starts to understate the true period by more than {100 * physics.EXCESS:g} %.",
+    (LOW, HIGH),
+    _ordered,
+)
+
+VARIANTS = {"default": Variant("default", SYSTEM, TASK, tools, ANSWER, budget=BUDGET, max_steps=MAX_STEPS, format1=FORMAT1)}
 
 
 def all_tools():

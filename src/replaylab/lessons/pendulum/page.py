@@ -8,6 +8,7 @@ from replaylab.lessons import markdown as md
 from replaylab.lessons.markdown import Md, code, name, table, text
 from replaylab.lessons.pendulum import LESSON, lab
 from replaylab.lessons.pendulum import tables as lesson_tables
+from replaylab.lessons.pendulum.judge import EVIDENCE
 
 READ_OFF = (
     "The simulation steps θ'' = −(g/L) sin θ with symplectic Euler (first ω += −(g/L) sin θ · dt, then "
@@ -35,59 +36,56 @@ def question(results):
     )
 
 
-def conclusion_statement(run, conclusion):
-    """What the build decided about the agent's conclusion in one run (markdown lines)."""
+def experiments_statement(run, conclusion):
+    """What the agent's own experiments show about the crossing (markdown lines)."""
     if not conclusion["checkable"]:
-        return [
-            f"**Run {name(run)}: the agent's conclusion is not checkable**: {text(conclusion['reason'])}. "
-            "This is not a result (no evidence label)."
-        ]
+        return [f"What the experiments of run {name(run)} show: no bracket, {text(conclusion['reason'])}. This is not a result."]
     dt = md.number(conclusion["smallest_dt"], "%g")
     low, high = conclusion["bracket"]
     exact = conclusion["exact_crossing"]["shown"]
     found = (
-        f"At the smallest step it used (dt {dt} s), its recomputed periods cross 1 % above the small-angle "
-        f"period between {_degrees(low)} and {_degrees(high)} degrees"
+        f"What the experiments of run {name(run)} show: at the smallest step it used (dt {dt} s), its recomputed periods "
+        f"cross 1 % above the small-angle period between {_degrees(low)} and {_degrees(high)} degrees"
     )
     if conclusion["verdict"] == "verified":
-        lines = [f"**Run {name(run)}: the agent's bracket holds.** {found}; the exact crossing, {exact} degrees, lies between them."]
+        lines = [f"{found}; the exact crossing, {exact} degrees, lies between them."]
     elif conclusion["verdict"] == "too coarse":
-        lines = [
-            f"**Run {name(run)}: the agent's bracket holds but does not answer the question.** {found}; the exact "
-            f"crossing, {exact} degrees, lies between them, but they are not two adjacent whole degrees."
-        ]
+        lines = [f"{found}; the exact crossing, {exact} degrees, lies between them, but they are not two adjacent whole degrees."]
     else:
         lines = [
-            f"**Run {name(run)}: the exact formula refutes the agent's bracket.** {found}; the exact crossing, "
-            f"{exact} degrees, lies outside. Its numbers replayed within the tolerance: the simulation agrees with every "
-            "one of them, and the exact formula still refutes its bracket."
+            f"{found}; the exact crossing, {exact} degrees, lies outside. Its numbers replayed within the tolerance: the "
+            "simulation agrees with every one of them, and the exact formula still puts the crossing elsewhere."
         ]
     label = md.evidence(conclusion["evidence"])
     return lines + (["", label] if label else [])
 
 
+def truth(results):
+    exact = results["scans"]["exact"]
+    return f"the exact crossing, from the arithmetic-geometric mean, is at {exact['crossing']['shown']} degrees"
+
+
+def run_lines(results, run, verdict, rows):
+    answer = verdict["answer"]
+    said = f"the crossing lies between {_bracket([answer['low'], answer['high']])}" if answer else ""
+    lines = md.answer_statement(results, run, verdict, said, truth(results), EVIDENCE if answer else None)
+    return lines + [""] + md.conclusion_lines(experiments_statement(run, verdict["experiments"]), run, rows, "agent-experiments")
+
+
 def summary(results):
-    """One line per run for the index page: the decision and its evidence label."""
+    """One line per run for the index page: its answer, whether it is right, whether it is supported."""
     lines = []
+    exact = results["scans"]["exact"]["crossing"]["shown"]
     for run, verdict in results["verdicts"].items():
-        conclusion = verdict["conclusion"]
-        if not conclusion["checkable"]:
-            lines.append(f"run {name(run)}: the agent's conclusion is not checkable ({text(conclusion['reason'])}); not a result")
+        score = md.score_of(results, run)
+        answer = verdict["answer"]
+        if answer is None:
+            lines.append(f"run {name(run)}: no answer ({text(verdict['no_answer'])}); not right")
             continue
-        outcome = {
-            "verified": "holds",
-            "too coarse": "holds but is not two adjacent whole degrees",
-            "refuted": "is refuted by the exact formula",
-        }[conclusion["verdict"]]
-        where = "inside" if conclusion["inside"] else "outside"
-        line = (
-            f"run {name(run)}: the agent's bracket ({_bracket(conclusion['bracket'])} at dt "
-            f"{md.number(conclusion['smallest_dt'], '%g')} s) {outcome}: the exact crossing, "
-            f"{conclusion['exact_crossing']['shown']} degrees, lies {where}"
-        )
-        if conclusion["evidence"]:
-            line += f"; **{conclusion['evidence']}**"
-        lines.append(line)
+        decided = f"**right**; **{EVIDENCE}**" if score["right"] else f"wrong ({text(score['wrong'])})"
+        support = "supported by its own experiments" if verdict["supported"] else "not supported by its own experiments"
+        lines.append(f"run {name(run)} answered {_bracket([answer['low'], answer['high']])}: {decided}, the exact crossing "
+                     f"is at {exact} degrees; {support}")
     return lines
 
 
@@ -112,17 +110,18 @@ def _decisions(results, rows):
         READ_OFF,
         "",
         *_exact_lines(results, rows),
-        "For each run the build takes the smallest dt the agent used with "
-        f"{code(lab.PERIOD_TOOL)}, recomputes every period the agent asked for at that dt, divides it by the "
-        "small-angle period and, in order of amplitude, finds the two neighbouring amplitudes between which the "
-        "excess goes from at most 1 % to above 1 % (not checkable when there is no such pair, or more than one). "
-        "The agent's bracket holds when the exact crossing lies in it; it answers the question when it is also two "
-        "adjacent whole degrees. A run whose numbers replay perfectly is still refuted when the step it trusted "
-        "moves the crossing out of its bracket.",
+        "The build judges the answer each run submitted with the tool `answer`, never the agent's words, and judges "
+        "it twice. **Right**: the answer's two amplitudes are adjacent whole degrees and the exact crossing lies "
+        "between them. **Supported**: the agent's own experiments point at its answer: the build takes the "
+        f"smallest dt the agent used with {code(lab.PERIOD_TOOL)}, recomputes every period the agent asked for at "
+        "that dt, divides it by the small-angle period and, in order of amplitude, finds the two neighbouring "
+        "amplitudes between which the excess goes from at most 1 % to above 1 % (no bracket when there is no such "
+        "pair, or more than one); the answer is supported when that bracket lies in it. A run whose numbers replay "
+        "perfectly is still wrong when the step it trusted moved the crossing out of its answer: a supported "
+        "answer that is wrong.",
         "",
     ]
-    return out + md.judged_entries(
-        results["verdicts"], lambda run, verdict: md.conclusion_lines(conclusion_statement(run, verdict["conclusion"]), run, rows))
+    return out + md.judged_entries(results["verdicts"], lambda run, verdict: run_lines(results, run, verdict, rows))
 
 
 def _shift_section(results, rows):
@@ -305,7 +304,7 @@ def page(results):
         "convergence in dt is caught even when its numbers replay perfectly.",
         decisions=_decisions(results, rows),
         demos=_demos(results, rows),
-        tables=(lesson_tables.TABLES, {"agent-conclusion", "exact-crossing", "crossing-by-dt", "convergence-order",
+        tables=(lesson_tables.TABLES, {"agent-experiments", "exact-crossing", "crossing-by-dt", "convergence-order",
                                        "misbehaving-calls", "largest-dt"}, error_table),
         figure=_figures(results, rows),
     )

@@ -3,7 +3,8 @@
 Each row is a flat dict of str, int and float: floats at full precision (the CSV writer prints
 their repr), next to a "shown" column with the text the page shows where the page rounds.
 
-- agent-conclusion: per run, the quantities of the check of its conclusion against the exact crossing;
+- answers: per run, its answer as submitted and both judgements (right, supported);
+- agent-experiments: per run, what its experiments show: its bracket at its smallest dt, against the exact crossing;
 - agent-errors: per run, each period it asked for, recomputed, against the exact period at its amplitude;
 - exact-crossing: the exact 1 % crossing and the right bracket;
 - crossing-by-dt: the simulated 1 % crossing at each dt of the convergence scan, its shift from the
@@ -19,11 +20,12 @@ their repr), next to a "shown" column with the text the page shows where the pag
 
 import json
 
-from replaylab.lessons.markdown import call_rows, flag, outcome_columns
+from replaylab.lessons.markdown import answer_rows, call_rows, flag, outcome_columns
 from replaylab.lessons.pendulum import lab
 
 TABLES = (
-    "agent-conclusion",
+    "answers",
+    "agent-experiments",
     "agent-errors",
     "exact-crossing",
     "crossing-by-dt",
@@ -81,8 +83,9 @@ def tables(results):
     verdicts, scans, exercises = results["verdicts"], results["scans"], results["exercises"]
     exact, ratio, convergence = scans["exact"], scans["ratio"], scans["convergence"]
     out = {name: [] for name in TABLES}
+    out["answers"] = answer_rows(results)
     for run, verdict in verdicts.items():
-        out["agent-conclusion"] += conclusion_rows(run, verdict["conclusion"])
+        out["agent-experiments"] += conclusion_rows(run, verdict["experiments"])
         out["agent-errors"] += [
             {"run": run, "amplitude_deg": e["amplitude"], "dt_s": e["dt"], "period_s": e["period_s"],
              "exact_period_s": e["exact_period_s"], "relative_error": e["error"]}

@@ -1,17 +1,21 @@
 """The scripted baseline agents of the projectile lesson: programs, not language models.
 
-`careful` (seed 0 and every seed that is a multiple of 3) narrows the best whole-degree angle
+`careful` (seed 0 and every seed that is a multiple of 4) narrows the best whole-degree angle
 with a coarse step, then checks that the answer survives smaller steps, deciding each message
-from the results it has read so far. The others are wrong on purpose, to test the scorecard:
-`stops-early` concludes from its first coarse survey; `wrong-neighbour` does the careful work but,
-at the finest step, measures the best angle and its worse neighbour instead of the better one.
+from the results it has read so far, and answers with its best angle and the runner-up. The
+others are wrong on purpose, to test the scorecard: `stops-early` answers from its first coarse
+survey; `wrong-neighbour` does the careful work but, at the finest step, measures the best angle
+and its worse neighbour instead of the better one; `careless` does the careful work and answers
+carelessly, a bracket of two degrees around its best angle (its experiments support that answer,
+which is still wrong: not one degree wide).
 """
 
 from replaylab.agents.messages import ModelMessage, ToolCall, exchanges
+from replaylab.agents.tools import ANSWER
 from replaylab.lessons.projectile import lab
 
 COARSE_DT, FINE_DTS = 0.01, (0.002, 0.001)
-STRATEGIES = ("careful", "stops-early", "wrong-neighbour")
+STRATEGIES = ("careful", "stops-early", "wrong-neighbour", "careless")
 
 
 def strategy(seed):
@@ -52,14 +56,16 @@ def _around(ranges, centre, reach):
     return best, _clamp(range(best - reach, best + reach + 1), ranges)
 
 
-def _conclude(ranges, dt, best):
-    """The conclusion, in words: the best angle measured and its runner-up."""
+def _conclude(ranges, dt, best, careless=False):
+    """The answer: the best angle measured and its runner-up (or, careless, the two degrees around
+    the best), with the words that go with it."""
     neighbour = max((a for a in ranges if a != best), key=lambda a: ranges[a])
-    low, high = sorted((best, neighbour))
+    low, high = (best - 1, best + 1) if careless else sorted((best, neighbour))
+    call = ToolCall("answer", ANSWER, {"low": low, "high": high})
     return ModelMessage(
         f"At dt = {dt:g} s the best angle I measured is {best} degrees and the runner-up {neighbour}; "
-        f"the best angle lies between {low} and {high} degrees.",
-        (),
+        f"I answer that the best angle lies between {low} and {high} degrees.",
+        (call,),
     )
 
 
@@ -93,6 +99,6 @@ def baseline(variant="default", seed=0):
                 )
         finest = found[FINE_DTS[-1]]
         nearby = {a: finest[a] for a in (best - 1, best, best + 1) if a in finest}
-        return _conclude(nearby, FINE_DTS[-1], _best(nearby))
+        return _conclude(nearby, FINE_DTS[-1], _best(nearby), careless=plan == "careless")
 
     return program

@@ -3,7 +3,7 @@
 - evidence: the build's independent scan of range against angle as a line, the agent's calls with
   a dt no larger than the scan's as points (as recomputed by this build, one marker per run), and a
   close-up near the maximum with the build's fine scan at the agent's smallest dt, the agent's
-  bracket and the scan's best angle.
+  answer (its bracket, shaded) and the best angle of the build's converged scan.
 """
 
 from matplotlib.figure import Figure
@@ -33,10 +33,11 @@ def evidence(results):
     points = agent_points(results, scan_dt)
     runs = list(drawn_runs(results))
     conclusions = {
-        run: verdict["conclusion"]
+        run: verdict["experiments"]
         for run, verdict in results["verdicts"].items()
-        if run in runs and verdict["conclusion"]["checkable"]
+        if run in runs and verdict["experiments"]["checkable"]
     }
+    answers = {run: verdict["answer"] for run, verdict in results["verdicts"].items() if run in runs and verdict["answer"]}
 
     dts = sorted(({dt for _, dt in points} | {c["smallest_dt"] for c in conclusions.values()}) - {scan_dt}, reverse=True)
     colours = {scan_dt: "C0", **{dt: f"C{i + 1}" for i, dt in enumerate(dts)}}
@@ -63,12 +64,12 @@ def evidence(results):
             remember(f"fine scan at the agent's smallest dt (this build), dt = {dt:g} s", line)
             fine_lo = min(xs) if fine_lo is None else min(fine_lo, min(xs))
             fine_hi = max(xs) if fine_hi is None else max(fine_hi, max(xs))
-        low, high = conclusion["bracket"]
-        span = close.axvspan(low, high, color="0.85", zorder=0)
-        remember(f"agent's bracket, run {run}: {low:g} to {high:g} deg", span)
-        best = conclusion["best_angle"]
-        marker_line = close.axvline(best["value"], color="k", linestyle=":", linewidth=1.2)
-        remember(f"best angle of the fine scan, run {run}: {best['shown']} deg", marker_line)
+    for run, answer in answers.items():
+        span = close.axvspan(answer["low"], answer["high"], color="0.85", zorder=0)
+        remember(f"agent's answer, run {run}: {answer['low']:g} to {answer['high']:g} deg", span)
+    best = results["scans"]["best_angle"]["angle"]
+    marker_line = close.axvline(best["value"], color="k", linestyle=":", linewidth=1.2)
+    remember(f"best angle of the build's converged scan: {best['shown']} deg", marker_line)
 
     for (run, dt), pts in sorted(points.items(), key=lambda item: (runs.index(item[0][0]), -item[0][1])):
         xs, ys = zip(*pts)
@@ -79,9 +80,7 @@ def evidence(results):
         remember(f"agent's calls, recomputed: run {run}, dt = {dt:g} s", artist)
 
     if fine_lo is None:
-        best_index = max(range(len(ranges)), key=ranges.__getitem__) if ranges else 0
-        centre = angles[best_index] if angles else 0
-        fine_lo, fine_hi = centre - 3, centre + 3
+        fine_lo, fine_hi = best["value"] - 3, best["value"] + 3
     pad = 0.25
     close.set_xlim(fine_lo - pad, fine_hi + pad)
     visible = [r for a, r in zip(angles, ranges) if fine_lo - pad <= a <= fine_hi + pad]

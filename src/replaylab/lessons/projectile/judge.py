@@ -1,9 +1,15 @@
-"""What the build decides about a projectile run, from numbers it recomputes (never the model's words)."""
+"""What the build decides about a projectile run, from numbers it recomputes (never the model's words).
+
+Two judgements, kept apart. `right` (score, at render time): the answer's bracket is two adjacent
+whole degrees holding the best angle of the build's converged scan (scans.best_angle_scan).
+`supported` (judge): the agent's own experiments point at its answer: at the smallest dt it used,
+its two best angles (the seeds' check, `experiments`) lie in the answer's bracket.
+"""
 
 import numpy as np
 
 from replaylab.agents.replay import ReplayMismatch, replay
-from replaylab.lessons import REFERENCE_GROUP, run_facts, caught, shown, validated_calls
+from replaylab.lessons import REFERENCE_GROUP, answer_facts, caught, judgement_line, run_facts, shown, validated_calls
 from replaylab.lessons.projectile import lab
 from replaylab.physics import projectile
 
@@ -16,7 +22,8 @@ EVIDENCE = "numerically verified: the simulated tennis ball, explicit Euler, no 
 
 
 def agent_conclusion(transcript):
-    """Check the agent's bracket against an independent quarter-degree scan (physics.md 1.5)."""
+    """What the agent's experiments show: its two best angles at the smallest dt it used, checked
+    against an independent quarter-degree scan at that dt (physics.md 1.5)."""
     tools = {t.name: t for t in lab.tools()}
     calls = [
         args
@@ -74,38 +81,71 @@ def rough_ball(run, tolerance):
     return {"drag_factor": ROUGH_FACTOR, "caught": False}
 
 
+def answer_text(answer):
+    """An answer as submitted, in words."""
+    return f"{answer['low']:g} to {answer['high']:g} degrees"
+
+
+def support(answer, experiments):
+    """(supported, why): whether the agent's two best angles at its smallest dt lie in its
+    answer's bracket; None without an answer."""
+    if answer is None:
+        return None, "no answer to support"
+    if not experiments["checkable"]:
+        return False, f"its experiments show no bracket: {experiments['reason']}"
+    low, high = experiments["bracket"]
+    at = f"its two best angles at dt {experiments['smallest_dt']:g} s, {low:g} and {high:g} degrees,"
+    if answer["low"] <= low and high <= answer["high"]:
+        return True, f"{at} lie in its answer"
+    return False, f"{at} do not both lie in its answer"
+
+
+def verdict_of(run):
+    """Who made a replayed run, its calls, its answer, what its experiments show and whether they
+    support its answer."""
+    facts = answer_facts(run, lab.VARIANTS[run.variant])
+    experiments = agent_conclusion(run.transcript)
+    supported, why = support(facts["answer"], experiments)
+    return {**run_facts(run), **facts, "supported": supported, "support": why, "experiments": experiments}
+
+
 def judge(runs, tolerance):
-    """Per replayed run: who made it, its calls and its agent-conclusion check; the runs of the
-    reference group also get the rough-ball replay (a demonstration, not needed for every run)."""
+    """The verdict of each replayed run; the runs of the reference group also get the rough-ball
+    replay (a demonstration, not needed for every run)."""
     verdicts = {}
     for run in runs:
-        verdicts[run.run] = {
-            **run_facts(run),
-            "conclusion": agent_conclusion(run.transcript),
-        }
+        verdicts[run.run] = verdict_of(run)
         if run.group == DEMONSTRATION_GROUP:
             verdicts[run.run]["rough_ball"] = rough_ball(run, tolerance)
     return verdicts
 
 
-RIGHT_ANSWER = "the agent's bracket holds the best angle of the quarter-degree scan and is at most one degree wide."
+RIGHT_ANSWER = (
+    "the answer's low and high are two adjacent whole degrees (high = low + 1), and the best angle of the "
+    "build's converged quarter-degree scan lies between them, both included."
+)
+NO_ANSWER, NOT_ADJACENT, OUTSIDE = (
+    "no answer",
+    "its bracket is not two adjacent whole degrees",
+    "the best angle of the build's scan lies outside its bracket",
+)
 
 
 def score(entry, scans):
-    """Right when the bracket holds the scan's best angle and is at most one degree wide."""
-    conclusion = entry["conclusion"]
-    if not conclusion["checkable"]:
-        return "no checkable conclusion (fewer than two angles at its smallest dt)"
-    if not conclusion["inside"]:
-        return "the scan's best angle lies outside the bracket"
-    if conclusion["bracket"][1] - conclusion["bracket"][0] > 1:
-        return "the bracket is wider than one degree"
+    """None when the answer is right, else what is wrong (fixed texts, so that the scorecard counts
+    the runs that got the same thing wrong together)."""
+    answer = entry["answer"]
+    if answer is None:
+        return NO_ANSWER
+    if answer["high"] != answer["low"] + 1:
+        return NOT_ADJACENT
+    if not answer["low"] <= scans["best_angle"]["angle"]["value"] <= answer["high"]:
+        return OUTSIDE
     return None
 
 
-def verdict_line(recording):
-    """One line for `replaylab promote`: the decision on this run's conclusion alone."""
-    c = agent_conclusion(recording.transcript)
-    if not c["checkable"]:
-        return f"not checkable: {c['reason']}"
-    return f"bracket {c['bracket'][0]}..{c['bracket'][1]} degrees, scan best {c['best_angle']['shown']}: {c['verdict']}"
+def verdict_line(recording, scans):
+    """One line for `replaylab promote` and `replaylab replay`: the answer as submitted, both judgements."""
+    verdict = verdict_of(recording)
+    truth = f"the build's converged scan puts the best angle at {scans['best_angle']['angle']['shown']} degrees"
+    return judgement_line(verdict, score(verdict, scans), answer_text, truth)

@@ -2,8 +2,8 @@
 
 from functools import lru_cache
 
-from replaylab.agents.tools import Allowlist, Parameter, Tool
-from replaylab.lessons import Variant
+from replaylab.agents.tools import Allowlist, Parameter, Refused, Tool, answer_tool
+from replaylab.lessons import Prompts, Variant, harness_rules
 from replaylab.physics import projectile
 
 SPEED = 25  # m/s, the speed of the lesson's question
@@ -21,12 +21,27 @@ SYSTEM = (
     "the tools you are given; every call is checked against their bounds before it runs. The "
     "simulator integrates the flight with explicit Euler steps of size dt, so its answers depend "
     "on dt: before you trust a result, check that it no longer changes when dt gets smaller. "
-    "Use at most 4 tool calls per message. When you are done, answer without calling a tool."
+    + harness_rules(MAX_STEPS)
 )
 TASK = (
+    f"At a launch speed of {SPEED} m/s, which launch angle throws this ball the furthest? Answer to "
+    "within one degree by calling answer with low and high, two whole-degree angles with high = low + 1. "
+    "Your answer is right when the best angle of the build's own converged scan (angles in quarter-degree "
+    "steps, at time steps small enough that its best angle no longer changes) lies between low and high, "
+    "both included: a best angle exactly on a whole degree makes both brackets around it right. Say in "
+    "explanation how you checked convergence in dt."
+)
+# The prompts of recordings of format 1, before runs ended with an answer.
+FORMAT1 = Prompts(
+    "You are a careful experimental physicist with a simulator of a tennis ball (58 g, 6.7 cm) "
+    "flying through air with quadratic drag, launched from the ground. You can only act through "
+    "the tools you are given; every call is checked against their bounds before it runs. The "
+    "simulator integrates the flight with explicit Euler steps of size dt, so its answers depend "
+    "on dt: before you trust a result, check that it no longer changes when dt gets smaller. "
+    "Use at most 4 tool calls per message. When you are done, answer without calling a tool.",
     f"At a launch speed of {SPEED} m/s, which launch angle throws this ball the furthest? "
     "Give the answer to within one degree, as the two whole-degree angles that bracket the best "
-    "angle, and say how you checked convergence in dt."
+    "angle, and say how you checked convergence in dt.",
 )
 
 
@@ -47,17 +62,35 @@ def tools(drag=projectile.DRAG):
     return [
         Tool(
             RANGE_TOOL,
-            "Horizontal distance (m) at which the ball lands, simulated with drag and time step dt.",
+            f"Simulate the ball with drag and time step dt. Returns {RANGE_KEY}: the horizontal distance (m) "
+            "at which it lands.",
             (SPEED_PARAMETER, ANGLE_PARAMETER, DT_PARAMETER),
             range_with_drag,
         ),
         Tool(
             VACUUM_TOOL,
-            "Exact horizontal distance (m) at which the ball would land in vacuum.",
+            f"The ball in vacuum, exactly. Returns {RANGE_KEY}: the horizontal distance (m) at which it would land.",
             (SPEED_PARAMETER, ANGLE_PARAMETER),
             range_without_drag,
         ),
     ]
+
+
+LOW = Parameter("low", "the lower whole-degree angle of your bracket, degrees", ANGLE_PARAMETER.low, ANGLE_PARAMETER.high, integer=True)
+HIGH = Parameter("high", "the upper whole-degree angle of your bracket (low + 1), degrees", ANGLE_PARAMETER.low, ANGLE_PARAMETER.high, integer=True)
+
+
+def _ordered(fields):
+    if fields["high"] < fields["low"]:
+        raise Refused(f"high must be at least low, got low {fields['low']} and high {fields['high']}")
+
+
+ANSWER = answer_tool(
+    "Your answer; it ends the run. low and high: the two whole-degree launch angles (high = low + 1) between "
+    "which the angle of the longest throw lies.",
+    (LOW, HIGH),
+    _ordered,
+)
 
 
 def flight_time_tool():
@@ -68,13 +101,13 @@ def flight_time_tool():
 
     return Tool(
         FLIGHT_TIME_TOOL,
-        "Exact time of flight (s) of the ball in vacuum.",
+        f"The ball in vacuum, exactly. Returns {TIME_KEY}: its time of flight (s).",
         (SPEED_PARAMETER, ANGLE_PARAMETER),
         flight_time_without_drag,
     )
 
 
-VARIANTS = {"default": Variant("default", SYSTEM, TASK, tools, budget=None, max_steps=MAX_STEPS)}
+VARIANTS = {"default": Variant("default", SYSTEM, TASK, tools, ANSWER, budget=None, max_steps=MAX_STEPS, format1=FORMAT1)}
 
 
 def all_tools():

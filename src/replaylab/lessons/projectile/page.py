@@ -8,6 +8,7 @@ from replaylab.lessons import markdown as md
 from replaylab.lessons.markdown import Md, code, name, table, text
 from replaylab.lessons.projectile import LESSON, lab
 from replaylab.lessons.projectile import tables as lesson_tables
+from replaylab.lessons.projectile.judge import EVIDENCE
 
 
 def question(results):
@@ -18,17 +19,22 @@ def question(results):
     )
 
 
-def conclusion_statement(run, conclusion):
-    """What the build decided about the agent's conclusion in one run (markdown lines)."""
+def truth(results):
+    """What the build computed to decide an answer, in words."""
+    best = results["scans"]["best_angle"]
+    return (f"the build's own converged scan ({md.number(best['low'], '%g')} to {md.number(best['high'], '%g')} degrees in "
+            f"steps of {md.number(best['grid_step'], '%g')} degrees, dt halved down to {md.number(best['rows'][-1]['dt'], '%g')} s "
+            f"until its best angle stopped moving) puts the best angle at {best['angle']['shown']} degrees")
+
+
+def experiments_statement(run, conclusion):
+    """What the agent's own experiments show (the seeds' check, physics.md 1.5), in markdown lines."""
     if not conclusion["checkable"]:
-        return [
-            f"**Run {name(run)}: the agent's conclusion is not checkable**: {text(conclusion['reason'])}. "
-            "This is not a result (no evidence label)."
-        ]
+        return [f"What the experiments of run {name(run)} show: no bracket, {text(conclusion['reason'])}. This is not a result."]
     low, high = conclusion["bracket"]
     dt = md.number(conclusion["smallest_dt"], "%g")
     best = conclusion["best_angle"]["shown"]
-    bracket = f"{md.number(low, '%g')} to {md.number(high, '%g')} degrees"
+    pair = f"{md.number(low, '%g')} and {md.number(high, '%g')} degrees"
     grid = conclusion["grid"]
     scan = "an independent scan"
     if len(grid) > 1:
@@ -37,42 +43,44 @@ def conclusion_statement(run, conclusion):
             f"an independent scan ({md.number(grid[0]['angle'], '%g')} to {md.number(grid[-1]['angle'], '%g')} degrees "
             f"in steps of {md.number(step, '%g')} degrees)"
         )
-    if conclusion["inside"]:
-        lines = [
-            f"**Run {name(run)}: the agent's conclusion holds.** At the smallest step it used (dt {dt} s), its two "
-            f"best angles bracket {bracket}; {scan} at the same dt finds the best "
-            f"angle at {best} degrees, inside that bracket."
-        ]
-    else:
-        lines = [
-            f"**Run {name(run)}: the scan refutes the agent's bracket.** At the smallest step it used (dt {dt} s), "
-            f"its two best angles bracket {bracket}; {scan} at the same dt finds the "
-            f"best angle at {best} degrees, outside that bracket."
-        ]
+    where = "between" if conclusion["inside"] else "outside"
+    lines = [
+        f"What the experiments of run {name(run)} show: at the smallest step it used (dt {dt} s), its two best angles "
+        f"are {pair}; {scan} at the same dt finds the best angle at {best} degrees, {where} them."
+    ]
     label = md.evidence(conclusion["evidence"])
     if label:
         lines += ["", label]
     return lines
 
 
+def run_lines(results, run, verdict, rows):
+    answer = verdict["answer"]
+    said = answer_words(answer) if answer else ""
+    lines = md.answer_statement(results, run, verdict, said, truth(results), EVIDENCE)
+    return lines + [""] + md.conclusion_lines(experiments_statement(run, verdict["experiments"]), run, rows, "agent-experiments")
+
+
+def answer_words(answer):
+    return f"the best angle lies between {md.number(answer['low'], '%g')} and {md.number(answer['high'], '%g')} degrees"
+
+
 def summary(results):
-    """One line per run for the index page: the decision and its evidence label."""
+    """One line per run for the index page: its answer, whether it is right, whether it is supported."""
     lines = []
+    best = results["scans"]["best_angle"]["angle"]["shown"]
     for run, verdict in results["verdicts"].items():
-        conclusion = verdict["conclusion"]
-        if not conclusion["checkable"]:
-            lines.append(f"run {name(run)}: the agent's conclusion is not checkable ({text(conclusion['reason'])}); not a result")
+        score = md.score_of(results, run)
+        answer = verdict["answer"]
+        if answer is None:
+            lines.append(f"run {name(run)}: no answer ({text(verdict['no_answer'])}); not right")
             continue
-        low, high = conclusion["bracket"]
-        where = "inside" if conclusion["inside"] else "outside"
-        verdict_text = "holds" if conclusion["inside"] else "is refuted by the build's scan"
-        line = (
-            f"run {name(run)}: the agent's conclusion (best angle between {md.number(low, '%g')} and "
-            f"{md.number(high, '%g')} degrees) {verdict_text}: the build's scan puts it at "
-            f"{conclusion['best_angle']['shown']} degrees, {where} the bracket"
-        )
-        if conclusion["evidence"]:
-            line += f"; **{conclusion['evidence']}**"
+        decided = "**right**" if score["right"] else f"wrong ({text(score['wrong'])})"
+        support = "supported by its own experiments" if verdict["supported"] else "not supported by its own experiments"
+        line = (f"run {name(run)} answered {md.number(answer['low'], '%g')} to {md.number(answer['high'], '%g')} degrees: "
+                f"{decided}, the build's converged scan puts the best angle at {best} degrees; {support}")
+        if score["right"]:
+            line += f"; **{EVIDENCE}**"
         lines.append(line)
     return lines
 
@@ -81,14 +89,15 @@ def _decisions(results, rows):
     out = [
         "## What the build decided",
         "",
-        "The build decides from numbers it recomputes, never from the agent's words. For each run it "
-        f"takes the smallest dt the agent used with {code(lab.RANGE_TOOL)}, the two angles with the largest "
-        "recomputed ranges at that dt (the agent's bracket), and scans a fine grid of angles around the "
-        "bracket at the same dt. If the scan's best angle lies inside the bracket, the agent's conclusion holds.",
+        "The build judges the answer each run submitted with the tool `answer`, never the agent's words, and "
+        "judges it twice. **Right**: the answer's two angles are adjacent whole degrees and the best angle of the "
+        "build's own converged scan lies between them. **Supported**: the agent's own experiments point at its "
+        f"answer: at the smallest dt it used with {code(lab.RANGE_TOOL)}, its two best angles (recomputed) lie in "
+        "the answer's bracket. A right answer its experiments do not support, and a supported answer that is "
+        "wrong, are named as such.",
         "",
     ]
-    return out + md.judged_entries(
-        results["verdicts"], lambda run, verdict: md.conclusion_lines(conclusion_statement(run, verdict["conclusion"]), run, rows))
+    return out + md.judged_entries(results["verdicts"], lambda run, verdict: run_lines(results, run, verdict, rows))
 
 
 def _demos(results, rows):
@@ -177,7 +186,8 @@ def _figure(results):
     caption = (
         f"The agent's evidence. Line: the build's independent scan, angles {span} at dt {dt} s. "
         f"Points: the agent's calls with dt at most {dt} s, as recomputed by this build. "
-        "Right: close-up near the maximum, with the build's fine scan at the agent's smallest dt and its best angle."
+        "Right: close-up near the maximum, with the build's fine scan at the agent's smallest dt, each agent's answer "
+        "(shaded) and the best angle of the build's converged scan (dotted)."
     )
     return md.figure("evidence", "The agent's evidence: range against launch angle", caption)
 
@@ -200,6 +210,6 @@ def page(results):
         "numbers it recomputed itself.",
         decisions=_decisions(results, rows),
         demos=_demos(results, rows),
-        tables=(lesson_tables.TABLES, {"agent-conclusion", "misbehaving-calls", "step-bounds", "new-tool"}, scan_table),
+        tables=(lesson_tables.TABLES, {"agent-experiments", "misbehaving-calls", "step-bounds", "new-tool"}, scan_table),
         figure=_figure(results),
     )

@@ -3,8 +3,11 @@
 Each row is a flat dict of str, int and float: floats at full precision (the CSV writer prints
 their repr), next to a "shown" column with the text the page shows where the page rounds.
 
-- agent-conclusion: per run, the quantities of the agent-conclusion check (physics.md 1.5);
-- conclusion-scan: per run, the quarter-degree scan around the agent's bracket;
+- answers: per run, its answer as submitted and both judgements (right, supported);
+- agent-experiments: per run, what its experiments show (physics.md 1.5: its two best angles at
+  its smallest dt against a quarter-degree scan at that dt);
+- experiments-scan: per run, that quarter-degree scan around the agent's two best angles;
+- best-angle-scan: the build's own answer, the converged quarter-degree scan (one row per dt);
 - evidence-scan: the independent scan of the figure (angles at a fixed dt);
 - misbehaving-calls: the six calls through the allowlist and their outcomes;
 - step-bounds, new-tool: the two exercises;
@@ -15,12 +18,14 @@ their repr), next to a "shown" column with the text the page shows where the pag
 
 import json
 
-from replaylab.lessons.markdown import call_rows, flag, outcome_columns
+from replaylab.lessons.markdown import answer_rows, call_rows, flag, outcome_columns
 from replaylab.lessons.projectile import lab
 
 TABLES = (
-    "agent-conclusion",
-    "conclusion-scan",
+    "answers",
+    "agent-experiments",
+    "experiments-scan",
+    "best-angle-scan",
     "evidence-scan",
     "misbehaving-calls",
     "step-bounds",
@@ -45,16 +50,16 @@ def conclusion_rows(run, conclusion):
     for item in conclusion["at_smallest"]:
         add(f"agent's range at {item['angle']:g} deg (dt {smallest:g} s), recomputed", item["range_m"]["value"], "m", item["range_m"]["shown"])
     low, high = conclusion["bracket"]
-    add("agent's bracket, low angle", low, "deg", f"{low:g}")
-    add("agent's bracket, high angle", high, "deg", f"{high:g}")
-    add("best angle of the build's fine scan", conclusion["best_angle"]["value"], "deg", conclusion["best_angle"]["shown"])
+    add("the lower of the agent's two best angles at that dt", low, "deg", f"{low:g}")
+    add("the higher of the agent's two best angles at that dt", high, "deg", f"{high:g}")
+    add("best angle of the build's scan at that dt", conclusion["best_angle"]["value"], "deg", conclusion["best_angle"]["shown"])
     add("range at the best angle", conclusion["best_range_m"]["value"], "m", conclusion["best_range_m"]["shown"])
     angle = f"{conclusion['reference_angle']:g}"
     reference = conclusion["reference_range_m"]
     add(f"range at {angle} deg", reference["value"], "m", reference["shown"])
     add(f"gain of the best angle over {angle} deg", conclusion["gain_m"]["value"], "m", conclusion["gain_m"]["shown"])
     add(f"gain in per cent of the range at {angle} deg", conclusion["gain_percent"]["value"], "%", conclusion["gain_percent"]["shown"])
-    add("best angle inside the agent's bracket", flag(conclusion["inside"]), "", "yes" if conclusion["inside"] else "no")
+    add("that best angle between the agent's two best angles", flag(conclusion["inside"]), "", "yes" if conclusion["inside"] else "no")
     return rows
 
 
@@ -70,16 +75,23 @@ def tables(results):
     exercises = results["exercises"]
     evidence = results["scans"]["evidence"]
     out = {name: [] for name in TABLES}
+    out["answers"] = answer_rows(results)
     for run, verdict in verdicts.items():
-        conclusion = verdict["conclusion"]
-        out["agent-conclusion"] += conclusion_rows(run, conclusion)
+        conclusion = verdict["experiments"]
+        out["agent-experiments"] += conclusion_rows(run, conclusion)
         if conclusion["checkable"]:
-            out["conclusion-scan"] += [
+            out["experiments-scan"] += [
                 {"run": run, "angle_deg": row["angle"], "range_m": row["range_m"], "dt_s": conclusion["smallest_dt"]}
                 for row in conclusion["grid"]
             ]
         if "rough_ball" in verdict:  # the demonstration group's runs only
             out["rough-ball"].append(rough_ball_row(run, verdict["rough_ball"]))
+    best = results["scans"]["best_angle"]
+    out["best-angle-scan"] = [
+        {"dt_s": row["dt"], "best_angle_deg": row["angle"], "range_m": row["range_m"], "grid_step_deg": best["grid_step"],
+         "grid_low_deg": best["low"], "grid_high_deg": best["high"]}
+        for row in best["rows"]
+    ]
     out["evidence-scan"] = [
         {"angle_deg": row["angle"], "range_m": row["range_m"], "dt_s": evidence["dt"], "speed_m_s": evidence["speed"]}
         for row in evidence["rows"]

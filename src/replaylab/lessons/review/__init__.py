@@ -2,11 +2,12 @@
 
 from replaylab.lessons import Lesson
 
-# Each reviewer is a run of its own (a variant); one verdict per group of reviewers' runs.
+# Each reviewer is a run of its own (a variant), scored on its own answer; the runs of one group
+# (and one model) are also decided together, piece by piece.
 LESSON = Lesson(
     name="review",
     package=__name__,
     title="three reviewers for one piece of code",
     judged="group",
-    unit=("review group", "review groups"),
+    unit=("reviewer's run", "reviewers' runs"),
 )

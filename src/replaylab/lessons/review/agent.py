@@ -1,18 +1,20 @@
 """The scripted baseline reviewers of the review lesson: programs, not language models.
 
-A `thorough` reviewer (even seeds) runs every check its tools allow on both pieces, then reports
-what the results say; from seed 2 on, each takes the checks in an order of its own and the
-evidence reviewer measures the error at a step count of its own, so runs differ in their path,
-not in what they check. A `hasty` one (odd seeds) is wrong on purpose, to test the scorecard: it
-runs only the first check its tools allow.
+A `thorough` reviewer (seed 0 and every third seed) runs every check its tools allow on both
+pieces, then answers with the checks that failed; from seed 3 on, each takes the checks in an
+order of its own and the evidence reviewer measures the error at a step count of its own, so runs
+differ in their path, not in what they check. The others are wrong on purpose, to test the
+scorecard: a `hasty` one runs only the first check its tools allow and answers from it; a
+`careless` one runs every check as the thorough one does, and answers that no check failed.
 """
 
 import random
 
 from replaylab.agents.messages import ModelMessage, ToolCall, exchanges
+from replaylab.agents.tools import ANSWER
 from replaylab.lessons.review import lab
 
-STRATEGIES = ("thorough", "hasty")
+STRATEGIES = ("thorough", "hasty", "careless")
 
 
 def strategy(seed):
@@ -28,10 +30,11 @@ ERROR_STEPS = (100, 50, 200, 400)  # the evidence reviewer's step counts; seed 0
 
 def _planned_calls(reviewer, plan, seed=0):
     order = random.Random(seed)
-    checks = list(range(1, 6)) if plan == "thorough" else [1]
-    names = list(lab.REVIEWER_CHECKS.get(reviewer, ()))[: None if plan == "thorough" else 1]
+    everything = plan != "hasty"
+    checks = list(range(1, 6)) if everything else [1]
+    names = list(lab.REVIEWER_CHECKS.get(reviewer, ()))[: None if everything else 1]
     steps = ERROR_STEPS[0]
-    if seed and plan == "thorough":
+    if seed and everything:
         order.shuffle(checks)
         order.shuffle(names)
         steps = order.choice(ERROR_STEPS)
@@ -43,6 +46,7 @@ def _planned_calls(reviewer, plan, seed=0):
 
 def baseline(variant, seed=0):
     plan = _planned_calls(variant, strategy(seed), seed)
+    careless = strategy(seed) == "careless"
 
     def program(conversation):
         seen = exchanges(conversation)
@@ -50,14 +54,15 @@ def baseline(variant, seed=0):
             batch = plan[len(seen) : len(seen) + 4]
             calls = tuple(ToolCall(str(len(seen) + i + 1), name, args) for i, (name, args) in enumerate(batch))
             return ModelMessage("Running my checks.", calls)
-        failures = {}
+        failures = {piece: [] for piece in lab.PIECES}
         for call, result in seen:
-            if result.ok and "passed" in result.content and result.content["passed"] == 0.0:
-                failures.setdefault(call.arguments["candidate"], []).append(lab.check_of(call.name, call.arguments))
+            if result.ok and "passed" in result.content and result.content["passed"] == 0.0 and not careless:
+                failures[call.arguments["candidate"]].append(lab.check_of(call.name, call.arguments))
         lines = [
-            f"Piece {piece}: " + (f"fails {', '.join(failures[piece])}." if piece in failures else "passes my checks.")
+            f"Piece {piece}: " + (f"fails {', '.join(failures[piece])}." if failures[piece] else "passes my checks.")
             for piece in lab.PIECES
         ]
-        return ModelMessage(" ".join(lines), ())
+        answer = ToolCall("answer", ANSWER, {lab.failed_field(piece): failures[piece] for piece in lab.PIECES})
+        return ModelMessage(" ".join(lines), (answer,))
 
     return program

@@ -1,16 +1,23 @@
-"""The reviewers' verdicts, read from recomputed tool results only, and their resolution per piece.
+"""The reviewers' answers and verdicts, read from recomputed tool results only, and their resolution
+per piece and group.
 
-A failed recomputed check stands whoever passed the piece: no voting (physics.md 3.4).
+Each reviewer's run is scored on its own answer: per piece, the checks of its remit it names as
+failed. `right` (score): each list equals the checks of its remit that fail when the build runs
+them itself (scans.failures). `supported` (judge): the reviewer ran every check of its remit on
+both pieces, and named as failed exactly those whose recomputed results failed. The group's
+decision (`decide`) stays as the seeds show it: for the runs of one group and one model, a failed
+recomputed check rejects a piece whoever passed it, with no voting (physics.md 3.4).
 """
 
 from dataclasses import dataclass
 
 from replaylab.agents.replay import ReplayMismatch, replay
-from replaylab.lessons import REFERENCE_GROUP, caught, count_calls, validated_calls
+from replaylab.lessons import REFERENCE_GROUP, answer_facts, caught, judgement_line, run_facts, validated_calls
 from replaylab.lessons.review import lab
 from replaylab.verification.checks import CHECK_NAMES
 
 EVIDENCE = "numerically verified: the simulated oscillator stepped by piece {piece}, no measurement"
+EVIDENCE_ANSWER = "numerically verified: the build's own run of every check of the remit on both pieces, no measurement"
 STRICT_EXACT = 1e-30
 DEMONSTRATION_GROUP = REFERENCE_GROUP  # the runs the page's demonstrations are made with
 
@@ -86,47 +93,105 @@ def replay_with_strict_exact(run, tolerance):
     return {"exact": STRICT_EXACT, "caught": False}
 
 
-RIGHT_ANSWER = "piece 2 rejected and piece 1 not, by the recomputed checks of the three reviewers together."
+def failures_seen(found):
+    """{piece: the checks (contract order) a run saw fail} of its recomputed verdicts."""
+    return {piece: [c for c in CHECK_NAMES if any(v.candidate == piece and v.check == c and not v.passed for v in found)]
+            for piece in lab.PIECES}
 
 
-def score(entry, scans):
-    """A review is right when piece 2 is rejected and piece 1 is not."""
-    one, two = entry["resolution"]
-    if two["rejected"] and not one["rejected"]:
-        return None
-    if not two["rejected"]:
-        missing = "bounded-energy was not run on it" if "bounded-energy" in two["not_covered"] else "no failed check"
-        return f"piece 2 not rejected ({missing})"
-    return f"piece 1 rejected ({', '.join(one['failed'])})"
+def support(reviewer, answer, found):
+    """(supported, why): whether the reviewer ran every check of its remit on both pieces and named as
+    failed exactly those whose recomputed results failed; None without an answer."""
+    if answer is None:
+        return None, "no answer to support"
+    ran = {(v.candidate, v.check) for v in found}
+    missing = [f"{check} on piece {piece}" for piece in lab.PIECES for check in lab.remit(reviewer) if (piece, check) not in ran]
+    if missing:
+        return False, f"it did not run {', '.join(missing)}"
+    seen = failures_seen(found)
+    differs = [piece for piece in lab.PIECES if set(answer[lab.failed_field(piece)]) != set(seen[piece])]
+    if differs:
+        return False, f"its answer for piece {differs[0]} differs from what its own checks showed ({', '.join(seen[differs[0]]) or 'no failure'})"
+    return True, "it ran every check of its remit on both pieces and named exactly the ones that failed"
+
+
+def verdict_of(run):
+    """Who made a reviewer's run, its calls, its answer, its recomputed verdicts and whether they support its answer."""
+    facts = answer_facts(run, lab.VARIANTS[run.variant])
+    found = verdicts(run.variant, run.transcript)
+    supported, why = support(run.variant, facts["answer"], found)
+    return {**run_facts(run, task=f"{run.variant} reviewer"), **facts, "supported": supported, "support": why,
+            "remit": list(lab.remit(run.variant)), "verdicts": [v.as_dict() for v in found]}
 
 
 def judge(runs, tolerance):
-    """Verdicts per reviewer, the resolution of each piece per group, and the strict-tolerance replay."""
-    groups = {}
-    for run in runs:
-        groups.setdefault(run.group, []).append(run)
+    """The verdict of each reviewer's run, and the strict-tolerance replay of the demonstration group's
+    physics reviewer."""
     result = {}
-    for group, members in sorted(groups.items()):
-        found = [v for run in members for v in verdicts(run.variant, run.transcript)]
-        resolution = [with_evidence(resolve(found, piece)) for piece in lab.PIECES]
-        result[group] = {
-            "reviewers": {run.variant: run.run for run in members},
-            "verdicts": [v.as_dict() for v in found],
-            "resolution": resolution,
-            "model": " + ".join(sorted({run.model for run in members})),
-            "task": "review",
-            "calls": sum(count_calls(run.transcript)["calls"] for run in members),
-            "ran": sum(count_calls(run.transcript)["ran"] for run in members),
-            "strict_replays": {
-                run.run: replay_with_strict_exact(run, tolerance)
-                for run in members
-                if run.variant == "physics" and group == DEMONSTRATION_GROUP
-            },
-        }
+    for run in runs:
+        result[run.run] = verdict_of(run)
+        if run.variant == "physics" and run.group == DEMONSTRATION_GROUP:
+            result[run.run]["strict_replay"] = replay_with_strict_exact(run, tolerance)
     return result
 
 
-def verdict_line(recording):
-    """One line for `replaylab promote`: the checks this reviewer's run ran, as recomputed."""
-    found = verdicts(recording.variant, recording.transcript)
-    return "; ".join(f"piece {v.candidate} {v.check} {'passed' if v.passed else 'failed'}" for v in found) or "no checks run"
+def decide(members, verdicts_by_run):
+    """The decision of one group (the runs of one group name and one model): the resolution of each
+    piece over every recomputed verdict of its reviewers."""
+    found = [Verdict(**_plain(v)) for run in members for v in verdicts_by_run[run.run]["verdicts"]]
+    reviewers = {}
+    for run in sorted(members, key=lambda r: r.run):
+        reviewers.setdefault(run.variant, []).append(run.run)
+    return {
+        "group": members[0].group,
+        "model": members[0].model,
+        "reviewers": reviewers,
+        "verdicts": [v.as_dict() for v in found],
+        "resolution": [with_evidence(resolve(found, piece)) for piece in lab.PIECES],
+    }
+
+
+def _plain(verdict):
+    return {**verdict, "measured": verdict["measured"]["value"], "tolerance": verdict["tolerance"]["value"]}
+
+
+RIGHT_ANSWER = (
+    "for each piece, the answer names exactly the checks of the reviewer's remit that fail when the build runs "
+    "them itself."
+)
+NO_ANSWER = "no answer"
+
+
+def score(entry, scans):
+    """None when the answer is right, else what is wrong (fixed texts, so that the scorecard counts the
+    runs that got the same thing wrong together)."""
+    answer = entry["answer"]
+    if answer is None:
+        return NO_ANSWER
+    for piece in lab.PIECES:
+        truth = {c for c in scans["failures"][str(piece)] if c in entry["remit"]}
+        named = set(answer[lab.failed_field(piece)])
+        if named - truth:
+            return f"piece {piece}: names a check that passes"
+        if truth - named:
+            return f"piece {piece}: misses a check that fails"
+    return None
+
+
+def answer_text(answer):
+    return "; ".join(f"piece {piece} fails {', '.join(answer[lab.failed_field(piece)]) or 'none'}" for piece in lab.PIECES)
+
+
+def truth(entry, scans):
+    return "the build's own checks fail " + "; ".join(
+        f"on piece {piece}: {', '.join(c for c in scans['failures'][str(piece)] if c in entry['remit']) or 'none of the remit'}"
+        for piece in lab.PIECES
+    )
+
+
+def verdict_line(recording, scans):
+    """One line for `replaylab promote` and `replaylab replay`: the answer as submitted, both judgements,
+    and the checks this reviewer's run ran, as recomputed."""
+    verdict = verdict_of(recording)
+    ran = "; ".join(f"piece {v['candidate']} {v['check']} {'passed' if v['passed'] else 'failed'}" for v in verdict["verdicts"])
+    return judgement_line(verdict, score(verdict, scans), answer_text, truth(verdict, scans)) + f" [its checks: {ran or 'none'}]"

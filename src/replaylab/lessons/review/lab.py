@@ -2,8 +2,8 @@
 
 from functools import lru_cache
 
-from replaylab.agents.tools import Allowlist, Parameter, Tool
-from replaylab.lessons import Variant
+from replaylab.agents.tools import Allowlist, Names, Parameter, Tool, answer_tool
+from replaylab.lessons import Prompts, Variant, harness_rules
 from replaylab.physics.integrators import symplectic_euler
 from replaylab.verification import checks
 from replaylab.verification.faulty import build_mislabelled_symplectic
@@ -28,6 +28,20 @@ CHECK_DESCRIPTIONS = {
     "convergence-order": "the error must shrink at the claimed order as the step shrinks",
     "bounded-energy": "the energy error late in a long run may not grow beyond 1.5 times the early one",
 }
+# What each check's `measured` and `tolerance` are, with their units: the agent reads these in the
+# tools' descriptions, so that no number comes back without its name and unit.
+MEASURED = {
+    "clock": "measured: how far one step of 0.125 s from t = 3 s misses t = 3.125 s (s); tolerance: the largest miss that passes (s)",
+    "purity": "measured: the largest difference between the two results of the same step, in position (m) or velocity (m/s); "
+              "tolerance: the largest difference that passes",
+    "limits": "measured: the largest error against uniform motion and against the exact motion under a constant force, in "
+              "position (m, beyond the allowance of a first-order method) or velocity (m/s); tolerance: the largest error that passes",
+    "convergence-order": "measured: the order fitted to the error as the step shrinks (no unit); tolerance: the largest distance "
+                         "from the claimed order, 1, that passes",
+    "bounded-energy": "measured: the largest energy error in the last 5 periods of a 100-period run divided by that of the "
+                      "first 5 (no unit); tolerance: the largest ratio that passes",
+}
+PASSED = "passed: 1.0 if measured is within tolerance, else 0.0"
 
 
 @lru_cache(maxsize=1024)
@@ -64,8 +78,7 @@ def _check_tool(name, exact):
 
     return Tool(
         check_tool_name(name),
-        f"Run the {name} check on a piece of code: {CHECK_DESCRIPTIONS[name]}. "
-        "Returns measured, tolerance and passed (1.0 or 0.0).",
+        f"Run the {name} check on a piece of code: {CHECK_DESCRIPTIONS[name]}. Returns {MEASURED[name]}; {PASSED}.",
         (CANDIDATE,),
         function,
     )
@@ -79,7 +92,8 @@ def reproduce_tool(exact):
     return Tool(
         REPRODUCE_TOOL,
         f"Run any check of the contract by its number ({NUMBERED_CHECKS}) on a piece of code. Returns check "
-        "(the name of the check that ran), measured, tolerance and passed (1.0 or 0.0).",
+        f"(the name of the check that ran), measured and tolerance (as each check tool describes them: "
+        + "; ".join(f"{name}: {MEASURED[name]}" for name in checks.CHECK_NAMES) + f"), and {PASSED}.",
         (CHECK_NUMBER, CANDIDATE),
         reproduce_check,
     )
@@ -91,7 +105,8 @@ def error_tool():
 
     return Tool(
         ERROR_TOOL,
-        "Largest distance (m) to the exact oscillator in the phase plane (x, v/omega) over two periods.",
+        f"Step the oscillator with a piece of code for two periods. Returns {ERROR_KEY}: the largest distance (m) "
+        "to the exact oscillator in the phase plane (x, v/omega).",
         (CANDIDATE, STEPS_PER_PERIOD),
         oscillator_error,
     )
@@ -101,6 +116,25 @@ REVIEWER_CHECKS = {
     "physics": ("limits", "bounded-energy"),
     "numerics": ("clock", "purity", "convergence-order"),
 }
+
+
+def remit(reviewer):
+    """The checks a reviewer's answer speaks of: those its tools run (every one, for evidence)."""
+    return REVIEWER_CHECKS.get(reviewer, checks.CHECK_NAMES)
+
+
+def failed_field(piece):
+    return f"piece_{piece}_failed"
+
+
+def answer(reviewer):
+    """A reviewer's answer tool: per piece, the checks of its remit that the piece fails."""
+    names = remit(reviewer)
+    return answer_tool(
+        "Your answer; it ends the run. For each piece, the checks of your remit (" + ", ".join(names) + ") that it "
+        "fails, each list possibly empty.",
+        tuple(Names(failed_field(piece), f"the checks of your remit that piece {piece} fails", names) for piece in PIECES),
+    )
 REVIEWER_ROLES = {
     "physics": "You review the physics: does the code reproduce the known limits, and does it keep the energy bounded?",
     "numerics": "You review the numerics: is the clock right, is each step a pure function, is the order as claimed?",
@@ -121,19 +155,40 @@ def system(reviewer):
     return (
         "You are one of three reviewers of two pieces of code that step a harmonic oscillator "
         f"(m = 0.5 kg, k = 2 N/m). Both {PIECE_CLAIMS}. {REVIEWER_ROLES[reviewer]} "
+        "You act only through your tools; every tolerance was fixed before the review began. "
+        + harness_rules(MAX_STEPS)
+    )
+
+
+def task(reviewer):
+    names = ", ".join(remit(reviewer))
+    return (
+        "Review piece 1 and piece 2. For each, run the checks your tools allow. Answer by calling answer with "
+        f"{failed_field(1)} and {failed_field(2)}: the checks of your remit ({names}) that each piece fails, each "
+        "list possibly empty. Your answer is right when each list holds exactly the checks of your remit that "
+        "fail when the build runs them itself."
+    )
+
+
+# The prompts of recordings of format 1, before runs ended with an answer.
+def format1_system(reviewer):
+    return (
+        "You are one of three reviewers of two pieces of code that step a harmonic oscillator "
+        f"(m = 0.5 kg, k = 2 N/m). Both {PIECE_CLAIMS}. {REVIEWER_ROLES[reviewer]} "
         "You act only through your tools, at most 4 calls per message; every tolerance was fixed "
         "before the review began. When you are done, answer without calling a tool and give your "
         "verdict on each piece."
     )
 
 
-TASK = (
+FORMAT1_TASK = (
     "Review piece 1 and piece 2. For each, run the checks your tools allow and say whether it "
     "passes them."
 )
 
 VARIANTS = {
-    reviewer: Variant(reviewer, system(reviewer), TASK, reviewer_tools(reviewer), budget=None, max_steps=MAX_STEPS)
+    reviewer: Variant(reviewer, system(reviewer), task(reviewer), reviewer_tools(reviewer), answer(reviewer), budget=None,
+                      max_steps=MAX_STEPS, format1=Prompts(format1_system(reviewer), FORMAT1_TASK))
     for reviewer in ("physics", "numerics", "evidence")
 }
 

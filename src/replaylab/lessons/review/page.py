@@ -1,15 +1,17 @@
 """The review lesson's page (results/review/index.md), written from results.json alone.
 
-Per group of reviewer runs and per piece: each check each reviewer ran (measured %.3g, tolerance
-%g, as shown by the judge), the checks nobody ran, the conflicts and the decision. A rejection is
-numerically verified; "not rejected" only speaks of the checks that were run.
+Per reviewer's run: its answer, right or wrong against the build's own checks, and whether its own
+checks support it. Per group of reviewer runs (one group name, one model) and per piece: each check
+each reviewer ran (measured %.3g, tolerance %g, as shown by the judge), the checks nobody ran, the
+conflicts and the decision. A rejection is numerically verified; "not rejected" only speaks of the
+checks that were run.
 """
 
 from replaylab.lessons import markdown as md
 from replaylab.lessons.markdown import Md, name, table, text
 from replaylab.lessons.review import LESSON
 from replaylab.lessons.review import tables as lesson_tables
-from replaylab.lessons.review.judge import DEMONSTRATION_GROUP
+from replaylab.lessons.review.judge import DEMONSTRATION_GROUP, EVIDENCE_ANSWER
 
 
 def question(results):
@@ -63,8 +65,8 @@ def group_lines(results, group_name, group):
     pieces = _pieces(results)
     reviewers = reviewer_order(results, group)
     verdicts = group["verdicts"]
-    runs = ", ".join(f"{r}: run {name(group['reviewers'][r])}" for r in reviewers)
-    out = [f"### Group {name(group_name)}", "", f"Reviewers and their runs: {runs}.", ""]
+    runs = ", ".join(f"{r}: " + ", ".join(f"run {name(run)}" for run in group["reviewers"][r]) for r in reviewers)
+    out = [f"### Group {name(group['group'])} (messages produced by: {text(group['model'])})", "", f"Reviewers and their runs: {runs}.", ""]
     for resolution in group["resolution"]:
         piece = resolution["candidate"]
         out += [f"#### Piece {piece}: {text(pieces.get(piece, resolution['name']))}", ""]
@@ -80,19 +82,47 @@ def group_lines(results, group_name, group):
     return out
 
 
+def answer_words(answer):
+    return "; ".join(
+        f"piece {piece} fails {md.join_words(answer[f'piece_{piece}_failed'])}" if answer[f"piece_{piece}_failed"]
+        else f"piece {piece} fails none of its checks"
+        for piece in (1, 2)
+    )
+
+
+def truth(results, verdict):
+    failures = results["scans"]["failures"]
+    return "the build's own checks of this reviewer's remit fail " + "; ".join(
+        f"on piece {piece}: {md.join_words([c for c in failures[piece] if c in verdict['remit']])}" for piece in sorted(failures)
+    )
+
+
+def run_lines(results, run, verdict):
+    answer = verdict["answer"]
+    lines = md.answer_statement(results, run, verdict, answer_words(answer) if answer else "", truth(results, verdict),
+                                EVIDENCE_ANSWER if answer else None)
+    checks = "; ".join(f"piece {v['candidate']} {check_text(v)}" for v in verdict["verdicts"]) or "none"
+    return [*lines, "", f"The checks run {name(run)} ran, as recomputed by this build: {checks}.", ""]
+
+
 def summary(results):
     lines = []
-    for group_name, group in results["verdicts"].items():
+    for run, verdict in results["verdicts"].items():
+        answer, score = verdict["answer"], md.score_of(results, run)
+        if answer is None:
+            lines.append(f"run {name(run)} ({verdict['task']}): no answer ({text(verdict['no_answer'])}); not right")
+            continue
+        decided = f"**right**; **{EVIDENCE_ANSWER}**" if score["right"] else f"wrong ({text(score['wrong'])})"
+        support = "supported by its own checks" if verdict["supported"] else "not supported by its own checks"
+        lines.append(f"run {name(run)} ({verdict['task']}) answered {answer_words(answer)}: {decided}; {support}")
+    for group in results["groups"].values():
         for r in group["resolution"]:
+            where = f"group {name(group['group'])} ({text(group['model'])}), piece {r['candidate']} ({text(r['name'])})"
             if r["rejected"]:
-                lines.append(
-                    f"group {name(group_name)}, piece {r['candidate']} ({text(r['name'])}): rejected because of "
-                    f"{md.join_words(r['failed'])}, flagged by {md.join_words(r['flagged_by'])}; **{r['evidence']}**"
-                )
+                lines.append(f"{where}: rejected because of {md.join_words(r['failed'])}, flagged by "
+                             f"{md.join_words(r['flagged_by'])}; **{r['evidence']}**")
             else:
-                lines.append(
-                    f"group {name(group_name)}, piece {r['candidate']} ({text(r['name'])}): not rejected by the checks that were run"
-                )
+                lines.append(f"{where}: not rejected by the checks that were run")
     return lines
 
 
@@ -100,13 +130,24 @@ def _decisions(results):
     out = [
         "## What the build decided",
         "",
-        "Each verdict comes from a check call a reviewer made and the build recomputed; the reviewers' words are "
-        "never read. Per piece, a check with at least one failed recomputed verdict rejects the piece, whatever "
-        "the other reviewers say: there is no vote.",
+        "The build judges the answer each reviewer submitted with the tool `answer` (per piece, the checks of its "
+        "remit that fail), never the reviewer's words, and judges it twice. **Right**: each list holds exactly the "
+        "checks of its remit that fail when the build runs them itself. **Supported**: the reviewer ran every "
+        "check of its remit on both pieces, and named as failed exactly those whose recomputed results failed.",
+        "",
+        "### Each reviewer's answer",
         "",
     ]
-    return out + md.judged_entries(results["verdicts"], lambda group_name, group: group_lines(results, group_name, group),
-                                   what="review")
+    out += md.judged_entries(results["verdicts"], lambda run, verdict: run_lines(results, run, verdict))
+    out += [
+        "### The decision on each piece, per group of reviewers",
+        "",
+        "Each verdict comes from a check call a reviewer made and the build recomputed. Per piece, a check with at "
+        "least one failed recomputed verdict rejects the piece, whatever the other reviewers say: there is no vote. "
+        "A group is the runs of one group name made by one model; runs of two models are never decided together.",
+        "",
+    ]
+    return out + md.judged_entries(results["groups"], lambda key, group: group_lines(results, key, group), what="group")
 
 
 def _demos(results, rows):
@@ -131,7 +172,7 @@ def _demos(results, rows):
         ]
         out += [""]
 
-    strict = [(g, run, item) for g, group in results["verdicts"].items() for run, item in group["strict_replays"].items()]
+    strict = [(v["group"], run, v["strict_replay"]) for run, v in results["verdicts"].items() if "strict_replay" in v]
     out += ["### The replay keeps the page honest", ""]
     if not strict:
         out += [f"*(not run in this build: it replays the runs of the group {name(DEMONSTRATION_GROUP)}, and there is none)*", ""]

@@ -1,7 +1,7 @@
 """Independent error scan of both pieces; it depends on the code only, never on a review."""
 
 from replaylab.lessons.review import lab
-from replaylab.verification.checks import ERROR_PERIODS, oscillator_errors
+from replaylab.verification.checks import CHECK_NAMES, ERROR_PERIODS, oscillator_errors, run_check
 
 ERROR_STEPS = (20, 40, 80, 160, 320, 640)
 
@@ -18,5 +18,11 @@ def error_scan():
     }
 
 
+def failures():
+    """{piece: the checks (in contract order) it fails when the build runs every check itself}: what a
+    reviewer's right answer names, within its remit."""
+    return {str(piece): [name for name in CHECK_NAMES if not run_check(name, candidate).passed] for piece, candidate in lab.PIECES.items()}
+
+
 def scans():
-    return {"error": error_scan()}
+    return {"error": error_scan(), "failures": failures()}

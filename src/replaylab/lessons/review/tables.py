@@ -3,6 +3,7 @@
 Rows are flat dicts of str, int and float; floats at full precision, with "..._shown" columns
 holding the texts the page shows (measured %.3g, tolerance %g, as chosen by the judge).
 
+- answers: per reviewer's run, its answer as submitted and both judgements (right, supported);
 - verdicts: every verdict of every reviewer, per group, read from recomputed tool results;
 - resolution: the decision on each piece, per group (and the conflict exercise's, marked as made by hand);
 - every-check: the five checks on both pieces, no reviewer involved (the exercise);
@@ -15,9 +16,10 @@ holding the texts the page shows (measured %.3g, tolerance %g, as chosen by the 
 
 import json
 
-from replaylab.lessons.markdown import call_rows, flag
+from replaylab.lessons.markdown import answer_rows, call_rows, flag
 
 TABLES = (
+    "answers",
     "verdicts",
     "resolution",
     "every-check",
@@ -74,7 +76,7 @@ def details_shown(details):
 
 def piece_names(results):
     names = {}
-    for group in results["verdicts"].values():
+    for group in results["groups"].values():
         for resolution in group["resolution"]:
             names.setdefault(resolution["candidate"], resolution["name"])
     return names
@@ -83,10 +85,13 @@ def piece_names(results):
 def tables(results):
     exercises = results["exercises"]
     out = {name: [] for name in TABLES}
-    for group, judged in results["verdicts"].items():
-        out["verdicts"] += [verdict_row(v, group=group) for v in judged["verdicts"]]
-        out["resolution"] += [resolution_row(r, group=group) for r in judged["resolution"]]
-        out["strict-replay"] += [strict_replay_row(group, run, item) for run, item in judged["strict_replays"].items()]
+    out["answers"] = answer_rows(results)
+    for key, judged in results["groups"].items():
+        out["verdicts"] += [verdict_row(v, group=judged["group"], model=judged["model"]) for v in judged["verdicts"]]
+        out["resolution"] += [resolution_row(r, group=judged["group"], model=judged["model"]) for r in judged["resolution"]]
+    for run, verdict in results["verdicts"].items():
+        if "strict_replay" in verdict:  # the demonstration group's physics reviewer only
+            out["strict-replay"].append(strict_replay_row(verdict["group"], run, verdict["strict_replay"]))
     out["every-check"] = [
         {
             "candidate": row["candidate"],
@@ -117,6 +122,6 @@ def tables(results):
     out["boasting-reviewer"] = [{**verdict_row(v), "summary": v["summary"], "text": boast["text"]} for v in boast["verdicts"]]
     conflict = exercises["conflict"]
     out["conflict-exercise"] = [verdict_row(v, note=conflict["note"]) for v in conflict["verdicts"]]
-    out["resolution"].append(resolution_row(conflict["resolution"], group=CONFLICT_GROUP))
+    out["resolution"].append(resolution_row(conflict["resolution"], group=CONFLICT_GROUP, model=""))
     out["run"] = call_rows(results)
     return out

@@ -8,6 +8,7 @@ and the exact crossing by a bisection of that series.
 
 import dataclasses
 import math
+from functools import cache
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from replaylab.agents.clients.authored import client as authored_client
 from replaylab.agents.clients.scripted import ScriptedClient
 from replaylab.agents.messages import ModelMessage, ToolCall
 from replaylab.agents.replay import ReplayMismatch, replay
+from replaylab.agents.tools import ANSWER
 from replaylab.build import build
 from replaylab.lessons import registry
 from replaylab.lessons.pendulum import agent, judge, lab, physics
@@ -74,13 +76,27 @@ def exact_crossing():
     return high
 
 
-def run_of(*messages):
-    """A run of authored messages through the real loop and allowlist: [(text, [(amplitude, dt)])]."""
+def run_of(*messages, answer=None):
+    """A run of authored messages through the real loop and allowlist: [(text, [(amplitude, dt)])],
+    then "done", with the answer (low, high) when one is given."""
     steps = [
         ModelMessage(text, tuple(ToolCall(str(i), lab.PERIOD_TOOL, {"amplitude_deg": a, "dt": dt}) for i, (a, dt) in enumerate(calls, 1)))
         for text, calls in messages
     ]
-    return loop.run(authored_client([*steps, ModelMessage("done")]), VARIANT.system, VARIANT.task, VARIANT.allowlist(), VARIANT.max_steps)
+    last = ModelMessage("done", () if answer is None else (ToolCall("a", ANSWER, {"low": answer[0], "high": answer[1]}),))
+    return loop.run(authored_client([*steps, last]), VARIANT.system, VARIANT.task, VARIANT.allowlist(), VARIANT.max_steps)
+
+
+@cache
+def scans():
+    return LESSON.scans()
+
+
+def judged(transcript):
+    """(verdict, score) of a run of this transcript, judged and scored against the lesson's scans as a build does."""
+    run = recording_io.Recording(LESSON.name, "run", VARIANT.name, "g", recording_io.provenance("authored", "m", "a test"), transcript)
+    verdict = LESSON.judge([run], 1e-6)["run"]
+    return verdict, LESSON.score(verdict, scans())
 
 
 @pytest.fixture(scope="module")
@@ -164,22 +180,29 @@ def test_the_reference_run_brackets_22_to_23_after_halving_dt_twice(reference):
 
 
 def test_a_coarse_step_never_refined_is_refuted_though_it_replays():
-    transcript = run_of(("coarse", [(20, 0.1), (30, 0.1), (26, 0.1), (27, 0.1)]))
+    """A supported answer that is wrong: its experiments at dt 0.1 s do point at 26 to 27."""
+    transcript = run_of(("coarse", [(20, 0.1), (30, 0.1), (26, 0.1), (27, 0.1)]), answer=(26, 27))
     conclusion = judge.agent_conclusion(transcript)
     assert conclusion["bracket"] == [26, 27] and not conclusion["inside"]
     assert conclusion["verdict"] == "refuted" and conclusion["evidence"] is None
-    scans = {"exact": {"bracket": [22, 23]}}
-    assert LESSON.score({"conclusion": conclusion}, scans) == "the exact crossing lies outside its bracket"
+    verdict, wrong = judged(transcript)
+    assert wrong == "the exact crossing lies outside its bracket" and verdict["supported"] is True
 
 
-def test_a_search_that_stops_at_20_and_30_holds_but_is_not_an_answer():
-    transcript = run_of(("wide", [(20, 0.01), (30, 0.01)]), ("finer", [(20, 0.005), (30, 0.005)]))
+def test_a_search_that_stops_at_20_and_30_holds_the_crossing_but_its_answer_is_too_wide():
+    transcript = run_of(("wide", [(20, 0.01), (30, 0.01)]), ("finer", [(20, 0.005), (30, 0.005)]), answer=(20, 30))
     conclusion = judge.agent_conclusion(transcript)
     assert conclusion["bracket"] == [20, 30] and conclusion["inside"] and not conclusion["whole_degrees"]
     assert conclusion["verdict"] == "too coarse"
-    assert LESSON.score({"conclusion": conclusion}, {"exact": {"bracket": [22, 23]}}) == (
-        "its bracket holds the exact crossing but is not two adjacent whole degrees"
-    )
+    verdict, wrong = judged(transcript)
+    assert wrong == "its bracket is not two adjacent whole degrees" and verdict["supported"] is True
+
+
+def test_an_answer_of_adjacent_whole_degrees_around_the_exact_crossing_is_right():
+    for answer, wrong in (((22, 23), None), ((23, 24), "the exact crossing lies outside its bracket"),
+                          ((21, 22), "the exact crossing lies outside its bracket"), ((22, 24), "its bracket is not two adjacent whole degrees")):
+        assert judged(run_of(("fine", [(22, 0.005), (23, 0.005)]), answer=answer))[1] == wrong, answer
+    assert math.floor(EXACT_CROSSING) == 22
 
 
 def test_the_judge_uses_the_smallest_dt_only():
@@ -201,9 +224,14 @@ def test_the_judge_uses_the_smallest_dt_only():
     ],
 )
 def test_runs_that_bracket_no_crossing_are_not_checkable(messages, reason):
-    conclusion = judge.agent_conclusion(run_of(*messages))
+    """Their right answer is one their experiments do not support; without an answer they are not right."""
+    transcript = run_of(*messages, answer=(22, 23))
+    conclusion = judge.agent_conclusion(transcript)
     assert not conclusion["checkable"] and conclusion["reason"].endswith(reason)
-    assert LESSON.score({"conclusion": conclusion}, {"exact": {"bracket": [22, 23]}}).startswith("no checkable conclusion")
+    verdict, wrong = judged(transcript)
+    assert wrong is None and verdict["supported"] is False and verdict["support"].endswith(reason)
+    verdict, wrong = judged(run_of(*messages))
+    assert wrong == "no answer" and verdict["supported"] is None
 
 
 def test_two_amplitudes_whose_excess_falls_through_1_percent_bracket_no_crossing():
@@ -240,6 +268,7 @@ def test_the_words_and_the_stored_results_change_nothing(reference):
     ) + (boast,)
     changed = dataclasses.replace(transcript, steps=forged)
     assert judge.agent_conclusion(changed) == judge.agent_conclusion(transcript)
+    assert judged(changed) == judged(transcript)  # the answer, its score and its support too
 
 
 # ---------------------------------------------------------------------------------------------
@@ -296,11 +325,22 @@ def test_the_page_shows_the_coarse_shift_and_the_exact_crossing(results):
     assert f"dt = **{results['exercises']['largest_dt']['largest']['dt']['shown']} s**" in page
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(8))
 def test_the_scripted_strategies(seed):
+    """Each strategy twice (the seeds take them in turn): what its experiments show, and how its answer is judged."""
     name, program = LESSON.scripted("default", seed)
     transcript = loop.run(ScriptedClient(program, name), VARIANT.system, VARIANT.task, VARIANT.allowlist(), VARIANT.max_steps)
-    assert transcript.finished and sum(len(s.results) for s in transcript.steps) <= lab.BUDGET
+    experiments = [c for s in transcript.steps for c in s.message.tool_calls if c.name != ANSWER]
+    assert transcript.finished and len(experiments) <= lab.BUDGET
     conclusion = judge.agent_conclusion(transcript)
-    expected = {"careful": "verified", "coarse-dt": "refuted", "stops-at-20-and-30": "too coarse"}[agent.strategy(seed)]
+    plan = agent.strategy(seed)
+    expected = {"careful": "verified", "coarse-dt": "refuted", "stops-at-20-and-30": "too coarse", "careless": "verified"}[plan]
     assert conclusion["verdict"] == expected, (seed, conclusion)
+    verdict, wrong = judged(transcript)
+    low, high = conclusion["bracket"]
+    widened = 1 if plan == "careless" else 0  # careless: its bracket, a degree wider on each side
+    assert verdict["answer"] == {"low": low - widened, "high": high + widened}
+    assert verdict["supported"] is True  # every strategy answers what its experiments show, or wider
+    assert wrong == {"careful": None, "coarse-dt": "the exact crossing lies outside its bracket",
+                     "stops-at-20-and-30": "its bracket is not two adjacent whole degrees",
+                     "careless": "its bracket is not two adjacent whole degrees"}[plan], (seed, verdict)
