@@ -27,6 +27,7 @@ import pkgutil
 import re
 import shutil
 import signal
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
@@ -363,3 +364,253 @@ def test_fuzzed_configurations_are_usable_or_refused_on_one_line(capsys):
     with capsys.disabled():
         print(f"\nfuzz: configurations, seed {SEED}, {CONFIG_EXAMPLES} examples: {counts['accepted']} accepted, {counts['refused']} refused")
     assert counts["accepted"] > 0 and counts["refused"] > 0
+
+
+# ---------------------------------------------------------------------------------------------
+# What an agent sends: the lines of a session, the requests of an MCP client (issue 25)
+
+SESSION_EXAMPLES = int(os.environ.get("REPLAYLAB_FUZZ_SESSION_EXAMPLES", "300"))
+MCP_EXAMPLES = int(os.environ.get("REPLAYLAB_FUZZ_MCP_EXAMPLES", "200"))
+VARIANTS = [(lesson, name) for lesson in registry.names() for name in registry.lesson(lesson).variants]
+CALL_IDS = st.sampled_from(["1", "2", "a", "call-1", "\u202e", "x" * 300])
+
+
+def specs_of(lesson, variant):
+    return registry.lesson(lesson).variant(variant).allowlist().specs()
+
+
+@st.composite
+def fitting(draw, spec, clean=False):
+    """A value a parameter's schema allows; unless `clean`, now and then one near its bounds (one
+    past them, a fraction, a number as text) or text of any kind."""
+    if "enum" in spec:
+        return draw(st.sampled_from(spec["enum"]))
+    if spec.get("type") == "array":
+        return draw(st.lists(st.sampled_from(spec["items"]["enum"]), max_size=len(spec["items"]["enum"]), unique=True))
+    if spec.get("type") == "string":
+        return draw(st.text(max_size=30)) if clean else draw(st.one_of(TEXT, st.just("x" * (spec.get("maxLength", 10) + 1))))
+    low, high = spec["minimum"], spec["maximum"]
+    if spec["type"] == "integer":
+        good = st.integers(low, high)
+        return draw(good if clean else st.one_of(good, good, st.sampled_from([low - 1, high + 1, float(low), str(low)])))
+    good = st.floats(low, high)
+    return draw(good if clean else st.one_of(good, good, st.sampled_from([low - 1e-9, high * 2, float("nan"), str(low)])))
+
+
+@st.composite
+def arguments_for(draw, spec, clean=False):
+    """A tool's arguments: its parameters, each drawn to fit its schema (`clean`), or else now and
+    then anything, some left out, an unknown one added."""
+    if not clean and draw(st.integers(0, 9)) == 0:
+        return draw(VALUE)
+    required = spec["parameters"].get("required", [])
+    arguments = {}
+    for key, parameter in spec["parameters"]["properties"].items():
+        choice = draw(st.integers(0, 9))
+        if choice == 0 and (not clean or key not in required):
+            continue
+        arguments[key] = draw(VALUE) if choice == 1 and not clean else draw(fitting(parameter, clean))
+    if not clean and draw(st.integers(0, 9)) == 0:
+        arguments[draw(TEXT)] = draw(VALUE)
+    return arguments
+
+
+@st.composite
+def agent_calls(draw, specs, clean=False):
+    """One call an agent may send: a tool of the lesson (the answer among them), its arguments
+    fitting the schema (`clean`) or near it, or another name; in replaylab's shape or OpenAI's
+    (arguments as JSON text)."""
+    spec = draw(st.sampled_from(specs))
+    name = spec["name"] if clean else draw(st.one_of(st.just(spec["name"]), st.just(spec["name"]), TEXT, VALUE))
+    arguments = draw(arguments_for(spec, clean))
+    ids = st.uuids().map(str) if clean else st.one_of(st.uuids().map(str), st.uuids().map(str), CALL_IDS)
+    call = {"id": draw(ids), "name": name, "arguments": arguments}
+    shape = draw(st.sampled_from(["ours", "openai"] if clean else ["ours"] * 6 + ["openai"] * 3 + ["no id", "junk"]))
+    if shape == "openai":
+        try:
+            text = json.dumps(arguments, allow_nan=True)
+        except ValueError:
+            text = "{"
+        text = text if clean else draw(st.sampled_from([text, text, "{"]))
+        return {"id": call["id"], "type": "function", "function": {"name": name, "arguments": text}}
+    if shape == "no id":
+        del call["id"]
+    if shape == "junk":
+        call[draw(TEXT)] = draw(VALUE)
+    return call
+
+
+@st.composite
+def session_lines(draw, specs):
+    """The bytes of one line an agent types into a session."""
+    kind = draw(st.sampled_from(["clean"] * 5 + ["message"] * 4 + ["raw", "blank", "value"]))
+    if kind == "blank":
+        return draw(st.sampled_from([b"", b" ", b"\t", b"\r"]))
+    if kind == "raw":
+        return draw(st.binary(max_size=40)).replace(b"\n", b" ")
+    if kind == "value":
+        data = draw(VALUE)
+    elif kind == "clean":  # a message that fits every schema: it runs, and may answer
+        data = {"text": draw(st.text(max_size=20)), "tool_calls": draw(st.lists(agent_calls(specs, clean=True), min_size=1, max_size=4))}
+    else:
+        data = {"text": draw(st.one_of(st.text(max_size=20), TEXT)), "tool_calls": draw(st.lists(agent_calls(specs), max_size=6))}
+        if draw(st.integers(0, 9)) == 0:
+            data.pop(draw(st.sampled_from(["text", "tool_calls"])))
+    return serialized(draw, data).replace(b"\n", b" ")
+
+
+@st.composite
+def sessions(draw):
+    lesson, variant = draw(st.sampled_from(VARIANTS))
+    lines = draw(st.lists(session_lines(specs_of(lesson, variant)), min_size=1, max_size=8))
+    return lesson, variant, lines
+
+
+def with_stdin(data, *argv):
+    """(exit code, stdout, stderr) of `replaylab *argv` run in this process, `data` on its stdin."""
+    before = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
+    try:
+        return command(*argv)
+    finally:
+        sys.stdin = before
+
+
+def test_fuzzed_session_lines_each_get_one_answer_and_the_run_replays(tmp_path, capsys):
+    counts = {"sessions": 0, "lines": 0, "refused lines": 0, "calls": 0, "answered runs": 0}
+    made = iter(range(10**9))
+
+    @settings(max_examples=SESSION_EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @seed(SEED)
+    @given(sessions())
+    def check(case):
+        lesson, variant, lines = case
+        path = tmp_path / lesson / f"s{next(made)}.json"
+        alarm(60)
+        try:
+            code, out, err = with_stdin(b"\n".join(lines) + b"\n", "session", lesson, "--variant", variant, "--out", str(path))
+        finally:
+            signal.alarm(0)
+        assert code == 0 and "Traceback" not in err and len(err.splitlines()) == 1, (code, err[:2000])
+        header, *answers = [json.loads(line) for line in out.split("\n")[:-1]]
+        assert header["recording"] == str(path)
+        ended = [i for i, answer in enumerate(answers) if "end" in answer]
+        assert ended == [len(answers) - 1]  # one end, on the last line
+        read = len(answers) - (1 if set(answers[-1]) == {"end"} else 0)  # the end of input has a line of its own
+        assert read <= len(lines) and (read == len(lines) or "end" in answers[read - 1]), (read, len(lines))
+        for number, answer in enumerate(answers[:read], start=1):  # one answer per line, in order
+            assert answer.get("line", number) == number and ("error" in answer) != ("results" in answer), answer
+        run = inputs.check_recording(path)  # what the workflow's checks accept
+        steps = [a for a in answers if "results" in a]
+        assert len(run.transcript.steps) == len(steps)
+        assert [[r["ok"] for r in a["results"]] for a in steps] == [[r.ok for r in s.results] for s in run.transcript.steps]
+        replayed = command("replay", str(path))
+        assert replayed[0] == 0, replayed[2][:2000]
+        counts["sessions"] += 1
+        counts["lines"] += read
+        counts["refused lines"] += read - len(steps)
+        counts["calls"] += sum(len(s.results) for s in run.transcript.steps)
+        counts["answered runs"] += run.ended == "finished: the agent called answer, which ends the run"
+
+    check()
+    with capsys.disabled():
+        print(f"\nfuzz: session lines, seed {SEED}, {SESSION_EXAMPLES} examples: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    assert counts["sessions"] == SESSION_EXAMPLES and min(counts.values()) > 0
+
+
+@st.composite
+def mcp_lines(draw, specs):
+    """(bytes of one line an MCP client sends, its id or None): a tools/call of a tool of the
+    lesson (the answer among them) with arguments near its schema, another request, or a broken line."""
+    request_id = draw(st.integers(1, 10**6))
+    kind = draw(st.sampled_from(["clean"] * 4 + ["call"] * 4 + ["other", "raw", "value", "digits"]))
+    if kind == "raw":
+        return draw(st.binary(min_size=1, max_size=40)).replace(b"\n", b" ") + b"x", None
+    if kind == "value":
+        return serialized(draw, draw(VALUE)).replace(b"\n", b" ") + b" ", None
+    if kind == "other":
+        data = {"jsonrpc": "2.0", "id": request_id, "method": draw(st.sampled_from(["tools/list", "prompts/list", "ping", "resources/list"]))}
+    else:
+        spec = draw(st.sampled_from(specs))
+        clean = kind == "clean"  # a call that fits its schema: it runs, and may answer
+        name = spec["name"] if clean else draw(st.one_of(st.just(spec["name"]), st.just(spec["name"]), TEXT))
+        data = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                "params": {"name": name, "arguments": draw(arguments_for(spec, clean))}}
+    line = serialized(draw, data).replace(b"\n", b" ")
+    if kind == "digits":  # an id, or an argument, of more digits than a recording reads
+        line = line.replace(b'"id": ', b'"id": ' + b"9" * draw(st.sampled_from([1001, 5000])) + b", \"x\": ", 1)
+        return line, None
+    return line, request_id
+
+
+def test_fuzzed_mcp_requests_each_get_one_answer_and_the_runs_replay(tmp_path, capsys):
+    """Real `replaylab mcp` servers, fed one fuzzed line at a time: a request is answered once, with
+    its id (an error with id null when the line cannot be read); after each line a ping shows that
+    nothing else came. One server per variant; after 30 examples, or a few lines after its run
+    ended, it is closed: it says one true line, and its recording (if a call was recorded) replays."""
+    from helpers.mcp import RawServer
+
+    counts = {"lines": 0, "answered with the id": 0, "errors without an id": 0, "servers": 0, "recordings": 0}
+    servers = {}  # one server per variant at a time
+    names = iter(range(10**9))
+
+    def close(key):
+        server = servers.pop(key)
+        code, err = server.close()
+        assert code == 0 and "Traceback" not in err and len(err.splitlines()) == 2, err[:2000]
+        path = tmp_path / "results" / "live" / key[0] / f"{server.run}.json"
+        counts["servers"] += 1
+        if path.exists():
+            assert "wrote" in err.splitlines()[1]
+            replayed = command("replay", str(path))
+            assert replayed[0] == 0, replayed[2][:2000]
+            counts["recordings"] += 1
+        else:
+            assert "no call was made" in err.splitlines()[1], err
+
+    @settings(max_examples=MCP_EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @seed(SEED)
+    @given(st.sampled_from(VARIANTS).flatmap(lambda lv: st.tuples(st.just(lv), st.lists(mcp_lines(specs_of(*lv)), min_size=1, max_size=4))))
+    def check(case):
+        key, lines = case
+        if key in servers and (servers[key].examples >= 30 or servers[key].ended >= 3):
+            close(key)
+        if key not in servers:
+            server = servers[key] = RawServer(tmp_path, key[0], "--variant", key[1], "--run", f"m{next(names)}")
+            server.run = server.process.args[-1]
+            server.examples = server.ended = 0
+            server.initialize("fuzz")
+        server = servers[key]
+        server.examples += 1
+        for line, request_id in lines:
+            server.send(line)
+            server.send({"jsonrpc": "2.0", "id": "ping", "method": "ping"})  # answered after the line's answer, or with it
+            got, pinged = [], False
+            while not pinged or (request_id is not None and not got):
+                answer = server.read(timeout=30)
+                assert answer is not None and answer.get("jsonrpc") == "2.0", answer
+                if answer.get("id") == "ping" and not pinged:
+                    pinged = True
+                else:
+                    got.append(answer)
+            assert len(got) <= 1, got  # nothing more than one answer for that line
+            for answer in got:
+                if answer["id"] is None:  # the line could not be read
+                    assert answer["error"]["code"] in (-32700, -32600), answer
+                    counts["errors without an id"] += 1
+                else:
+                    assert request_id is None or answer["id"] == request_id, (line[:200], answer)
+                    assert request_id is not None or "error" in answer, (line[:200], answer)
+                    counts["answered with the id"] += 1
+                    server.ended += "run has ended" in json.dumps(answer)
+            assert got or request_id is None, line[:200]
+            counts["lines"] += 1
+
+    try:
+        check()
+    finally:
+        for key in list(servers):
+            close(key)
+    with capsys.disabled():
+        print(f"\nfuzz: MCP requests, seed {SEED}, {MCP_EXAMPLES} examples: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    assert min(counts.values()) > 0

@@ -15,11 +15,11 @@ from pathlib import Path
 import anyio
 import mcp_types as types
 import pytest
-from mcp import ClientSession
+from mcp import ClientSession, MCPError
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from helpers import cli
-from helpers.mcp import readme_server
+from helpers import cli, environment
+from helpers.mcp import RawServer, readme_server
 from helpers.workflow import copy_project, snakemake
 from replaylab.agents import recording
 from replaylab.lessons import registry
@@ -31,7 +31,8 @@ SE = "symplectic Euler"
 
 
 def parameters(cwd, *args):
-    return StdioServerParameters(command=sys.executable, args=["-m", "replaylab", "mcp", *args], cwd=str(cwd))
+    return StdioServerParameters(command=sys.executable, args=["-m", "replaylab", "mcp", *args], cwd=str(cwd),
+                                 env=environment())  # the tests' environment: no key, this checkout's code
 
 
 def drive(cwd, args, body):
@@ -103,11 +104,11 @@ def test_tools_carry_the_allowlists_schemas_and_the_prompt_holds_system_and_task
 
 
 HOSTILE = [
-    ("os.system", {"command": "touch PWNED"}, "'os.system' is not an allowed tool"),
-    ("oscillator_energy_drift ", drift(64, 20), "'oscillator_energy_drift ' is not an allowed tool"),
+    ("os.system", {"command": "touch PWNED"}, "'os.system' is not an allowed tool; the allowed tools are: oscillator_energy_drift, answer"),
+    ("oscillator_energy_drift ", drift(64, 20), "'oscillator_energy_drift ' is not an allowed tool; the allowed tools are: oscillator_energy_drift, answer"),
     ("oscillator_energy_drift", drift(2, 20), "steps_per_period must be between 4 and 200, got 2"),
     ("oscillator_energy_drift", drift(10**400, 20), f"steps_per_period must be between 4 and 200, got {10**400}"),
-    ("oscillator_energy_drift", drift("64", 20), "steps_per_period must be a number, got str"),
+    ("oscillator_energy_drift", drift("64", 20), "steps_per_period must be a number, got str: send 64 as a number, without quotes"),
     ("oscillator_energy_drift", drift(32.5, 20), "steps_per_period must be an integer, got 32.5"),
     ("oscillator_energy_drift", {**drift(64, 20), "code": "__import__('os').system('touch PWNED')"}, "unknown arguments: code"),
     ("oscillator_energy_drift", {"method": SE, "periods": 20}, "missing arguments: steps_per_period"),
@@ -188,7 +189,7 @@ def test_a_client_that_disconnects_without_an_answer_is_recorded_as_not_finished
     out = replay(tmp_path, path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-2:] == [
-        "not finished: the MCP client closed the session, or was stopped, before it called answer",
+        "not finished: the client closed the session without calling answer: recorded as not finished, with no answer",
         "decided by the build: no answer: the run ended without an accepted call of answer: not right"]
 
 
@@ -236,7 +237,7 @@ def test_the_message_limit_ends_the_run_with_the_call_that_reaches_it(tmp_path):
 
 CLIENT_SCRIPT = textwrap.dedent("""
     import sys, anyio, mcp_types as types
-    from mcp import ClientSession
+    from mcp import ClientSession, MCPError
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     async def main():
@@ -370,7 +371,7 @@ def test_the_workflow_replays_and_judges_mcp_runs(tmp_path):
     page = (copy / "results" / "hunter" / "index.md").read_text()
     assert "Through the MCP client test-client 9.9 (its name and version as it reported them)" in page
     assert "Messages produced by: model-m (declared, not verified)" in page
-    assert "not finished: the MCP client closed the session, or was stopped, before it called answer" in page
+    assert "not finished: the client closed the session without calling answer" in page
     assert "finished with an answer (an accepted call of answer)" in page
     assert "**Run `m-right` answered: counterexample, symplectic Euler, 64 steps per period, 20 periods.** **The agent's answer is right" in page
     assert "**Run `m-left` gave no answer**" in page
@@ -405,43 +406,199 @@ def test_the_readme_desktop_snippet_starts_the_server_with_no_other_step(tmp_pat
 
 
 def test_raw_protocol_lines_that_no_recording_could_hold_never_break_the_run(tmp_path):
-    """Below the SDK's client: JSON-RPC lines written by hand, with a lone surrogate (which JSON's
-    \\ud800 escape can carry), a control character in the client's name, arguments nested too deep
-    and bytes that are not UTF-8. None reaches the recording; the next call is answered and recorded."""
-    server = subprocess.Popen([sys.executable, "-m", "replaylab", "mcp", "hunter", "--run", "raw"], cwd=tmp_path,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-
-    def send(line):
-        server.stdin.write((line if isinstance(line, bytes) else line.encode()) + b"\n")
-        server.stdin.flush()
-
-    def answer(request_id):
-        while True:
-            message = json.loads(server.stdout.readline())
-            if message.get("id") == request_id:
-                return message["result"]
-
-    def call(request_id, name, arguments_json):
-        return ('{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": %s, "arguments": %s}}'
-                % (request_id, name, arguments_json))
-
-    try:
-        send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw\u001b[31mclient", "version": "0"}}}))
-        answer(1)
-        send('{"jsonrpc": "2.0", "method": "notifications/initialized"}')
-        send(call(2, '"oscillator_energy_drift"', '{"method": "\\ud800", "steps_per_period": 64, "periods": 20}'))
-        send(call(3, '"\\udfff"', "{}"))
-        send(b"\xff\xfe not UTF-8")
-        send(call(4, '"oscillator_energy_drift"', '{"periods": ' + "[" * 30 + "]" * 30 + "}"))
-        send(call(5, '"oscillator_energy_drift"', json.dumps(drift(64, 20))))
-        deep, valid = answer(4), answer(5)
-    finally:
-        server.stdin.close()
-        server.wait(timeout=30)
-    assert deep["isError"] and deep["content"][0]["text"].startswith("the call cannot be recorded: $.arguments.periods[0]")
+    """Below the SDK's client: JSON-RPC lines written by hand. A control character in the client's
+    name is made printable; arguments nested too deep are a tool error; none reaches the recording,
+    and the next call is answered and recorded."""
+    server = RawServer(tmp_path, "hunter", "--run", "raw")
+    server.initialize("raw\u001b[31mclient")
+    server.send('{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "oscillator_energy_drift", '
+                '"arguments": {"periods": ' + "[" * 30 + "]" * 30 + "}}}")
+    deep = server.answer(4)["result"]
+    server.call(5, "oscillator_energy_drift", drift(64, 20))
+    valid = server.answer(5)["result"]
+    assert server.close()[0] == 0
+    assert deep["isError"] and deep["content"][0]["text"].startswith(
+        "the call cannot be recorded, so it did not run and costs nothing: $.arguments.periods[0]")
     assert valid["structuredContent"]["result"] == {"max_energy_drift": max_energy_drift(SE, 64, 20)}
     run = recording.load(live(tmp_path, "hunter", "raw"))
-    assert [len(s.results) for s in run.transcript.steps] == [1]  # only the valid call, whatever else the SDK did
+    assert [len(s.results) for s in run.transcript.steps] == [1]  # only the valid call
     assert run.provenance["client"] == {"name": "raw?[31mclient", "version": "0"}
     assert replay(tmp_path, live(tmp_path, "hunter", "raw")).returncode == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 25: every request answered; what is recorded the reader reads; names claimed; signals
+
+
+def call_line(request_id, name_json, arguments_json):
+    return ('{"jsonrpc": "2.0", "id": %s, "method": "tools/call", "params": {"name": %s, "arguments": %s}}'
+            % (request_id, name_json, arguments_json)).encode()
+
+
+UNANSWERED = [  # lines the SDK's own transport answers with nothing: the client would wait for ever
+    (call_line(2, '"oscillator_energy_drift"', '{"method": "\\ud800", "steps_per_period": 64, "periods": 20}'), 2, -32600,
+     "the request cannot be taken: $.params.arguments.method: a lone surrogate (\\ud800 to \\udfff: half of a character, not text)"),
+    (call_line(3, '"\\udfff"', "{}"), 3, -32600, "the request cannot be taken: $.params.name: a lone surrogate"),
+    (call_line(4, '"oscillator_energy_drift"', '{"method": "symplectic Euler", "steps_per_period": ' + "7" * 5000 + ', "periods": 20}'),
+     4, -32600, "the request cannot be taken: $.params.arguments.steps_per_period: an integer of more than 1000 digits"),
+    (b'[{"jsonrpc": "2.0", "id": 5, "method": "tools/list"}]', None, -32600,
+     "a batch (a JSON array of messages) is not taken: send one message per line"),
+    (b"\xff\xfe not UTF-8", None, -32700, "the line is not UTF-8 (byte 0xff at 0)"),
+    (b"tools/list, please", None, -32700, "the line is not JSON: Expecting value at character 1"),
+    (b'{"jsonrpc": "2.0", "id": 6, "method": "tools/list"', None, -32700, "the line is not JSON: Expecting ',' delimiter"),
+    (b'"tools/list"', None, -32600, "a JSON-RPC message is a JSON object, not str"),
+    (b'{"jsonrpc": "2.0", "id": 7, "method": "tools/list", "id": 8}', 8, -32600, "the request cannot be taken: the key 'id' appears twice"),
+    (b'{"jsonrpc": "1.0", "id": 9, "method": "tools/list"}', 9, -32600, "the request cannot be taken: not a JSON-RPC 2.0 message"),
+    (b'{"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"name": "x", "arguments": ' + b"[" * 5000 + b"]" * 5000 + b"}}",
+     None, -32600, "the line is nested more than 64 levels deep"),
+]
+
+
+def test_every_request_gets_an_answer_with_its_id_when_it_can_be_read(tmp_path):
+    """A lone surrogate, a 5000-digit integer, a batch, bytes that are not UTF-8, a line that is
+    not JSON...: each is answered with its JSON-RPC error (-32700 parse error, -32600 invalid
+    request), with the request's id when it can be read, and the server goes on."""
+    server = RawServer(tmp_path, "hunter", "--run", "answered")
+    server.initialize()
+    for line, request_id, code, message in UNANSWERED:
+        server.send(line)
+        answer = server.read(timeout=30)
+        assert answer["id"] == request_id and answer["error"]["code"] == code, (line[:80], answer)
+        assert answer["error"]["message"].startswith(message), answer
+    server.call(20, "oscillator_energy_drift", drift(64, 20))
+    assert server.answer(20)["result"]["structuredContent"]["result"] == {"max_energy_drift": max_energy_drift(SE, 64, 20)}
+    code, stderr = server.close()
+    assert code == 0 and "Traceback" not in stderr
+    path = live(tmp_path, "hunter", "answered")
+    assert [len(s.results) for s in recording.load(path).transcript.steps] == [1]
+    assert replay(tmp_path, path).returncode == 0
+
+
+def test_a_call_its_recording_could_not_hold_is_refused_before_it_runs_and_the_run_goes_on(tmp_path):
+    """Calls of 3 MB each (refused for an unknown argument, and recorded as sent): the third would
+    make a file over recording.MAX_BYTES, so it is refused before it runs, and not recorded."""
+    async def body(session, init):
+        big = [await session.call_tool("oscillator_energy_drift", {**drift(64, 20), "note": "x" * 3_000_000}) for _ in range(3)]
+        valid = await session.call_tool("oscillator_energy_drift", drift(64, 20))
+        done = await session.call_tool("answer", ANSWER)
+        return big, valid, done
+
+    big, valid, done = drive(tmp_path, ["hunter", "--run", "huge"], body)
+    assert [texts(r)[0] for r in big[:2]] == ["unknown arguments: note"] * 2
+    assert big[2].is_error and texts(big[2])[0].startswith(
+        "the call cannot be recorded, so it did not run and costs nothing: the recording would hold ")
+    assert "a recording holds at most 8388608" in texts(big[2])[0]
+    assert valid.structured_content["budget_left"] == 7 and not done.is_error
+    path = live(tmp_path, "hunter", "huge")
+    assert path.stat().st_size <= recording.MAX_BYTES
+    run = recording.load(path)
+    assert [len(s.results) for s in run.transcript.steps] == [4] and run.transcript.finished
+    assert replay(tmp_path, path).returncode == 0
+
+
+def test_a_second_server_given_the_same_run_fails_at_start_and_tells_its_client_why(tmp_path):
+    async def body(session, init):
+        path = live(tmp_path, "hunter", "same")
+        assert path.exists()  # claimed at start, before any call
+        second = RawServer(tmp_path, "hunter", "--run", "same")
+        refused = second.initialize()
+        code, stderr = second.wait()
+
+        async def official():  # what the SDK's own client shows: the reason, not "connection closed"
+            async with stdio_client(parameters(tmp_path, "hunter", "--run", "same")) as (read, write):
+                async with ClientSession(read, write, client_info=CLIENT) as other:
+                    await other.initialize()
+
+        with pytest.raises(Exception) as shown:
+            await official()
+        await session.call_tool("oscillator_energy_drift", drift(64, 20))
+        return refused, code, stderr, shown.value
+
+    refused, code, stderr, shown = drive(tmp_path, ["hunter", "--run", "same"], body)
+    line = ("results/live/hunter/same.json: a recording is already there, and a recorded run is never overwritten: "
+            "choose another --run")
+    assert code == 2 and stderr == f"replaylab: {line}\n"
+    assert refused == {"jsonrpc": "2.0", "id": 0, "error": {"code": -32000, "message": line}}
+    while isinstance(shown, BaseExceptionGroup):  # the client's task groups around the SDK's MCPError
+        (shown,) = shown.exceptions
+    assert isinstance(shown, MCPError) and str(shown) == line
+    run = recording.load(live(tmp_path, "hunter", "same"))
+    assert [len(s.results) for s in run.transcript.steps] == [1]  # the first server's run, untouched
+
+
+def test_servers_started_in_the_same_second_claim_two_names(tmp_path):
+    while time.time() % 1 > 0.05:  # both start at the beginning of one second
+        time.sleep(0.01)
+    servers = [RawServer(tmp_path, "hunter") for _ in range(2)]
+    paths = []
+    for n, server in enumerate(servers):
+        server.initialize()
+        server.call(1, "oscillator_energy_drift", drift(64 + n, 20))
+        assert not server.answer(1)["result"]["isError"]
+    for server in servers:
+        code, stderr = server.close()
+        assert code == 0 and "Traceback" not in stderr, stderr
+        paths.append(re.search(r"recorded in (\S+)", stderr).group(1))
+    assert len(set(paths)) == 2, paths
+    for n, path in enumerate(paths):
+        run = recording.load(tmp_path / path)
+        assert run.transcript.steps[0].message.tool_calls[0].arguments == drift(64 + n, 20)
+        assert replay(tmp_path, tmp_path / path).returncode == 0
+
+
+def test_a_server_that_ends_with_no_call_removes_the_empty_recording_it_claimed(tmp_path):
+    server = RawServer(tmp_path, "hunter", "--run", "unused")
+    server.initialize()
+    assert live(tmp_path, "hunter", "unused").exists()
+    code, stderr = server.close()
+    assert code == 0 and stderr.splitlines()[-1] == (
+        "replaylab mcp: no call was made: the empty recording it had claimed, results/live/hunter/unused.json, was removed")
+    assert not live(tmp_path, "hunter", "unused").exists()
+
+
+@pytest.mark.parametrize("signum, code, how", [(signal.SIGINT, 130, "interrupted (SIGINT, Ctrl-C)"),
+                                               (signal.SIGTERM, 143, "stopped (SIGTERM)")])
+def test_a_signal_ends_an_idle_server_at_once_with_its_recording_on_disk(tmp_path, signum, code, how):
+    server = RawServer(tmp_path, "hunter", "--run", "idle")
+    server.initialize()
+    server.call(1, "oscillator_energy_drift", drift(64, 20))
+    server.answer(1)
+    started = time.monotonic()
+    server.process.send_signal(signum)  # idle: stdin open, nothing sent
+    exit_code, stderr = server.wait()
+    assert time.monotonic() - started < 10 and exit_code == code
+    reason = f"the server was {how} before the agent ended the run: recorded as not finished, with no answer"
+    assert stderr.splitlines()[-1] == (f"replaylab mcp: stopped by {signal.Signals(signum).name}; wrote "
+                                       f"results/live/hunter/idle.json (1 message(s); {reason})")
+    assert len(stderr.splitlines()) == 2 and "nothing half-written" not in stderr
+    out = replay(tmp_path, live(tmp_path, "hunter", "idle"))
+    assert out.returncode == 0 and f"not finished: {reason}" in out.stdout
+
+
+def test_a_signal_with_calls_pending_ends_the_server_with_one_true_line(tmp_path):
+    server = RawServer(tmp_path, "hunter", "--run", "busy")
+    server.initialize()
+    for n in range(60):  # sent, none read: they are pending when the signal comes
+        server.call(n + 1, "oscillator_energy_drift", drift(4 + n, 1000))
+    server.process.send_signal(signal.SIGINT)
+    code, stderr = server.wait()
+    assert code == 130 and "Traceback" not in stderr and "ExceptionGroup" not in stderr, stderr
+    lines = stderr.splitlines()
+    assert len(lines) == 2 and lines[1].startswith("replaylab mcp: stopped by SIGINT; "), stderr
+    path = live(tmp_path, "hunter", "busy")
+    if path.exists():  # the signal may come before the first call ran: then nothing was recorded, and it says so
+        assert "wrote results/live/hunter/busy.json" in lines[1]
+        assert replay(tmp_path, path).returncode == 0
+    else:
+        assert "no call was made" in lines[1]
+
+
+def test_a_server_stopped_before_any_call_removes_its_claim_and_says_so(tmp_path):
+    server = RawServer(tmp_path, "hunter", "--run", "early")
+    server.initialize()
+    server.process.send_signal(signal.SIGTERM)
+    code, stderr = server.wait()
+    assert code == 143 and stderr.splitlines()[-1] == (
+        "replaylab mcp: stopped by SIGTERM; no call was made: the empty recording it had claimed, "
+        "results/live/hunter/early.json, was removed")
+    assert not live(tmp_path, "hunter", "early").exists()

@@ -86,7 +86,8 @@ def test_doctor_reports_each_bad_file_on_its_line_and_goes_on(tmp_path):
 
 def test_a_value_the_model_sent_that_a_file_cannot_hold_is_kept_as_its_json_text(tmp_path):
     """What a model sends is recorded, whatever it is: nesting beyond the limit, an integer too long,
-    half a character become the JSON text of the value (which the allowlist refused alike)."""
+    half a character, infinity become the JSON text of the value, marked `as_json`, which the reader
+    turns back into the value: the allowlist refuses it alike, with the same words, on replay."""
     from replaylab.agents import loop
     from replaylab.agents.clients import authored
     from replaylab.agents.messages import ModelMessage, ToolCall
@@ -100,12 +101,19 @@ def test_a_value_the_model_sent_that_a_file_cannot_hold_is_kept_as_its_json_text
     run = recording.Recording("hunter", "odd", "symplectic-euler", "g", recording.provenance("authored", "m", "h"), transcript)
     path = tmp_path / "odd.json"
     recording.save(run, path)
+    stored = json.loads(path.read_text())["steps"][0]["tool_calls"]
+    assert all(isinstance(c["arguments"], str) and c["as_json"] == ["arguments"] for c in stored), stored
+    assert json.loads(stored[0]["arguments"]) == nested(70) and stored[2]["arguments"] == '{"method": "\\ud800"}'
+    assert stored[3]["arguments"] == "Infinity"
     loaded = recording.load(path)
     arguments = [c.arguments for c in loaded.transcript.steps[0].message.tool_calls]
-    assert all(isinstance(a, str) for a in arguments), arguments
-    assert json.loads(arguments[0]) == nested(70) and arguments[2] == '{"method": "\\ud800"}'
+    assert arguments[0] == nested(70) and arguments[1] == {"periods": 10**1500} and arguments[2] == {"method": "\ud800"}
+    assert arguments[3] == float("inf")
     assert loaded.transcript.steps[0].message.text == "text \ufffd too"
     assert [r.ok for r in loaded.transcript.steps[0].results] == [False] * 4
+    errors = [r.content["error"] for r in transcript.steps[0].results]
+    again = [v.allowlist().dispatch(c).content["error"] for c in loaded.transcript.steps[0].message.tool_calls]
+    assert again == errors  # the same words as the agent read
 
 
 def test_save_never_replaces_a_file_when_new(tmp_path):
@@ -230,10 +238,11 @@ def test_values_a_file_cannot_hold_are_stored_as_text_and_the_rest_as_they_are()
     assert not storable(nested(60)) and not storable(float("nan")) and not storable(10**1000)
     assert storable(10**1000 - 1) and storable(True)
     assert not storable({"k\ud800": 1}) and not storable(["\udfff"]) and not storable({1: 2})
-    assert recording._as_sent(float("inf")) == "Infinity"
-    assert recording._as_sent(10**5000).startswith("(a int that a recording cannot hold")
-    assert recording._as_sent({"a": 1}) == {"a": 1}
-    assert recording._text("a\ud800b") == "a\ufffdb" and recording._text(5) == 5
+    assert recording._as_sent(float("inf")) == ("Infinity", True)
+    text, as_json = recording._as_sent(10**5000)
+    assert text.startswith("(a int that a recording cannot hold") and not as_json
+    assert recording._as_sent({"a": 1}) == ({"a": 1}, False)
+    assert recording.recording_text("a\ud800b") == "a\ufffdb" and recording.recording_text(5) == 5
     assert recording.nesting(5) == 0 and recording.nesting([]) == 1 and recording.nesting({"a": [(1,)]}) == 3
 
 

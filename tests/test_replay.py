@@ -19,6 +19,7 @@ from replaylab.agents.recording import Recording
 from replaylab.agents.replay import ReplayMismatch, replay, rerecord_command
 from replaylab.agents.tools import Parameter, Tool
 from replaylab.lessons import Variant, registry
+from replaylab.lessons import Prompts
 from replaylab.lessons.projectile import lab as projectile_lab
 from replaylab.physics import projectile
 
@@ -208,10 +209,25 @@ def test_the_rough_ball(projectile_run):
     )
 
 
-def test_refusal_texts_are_not_compared(projectile_run):
+def test_a_refusal_text_is_compared_like_a_result(projectile_run):
+    """What the agent read is part of the run: an edited refusal is a mismatch at its call."""
     rec = forge(projectile_run, lambda d: d["steps"][1]["results"][1]["content"].__setitem__("error", "anything else"))
     assert rec.transcript.steps[1].results[1].content == {"error": "anything else"}
-    replay(rec, projectile_default())
+    text = mismatch(rec, projectile_default())
+    assert text.startswith("message 2, call 2, tool range_with_drag: the refusal was 'anything else' when recorded and is ")
+    assert "If the change is intended, record the run again with: " in text
+
+
+def test_a_recording_of_format_1_is_replayed_without_comparing_refusals(projectile_run):
+    """Format 1 was recorded when refusals were not compared: an older wording still replays."""
+    def older(data):
+        data["format"] = "replaylab-recording/1"
+        data["steps"][1]["results"][1]["content"]["error"] = "an older wording"
+    rec = forge(projectile_run, older)
+    assert rec.format1 and rec.transcript.steps[1].results[1].content == {"error": "an older wording"}
+    prompts = Prompts(rec.transcript.system, rec.transcript.task)  # the prompts it was recorded with
+    now = replay(rec, dataclasses.replace(projectile_default(), format1=prompts))
+    assert now.steps[1].results[1].content["error"] == "angle must be between 1 and 89, got 90"
 
 
 def test_changed_result_keys_fail(projectile_run):
@@ -488,10 +504,16 @@ def test_a_scripted_mismatch_names_the_scripted_command(tmp_path):
 
 
 def test_a_run_whose_model_sent_nan_replays(tmp_path):
+    """NaN cannot be written in standard JSON: the file holds the arguments' JSON text, the reader
+    turns it back into what the model sent, and the replay meets the same refusal."""
     sent = json.loads('{"speed": NaN, "angle": 45}')
     messages = [ModelMessage("", (call("1", "range_without_drag", speed=25, angle=45),
                                   ToolCall("2", "range_without_drag", sent))), ModelMessage("done")]
     rec = record(tmp_path, "projectile", projectile_default(), messages, run="nan-run")
-    assert isinstance(rec.transcript.steps[0].message.tool_calls[1].arguments, str)
+    stored = json.loads(Path(rec.source).read_text())["steps"][0]["tool_calls"][1]
+    assert stored["arguments"] == '{"speed": NaN, "angle": 45}' and stored["as_json"] == ["arguments"]
+    arguments = rec.transcript.steps[0].message.tool_calls[1].arguments
+    assert math.isnan(arguments["speed"]) and arguments["angle"] == 45
+    assert rec.transcript.steps[0].results[1].content == {"error": "speed must be finite, got nan"}
     now = replay(rec, projectile_default())
     assert [r.ok for r in now.steps[0].results] == [True, False]

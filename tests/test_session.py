@@ -243,7 +243,7 @@ def test_closing_stdin_after_one_message_is_recorded_as_not_finished(tmp_path):
     out = replay_cli(tmp_path, tmp_path / "results/live/projectile/crashed.json")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-2:] == [
-        "not finished: the input ended before the agent ended the run",
+        "not finished: the input ended before the agent ended the run: recorded as not finished, with no answer",
         "decided by the build: no answer: the run ended without an accepted call of answer: not right"]
 
 
@@ -369,3 +369,171 @@ def test_declared_models_are_recorded_as_declared_shown_so_and_scored_apart(tmp_
     page = (tmp_path / "built" / "hunter" / "index.md").read_text()
     assert "Messages produced by: model-a (declared, not verified)" in page
     assert "not finished: the input ended before the agent ended the run" in page
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 25: what the session writes is what its reader reads; every line gets its answer; signals
+
+
+def test_a_message_its_recording_could_not_hold_is_refused_before_it_runs_and_the_session_goes_on(tmp_path):
+    """Nine messages of 1 MB would make a file over recording.MAX_BYTES (8 MiB), and one of 1001
+    calls one the schema refuses: each is refused on its error line before it runs (no budget is
+    spent), the later lines are read, and the file on disk replays."""
+    s = Session(tmp_path, "hunter", "--run", "huge")
+    s.read()
+    for i in range(8):
+        answer = s.ask({"text": "x" * 1_000_000, "tool_calls": [drift(i, 64, 20)]})
+        assert answer["message"] == i + 1 and answer["budget_left"] == 7 - i
+    ninth = s.ask({"text": "x" * 1_000_000, "tool_calls": [drift(9, 100, 20)]})
+    assert set(ninth) == {"error", "line"} and ninth["line"] == 9
+    assert ninth["error"].startswith("line 9: the message cannot be recorded, so it did not run and costs nothing: "
+                                     "the recording would hold 9")
+    assert "a recording holds at most 8388608" in ninth["error"]
+    many = s.ask({"tool_calls": [call(i, "answer", outcome="none found") for i in range(1001)]})
+    assert many["error"] == ("line 10: the message cannot be recorded, so it did not run and costs nothing: the "
+                             "recording's reader would refuse it: $.steps[8].results: 1001 items, more than 1000")
+    last = s.ask({"tool_calls": [call("a", "answer", outcome="none found")]})  # read, run and recorded
+    assert last["message"] == 9 and last["budget_left"] == 0 and last["end"]["finished"] is True
+    code, stderr = s.wait()
+    assert code == 0 and stderr == ("wrote results/live/hunter/huge.json (9 message(s); finished: the agent called "
+                                    "answer, which ends the run)\n")
+    path = tmp_path / "results/live/hunter/huge.json"
+    assert path.stat().st_size <= recording.MAX_BYTES
+    run = recording.load(path)
+    assert len(run.transcript.steps) == 9 and run.transcript.finished
+    assert run.notes[0]["what"].startswith("2 line(s) of the session's input were refused")
+    out = replay_cli(tmp_path, path)
+    assert out.returncode == 0, out.stderr
+
+
+def test_an_empty_line_gets_an_answer_so_a_line_by_line_driver_never_waits_for_ever(tmp_path):
+    s = Session(tmp_path, "projectile", "--run", "blank")
+    s.read()
+    for number, line in enumerate([b"", b"   ", b"\t\r"], start=1):
+        answer = s.ask(line)
+        assert answer == {"error": f"line {number}: an empty line is no message: send one JSON object per line, "
+                                   'such as {"text": "..."}', "line": number}
+    assert s.ask({"tool_calls": [call(1, "range_without_drag", speed=25, angle=45)]})["message"] == 1
+    s.close_input()
+    assert s.read()["end"]["finished"] is False
+    assert s.wait()[0] == 0
+
+
+def test_a_call_in_openais_shape_is_taken_and_a_malformed_one_is_shown_the_shape(tmp_path):
+    s = Session(tmp_path, "hunter", "--run", "shapes")
+    header = s.read()
+    openai = {"id": "call_1", "type": "function", "function": {
+        "name": "oscillator_energy_drift", "arguments": json.dumps({"method": "symplectic Euler", "steps_per_period": 64, "periods": 20})}}
+    as_text = {"id": "call_2", "type": "function", "function": {"name": "oscillator_energy_drift", "arguments": "steps 64"}}
+    answer = s.ask({"tool_calls": [openai, as_text]})
+    assert answer["results"][0] == {"call_id": "call_1", "ok": True, "content": {"max_energy_drift": max_energy_drift("symplectic Euler", 64, 20)}}
+    assert answer["results"][1]["ok"] is False and answer["results"][1]["content"]["error"].startswith("the arguments must be an object")
+    shape = ('a call is {"id": "1", "name": "oscillator_energy_drift", "arguments": {"method": "explicit Euler", '
+             '"steps_per_period": 4, "periods": 1}}, or in OpenAI\'s shape {"id": "1", "type": "function", "function": '
+             '{"name": "oscillator_energy_drift", "arguments": "{\\"method\\": \\"explicit Euler\\", '
+             '\\"steps_per_period\\": 4, \\"periods\\": 1}"}}')
+    bad = {
+        "line 2: tool_calls[0]: unknown fields: 'tool'; ": {"tool_calls": [{"id": "1", "tool": "oscillator_energy_drift"}]},
+        "line 3: tool_calls[0]: the call has no name; ": {"tool_calls": [{"id": "1"}]},
+        "line 4: tool_calls[0]: a call is a JSON object, not str; ": {"tool_calls": ["oscillator_energy_drift"]},
+        "line 5: tool_calls[0]: type must be 'function', got 'tool'; ": {"tool_calls": [{**openai, "type": "tool"}]},
+        "line 6: tool_calls[0]: function must be an object with a name and arguments, not str; ": {"tool_calls": [{**openai, "function": "x"}]},
+        "line 7: tool_calls[0]: function: unknown fields: 'parameters'; ": {"tool_calls": [{**openai, "function": {"name": "x", "parameters": {}}}]},
+    }
+    for start, message in bad.items():
+        assert s.ask(message) == {"error": start + shape, "line": int(start.split()[1][:-1])}
+    s.close_input()
+    assert s.read()["end"]["finished"] is False and s.wait()[0] == 0
+    run = saved(tmp_path, "hunter", "shapes")
+    assert run.transcript.steps[0].message.tool_calls[0].arguments == {"method": "symplectic Euler", "steps_per_period": 64, "periods": 20}
+    assert run.transcript.steps[0].message.tool_calls[1].arguments == "steps 64"  # as sent: text that is not JSON
+    assert header["tools"][0]["name"] == "oscillator_energy_drift"
+    assert replay_cli(tmp_path, tmp_path / "results/live/hunter/shapes.json").returncode == 0
+
+
+def test_two_calls_with_one_id_are_refused_saying_which_id(tmp_path):
+    s = Session(tmp_path, "hunter", "--run", "ids")
+    s.read()
+    answer = s.ask({"tool_calls": [drift("a", 64, 20), drift("b", 32, 20), drift("a", 16, 20)]})
+    assert answer == {"error": "line 1: tool_calls[2]: the id 'a' is the id of tool_calls[0] too: each call of a "
+                               "message has its own id", "line": 1}
+    assert s.ask({"tool_calls": [drift("a", 64, 20)]})["budget_left"] == 7  # the refused line cost nothing
+    s.close_input()
+    s.read()
+    assert s.wait()[0] == 0
+
+
+def test_refused_lines_are_noted_in_the_recording_and_the_hundredth_ends_the_session(tmp_path):
+    s = Session(tmp_path, "hunter", "--run", "sloppy")
+    s.read()
+    assert s.ask({"tool_calls": [drift(1, 64, 20)]})["message"] == 1
+    for number in range(2, 101):
+        answer = s.ask(b"not a message")
+        assert set(answer) == {"error", "line"} and answer["line"] == number
+    last = s.ask(b"not a message")
+    assert last["line"] == 101 and last["end"] == {
+        "finished": False, "recording": "results/live/hunter/sloppy.json",
+        "reason": "100 lines were refused (not messages, or messages the recording could not hold): the session has "
+                  "ended, not finished, with no answer"}
+    assert s.read() is None  # nothing more is read
+    code, stderr = s.wait()
+    assert code == 0 and "(1 message(s); 100 lines were refused" in stderr
+    run = saved(tmp_path, "hunter", "sloppy")
+    assert run.notes == ({"where": "$.steps", "what": "100 line(s) of the session's input were refused, not messages "
+                          "or messages the recording could not hold, and are not among its steps; the first, line 2: "
+                          "the line is not valid JSON: Expecting value at character 1"},)
+    out = replay_cli(tmp_path, tmp_path / "results/live/hunter/sloppy.json")
+    assert out.returncode == 0, out.stderr
+    assert "not finished: 100 lines were refused" in out.stdout
+
+
+@pytest.mark.parametrize("signum, code, how", [(signal.SIGINT, 130, "interrupted (SIGINT, Ctrl-C)"),
+                                               (signal.SIGTERM, 143, "stopped (SIGTERM)")])
+def test_a_signal_ends_the_session_with_its_end_line_the_run_recorded_as_not_finished(tmp_path, signum, code, how):
+    s = Session(tmp_path, "hunter", "--run", "stopped")
+    s.read()
+    s.ask({"tool_calls": [drift(1, 64, 20)]})
+    s.process.send_signal(signum)  # while it waits for the next line
+    reason = f"the session was {how} before the agent ended the run: recorded as not finished, with no answer"
+    assert s.read() == {"end": {"finished": False, "reason": reason, "recording": "results/live/hunter/stopped.json"}}
+    assert s.read() is None
+    exit_code, stderr = s.wait()
+    assert exit_code == code
+    assert stderr == f"replaylab: stopped by {signal.Signals(signum).name}; wrote results/live/hunter/stopped.json (1 message(s); {reason})\n"
+    run = saved(tmp_path, "hunter", "stopped")
+    assert run.ended == reason and not run.transcript.finished
+    out = replay_cli(tmp_path, tmp_path / "results/live/hunter/stopped.json")
+    assert out.returncode == 0 and f"not finished: {reason}" in out.stdout
+
+
+def test_a_session_killed_without_a_word_is_shown_so(tmp_path):
+    s = Session(tmp_path, "hunter", "--run", "gone")
+    s.read()
+    s.ask({"tool_calls": [drift(1, 64, 20)]})
+    s.process.send_signal(signal.SIGKILL)
+    s.wait()
+    out = replay_cli(tmp_path, tmp_path / "results/live/hunter/gone.json")
+    assert out.returncode == 0
+    assert "not finished: its recorder stopped without saying why (it was killed, or its machine stopped)" in out.stdout
+
+
+def test_start_up_errors_are_a_json_line_on_stdout_under_json(tmp_path):
+    taken = tmp_path / "results" / "live" / "hunter" / "taken.json"
+    taken.parent.mkdir(parents=True)
+    taken.write_text("somebody's run")
+    out = cli("session", "hunter", "--run", "taken", "--json", stdin="{}\n", cwd=tmp_path)
+    line = ("results/live/hunter/taken.json: a recording is already there, and a recorded run is never overwritten: "
+            "choose another --run")
+    assert out.returncode == 2 and out.stderr == f"replaylab: {line}\n"
+    assert [json.loads(x) for x in out.stdout.splitlines()] == [{"error": line}]
+    out = cli("session", "astronomy", "--json", stdin="", cwd=tmp_path)
+    assert out.returncode == 2 and json.loads(out.stdout)["error"].startswith("unknown lesson 'astronomy'")
+    assert cli("session", "astronomy", stdin="", cwd=tmp_path).stdout == ""  # without --json: stdout stays the agent's
+
+
+def test_help_says_that_out_ends_in_the_runs_name(tmp_path):
+    help_text = " ".join(cli("session", "--help").stdout.split())
+    assert "--out PATH/RUN.json the file to write, named after the run: it must end in RUN.json" in help_text
+    assert "exit code 130" in help_text
+    out = cli("session", "hunter", "--out", "elsewhere/run.txt", stdin="", cwd=tmp_path)
+    assert out.returncode == 2 and out.stderr.startswith("replaylab: --out elsewhere/run.txt: the file name must be the run's name")

@@ -59,16 +59,22 @@ def refusal(parameter, value):
 
 @pytest.mark.parametrize(
     "value, type_name",
-    [("25", "str"), ("nan", "str"), (True, "bool"), (False, "bool"), (None, "NoneType"), ([25], "list"),
-     ({"v": 25}, "dict"), ("", "str")],
+    [("nan", "str"), ("inf", "str"), (True, "bool"), (False, "bool"), (None, "NoneType"), ([25], "list"),
+     ({"v": 25}, "dict"), ("", "str"), ("25 m/s", "str"), ("9" * 31, "str")],
 )
 def test_not_a_number(value, type_name):
     assert refusal(SPEED, value) == f"speed must be a number, got {type_name}"
     assert refusal(STEPS, value) == f"steps must be a number, got {type_name}"
 
 
+@pytest.mark.parametrize("value, shown", [("25", "25"), (" 3.5 ", "3.5"), ("1e3", "1e3"), ("-2", "-2")])
+def test_a_number_sent_as_text_is_refused_with_how_to_send_it(value, shown):
+    """The spec's text, then the fix: the agent sent the number in quotes."""
+    assert refusal(SPEED, value) == f"speed must be a number, got str: send {shown} as a number, without quotes"
+
+
 def test_the_example_texts_of_the_spec():
-    assert refusal(SPEED, "25") == "speed must be a number, got str"
+    assert refusal(SPEED, "25").startswith("speed must be a number, got str")
     steps_per_period = Parameter("steps_per_period", "", 4, 200, integer=True)
     assert refusal(steps_per_period, 32.5) == "steps_per_period must be an integer, got 32.5"
 
@@ -327,23 +333,25 @@ def test_names_that_are_not_allowed(name, shown):
     allowlist, counter = counting_allowlist(budget=3)
     result = allowlist.dispatch(call(name))
     assert result.ok is False and result.call_id == "1" and result.name is name
-    assert result.content == {"error": f"{shown} is not an allowed tool"}
+    assert result.content == {"error": f"{shown} is not an allowed tool; the allowed tools are: measure"}
     assert counter.calls == []
     assert allowlist.used == 0
 
 
-def test_the_spec_example_name_text():
+def test_the_spec_example_name_text_then_the_names_that_are_allowed():
     allowlist, _ = counting_allowlist()
-    assert allowlist.dispatch(call("os.system")).content == {"error": "'os.system' is not an allowed tool"}
+    assert allowlist.dispatch(call("os.system")).content == {"error": "'os.system' is not an allowed tool; the allowed tools are: measure"}
+    two = Allowlist([Tool("b", "", (), lambda: {}), Tool("a", "", (), lambda: {})])
+    assert two.dispatch(call("c", {})).content == {"error": "'c' is not an allowed tool; the allowed tools are: b, a"}
 
 
 def test_a_name_with_an_int_too_long_to_print_is_refused_not_raised():
     allowlist, counter = counting_allowlist()
     result = allowlist.dispatch(call(10**5000))
-    assert not result.ok and result.content["error"].endswith("is not an allowed tool")
+    assert not result.ok and result.content["error"].endswith("is not an allowed tool; the allowed tools are: measure")
     assert "5001 digits" in result.content["error"]
     result = allowlist.dispatch(call([10**5000]))
-    assert not result.ok and result.content["error"].endswith("is not an allowed tool")
+    assert not result.ok and result.content["error"].endswith("is not an allowed tool; the allowed tools are: measure")
     assert counter.calls == []
 
 
@@ -352,7 +360,7 @@ def test_the_name_is_only_a_key():
     allowlist, counter = counting_allowlist()
     for name in ("tools", "dispatch", "check", "__class__", "__init__", "keys", "items", "get", "print", "specs"):
         result = allowlist.dispatch(call(name))
-        assert result.content == {"error": f"{name!r} is not an allowed tool"}
+        assert result.content == {"error": f"{name!r} is not an allowed tool; the allowed tools are: measure"}
     assert counter.calls == []
 
 
@@ -404,7 +412,7 @@ def test_refused_calls_cost_nothing():
 def test_a_spent_budget_still_gives_the_validation_reason_first():
     allowlist, _ = counting_allowlist(budget=1)
     allowlist.dispatch(call())
-    assert allowlist.dispatch(call("os.system")).content == {"error": "'os.system' is not an allowed tool"}
+    assert allowlist.dispatch(call("os.system")).content == {"error": "'os.system' is not an allowed tool; the allowed tools are: measure"}
     assert allowlist.dispatch(call(arguments={"speed": 25})).content == {"error": "missing arguments: method, steps"}
 
 
@@ -716,12 +724,16 @@ def test_projectile_refusal_texts():
     )
     assert projectile_error("range_with_drag", {"speed": 25, "angle": 45}) == "missing arguments: dt"
     assert projectile_error("range_with_drag", {"speed": "25", "angle": 45, "dt": 0.01}) == (
-        "speed must be a number, got str"
+        "speed must be a number, got str: send 25 as a number, without quotes"
     )
+    assert projectile_error("range_with_drag", {"speed": "fast", "angle": 45, "dt": 0.01}) == "speed must be a number, got str"
+    assert projectile_error("range_with_drag", {"speed": "nan", "angle": 45, "dt": 0.01}) == "speed must be a number, got str"
     assert projectile_error("range_without_drag", {"speed": 25, "angle": 45, "code": "import os"}) == (
         "unknown arguments: code"
     )
-    assert projectile_error("os.system", {"command": "ls"}) == "'os.system' is not an allowed tool"
+    assert projectile_error("os.system", {"command": "ls"}) == (
+        "'os.system' is not an allowed tool; the allowed tools are: range_with_drag, range_without_drag, flight_time_without_drag"
+    )
     assert projectile_error("range_with_drag", {"speed": 25, "angle": 45, "dt": float("nan")}) == (
         "dt must be finite, got nan"
     )

@@ -6,6 +6,7 @@ import functools
 import json
 import math
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -138,7 +139,8 @@ def cmd_replay(args):
     lesson = registry.lesson(run.lesson)
     v = lesson.variant(run.variant)
     answered = submitted(replayed, v)[0] is not None
-    print(how_it_ended(run.provenance["kind"], transcript.finished, len(transcript.steps), v.max_steps, transcript.stopped_by, answered))
+    print(how_it_ended(run.provenance["kind"], transcript.finished, len(transcript.steps), v.max_steps, transcript.stopped_by,
+                       answered, run.ended))
     print(f"decided by the build: {recording_io.printable(lesson.verdict_line(replayed))}")
     return OK
 
@@ -178,13 +180,15 @@ def check_declared_model(name):
 def live_target(args, default_run):
     """(variant, run name, path) of a run recorded as it happens (session, mcp): the variant, run
     name, group, model and path are all checked before the agent's first message, and a recording
-    already at the path is refused."""
+    already at the path is refused. `default_run` None: the name is chosen when it is claimed (mcp),
+    and the path is None then."""
     lesson = registry.lesson(args.lesson)
     v = lesson.variant(args.variant or next(iter(lesson.variants)))
     name = args.run or (Path(args.out).stem if args.out else default_run)
-    recording_io.check_run_name(name, "--run")
+    if name is not None:
+        recording_io.check_run_name(name, "--run")
     if args.out and Path(args.out).name != f"{name}.json":
-        raise InvalidInput(f"--out {args.out}: the file name must be the run's name, {name}.json")
+        raise InvalidInput(f"--out {args.out}: the file name must be the run's name, {name}.json (--out ends in RUN.json)")
     if not recording_io.RUN_NAME.fullmatch(args.group) or len(args.group) > recording_io.RUN_NAME_MAX:
         raise InvalidInput(
             f"--group: {args.group!r} is not a group name: letters, digits, '_', '.' and '-', starting with a "
@@ -192,45 +196,55 @@ def live_target(args, default_run):
         )
     if args.model is not None:
         check_declared_model(args.model)
+    if name is None:
+        return v, None, None
     path = _live_path(args.lesson, name, args.out, getattr(args, "runs", None) or "results/live")
     if os.path.lexists(path):
         raise InvalidInput(f"{path}: {ALREADY_THERE}")
-    folder = next((p for p in path.parents if os.path.lexists(p)), None)
-    if folder is not None and not folder.is_dir():
-        raise InvalidInput(f"{path}: cannot write the recording: {folder} is not a folder")
+    _writable_folder(path)
     return v, name, path
 
 
-def start_live_run(args, v, name, path, provenance):
-    """The recording, written once before the agent's first message: the path is claimed, or one line."""
-    from replaylab.agents.live import LiveRun
+def _writable_folder(path):
+    """Refuse a path whose folder cannot be made."""
+    folder = next((p for p in path.parents if os.path.lexists(p)), None)
+    if folder is not None and not folder.is_dir():
+        raise InvalidInput(f"{path}: cannot write the recording: {folder} is not a folder")
 
+
+def start_live_run(path, start):
+    """The recording, claimed (created) before the agent's first message by `start()`: the path is
+    claimed, or one line."""
     try:
-        return LiveRun(args.lesson, name, v, args.group, provenance, path)
-    except FileExistsError:
+        return start()
+    except FileExistsError as error:
+        if error.errno is None:  # every default name of this second is taken
+            raise InvalidInput(str(error)) from None
         raise InvalidInput(f"{path}: {ALREADY_THERE}") from None
     except OSError as error:
         raise InvalidInput(f"{path}: cannot write the recording: {error.strerror or error}") from None
 
 
+def live_provenance(args, kind, model, how):
+    provider = load_provider(kind)
+    if args.model:
+        return recording_io.provenance(provider.kind, args.model, how + DECLARED_HOW, model_declared=True, provider=provider.name)
+    return recording_io.provenance(provider.kind, model, how, provider=provider.name)
+
+
 def cmd_session(args):
-    from replaylab.agents.clients.interactive import MODEL
-    from replaylab.session import INTERRUPTED, run_session
+    from replaylab.agents.clients.interactive import HOW, MODEL
+    from replaylab.agents.live import LiveRun
+    from replaylab.session import run_session
 
     v, name, path = live_target(args, "session")
-    provider = load_provider("interactive")
-    how = provider.describe(None)
-    if args.model:
-        provenance = recording_io.provenance(provider.kind, args.model, how + DECLARED_HOW, model_declared=True,
-                                             provider=provider.name)
-    else:
-        provenance = recording_io.provenance(provider.kind, MODEL, how, provider=provider.name)
-    live = start_live_run(args, v, name, path, provenance)
-    try:
-        run_session(live)
-    except KeyboardInterrupt:
-        print(f"replaylab: {INTERRUPTED}; {path} holds its {len(live.steps)} message(s)", file=sys.stderr)
-        return UNEXPECTED
+    provenance = live_provenance(args, "interactive", MODEL, HOW)
+    live = start_live_run(path, lambda: LiveRun(args.lesson, name, v, args.group, provenance, path))
+    signum = run_session(live)
+    if signum is not None:
+        print(f"replaylab: stopped by {signal.Signals(signum).name}; wrote {path} ({len(live.steps)} message(s); "
+              f"{live.ended})", file=sys.stderr)
+        return 128 + signum
     print(f"wrote {path} ({len(live.steps)} message(s); {live.ended})", file=sys.stderr)
     return OK
 
@@ -238,30 +252,29 @@ def cmd_session(args):
 def cmd_mcp(args):
     from replaylab import mcp_server
 
-    if args.runs and args.out:
-        raise InvalidInput("--runs and --out: give one of them (--out names the file, --runs the folder of runs)")
-    folder = Path(args.out).parent if args.out else Path(args.runs or "results/live") / args.lesson
-    v, name, path = live_target(args, mcp_server.default_run_name(folder))
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise InvalidInput(f"{path}: cannot write the recording: {error.strerror or error}") from None
-    if not os.access(path.parent, os.W_OK):
-        raise InvalidInput(f"{path}: cannot write the recording: {path.parent} is not writable")
-    if args.model:
-        provenance = recording_io.provenance("mcp", args.model, mcp_server.HOW + DECLARED_HOW, model_declared=True,
-                                             provider="mcp")
-    else:
-        provenance = recording_io.provenance("mcp", mcp_server.UNDECLARED, mcp_server.HOW, provider="mcp")
-    live = mcp_server.start(args.lesson, name, v, args.group, provenance, path)
+        if args.runs and args.out:
+            raise InvalidInput("--runs and --out: give one of them (--out names the file, --runs the folder of runs)")
+        folder = Path(args.out).parent if args.out else Path(args.runs or "results/live") / args.lesson
+        v, name, path = live_target(args, None)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise InvalidInput(f"{path or folder}: cannot write the recording: {error.strerror or error}") from None
+        provenance = live_provenance(args, "mcp", mcp_server.UNDECLARED, mcp_server.HOW)
+        live = start_live_run(path or folder, lambda: mcp_server.start(args.lesson, v, args.group, provenance, path, folder))
+    except (InvalidInput, ValueError) as error:
+        # one line for the person, and the client's first request answered with it (it shows why)
+        line = recording_io.printable(str(error))
+        print(f"replaylab: {line}", file=sys.stderr)
+        sys.stderr.flush()
+        mcp_server.refuse(line)
+        return INVALID
     # stdout carries the protocol: everything for a person goes to stderr
-    print(f"replaylab mcp: serving {args.lesson} / {v.name} over stdio; the calls will be recorded in {path}", file=sys.stderr)
-    mcp_server.run(live)
-    if live.written:
-        print(f"replaylab mcp: wrote {path} ({len(live.steps)} message(s); {live.ended})", file=sys.stderr)
-    else:
-        print("replaylab mcp: no call was recorded; nothing was written", file=sys.stderr)
-    return OK
+    print(f"replaylab mcp: serving {args.lesson} / {v.name} over stdio; the calls are recorded in {live.path}", file=sys.stderr)
+    code, line = mcp_server.run(live)
+    print(f"replaylab mcp: {line}", file=sys.stderr)
+    return code
 
 
 def read_messages(path):
@@ -448,7 +461,8 @@ def parser():
     sub = verb("replay", cmd_replay, "replay one recording and print the run with recomputed results")
     sub.add_argument("recording", metavar="RECORDING")
     sub.add_argument("--tolerance", type=tolerance, default=DEFAULT_TOLERANCE, help="relative and absolute (default 1e-6)")
-    sub = verb("session", cmd_session, "record a run typed as JSON lines on stdin (results/live/LESSON/RUN.json)", add_help=False)
+    sub = verb("session", cmd_session, "record a run typed as JSON lines on stdin (results/live/LESSON/RUN.json); "
+               "exit code 130 after Ctrl-C, 143 after SIGTERM, the run recorded as not finished", add_help=False)
     sub.formatter_class = argparse.RawDescriptionHelpFormatter
     sub.add_argument("-h", "--help", action=SessionHelp)
     sub.add_argument("lesson", metavar="LESSON")
@@ -456,17 +470,23 @@ def parser():
     sub.add_argument("--run", help="the run's name (default: session)")
     sub.add_argument("--group", default="live")
     sub.add_argument("--model", help="the model that types the messages, as you declare it (recorded as declared, not verified)")
-    sub.add_argument("--out", help="where to write (default results/live/LESSON/RUN.json)")
-    sub = verb("mcp", cmd_mcp, "serve one lesson's variant to an MCP client over stdio, recorded as a run (results/live/LESSON/RUN.json)")
+    sub.add_argument("--out", metavar="PATH/RUN.json",
+                     help="the file to write, named after the run: it must end in RUN.json (RUN: --run, else this "
+                     "name) and may not exist (default results/live/LESSON/RUN.json)")
+    sub = verb("mcp", cmd_mcp, "serve one lesson's variant to an MCP client over stdio, recorded as a run "
+               "(results/live/LESSON/RUN.json); exit code 130 after Ctrl-C, 143 after SIGTERM")
     sub.add_argument("lesson", metavar="LESSON")
     sub.add_argument("--variant", help="the lesson's variant (default: its first); see `replaylab tools LESSON`")
-    sub.add_argument("--run", help="the run's name (default: mcp-DATE-TIME, new at each start)")
+    sub.add_argument("--run", help="the run's name (default: mcp-DATE-TIME, claimed at each start, -2, -3... when "
+                     "taken); a server with no call removes its empty recording")
     sub.add_argument("--group", default="live")
     sub.add_argument("--model", help="the model behind the client, as you declare it (recorded as declared, not verified)")
     sub.add_argument("--runs", metavar="FOLDER",
                      help="the folder of new runs: the run is FOLDER/LESSON/RUN.json (default results/live, from the "
                      "folder the client starts the server in; give an absolute path in a client's configuration)")
-    sub.add_argument("--out", help="where to write (default FOLDER/LESSON/RUN.json)")
+    sub.add_argument("--out", metavar="PATH/RUN.json",
+                     help="the file to write, named after the run: it must end in RUN.json (RUN: --run, else this "
+                     "name) and may not exist (default FOLDER/LESSON/RUN.json)")
     recordable = clients.providers()
     recordable = {name: p for name, p in recordable.items() if p.unattended or p.takes_file}
     models = "; ".join(
@@ -519,6 +539,8 @@ def main(argv=None):
         return args.function(args)
     except (InvalidInput, ValueError) as error:  # RecordingError and UnknownLesson are ValueErrors
         print(f"replaylab: {recording_io.printable(str(error))}", file=sys.stderr)
+        if args.verb == "session" and args.json:  # its stdout is the agent's: it reads why there is no session
+            print(json.dumps({"error": str(error)}, ensure_ascii=True), flush=True)
         return INVALID
     except ReplayMismatch as mismatch:
         print(f"replaylab: {recording_io.printable(str(mismatch))}", file=sys.stderr)

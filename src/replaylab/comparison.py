@@ -203,7 +203,7 @@ def scorecard_section(rows, priced):
         shown.append({
             "lesson": Md(f"[{text(r['lesson'])}]({r['lesson']}/index.md)"),
             "task": code(r["task"]),
-            "model": text(r["model"]),
+            "model": r["model"],
             "runs": r["runs"],
             "answered": r["answered"],
             "right": f"{r['right']} ({percent(r['rate'])})",
@@ -258,7 +258,7 @@ def runs_section(runs, links):
             n = str(row["recording"])
             shown.append({
                 "run": Md(f"[{name(n)}]({links[(lesson, n)]})" if (lesson, n) in links else name(n)),
-                "model": text(row["model"]),
+                "model": row["model"],
                 "task": code(row["task"]),
                 "right": "right" if row["right"] else Md("wrong: " + cell(row["wrong"])),
                 "supported": "" if pd.isna(row["supported"]) else bool(row["supported"]),

@@ -5,23 +5,29 @@ types, minimum/maximum, enums, required, no extra properties) and routes every c
 `Allowlist.dispatch`: the SDK's own argument parsing (pydantic, lax) would turn "25" into 25 and
 drop unknown arguments, which the allowlist refuses. Nothing else is exposed: no resources, no
 other tool. The lesson's `answer` tool, in the allowlist like every tool, ends the run once it is
-accepted. The run is a recording, written after every call (agents/live.py): calls in arrival
-order, up to 4 to a step.
+accepted. The run is a recording, claimed when the server starts and written after every call
+(agents/live.py): calls in arrival order, up to 4 to a step; a server that ends with no call
+removes the empty recording it claimed. Its stdio transport is mcp_stdio.py: every request gets
+an answer. SIGINT and SIGTERM end it at once, the recording saying so.
 """
 
 import datetime
 import json
 import os
+import select
+import signal
+import time
 
+import anyio
 import mcp_types as types
 from mcp.server import Server
-from mcp.server.stdio import stdio_server
 
 from replaylab import __version__
 from replaylab.agents.clients.interactive import data_problem
-from replaylab.agents.live import CLIENT_CLOSED, LiveRun
+from replaylab.agents.live import CLIENT_CLOSED, LiveRun, Unrecordable, stopped
 from replaylab.agents.messages import ToolCall, stored
 from replaylab.agents.tools import ANSWER
+from replaylab.mcp_stdio import error_line, read_message, stdio_lines
 
 UNDECLARED = "unknown (not declared)"
 HOW = (
@@ -47,14 +53,15 @@ def instructions(live):
     )
 
 
-def default_run_name(folder):
-    """A new run name for each server start: mcp-YYYYMMDD-HHMMSS, with a counter when taken."""
+MAX_NAME_TRIES = 1000
+
+
+def default_run_names():
+    """The names a server tries, in turn, until it claims one: mcp-YYYYMMDD-HHMMSS, then -2, -3..."""
     base = "mcp-" + datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    name, n = base, 1
-    while os.path.lexists(folder / f"{name}.json"):
-        n += 1
-        name = f"{base}-{n}"
-    return name
+    yield base
+    for n in range(2, MAX_NAME_TRIES + 1):
+        yield f"{base}-{n}"
 
 
 def _client_text(value):
@@ -140,10 +147,13 @@ class LessonServer:
             return _answer(live, error=f"the run has ended ({live.ended}); nothing more is recorded")
         arguments = {} if params.arguments is None else params.arguments
         problem = data_problem({"name": params.name, "arguments": arguments})
-        if problem:  # not a call the recording could hold: refused, not recorded, costs nothing
-            return _answer(live, error=f"the call cannot be recorded: {problem}")
+        try:
+            if problem:
+                raise Unrecordable(problem)
+            result = live.call(ToolCall(str(self.calls + 1), params.name, arguments))
+        except Unrecordable as why:  # not a call the recording could hold: refused, not recorded, costs nothing
+            return _answer(live, error=f"the call cannot be recorded, so it did not run and costs nothing: {why}")
         self.calls += 1
-        result = live.call(ToolCall(str(self.calls), params.name, arguments))
         if not result.ok:
             return _answer(live, error=result.content["error"])
         if live.finished:  # the answer was accepted
@@ -155,6 +165,7 @@ class LessonServer:
 
 
 async def serve(live):
+    """Serve until the client closes stdin, or SIGINT or SIGTERM: the signal, or None."""
     handlers = LessonServer(live)
     server = Server(
         f"replaylab-{live.lesson}",
@@ -165,20 +176,74 @@ async def serve(live):
         on_list_prompts=handlers.list_prompts,
         on_get_prompt=handlers.get_prompt,
     )
-    try:
-        async with stdio_server() as (read_stream, write_stream):
+    got = []
+    async with anyio.create_task_group() as tasks:
+
+        async def on_signal():
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for signum in signals:
+                    got.append(signum)
+                    tasks.cancel_scope.cancel()
+                    return
+
+        tasks.start_soon(on_signal)
+        async with stdio_lines() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
-    finally:
-        if live.steps or live.written:
-            live.input_ended(CLIENT_CLOSED)
+        tasks.cancel_scope.cancel()
+    return got[0] if got else None
 
 
 def run(live):
-    import anyio
+    """Serve the run, then end it: (exit code, the line that says what became of the recording)."""
+    signum = anyio.run(serve, live)
+    for number in (signal.SIGINT, signal.SIGTERM):  # the end is written whatever comes now
+        signal.signal(number, signal.SIG_IGN)
+    how = "" if signum is None else f"stopped by {signal.Signals(signum).name}; "
+    code = 0 if signum is None else 128 + signum
+    if not live.steps:  # its own file, claimed at the start, where nothing was recorded
+        try:
+            os.unlink(live.path)
+        except FileNotFoundError:
+            return code, f"{how}no call was made, and the empty recording it had claimed, {live.path}, is gone"
+        return code, f"{how}no call was made: the empty recording it had claimed, {live.path}, was removed"
+    live.input_ended(CLIENT_CLOSED if signum is None else stopped("server", signum))
+    return code, f"{how}wrote {live.path} ({len(live.steps)} message(s); {live.ended})"
 
-    anyio.run(serve, live)
+
+def start(lesson, v, group, provenance, path=None, folder=None):
+    """The live run of an MCP session, its recording claimed now: at `path`, or under the first
+    default name free in `folder` (two servers started in the same second claim two names).
+    FileExistsError when `path` is taken."""
+    if path is not None:
+        return LiveRun(lesson, path.stem, v, group, provenance, path)
+    for name in default_run_names():
+        try:
+            return LiveRun(lesson, name, v, group, provenance, folder / f"{name}.json")
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{folder}: {MAX_NAME_TRIES} runs were started this second; give --run")
 
 
-def start(lesson, name, v, group, provenance, path):
-    """The live run of an MCP session: the file appears with the first call."""
-    return LiveRun(lesson, name, v, group, provenance, path, write_now=False)
+def refuse(problem, wait=10.0, stdin_fd=0, stdout_fd=1):
+    """A server that cannot serve (its recording is taken, its folder not writable) answers the
+    client's first request with `problem` as its JSON-RPC error, so that the client shows why,
+    instead of only "connection closed". Waits at most `wait` seconds, never for a terminal."""
+    if os.isatty(stdin_fd):
+        return
+    deadline, buffer = time.monotonic() + wait, b""
+    while (left := deadline - time.monotonic()) > 0 and select.select([stdin_fd], [], [], left)[0]:
+        chunk = os.read(stdin_fd, 1 << 16)
+        if not chunk:
+            return
+        buffer += chunk
+        *lines, buffer = buffer.split(b"\n")
+        for line in lines:
+            message, error = read_message(line)
+            if error is not None:
+                os.write(stdout_fd, error)
+            elif isinstance(message, types.JSONRPCRequest):
+                os.write(stdout_fd, error_line(message.id, SERVER_ERROR, problem))
+                return
+
+
+SERVER_ERROR = -32000

@@ -15,3 +15,69 @@ def readme_server(tmp_path):
     (clone / ".venv").symlink_to(ROOT / ".venv")
     config = json.loads(block.replace("/path/to/replaylab", str(clone)))
     return clone, config
+
+
+class RawServer:
+    """A `replaylab mcp` process spoken to in raw JSON-RPC lines, below any client: each line
+    written by hand, each answer read with a deadline (a server that answers nothing fails the
+    test instead of hanging it)."""
+
+    def __init__(self, cwd, *args, timeout=60):
+        import subprocess
+        import sys
+
+        self.timeout = timeout
+        self.process = subprocess.Popen([sys.executable, "-m", "replaylab", "mcp", *args], cwd=cwd,
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.buffer = b""
+
+    def send(self, line):
+        if not isinstance(line, (bytes, str)):
+            line = json.dumps(line)
+        self.process.stdin.write((line.encode() if isinstance(line, str) else line) + b"\n")
+        self.process.stdin.flush()
+
+    def read(self, timeout=None):
+        """The next message on stdout, or None when stdout closed."""
+        import os
+        import select
+        import time
+
+        deadline = time.monotonic() + (timeout or self.timeout)
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            assert left > 0, "no answer in time"
+            if select.select([self.process.stdout], [], [], left)[0]:
+                chunk = os.read(self.process.stdout.fileno(), 1 << 16)
+                if not chunk:
+                    return None
+                self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    def answer(self, request_id):
+        """The answer to request `request_id` (notifications the server sends are passed over)."""
+        while True:
+            message = self.read()
+            assert message is not None, f"stdout closed before the answer to {request_id}"
+            if "id" in message and message["id"] == request_id:
+                return message
+
+    def initialize(self, name="raw-client"):
+        self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": name, "version": "0"}}})
+        answer = self.answer(0)
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return answer
+
+    def call(self, request_id, name, arguments):
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
+
+    def close(self):
+        """Close stdin and wait: (exit code, stderr)."""
+        self.process.stdin.close()
+        return self.wait()
+
+    def wait(self):
+        code = self.process.wait(timeout=self.timeout)
+        return code, self.process.stderr.read().decode()

@@ -1,24 +1,45 @@
 """A run recorded while it happens: a session on stdin, or an MCP client.
 
-The file is written when the run starts (a session; an MCP run with its first call), never over an
-existing file, and again after every message or call, atomically: what is on disk always validates and replays, and a run whose driver
-dies midway keeps everything but the call in flight, recorded as not finished.
+The file is claimed when the run starts (created, never over an existing file), and written again
+after every message or call, atomically. A message or call is first tried on a copy of the
+allowlist (tools are pure, the budget a count), and its recording checked with the reader's own
+limits (recording.MAX_BYTES, the schema, what is read back is what was sent): one that would make
+the file unreadable, or replay otherwise, is refused before it runs and costs nothing. So what is
+on disk always loads and replays, and a run whose recorder dies midway keeps everything but the
+call in flight, recorded as not finished.
 """
+
+import copy
+import json
+import signal
 
 from replaylab.agents import recording as recording_io
 from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE, dispatch_message
 from replaylab.agents.messages import ModelMessage, Step, Transcript
+from replaylab.agents.replay import compare_result
 from replaylab.agents.tools import ANSWER
 
+LIVE_KINDS = ("interactive", "mcp")  # runs recorded as they happen, by a session or an MCP server
 ANSWERED = f"finished: the agent called {ANSWER}, which ends the run"
 NO_ANSWER = f"finished without an answer: a message without a tool call ends the run, and {ANSWER} was not called"
 MESSAGE_LIMIT = "the message limit is reached ({limit} messages): the run has ended, not finished, with no answer"
 INPUT_ENDED = "the input ended before the agent ended the run: recorded as not finished, with no answer"
 CLIENT_CLOSED = f"the client closed the session without calling {ANSWER}: recorded as not finished, with no answer"
+STOPPED = "the {who} was {how} before the agent ended the run: recorded as not finished, with no answer"
+SIGNALS = {signal.SIGINT: "interrupted (SIGINT, Ctrl-C)", signal.SIGTERM: "stopped (SIGTERM)"}
+# Room kept in the file for what a run adds after its last message: its end, a note, the client.
+RESERVE = 4096
 
 
-def how_it_ended(kind, finished, steps, max_steps, stopped_by=None, answered=False):
-    """How a run ended, from its recording, in words (pages, `replaylab replay`)."""
+def stopped(who, signum):
+    """Why a run ended when its recorder (`who`: session, server) got a signal."""
+    return STOPPED.format(who=who, how=SIGNALS.get(signum, f"stopped (signal {signum})"))
+
+
+def how_it_ended(kind, finished, steps, max_steps, stopped_by=None, answered=False, ended=None):
+    """How a run ended, from its recording, in words (pages, `replaylab replay`). `ended`: why a run
+    recorded as it happened (session, MCP) ended, as its recorder wrote it; such a run that is not
+    finished and says nothing was stopped without a word (its recorder killed)."""
     if stopped_by:
         return (f"stopped by its limit {stopped_by['limit']} ({stopped_by['allowed']:g}; the run used "
                 f"{stopped_by['used']:g}): not finished, with no answer, and scored as not right")
@@ -28,8 +49,11 @@ def how_it_ended(kind, finished, steps, max_steps, stopped_by=None, answered=Fal
         return "finished without an answer (its last message asks for no tool)"
     if max_steps is None or steps >= max_steps:
         return "stopped at the message limit (not finished, no answer)"
-    if kind == "mcp":
-        return f"not finished: the MCP client closed the session, or was stopped, before it called {ANSWER}"
+    if kind in LIVE_KINDS:
+        if ended:
+            return f"not finished: {ended}"
+        return ("not finished: its recorder stopped without saying why (it was killed, or its machine stopped); "
+                "what was recorded until then is kept")
     return "not finished: the input ended before the agent ended the run"
 
 
@@ -38,10 +62,35 @@ def ended_with_answer(step):
     return any(r.ok and c.name == ANSWER for c, r in zip(step.message.tool_calls, step.results))
 
 
+class Unrecordable(Exception):
+    """A message or call its recording could not hold as it came: refused before it ran, costs nothing."""
+
+
+def _sent(value):
+    """A canonical text of what an agent sent, to compare it with what the file gives back."""
+    try:
+        return json.dumps(value, ensure_ascii=True, allow_nan=True)
+    except (TypeError, ValueError, RecursionError):  # an integer too long to print, nesting beyond the parser
+        return None
+
+
+def _check_read_back(step, back):
+    """`Unrecordable` unless the file gives back the step's calls as they were sent and its results
+    as the replay recomputes them: the replay meets the same values and agrees."""
+    for number, (call, read) in enumerate(zip(step.message.tool_calls, back.message.tool_calls), start=1):
+        sent = (call.id, _sent(call.name), _sent(call.arguments))
+        if None in sent or sent != (read.id, _sent(read.name), _sent(read.arguments)):
+            raise Unrecordable(f"call {number} cannot be recorded as it was sent (its id, name or arguments hold "
+                               "nesting too deep, an integer too long, or text that is not Unicode)")
+    for number, (result, read) in enumerate(zip(step.results, back.results), start=1):
+        if compare_result(read, result, 0.0, 1, number) is not None:
+            raise Unrecordable(f"the result of call {number} cannot be recorded as it is")
+
+
 class LiveRun:
     """The steps of one run as they come, with its allowlist (and budget), written after each change."""
 
-    def __init__(self, lesson, run, variant, group, provenance, path, write_now=True):
+    def __init__(self, lesson, run, variant, group, provenance, path):
         self.lesson, self.run, self.variant, self.group = lesson, run, variant, group
         self.provenance = provenance
         self.path = path
@@ -49,9 +98,9 @@ class LiveRun:
         self.steps = []
         self.finished = False
         self.ended = None  # why the run ended, once it has
-        self.written = False
-        if write_now:
-            self._write()  # claims the path: FileExistsError if a run is there
+        self.notes = ()
+        self._written = False
+        self._save(self._text(self.steps, False, None)[0])  # claims the path: FileExistsError if anything is there
 
     # -- what the agent is told -----------------------------------------------------------------
 
@@ -70,66 +119,98 @@ class LiveRun:
     def messages_left(self):
         return self.variant.max_steps - len(self.steps)
 
-    # -- a session: one message at a time, through the loop -------------------------------------
-
-    def add(self, step, full=True):
-        """Record one message and its results; say why the run ended if this message ended it.
-        `full`: the message is complete (an MCP step fills up call by call)."""
-        self.steps.append(step)
-        if ended_with_answer(step):
-            self._end(True, ANSWERED)
-        elif not step.message.tool_calls:
-            self._end(True, NO_ANSWER)
-        elif len(self.steps) >= self.variant.max_steps and full:
-            self._end(False, MESSAGE_LIMIT.format(limit=self.variant.max_steps))
-        else:
-            self._write()
-        return self.ended
-
-    def input_ended(self, reason=INPUT_ENDED):
-        """The agent's input ended (or its client went away) before it ended the run."""
-        if self.ended is None:
-            self._end(False, reason)
-        return self.ended
-
-    # -- an MCP client: one call at a time ------------------------------------------------------
-
     def calls_left(self):
         """Calls left in the run, the answer included: each step holds up to MAX_CALLS_PER_MESSAGE."""
         room = self.variant.max_steps * MAX_CALLS_PER_MESSAGE
         return max(0, room - sum(len(step.results) for step in self.steps))
 
+    # -- a session: one message at a time; an MCP client: one call at a time -------------------
+
+    def message(self, message):
+        """Run one whole message (a session) and record it: its step, or `Unrecordable`."""
+        return self._take(list(self.steps), message, message.tool_calls, (), full=True)
+
     def call(self, tool_call):
-        """Dispatch one call through the allowlist and record it in the open step (a new step when
-        the open one holds MAX_CALLS_PER_MESSAGE calls). An accepted answer ends the run; the last
-        call the message limit allows ends it too, with no answer unless it is the answer."""
+        """Run one call (an MCP client) and record it in the open step, a new step when the open one
+        holds MAX_CALLS_PER_MESSAGE calls: its result, or `Unrecordable`. An accepted answer ends
+        the run; the last call the message limit allows ends it too."""
+        steps = list(self.steps)
+        if steps and len(steps[-1].message.tool_calls) < MAX_CALLS_PER_MESSAGE:
+            last = steps.pop()
+            message, earlier = ModelMessage(last.message.text, last.message.tool_calls + (tool_call,)), last.results
+        else:
+            message, earlier = ModelMessage("", (tool_call,)), ()
+        step = self._take(steps, message, (tool_call,), earlier, full=None)
+        return step.results[-1]
+
+    def _take(self, steps, message, calls, earlier, full):
+        """Dispatch `calls` on a copy of the allowlist, check that the recording holds the step
+        they make (`message`, the results `earlier` of its calls, then theirs), then keep the copy,
+        the step and the run's end. `full`: the step is complete (a session's message), or None:
+        complete once it holds MAX_CALLS_PER_MESSAGE calls."""
         if self.ended is not None:
             raise RuntimeError("the run has ended")
-        (result,), _ = dispatch_message(self.allowlist, (tool_call,))
-        last = self.steps[-1] if self.steps else None
-        if last is not None and len(last.message.tool_calls) < MAX_CALLS_PER_MESSAGE:
-            self.steps.pop()
-            step = Step(ModelMessage(last.message.text, last.message.tool_calls + (tool_call,)), last.results + (result,))
-        else:
-            step = Step(ModelMessage("", (tool_call,)), (result,))
-        self.add(step, full=len(step.results) >= MAX_CALLS_PER_MESSAGE)
-        return result
+        allowlist = copy.copy(self.allowlist)
+        results, _ = dispatch_message(allowlist, calls)
+        step = Step(message, earlier + results)
+        steps = steps + [step]
+        full = len(step.results) >= MAX_CALLS_PER_MESSAGE if full is None else full
+        finished, ended = self._end_of(steps, full)
+        text, back = self._text(steps, finished, ended, room=RESERVE)
+        _check_read_back(step, back.transcript.steps[-1])
+        self._save(text)
+        self.allowlist, self.steps, self.finished, self.ended = allowlist, steps, finished, ended
+        return step
+
+    def _end_of(self, steps, full):
+        """(finished, why it ended or None) of a run whose last step is `steps[-1]`."""
+        step = steps[-1]
+        if ended_with_answer(step):
+            return True, ANSWERED
+        if not step.message.tool_calls:
+            return True, NO_ANSWER
+        if len(steps) >= self.variant.max_steps and full:
+            return False, MESSAGE_LIMIT.format(limit=self.variant.max_steps)
+        return False, None
+
+    def input_ended(self, reason=INPUT_ENDED):
+        """The agent's input ended (its client went away, its recorder was stopped) before it ended the run."""
+        if self.ended is None:
+            self._save(self._text(self.steps, False, reason)[0])
+            self.ended = reason
+        return self.ended
+
+    def note(self, where, what):
+        """Say in the recording what it holds otherwise than it came (one note per place, the last kept)."""
+        what = recording_io.recording_text(what if len(what) <= 500 else what[:497] + "...")
+        notes = tuple(n for n in self.notes if n["where"] != where) + ({"where": where, "what": what},)
+        self._save(self._text(self.steps, self.finished, self.ended, notes)[0])
+        self.notes = notes
 
     # -- the file --------------------------------------------------------------------------------
 
-    def transcript(self):
+    def _text(self, steps, finished, ended, notes=None, room=0):
+        """(the recording's text with these steps and end, the recording the reader reads from it),
+        with `room` bytes to spare; `Unrecordable` saying why otherwise."""
         v = self.variant
-        return Transcript(self.provenance["model"], v.system, v.task, tuple(self.steps), self.finished)
+        transcript = Transcript(self.provenance["model"], v.system, v.task, tuple(steps), finished)
+        run = recording_io.Recording(self.lesson, self.run, v.name, self.group, self.provenance, transcript,
+                                     str(self.path), ended=ended, notes=self.notes if notes is None else notes)
+        try:
+            text = recording_io.dumps(run)
+            size = len(text.encode("utf-8"))
+        except (ValueError, UnicodeEncodeError) as error:  # not standard JSON, not text: no file holds it
+            raise Unrecordable(f"the recording cannot be written: {error}") from None
+        if size > recording_io.MAX_BYTES - room:
+            raise Unrecordable(f"the recording would hold {size} bytes, and a recording holds at most "
+                               f"{recording_io.MAX_BYTES} ({room} of them kept for the run's end)")
+        try:
+            return text, recording_io.loads(text, self.path)
+        except recording_io.RecordingError as error:
+            where = f"{recording_io.printable(str(self.path))}: "
+            raise Unrecordable(f"the recording's reader would refuse it: {str(error).removeprefix(where)}") from None
 
-    def _end(self, finished, reason):
-        self.finished = finished
-        self.ended = reason
-        self._write()
-
-    def _write(self):
-        """The whole run so far, atomically; the first write never replaces a file (FileExistsError)."""
-        run = recording_io.Recording(
-            self.lesson, self.run, self.variant.name, self.group, self.provenance, self.transcript(), str(self.path)
-        )
-        recording_io.save(run, self.path, new=not self.written)
-        self.written = True
+    def _save(self, text):
+        """Write the checked text atomically; the first write never replaces a file (FileExistsError)."""
+        recording_io.write_atomic(self.path, text, new=not self._written)
+        self._written = True

@@ -55,10 +55,15 @@ def check_run_name(name, where):
 
 
 # Characters that change what a terminal or a page shows instead of being shown: C0 and C1 controls
-# (ESC starts the terminal's escape sequences, CR and LF split a line), line separators and bidi
-# overrides. A field that is printed (names, model, group) may hold none; free text is escaped.
-CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-PRINTABLE_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]*$"
+# (ESC starts the terminal's escape sequences, CR and LF split a line), line separators, bidi
+# overrides and the other format characters (a zero-width space makes two names look the same). A
+# field that is printed (names, model, group) may hold none; free text is escaped.
+_UNSEEN = (  # C0 and C1 controls, line and paragraph separators, and the format characters (Unicode Cf)
+    "\\u0000-\\u001f\\u007f-\\u009f\\u00ad\\u0600-\\u0605\\u061c\\u06dd\\u070f\\u08e2\\u180e"
+    "\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2064\\u2066-\\u206f\\ufeff\\ufff9-\\ufffb"
+)
+CONTROL = re.compile(f"[{_UNSEEN}]")
+PRINTABLE_PATTERN = f"^[^{_UNSEEN}]*$"
 
 
 def printable(text, keep=""):
@@ -99,6 +104,8 @@ class Recording:
     source: str = field(default="", compare=False)
     replayed: dict | None = None  # in a transcript written by a replay: {"from": recording path, "tolerance": ...}
     format: str = FORMAT
+    ended: str | None = None  # a run recorded as it happens (session, MCP): why it ended, as the agent was told
+    notes: tuple = ()  # what the recording holds otherwise than it came: ({"where": JSON path, "what": ...}, ...)
 
     @property
     def format1(self):
@@ -364,12 +371,24 @@ def describe(error):
     return error.message.replace(repr(instance), short(instance))
 
 
+def _sent(call, field):
+    """A call's name or arguments as the model sent them: a value recorded as its JSON text (it held
+    NaN, infinity or half a character, which a file of standard JSON cannot) is read back."""
+    value = call[field]
+    if field not in call.get("as_json", ()):
+        return value
+    try:
+        return json.loads(value)
+    except (ValueError, RecursionError):  # not the JSON text a writer made: the call is refused as text
+        return value
+
+
 def from_data(data, source=""):
     steps = tuple(
         Step(
-            ModelMessage(s["text"], tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in s["tool_calls"])),
+            ModelMessage(s["text"], tuple(ToolCall(c["id"], _sent(c, "name"), _sent(c, "arguments")) for c in s["tool_calls"])),
             tuple(
-                ToolResult(r["call_id"], c["name"], r["ok"], dict(r["content"]))
+                ToolResult(r["call_id"], _sent(c, "name"), r["ok"], dict(r["content"]))
                 for c, r in zip(s["tool_calls"], s["results"])
             ),
         )
@@ -382,6 +401,7 @@ def from_data(data, source=""):
     return Recording(
         data["lesson"], data["run"], data["variant"], data["group"], dict(data["provenance"]), transcript,
         replayed["from"] if replayed else source, dict(replayed) if replayed else None, data["format"],
+        data.get("ended"), tuple(data.get("notes", ())),
     )
 
 
@@ -482,21 +502,35 @@ def _storable(value):
 
 
 def _as_sent(value):
-    """What the model sent, as a recording can hold it: a value the file could not hold (NaN or
-    infinity, which a parser accepts and the allowlist refused; nesting or an integer beyond the
-    limits; half a character) is kept as its JSON text, in ASCII, which the allowlist refuses alike."""
+    """(what the model sent, as a recording can hold it; whether that is its JSON text): a value the
+    file could not hold as it is (NaN or infinity, which a parser accepts and the allowlist refused;
+    nesting or an integer beyond the file's limits; half a character) is kept as its JSON text, in
+    ASCII, which the reader turns back into the value (`as_json`), so that the replay meets the same
+    value and the same refusal. A value that has no JSON text (nested beyond Python's recursion, an
+    integer too long to print) is kept as a text saying so, which the allowlist refuses."""
     if _storable(value):
-        return value
+        return value, False
     try:
-        return json.dumps(value, ensure_ascii=True)
+        return json.dumps(value, ensure_ascii=True), True
     except (ValueError, RecursionError):
-        return f"(a {type(value).__name__} that a recording cannot hold: nested too deep or an integer too long)"
+        return f"(a {type(value).__name__} that a recording cannot hold: nested too deep or an integer too long)", False
 
 
-def _text(value):
+def _call_data(call):
+    name, name_as_json = _as_sent(call.name)
+    arguments, arguments_as_json = _as_sent(call.arguments)
+    data = {"id": recording_text(call.id), "name": name, "arguments": arguments}
+    as_json = [field for field, flag in (("name", name_as_json), ("arguments", arguments_as_json)) if flag]
+    if as_json:
+        data["as_json"] = as_json
+    return data
+
+
+def recording_text(value):
     """Text as a recording holds it: a lone surrogate (half of a character, which UTF-8 cannot
     encode) becomes the replacement character."""
     return _SURROGATE.sub("\ufffd", value) if isinstance(value, str) else value
+
 
 
 def to_data(recording):
@@ -508,17 +542,14 @@ def to_data(recording):
         "variant": recording.variant,
         "group": recording.group,
         "provenance": recording.provenance,
-        "system": _text(t.system),
-        "task": _text(t.task),
+        "system": recording_text(t.system),
+        "task": recording_text(t.task),
         "steps": [
             {
-                "text": _text(step.message.text),
-                "tool_calls": [
-                    {"id": _text(c.id), "name": _as_sent(c.name), "arguments": _as_sent(c.arguments)}
-                    for c in step.message.tool_calls
-                ],
+                "text": recording_text(step.message.text),
+                "tool_calls": [_call_data(c) for c in step.message.tool_calls],
                 "results": [
-                    {"call_id": _text(r.call_id), "ok": r.ok, "content": {k: _text(stored(v)) for k, v in r.content.items()}}
+                    {"call_id": recording_text(r.call_id), "ok": r.ok, "content": {k: recording_text(stored(v)) for k, v in r.content.items()}}
                     for r in step.results
                 ],
             }
@@ -528,6 +559,10 @@ def to_data(recording):
     }
     if t.stopped_by:
         data["stopped_by"] = t.stopped_by
+    if recording.ended:
+        data["ended"] = recording.ended
+    if recording.notes:
+        data["notes"] = list(recording.notes)
     if recording.replayed:
         data["replayed"] = recording.replayed
     return data

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from replaylab.agents import clients, loop
 from replaylab.agents.messages import stored
+from replaylab.agents.recording import recording_text
 from replaylab.agents.clients.recorded import OutOfMessages, RecordedMessagesClient
 
 DEFAULT_TOLERANCE = 1e-6
@@ -80,19 +81,24 @@ def replay(recording, variant, tolerance=DEFAULT_TOLERANCE, **settings):
         fail(f"the run was {was} when recorded and is {is_now} now")
     for number, (old, new) in enumerate(zip(recorded.steps, now.steps), start=1):
         for call, (old_result, new_result) in enumerate(zip(old.results, new.results), start=1):
-            difference = compare_result(old_result, new_result, tolerance, number, call)
+            difference = compare_result(old_result, new_result, tolerance, number, call, refusals=not recording.format1)
             if difference:
                 fail(f"message {number}, call {call}, tool {old_result.name}: {difference.text}", difference)
     return now
 
 
-def compare_result(old, new, tolerance, message, call):
-    """The `Difference` between a recorded and a recomputed result at that position, or None."""
+def compare_result(old, new, tolerance, message, call, refusals=True):
+    """The `Difference` between a recorded and a recomputed result at that position, or None. A
+    refusal's text is what the agent read, so it is compared too (`refusals`; recordings of format
+    1 were made when it was not, and are replayed without)."""
     if old.ok != new.ok:
         state = "accepted when recorded and is rejected now" if old.ok else "rejected when recorded and is accepted now"
         return Difference(message, call, old.name, f"the call was {state}")
     if not old.ok:
-        return None  # refusal texts are not compared
+        was, now = old.content.get("error"), recording_text(new.content["error"])
+        if refusals and was != now:
+            return Difference(message, call, old.name, f"the refusal was {was!r} when recorded and is {now!r} now", "error", was, now)
+        return None
     if set(old.content) != set(new.content):
         text = f"the result keys were {sorted(old.content)} when recorded and are {sorted(new.content)} now"
         return Difference(message, call, old.name, text)

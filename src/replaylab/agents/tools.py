@@ -41,6 +41,18 @@ def _shown_name(name):
         return f"a {type(name).__name__} holding an integer too long to print"
 
 
+def _quoted_number(value):
+    """The hint for a number sent as text ("25"): how to send it instead; nothing for anything else."""
+    if isinstance(value, str) and len(value) <= 30:
+        try:
+            number = float(value)
+        except ValueError:
+            return ""
+        if math.isfinite(number):
+            return f": send {value.strip()} as a number, without quotes"
+    return ""
+
+
 def _digit_count(value):
     value = abs(value)
     digits = int(math.log10(value)) + 1
@@ -66,7 +78,7 @@ class Parameter:
     def validate(self, value):
         name = self.name
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise Refused(f"{name} must be a number, got {type(value).__name__}")
+            raise Refused(f"{name} must be a number, got {type(value).__name__}{_quoted_number(value)}")
         if self.integer and isinstance(value, float) and not value.is_integer():  # nan and inf too
             raise Refused(f"{name} must be an integer, got {value!r}")
         if isinstance(value, float) and not math.isfinite(value):
@@ -239,7 +251,7 @@ class Allowlist:
     def check(self, name, arguments):
         """The tool and validated arguments of a call, or `Refused`. Runs nothing, costs nothing."""
         if not isinstance(name, str) or name not in self.tools:
-            raise Refused(f"{_shown_name(name)} is not an allowed tool")
+            raise Refused(f"{_shown_name(name)} is not an allowed tool; the allowed tools are: {', '.join(self.tools)}")
         tool = self.tools[name]
         return tool, tool.validate(arguments)
 

@@ -445,7 +445,7 @@ def run_section(run_name, run, results):
         + how_it_ended(
             run["provenance"]["kind"], transcript["finished"], len(transcript["steps"]),
             results["allowlists"][run["variant"]]["max_steps"], transcript.get("stopped_by"),  # only a run a per-run limit ended
-            results["verdicts"][run_name]["answer"] is not None,
+            results["verdicts"][run_name]["answer"] is not None, transcript.get("ended"),
         ) + ".",
         f"- Replayed by this build: every call went again through a fresh allowlist and the simulation; "
         f"each recomputed result agreed with the recording within {number(tolerance, '%g')} (relative and absolute). "
@@ -512,7 +512,7 @@ def runs_section(results, order=None):
         rows = [
             {
                 "entry": Md(f"[{text(entry['run'])}]({entry['file']})"),
-                "model": text(entry["model"]),
+                "model": entry["model"],
                 "task": code(entry["task"]),
                 "answer": Md(text(json.dumps(entry["answer"], ensure_ascii=False))) if entry["answer"] else "no answer",
                 "decided": "right" if entry["right"] else Md("wrong: " + cell(entry["wrong"])),
@@ -557,7 +557,7 @@ def scorecard_section(results):
         mistakes = "; ".join(f"{text(m['what'])} ({m['runs']})" for m in r["mistakes"]) or "none"
         table_rows.append(
             {
-                "model": text(r["model"]),
+                "model": r["model"],
                 "task": code(r["task"]),
                 "runs": r["runs"],
                 "answered": r["answered"],

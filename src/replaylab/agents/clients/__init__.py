@@ -12,6 +12,7 @@ the provenance of a recording and the re-record command of a replay mismatch all
 providers from `providers()` and `load_provider()`: adding a provider is adding one module here.
 """
 
+import dataclasses
 import importlib
 import pkgutil
 import shlex
@@ -123,9 +124,17 @@ def record_command(recording, provider, *options):
     )
 
 
+LIVE_FOLDER = "results/live"  # where every new run is written
+
+
 def rerecord_command(recording):
     """The command that records a run again, as its provider writes it (the generic form for a
-    provider that this installation does not have)."""
+    provider that this installation does not have). A run that lives where new runs are written
+    (results/live) is recorded again under another name, `<run>-again`: a recorded run is never
+    overwritten, so its own name would be refused."""
+    source = (recording.source or "").replace("\\", "/")
+    if f"{LIVE_FOLDER}/{recording.lesson}/" in source:
+        recording = dataclasses.replace(recording, run=f"{recording.run}-again")
     name = provider_name(recording.provenance)
     try:
         provider = load_provider(name)

@@ -6,7 +6,9 @@ from replaylab.agents.clients import Provider, command, register
 
 
 def rerecord(recording):
-    return command("replaylab", "mcp", recording.lesson, "--variant", recording.variant, "--run", recording.run)
+    p = recording.provenance
+    model = ["--model", p["model"]] if p.get("model_declared") else []
+    return command("replaylab", "mcp", recording.lesson, "--variant", recording.variant, "--run", recording.run, *model)
 
 
 register(Provider("mcp", "mcp", None, None, rerecord))
