@@ -68,9 +68,10 @@ def test_what_is_not_a_recording_file_stops_the_dry_run_on_one_line(copy, kind, 
     "setting, expected",
     [
         ("tolerance=nan", "$.tolerance: nan is not a finite number"),
-        ("tolerance=inf", "$.tolerance: inf is not a finite number"),
-        ("tolerance=1e309", "$.tolerance: inf is not a finite number"),
-        ("record_run=" + "a" * 250, "$.record_run: a run name has at most 100 characters"),
+        ("tolerance=inf", "$.tolerance: inf is greater than the maximum of 1"),
+        ("tolerance=1e309", "$.tolerance: inf is greater than the maximum of 1"),
+        ("batch_size=" + "9" * 12, "$.batch_size: 999999999999 is greater than the maximum of 1000000"),
+        ("record_run=" + "a" * 250, "$.record_run: 'aaaaa"),  # ... (250 characters) is 250 characters long, more than 100
         ("record_run=" + "a" * 95, "$.record_run: 95 characters is too long"),
         ("record_run=my run", "$.record_run: 'my run' does not match"),
         ("model=gpt\x1b[2J", "$.model: 'gpt\\x1b[2J' holds the control character \\x1b"),
