@@ -1,7 +1,7 @@
 """The Snakemake workflow, run for real in a temporary copy of the project (tests/helpers/workflow.py).
 
-One full build per module (fixture `built`). Each rerun test changes the content of one file of
-the copy, asks Snakemake what it would run, and puts the file back.
+One full build per test session (fixture `built`, tests/conftest.py). Each rerun test changes the
+content of one file of the copy, asks Snakemake what it would run, and puts the file back.
 """
 
 import json
@@ -38,17 +38,6 @@ RECORDING_RULES = {"record", "record_run", "live_page"}  # only when targeted
 CAMPAIGN_RULES = {"campaign", "campaign_record", "campaign_replay", "campaign_render", "campaign_compare"}
 
 
-# ---------------------------------------------------------------------------------------------
-# The built copy
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    copy = copy_project(tmp_path_factory.mktemp("workflow") / "project")
-    snakemake(copy, "--cores", "2")
-    return copy
-
-
 pytestmark = pytest.mark.workflow
 
 
@@ -65,11 +54,11 @@ def test_full_build_writes_every_result(built):
         assert list((folder / "figures").glob("*.png")), lesson
         assert list((folder / "tables").glob("*.csv")), lesson
     assert (built / "results" / "index.md").is_file() and (built / "results" / "index.html").is_file()
-    # every rule keeps a log, with its time; a benchmark too, but for the replay batches
+    # every job keeps a log, with its time, and a benchmark (the time and memory of its process)
     batch = Path(batch_of(built, "hunter", "velocity-verlet")).name
     assert "replay: done in" in (built / "logs" / "hunter" / "replay" / f"{batch}.log").read_text()
-    assert not (built / "benchmarks" / "hunter" / "replay").exists()
-    assert (built / "benchmarks" / "hunter" / "render.tsv").is_file()
+    for benchmark in (f"replay/{batch}.tsv", "scan.tsv", "render.tsv"):
+        assert (built / "benchmarks" / "hunter" / benchmark).read_text().startswith("s\th:m:s\tmax_rss"), benchmark
     assert (built / "results" / "hunter" / "scorecard.csv").is_file()
 
 
@@ -144,7 +133,8 @@ def test_changed_tolerance_reruns_the_replays(built):
 def test_a_no_op_start_does_not_import_pandas_and_keeps_the_imports_cache(built):
     """What a start that finds everything up to date costs: Snakemake, the workflow, its checks.
     pandas (0.4 s) is imported by the jobs that tabulate only, not by Snakemake's comparison of
-    params; the import statements of the code come from the cache of the build."""
+    params (the default target's rules have none: their settings are an input file); the import
+    statements of the code come from the cache of the build."""
     assert (built / ".snakemake" / "replaylab" / "imports.json").is_file()
     probe = ("import sys, runpy; sys.argv = ['snakemake', '--cores', '1']\n"
              "try:\n    runpy.run_module('snakemake', run_name='__main__')\n"
@@ -209,9 +199,10 @@ def test_no_rule_writes_under_recordings(built):
     assert rules == RULES | RECORDING_RULES | CAMPAIGN_RULES
     outputs = summary(built, "--forceall")
     assert outputs and all(o.startswith("results/") for o in outputs), sorted(outputs)
+    # a campaign's recordings are sources too: its recording jobs' outputs are its blocks' lists
     campaign = summary(built, "--forceall", "campaign")
-    assert any(o.startswith("results/campaigns/baseline/recordings/") for o in campaign)
-    assert all(o.startswith("results/") for o in campaign), sorted(campaign)
+    assert any(o.startswith("results/campaigns/baseline/projectile/recorded/") for o in campaign)
+    assert all(o.startswith("results/") and "/recordings/" not in o for o in campaign), sorted(campaign)
 
 
 def test_dry_run_needs_no_api_key(built):
@@ -342,12 +333,13 @@ def test_replay_mismatch_fails_only_that_replay(forged):
     assert any(message in log for log in logs)
 
 
-def test_jobs_run_in_snakemakes_process_with_the_copys_own_library(forged):
+def test_every_job_is_a_process_with_the_copys_own_library(forged):
     copy, result, _ = forged
     imported = re.findall(r"replaylab imported from (\S+)", result.stderr)
-    # imported once, by Snakemake: the default profile's force-use-threads runs every job in it, and
-    # no lesson here has more than one batch (hunter's two runs share one), so no worker is started
-    assert imported == [str(copy / "src" / "replaylab" / "__init__.py")], imported
+    # by Snakemake, then by each job that started (the failed replay too): all from the copy's src/
+    started = len(re.findall(r"(?m)^Job \d+: ", result.stderr))
+    assert len(imported) == 1 + started > 2, (imported, started)
+    assert set(imported) == {str(copy / "src" / "replaylab" / "__init__.py")}, imported
     assert result.stderr.startswith(PROFILE_NOTICE)
     assert (copy / "results" / "review" / "index.md").is_file()
 

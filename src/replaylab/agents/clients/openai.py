@@ -201,12 +201,6 @@ class OpenAIClient:
         return extra
 
 
-# What the SDK imports when its first client is made and sends its first request (openai 2.x and
-# its HTTP stack, as pinned): a campaign's fork server imports them once (measured: a recording
-# process then took 0.08 to 0.17 s for a run against a local server, 0.21 to 0.29 s without).
-SDK_MODULES = ("openai", "openai.resources.chat.completions.completions", "httpcore2", "h11", "jiter", "anyio.streams.tls", "encodings.idna")
-
-
 def make_client(options: Options):
     key = environment.secret(KEY_VARIABLE)
     return OpenAIClient(
@@ -229,6 +223,6 @@ def run_name(options: Options):
 register(
     Provider(
         "openai", "provider-api", make_client, lambda options: HOW, rerecord, run_name,
-        key=KEY_VARIABLE, server=BASE_URL_VARIABLE, default_model=DEFAULT_MODEL, unattended=True, preload=SDK_MODULES,
+        key=KEY_VARIABLE, server=BASE_URL_VARIABLE, default_model=DEFAULT_MODEL, unattended=True,
     )
 )
