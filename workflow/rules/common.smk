@@ -1,8 +1,10 @@
 """Helpers of the workflow, and no rules: the configuration, validated; the recordings, found and
 checked; the batches' lists; the input functions of the rules.
 
-A malformed recording or configuration stops even a dry run with one line naming the file, the
-JSON path of the field and what is wrong (replaylab.configuration, replaylab.inputs). Paths to the
+A malformed configuration stops the run, a dry run too, with one line naming the file, the JSON
+path of the field and what is wrong (replaylab.configuration); so does a malformed recording in a
+dry run, which validates every recording (replaylab.inputs), and in a run the replay job of its
+batch. Paths to the
 workflow's own files (scripts/, src/, workflow/) come from this file's place, so that the workflow
 also runs as a module of a user's Snakefile; paths to the user's data (config/, recordings/,
 results/) are relative to the working directory.
@@ -86,9 +88,7 @@ def found_runs():
             }
             for lesson in LESSONS
         }
-        groups, digests = inputs.check_recordings(
-            runs, ".snakemake/replaylab/checked-recordings.json"
-        )
+        groups, digests = inputs.check_recordings(runs, CHECKED, validate=False)
     except RecordingError as error:
         stop(error)
     except (
@@ -101,7 +101,24 @@ def found_runs():
     return runs, groups, digests
 
 
+CHECKED = ".snakemake/replaylab/checked-recordings.json"
 RUNS, GROUPS, DIGESTS = found_runs()
+
+
+@cache
+def validated():
+    """In a dry run, every recording is validated before the DAG is shown (a malformed one stops it
+    with its line); in a run, each replay job validates the recordings it replays, side by side
+    (the dry run is known once the DAG is built, when the input functions are called).
+    """
+    if workflow.dryrun:
+        try:
+            inputs.check_recordings(RUNS, CHECKED)
+        except RecordingError as error:
+            stop(error)
+    return True
+
+
 BATCH_LISTS = Path(".snakemake/replaylab/batches")
 
 
@@ -217,6 +234,7 @@ def judged(wildcards):
 
 def batch_list(wildcards):
     """The list of a batch's recordings, the input file of its replay job."""
+    assert validated()
     return str(BATCH_LISTS / wildcards.lesson / f"{wildcards.batch}.json")
 
 
