@@ -384,25 +384,46 @@ def conda_pins(dependencies):
     return pins
 
 
-def pyproject_pins():
+def constraints():
+    """{package: version} of constraints.txt, the versions `make` installs."""
+    lines = (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines()
+    return pins_of(line for line in lines if line.strip() and not line.startswith("#"))
+
+
+def requirement_names(requirements):
+    return {re.match(r"[A-Za-z0-9_.-]+", requirement).group().lower() for requirement in requirements}
+
+
+def test_every_requirement_is_a_range_and_make_installs_one_pinned_version_of_it():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    return pins_of(project["dependencies"] + project["optional-dependencies"]["test"])
+    requirements = project["dependencies"] + [r for extra in project["optional-dependencies"].values() for r in extra]
+    assert not [r for r in requirements if "==" in r], "pyproject.toml gives ranges; constraints.txt pins"
+    assert next(r for r in requirements if r.startswith("snakemake>")) == "snakemake>=9.19,<10"
+    pinned = {name.lower().replace("_", "-") for name in constraints()}
+    assert {n.replace("_", "-") for n in requirement_names(requirements)} <= pinned
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    installs = re.findall(r"pip install[^\n]*", makefile)
+    assert installs and all("-c constraints.txt" in line for line in installs), installs
 
 
-def test_environment_yml_pins_equal_pyproject():
+def test_environment_yml_pins_equal_the_constraints():
     env = yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
     assert env["channels"] == ["conda-forge", "nodefaults"]
     pins = conda_pins(env["dependencies"])
     assert pins.pop("python") == "3.11"
-    assert pins == pyproject_pins()
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    names = requirement_names(project["dependencies"] + project["optional-dependencies"]["test"])
+    assert set(pins) == names and all(constraints()[name] == version for name, version in pins.items()), pins
     pip = next(e for e in env["dependencies"] if isinstance(e, dict))["pip"]
     assert "-e ." in pip
 
 
-def test_rule_environment_pins_are_pyproject_pins():
+def test_the_rules_environment_pins_are_the_constraints():
+    rules = "".join(p.read_text() for p in (ROOT / "workflow" / "rules").glob("*.smk"))
+    assert rules.count('conda:\n        "../envs/replaylab.yaml"') == rules.count("    script:\n")
     env = yaml.safe_load((ROOT / "workflow" / "envs" / "replaylab.yaml").read_text(encoding="utf-8"))
     assert env["channels"] == ["conda-forge", "nodefaults"]
     pins = conda_pins(env["dependencies"])
     assert pins.pop("python") == "3.11"
-    expected = pyproject_pins()
-    assert pins and all(expected[name] == version for name, version in pins.items()), pins
+    found = constraints()
+    assert pins and all(found[name] == version for name, version in pins.items()), pins
