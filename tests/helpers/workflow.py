@@ -167,9 +167,9 @@ def forge(path):
 
 
 def module_snakefile(project):
-    """The user's Snakefile that uses the workflow as a module, as the README shows it, pointing at
-    `project` (a folder holding the workflow's Snakefile)."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The user's Snakefile that uses the workflow as a module, as docs/workflow.md shows it,
+    pointing at `project` (a folder holding the workflow's Snakefile)."""
+    readme = (ROOT / "docs" / "workflow.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```snakemake\n(.*?)```", readme, flags=re.S)
     (block,) = [b for b in blocks if "module replaylab:" in b]
     return block.replace("/path/to/replaylab", str(project))
