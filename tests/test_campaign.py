@@ -159,7 +159,7 @@ STAND_IN = {"provider": "openai", "models": ["org/model-a:v1", "model-b"], "less
 
 
 def test_at_most_max_connections_in_flight_every_429_retried_and_the_key_nowhere(tmp_path):
-    copy = project(tmp_path, **STAND_IN, prices={"org/model-a:v1": {"input": 2.5, "output": 10}})
+    copy = project(tmp_path, **{**STAND_IN, "runs": 20}, prices={"org/model-a:v1": {"input": 2.5, "output": 10}})
     with ModelServer(KEY, latency=0.1, careful=["org/model-a:v1"], rate_limit_every=6, retry_after=0.05,
                      drop_every=17) as server:
         result = snakemake(copy, "campaign", server=server)
@@ -169,8 +169,8 @@ def test_at_most_max_connections_in_flight_every_429_retried_and_the_key_nowhere
     assert server.max_in_flight == 3  # never more than max_connections, and it reached it
     assert server.statuses[429] >= 3 and server.statuses["dropped"] >= 1
     found = recordings(copy)
-    assert len(found) == 20  # no run lost
-    assert sum(server.started.values()) == 20  # and none sent twice
+    assert len(found) == 40  # no run lost
+    assert sum(server.started.values()) == 40  # and none sent twice
     runs = [recording.load(path) for path in found]
     assert all(run.transcript.finished for run in runs)
     # each answer 200 is a step of exactly one recording: the 429s and dropped connections were retried
@@ -187,29 +187,29 @@ def test_at_most_max_connections_in_flight_every_429_retried_and_the_key_nowhere
     rows = {r["model"]: r for r in json.loads((copy / "results" / "campaigns" / "baseline" / "scorecard.json").read_text())["scorecard"]}
     for model in STAND_IN["models"]:
         usage = [run.provenance["usage"] for run in runs if run.provenance["model"] == model]
-        assert rows[model]["mean_tokens"] == pytest.approx(sum(u["input_tokens"] + u["output_tokens"] for u in usage) / 10)
+        assert rows[model]["mean_tokens"] == pytest.approx(sum(u["input_tokens"] + u["output_tokens"] for u in usage) / 20)
     cost = [(u["input_tokens"] * 2.5 + u["output_tokens"] * 10) / 1e6
             for u in (run.provenance["usage"] for run in runs if run.provenance["model"] == "org/model-a:v1")]
-    assert rows["org/model-a:v1"]["mean_cost_usd"] == pytest.approx(sum(cost) / 10)
+    assert rows["org/model-a:v1"]["mean_cost_usd"] == pytest.approx(sum(cost) / 20)
     assert rows["model-b"]["mean_cost_usd"] is None
 
     assert files_holding(copy, KEY) == []
     assert KEY not in output
 
     # recorded and replayed in blocks of indices (each job holds one of the 3 connections, and
-    # records 4 runs: 2 indices of 2 models), each block replayed as soon as its runs are in: the
-    # first block's replay began before the last block's recording ended
+    # records up to 16 runs: 8 indices of 2 models), each block replayed as soon as its runs are
+    # in: the first replay began before the last block's recording ended
     logs = copy / "logs" / "campaigns" / "baseline" / "projectile"
-    planned = [f"runs{first}to{first + 1}" for first in range(1, 11, 2)]
+    planned = ["runs1to8", "runs9to16", "runs17to20"]
     assert blocks(copy) == {"projectile": planned}
     judged = copy / "results" / "campaigns" / "baseline" / "projectile" / "judged"
     assert sorted(path.stem for path in judged.glob("*.json")) == sorted(planned)
-    replayed = [path.stem for path in (judged.parent / "transcripts" / "runs1to2").glob("*.json")]
-    assert sorted(replayed) == sorted(f"{model}__default__00{i}" for model in ("org_2fmodel-a_3av1", "model-b") for i in (1, 2))
+    replayed = [path.stem for path in (judged.parent / "transcripts" / "runs17to20").glob("*.json")]
+    assert sorted(replayed) == sorted(f"{model}__default__0{i}" for model in ("org_2fmodel-a_3av1", "model-b") for i in range(17, 21))
     recorded = [job_times(logs / "record" / f"{block}.log") for block in planned]
-    assert job_times(logs / "replay" / "runs1to2.log")[0] < max(end for _, end in recorded)
-    for block in planned:  # each job has its log and its benchmark
-        assert "4 of 4 runs to record, 1 at a time" in (logs / "record" / f"{block}.log").read_text()
+    assert min(job_times(logs / "replay" / f"{block}.log")[0] for block in planned) < max(end for _, end in recorded)
+    for block, runs in zip(planned, (16, 16, 8)):  # each job has its log and its benchmark
+        assert f"{runs} of {runs} runs to record, 1 at a time" in (logs / "record" / f"{block}.log").read_text()
         assert (copy / "benchmarks" / "campaigns" / "baseline" / "projectile" / "record" / f"{block}.tsv").is_file()
 
 
@@ -231,9 +231,10 @@ def test_a_campaign_is_replayed_in_few_blocks_of_whole_groups():
         batch: runs for batch, runs in found.items() if batch != "runs993to1000"}
     # a block never passes batch_size: then more blocks
     small = Campaign(settings, batch_size=50).batches["hunter"]
-    assert len(small) == 125 and {len(runs) for runs in small.values()} == {32}
-    # a small campaign: blocks of about 4 runs a connection of a job (8 // 2 = 4 connections each)
-    assert list(Campaign({**settings, "runs": 10}, batch_size=500).batches["hunter"]) == ["runs1to4", "runs5to8", "runs9to10"]
+    assert len(small) == 84 and max(len(runs) for runs in small.values()) == 48
+    # a small campaign: blocks of about 16 runs a connection of a job (8 // 2 = 4 connections each)
+    assert list(Campaign({**settings, "runs": 10}, batch_size=500).batches["hunter"]) == ["runs1to10"]
+    assert list(Campaign({**settings, "runs": 40}, batch_size=500).batches["hunter"]) == ["runs1to16", "runs17to32", "runs33to40"]
 
 
 def test_a_run_that_still_fails_fails_its_block_and_the_others_are_recorded(tmp_path):
@@ -273,7 +274,7 @@ def test_a_stopped_campaign_leaves_no_process_and_the_same_command_records_only_
     midway: no process of the run outlives it, no run on disk is sent again, every run is recorded
     once. After SIGKILL, Snakemake's own lock stays behind: the same command says so and records
     nothing, `--unlock` removes it, and the same command then finishes the campaign."""
-    copy = project(tmp_path, **{**STAND_IN, "max_connections": 4})
+    copy = project(tmp_path, **{**STAND_IN, "max_connections": 4, "runs": 20})  # blocks of 16 indices: 32 and 8 runs
     with ModelServer(KEY, latency=0.2, careful=["org/model-a:v1"]) as server:
         output = tmp_path / "first-run.txt"
         with open(output, "w") as stream:
@@ -283,7 +284,7 @@ def test_a_stopped_campaign_leaves_no_process_and_the_same_command_records_only_
         while len(recordings(copy)) < 6 and time.monotonic() < deadline and started.poll() is None:
             time.sleep(0.05)
         jobs = descendants(started.pid)
-        assert jobs and len(recordings(copy)) < 20, "no recording job was running"
+        assert jobs and len(recordings(copy)) < 40, "no recording job was running"
         if stop == signal.SIGINT:
             os.killpg(started.pid, stop)  # the terminal's Ctrl-C: Snakemake and its jobs
         else:
@@ -295,7 +296,7 @@ def test_a_stopped_campaign_leaves_no_process_and_the_same_command_records_only_
         said = output.read_text()
         assert "Traceback" not in said, said[-3000:]
         kept = {path.name: path.read_bytes() for path in recordings(copy)}
-        assert 6 <= len(kept) < 20
+        assert 6 <= len(kept) < 40
         requests = server.requests
 
         if stop == signal.SIGKILL:  # a killed Snakemake leaves its lock: the same command stops and says so
@@ -306,7 +307,7 @@ def test_a_stopped_campaign_leaves_no_process_and_the_same_command_records_only_
             assert unlock.returncode == 0, unlock.stderr[-3000:]
         again = snakemake(copy, "campaign", server=server)
         assert again.returncode == 0, again.stderr[-5000:]
-        assert len(recordings(copy)) == 20
+        assert len(recordings(copy)) == 40
         assert all(path.read_bytes() == kept[path.name] for path in recordings(copy) if path.name in kept)
         new = [recording.load(p) for p in recordings(copy) if p.name not in kept]
         # every request of the rerun is a step of a run that was not on disk: none for a kept run
@@ -316,16 +317,16 @@ def test_a_stopped_campaign_leaves_no_process_and_the_same_command_records_only_
         assert not list(copy.glob("results/campaigns/baseline/recordings/*/.*"))  # nothing half-written
 
         if stop == signal.SIGINT:  # raising runs records only the new ones
-            configure(copy, runs=12)
+            configure(copy, runs=22)
             conversations, requests = sum(server.started.values()), server.requests
             more = snakemake(copy, "campaign", server=server)
             assert more.returncode == 0, more.stderr[-5000:]
             assert sum(server.started.values()) - conversations == 4
-            new = [recording.load(p) for p in recordings(copy) if p.name.endswith(("__011.json", "__012.json"))]
-            assert len(new) == 4 and len(recordings(copy)) == 24
+            new = [recording.load(p) for p in recordings(copy) if p.name.endswith(("__021.json", "__022.json"))]
+            assert len(new) == 4 and len(recordings(copy)) == 44
             assert server.requests - requests == sum(len(run.provenance["request_ids"]) for run in new)
             # and replays only their block of indices: the others' verdicts stand
-            assert re.findall(r"campaign's runs of projectile, (runs[0-9]+to[0-9]+), through", more.stderr) == ["runs9to12"]
+            assert re.findall(r"campaign's runs of projectile, (runs[0-9]+to[0-9]+), through", more.stderr) == ["runs17to22"]
     assert files_holding(copy, KEY) == []
 
 

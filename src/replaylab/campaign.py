@@ -39,7 +39,7 @@ from replaylab.lessons import registry
 
 FOLDER = "results/campaigns"
 MOST_BATCHES = 32  # blocks per lesson of a campaign, unless a block would pass batch_size
-RUNS_PER_CONNECTION = 4  # a block holds about this many runs per connection its job holds
+RUNS_PER_CONNECTION = 16  # a block holds about this many runs per connection its job holds
 CHECKED = ".snakemake/replaylab/checked-campaign-recordings.json"
 
 
@@ -128,11 +128,14 @@ class Campaign:
 
     def block_size(self, lesson):
         """How many consecutive indices (every model and variant of each) a block holds: about
-        RUNS_PER_CONNECTION runs per connection of its job, doubled until a lesson has at most
-        MOST_BATCHES blocks (or a block would pass `batch_size`). Raising `runs` adds blocks or
+        RUNS_PER_CONNECTION runs per connection of its job (a recording job's start, its imports and
+        the lesson's caches, costs about a second of a processor: a job must record enough runs to
+        make that small), at most `batch_size` runs, doubled until a lesson has at most
+        MOST_BATCHES blocks (unless a block would pass `batch_size`). Raising `runs` adds blocks or
         changes the last one only, until the block doubles."""
         per_index = len(self.settings["models"]) * len(registry.lesson(lesson).variants)
         block = max(1, math.ceil(RUNS_PER_CONNECTION * self.connections / per_index))
+        block = max(1, min(block, self.batch_size // per_index))
         while math.ceil(self.settings["runs"] / block) > MOST_BATCHES and 2 * block * per_index <= self.batch_size:
             block *= 2
         return block
