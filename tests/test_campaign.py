@@ -20,6 +20,7 @@ from helpers import ROOT, environment, python
 from helpers.model_server import ModelServer
 from helpers.workflow import copy_project, first_error_line, job_times
 from helpers.workflow import snakemake as run_snakemake
+from replaylab import configuration
 from replaylab.agents import recording
 from replaylab.agents.names import model_of
 from replaylab.campaign import MOST_BATCHES, Campaign
@@ -149,6 +150,29 @@ def test_the_configured_campaign_from_clean_with_no_key(tmp_path):
     again = snakemake(copy, "campaign", cores=4)
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
 
+    # a recorded run is a source: the recording job's code and the recording settings change, and
+    # no run is recorded again, none changes; one is recorded again only when its file is deleted
+    before = {path: path.read_bytes() for lesson in LESSON_RUNS for path in recordings(copy, lesson)}
+    logs = copy / "logs" / "campaigns" / "baseline"
+    first = {log: log.read_text() for log in logs.glob("*/record/*.log")}
+    script = copy / "scripts" / "campaign_record.py"
+    script.write_text(script.read_text() + "\n# a changed recording job\n")
+    configure(copy, request_timeout=7, max_retries=1)
+    result = snakemake(copy, "campaign", cores=4)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert {path: path.read_bytes() for path in before} == before
+    for log, text in first.items():  # a recording job that ran again found every run on disk
+        assert log.read_text() == text or re.match(r"\w+/runs\d+to\d+: 0 of \d+ runs to record", log.read_text())
+    gone = recordings(copy, "hunter")[0]
+    gone.unlink()
+    result = snakemake(copy, "campaign", cores=4)
+    assert result.returncode == 0, result.stderr[-3000:]
+    (block,) = blocks(copy)["hunter"]
+    log = (logs / "hunter" / "record" / f"{block}.log").read_text()
+    assert re.match(rf"hunter/{block}: 1 of 20 runs to record", log) and f"recorded {gone.relative_to(copy)}" in log
+    assert {path: path.read_bytes() for path in before if path != gone} == {p: d for p, d in before.items() if p != gone}
+    assert gone.is_file()
+
 
 # ---------------------------------------------------------------------------------------------
 # Against the stand-in server
@@ -159,18 +183,18 @@ STAND_IN = {"provider": "openai", "models": ["org/model-a:v1", "model-b"], "less
 
 
 def test_at_most_max_connections_in_flight_every_429_retried_and_the_key_nowhere(tmp_path):
-    copy = project(tmp_path, **{**STAND_IN, "runs": 20}, prices={"org/model-a:v1": {"input": 2.5, "output": 10}})
+    copy = project(tmp_path, **{**STAND_IN, "max_connections": 2}, prices={"org/model-a:v1": {"input": 2.5, "output": 10}})
     with ModelServer(KEY, latency=0.1, careful=["org/model-a:v1"], rate_limit_every=6, retry_after=0.05,
                      drop_every=17) as server:
         result = snakemake(copy, "campaign", server=server)
         port = server.server.server_address[1]
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-5000:]
-    assert server.max_in_flight == 3  # never more than max_connections, and it reached it
+    assert server.max_in_flight == 2  # never more than max_connections, and it reached it
     assert server.statuses[429] >= 3 and server.statuses["dropped"] >= 1
     found = recordings(copy)
-    assert len(found) == 40  # no run lost
-    assert sum(server.started.values()) == 40  # and none sent twice
+    assert len(found) == 20  # no run lost
+    assert sum(server.started.values()) == 20  # and none sent twice
     runs = [recording.load(path) for path in found]
     assert all(run.transcript.finished for run in runs)
     # each answer 200 is a step of exactly one recording: the 429s and dropped connections were retried
@@ -187,28 +211,28 @@ def test_at_most_max_connections_in_flight_every_429_retried_and_the_key_nowhere
     rows = {r["model"]: r for r in json.loads((copy / "results" / "campaigns" / "baseline" / "scorecard.json").read_text())["scorecard"]}
     for model in STAND_IN["models"]:
         usage = [run.provenance["usage"] for run in runs if run.provenance["model"] == model]
-        assert rows[model]["mean_tokens"] == pytest.approx(sum(u["input_tokens"] + u["output_tokens"] for u in usage) / 20)
+        assert rows[model]["mean_tokens"] == pytest.approx(sum(u["input_tokens"] + u["output_tokens"] for u in usage) / 10)
     cost = [(u["input_tokens"] * 2.5 + u["output_tokens"] * 10) / 1e6
             for u in (run.provenance["usage"] for run in runs if run.provenance["model"] == "org/model-a:v1")]
-    assert rows["org/model-a:v1"]["mean_cost_usd"] == pytest.approx(sum(cost) / 20)
+    assert rows["org/model-a:v1"]["mean_cost_usd"] == pytest.approx(sum(cost) / 10)
     assert rows["model-b"]["mean_cost_usd"] is None
 
     assert files_holding(copy, KEY) == []
     assert KEY not in output
 
-    # recorded and replayed in blocks of indices (each job holds one of the 3 connections, and
+    # recorded and replayed in blocks of indices (each job holds one of the 2 connections, and
     # records up to 16 runs: 8 indices of 2 models), each block replayed as soon as its runs are
     # in: the first replay began before the last block's recording ended
     logs = copy / "logs" / "campaigns" / "baseline" / "projectile"
-    planned = ["runs1to8", "runs9to16", "runs17to20"]
+    planned = ["runs1to8", "runs9to10"]
     assert blocks(copy) == {"projectile": planned}
     judged = copy / "results" / "campaigns" / "baseline" / "projectile" / "judged"
     assert sorted(path.stem for path in judged.glob("*.json")) == sorted(planned)
-    replayed = [path.stem for path in (judged.parent / "transcripts" / "runs17to20").glob("*.json")]
-    assert sorted(replayed) == sorted(f"{model}__default__0{i}" for model in ("org_2fmodel-a_3av1", "model-b") for i in range(17, 21))
+    replayed = [path.stem for path in (judged.parent / "transcripts" / "runs9to10").glob("*.json")]
+    assert sorted(replayed) == sorted(f"{model}__default__{i:03d}" for model in ("org_2fmodel-a_3av1", "model-b") for i in (9, 10))
     recorded = [job_times(logs / "record" / f"{block}.log") for block in planned]
     assert min(job_times(logs / "replay" / f"{block}.log")[0] for block in planned) < max(end for _, end in recorded)
-    for block, runs in zip(planned, (16, 16, 8)):  # each job has its log and its benchmark
+    for block, runs in zip(planned, (16, 4)):  # each job has its log and its benchmark
         assert f"{runs} of {runs} runs to record, 1 at a time" in (logs / "record" / f"{block}.log").read_text()
         assert (copy / "benchmarks" / "campaigns" / "baseline" / "projectile" / "record" / f"{block}.tsv").is_file()
 
@@ -274,8 +298,9 @@ def test_a_stopped_campaign_leaves_no_process_and_the_same_command_records_only_
     midway: no process of the run outlives it, no run on disk is sent again, every run is recorded
     once. After SIGKILL, Snakemake's own lock stays behind: the same command says so and records
     nothing, `--unlock` removes it, and the same command then finishes the campaign."""
-    copy = project(tmp_path, **{**STAND_IN, "max_connections": 4, "runs": 20})  # blocks of 16 indices: 32 and 8 runs
-    with ModelServer(KEY, latency=0.2, careful=["org/model-a:v1"]) as server:
+    runs = 20 if stop == signal.SIGINT else 10  # blocks of 16 indices: 32 and 8 runs, or one of 20
+    copy = project(tmp_path, **{**STAND_IN, "max_connections": 4, "runs": runs})
+    with ModelServer(KEY, latency=0.1, careful=["org/model-a:v1"]) as server:
         output = tmp_path / "first-run.txt"
         with open(output, "w") as stream:
             started = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "8", "campaign"], cwd=copy,
@@ -284,7 +309,7 @@ def test_a_stopped_campaign_leaves_no_process_and_the_same_command_records_only_
         while len(recordings(copy)) < 6 and time.monotonic() < deadline and started.poll() is None:
             time.sleep(0.05)
         jobs = descendants(started.pid)
-        assert jobs and len(recordings(copy)) < 40, "no recording job was running"
+        assert jobs and len(recordings(copy)) < 2 * runs, "no recording job was running"
         if stop == signal.SIGINT:
             os.killpg(started.pid, stop)  # the terminal's Ctrl-C: Snakemake and its jobs
         else:
@@ -296,7 +321,7 @@ def test_a_stopped_campaign_leaves_no_process_and_the_same_command_records_only_
         said = output.read_text()
         assert "Traceback" not in said, said[-3000:]
         kept = {path.name: path.read_bytes() for path in recordings(copy)}
-        assert 6 <= len(kept) < 40
+        assert 6 <= len(kept) < 2 * runs
         requests = server.requests
 
         if stop == signal.SIGKILL:  # a killed Snakemake leaves its lock: the same command stops and says so
@@ -307,7 +332,7 @@ def test_a_stopped_campaign_leaves_no_process_and_the_same_command_records_only_
             assert unlock.returncode == 0, unlock.stderr[-3000:]
         again = snakemake(copy, "campaign", server=server)
         assert again.returncode == 0, again.stderr[-5000:]
-        assert len(recordings(copy)) == 40
+        assert len(recordings(copy)) == 2 * runs
         assert all(path.read_bytes() == kept[path.name] for path in recordings(copy) if path.name in kept)
         new = [recording.load(p) for p in recordings(copy) if p.name not in kept]
         # every request of the rerun is a step of a run that was not on disk: none for a kept run
@@ -331,44 +356,7 @@ def test_a_stopped_campaign_leaves_no_process_and_the_same_command_records_only_
 
 
 # ---------------------------------------------------------------------------------------------
-# A recorded run is a source; no value reaches a shell
-
-
-SMALL = {"lessons": ["projectile", "hunter"], "runs": 1, "models": ["scripted-careful"]}  # 3 runs
-
-
-def snapshot(copy):
-    return {path.name: path.read_bytes() for lesson in SMALL["lessons"] for path in recordings(copy, lesson)}
-
-
-def test_a_recorded_campaign_run_is_never_recorded_again(tmp_path):
-    copy = project(tmp_path, **SMALL)
-    assert snakemake(copy, "campaign").returncode == 0
-    before = snapshot(copy)
-    assert len(before) == 3
-    # the recording job's code and the recording settings change; the runs are also read as
-    # sources by the default target: no run is recorded again, and none changes
-    script = copy / "scripts" / "campaign_record.py"
-    script.write_text(script.read_text() + "\n# a changed recording job\n")
-    configure(copy, request_timeout=7, max_retries=1)
-    logs = copy / "logs" / "campaigns" / "baseline"
-    first = {log: log.read_text() for log in logs.glob("*/record/*.log")}
-    for target in (["campaign"], ["--config", "run_folders=[results/campaigns/baseline/recordings]"]):
-        result = snakemake(copy, *target)
-        output = result.stdout + result.stderr
-        assert result.returncode == 0, output[-3000:]
-        assert snapshot(copy) == before
-        for log, text in first.items():  # a recording job that ran again found every run on disk
-            assert log.read_text() == text or re.match(r"\w+/runs1to1: 0 of \d runs to record", log.read_text())
-    # a run is recorded again only when its file is deleted by hand: that one alone
-    gone = recordings(copy, "hunter")[0]
-    gone.unlink()
-    result = snakemake(copy, "campaign")
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "hunter/runs1to1: 1 of 2 runs to record" in (logs / "hunter" / "record" / "runs1to1.log").read_text()
-    assert f"recorded results/campaigns/baseline/recordings/hunter/{gone.name}" in (logs / "hunter" / "record" / "runs1to1.log").read_text()
-    assert {name: data for name, data in snapshot(copy).items() if name != gone.name} == {
-        name: data for name, data in before.items() if name != gone.name}
+# No value reaches a shell
 
 
 def test_no_campaign_setting_reaches_a_shell(tmp_path):
@@ -413,6 +401,15 @@ def test_no_campaign_setting_reaches_a_shell(tmp_path):
      "this field is printed, so it may hold none"),
 ])
 def test_a_wrong_campaign_section_stops_a_dry_run_with_one_line(tmp_path, settings, line):
+    """Three of the cases through `snakemake -n campaign`; the others through the check the workflow
+    calls while it starts (replaylab.configuration), which says that line."""
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config["campaign"].update(settings)
+    if line.split(": ")[1] not in ("$.campaign.provider", "$.campaign.models[0]", "$.campaign.request_timeout"):
+        with pytest.raises(configuration.InputError) as refused:
+            configuration.check(config, "config/config.yaml", ROOT / "workflow" / "schemas" / "config.schema.yaml")
+        assert str(refused.value) == line
+        return
     copy = project(tmp_path, **settings)
     result = snakemake(copy, "-n", "campaign")
     assert result.returncode == 1

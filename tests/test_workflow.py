@@ -284,17 +284,16 @@ def test_lint_and_format_are_clean(built):
 
 
 def test_the_workflow_runs_as_a_module_of_a_users_folder(built, tmp_path):
-    """A folder with only config/, recordings/ and the README's short Snakefile gets the same bytes."""
+    """A folder with only config/, recordings/ and the short Snakefile of docs/workflow.md gets the
+    same bytes (one lesson's target: the module's rules are the workflow's own)."""
     user = module_folder(tmp_path / "analysis", built)
     assert sorted(p.name for p in user.iterdir()) == ["Snakefile", "config", "recordings"]
     profile = built / "workflow" / "profiles" / "default"
-    snakemake(user, "--cores", "2", "--workflow-profile", str(profile))
-    for lesson in LESSONS:
-        mine, project = user / "results" / lesson, built / "results" / lesson
-        assert (mine / "results.json").read_bytes() == (project / "results.json").read_bytes(), lesson
-        assert (mine / "index.md").read_bytes() == (project / "index.md").read_bytes(), lesson
-    assert (user / "results" / "index.md").read_bytes() == (built / "results" / "index.md").read_bytes()
-    again = snakemake(user, "--cores", "1", "--workflow-profile", str(profile))
+    snakemake(user, "--cores", "2", "--workflow-profile", str(profile), "hunter")
+    mine, project = user / "results" / "hunter", built / "results" / "hunter"
+    for name in ("results.json", "index.md", "index.html"):
+        assert (mine / name).read_bytes() == (project / name).read_bytes(), name
+    again = snakemake(user, "--cores", "1", "--workflow-profile", str(profile), "hunter")
     assert "Nothing to be done" in again.stdout + again.stderr
     assert pending(built) == (set(), [])  # nothing was written into the project
 
@@ -313,7 +312,7 @@ def forged(tmp_path_factory):
     # every process that imports replaylab says from where: it must be this copy's src/
     init = copy / "src" / "replaylab" / "__init__.py"
     init.write_text(init.read_text(encoding="utf-8") + MARKER, encoding="utf-8")
-    result = snakemake(copy, "--cores", "2", "--keep-going", check=False)
+    result = snakemake(copy, "--cores", "2", "--keep-going", "hunter", "projectile", check=False)
     return copy, result, key
 
 
@@ -341,7 +340,7 @@ def test_every_job_is_a_process_with_the_copys_own_library(forged):
     assert len(imported) == 1 + started > 2, (imported, started)
     assert set(imported) == {str(copy / "src" / "replaylab" / "__init__.py")}, imported
     assert result.stderr.startswith(PROFILE_NOTICE)
-    assert (copy / "results" / "review" / "index.md").is_file()
+    assert (copy / "results" / "projectile" / "index.md").is_file()
 
 
 def test_replay_mismatch_leaves_no_transcript_and_keeps_going(forged):
@@ -351,9 +350,8 @@ def test_replay_mismatch_leaves_no_transcript_and_keeps_going(forged):
     # velocity-verlet shares the failed batch (batches go by a hash of the name): nothing of it is kept
     assert not list((copy / "results" / "hunter" / "transcripts").glob("*/velocity-verlet.json"))
     assert (copy / "results" / "hunter" / "scans.json").is_file()
-    for lesson in ("projectile", "review"):
-        assert (copy / "results" / lesson / "index.md").is_file(), lesson
-    assert not (copy / "results" / "index.md").exists()
+    assert (copy / "results" / "projectile" / "index.md").is_file()  # --keep-going: the other lesson
+    assert not (copy / "results" / "hunter" / "index.md").exists()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -50,7 +50,7 @@ def test_recorded_runs_are_never_recorded_again_and_no_value_reaches_a_shell(tmp
 
     # every run of results/live is a source of the default target: changed recording settings
     # (another provider, which would need a key, and another seed) schedule no recording job
-    rerun = snakemake(copy, "--cores", "1", "--config", "run_folders=[results/live]", "provider=openai", "seed=5",
+    rerun = snakemake(copy, "--cores", "1", "hunter", "--config", "run_folders=[results/live]", "provider=openai", "seed=5",
                       "record_lesson=hunter", "record_run=mine")
     assert "Recording " not in rerun.stdout + rerun.stderr and "Rule: record_run" not in rerun.stdout + rerun.stderr
     assert snapshot(live) == before  # byte for byte
@@ -148,9 +148,10 @@ def test_a_rerun_works_after_an_interrupted_run(slow, how):
     """Ctrl-C (SIGINT to the terminal's process group) or SIGKILL of Snakemake alone, while a job
     runs: the job ends with it, and a plain rerun (after SIGKILL: `snakemake --unlock` first, as
     Snakemake's own message says) builds what is left."""
-    process = start(slow, "--cores", "1")
+    process = start(slow, "--cores", "1", "hunter")
     when_a_render_runs(slow, process)
     jobs = psutil.Process(process.pid).children(recursive=True)
+    assert jobs, "no job was running"
     if how == signal.SIGINT:
         os.killpg(process.pid, how)
     else:
@@ -160,12 +161,12 @@ def test_a_rerun_works_after_an_interrupted_run(slow, how):
     assert not [job for job in jobs if job.is_running() and job.status() != psutil.STATUS_ZOMBIE]
     assert list((slow / ".snakemake" / "incomplete").iterdir())  # outputs left incomplete
     if how == signal.SIGKILL:
-        locked = snakemake(slow, "--cores", "1", check=False)
+        locked = snakemake(slow, "--cores", "1", "hunter", check=False)
         assert locked.returncode != 0 and "--unlock" in locked.stdout + locked.stderr
         snakemake(slow, "--unlock")
-    rerun = snakemake(slow, "--cores", "1")
+    rerun = snakemake(slow, "--cores", "1", "hunter")
     output = rerun.stdout + rerun.stderr
-    assert "Nothing to be done" not in output and (slow / "results" / "index.md").is_file()
+    assert "Nothing to be done" not in output and (slow / "results" / "hunter" / "index.md").is_file()
     assert not list((slow / ".snakemake" / "locks").glob("*.lock"))
 
 

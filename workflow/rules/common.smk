@@ -88,7 +88,7 @@ def found_runs():
             }
             for lesson in LESSONS
         }
-        groups, digests = inputs.check_recordings(runs, CHECKED, validate=False)
+        groups, digests = inputs.check_recordings(runs, CHECKED, validate=DRY_RUN)
     except RecordingError as error:
         stop(error)
     except (
@@ -102,21 +102,11 @@ def found_runs():
 
 
 CHECKED = ".snakemake/replaylab/checked-recordings.json"
+# A dry run validates every recording before it shows anything (a malformed one stops it with its
+# line); a run leaves that to the replay jobs, which validate each recording they replay, side by
+# side on the cores, and reads here only the recordings it has not seen, for their digests.
+DRY_RUN = bool(workflow.output_settings and workflow.output_settings.dryrun)
 RUNS, GROUPS, DIGESTS = found_runs()
-
-
-@cache
-def validated():
-    """In a dry run, every recording is validated before the DAG is shown (a malformed one stops it
-    with its line); in a run, each replay job validates the recordings it replays, side by side
-    (the dry run is known once the DAG is built, when the input functions are called).
-    """
-    if workflow.dryrun:
-        try:
-            inputs.check_recordings(RUNS, CHECKED)
-        except RecordingError as error:
-            stop(error)
-    return True
 
 
 BATCH_LISTS = Path(".snakemake/replaylab/batches")
@@ -234,7 +224,6 @@ def judged(wildcards):
 
 def batch_list(wildcards):
     """The list of a batch's recordings, the input file of its replay job."""
-    assert validated()
     return str(BATCH_LISTS / wildcards.lesson / f"{wildcards.batch}.json")
 
 
