@@ -58,12 +58,11 @@ chromium:
 	command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	chromium --version
 
-# The tests in 2 processes (pytest-xdist: most of their time is spent waiting on Snakemake runs and
-# local servers), then the fuzz test alone, so that its seed and example counts reach the output.
-# Nothing is installed on the system and no cluster is started: that is `make test-cluster`.
+# The tests in 3 processes on 2 cores (pytest-xdist: much of their time is spent waiting on
+# Snakemake runs and local servers), the slowest listed at the end. Nothing is installed on the
+# system and no cluster is started: that is `make test-cluster`.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --ignore=tests/test_fuzz.py --ignore=tests/test_slurm.py
-	$(BIN)/python -m pytest tests/test_fuzz.py
+	$(BIN)/python -m pytest -n 3 --durations=10 --ignore=tests/test_slurm.py
 
 # The cluster tests, on a real one-node SLURM cluster on this machine (cluster/slurm-local.sh: as
 # root, it installs Debian's munge and SLURM if they are missing, and stops what it started).

@@ -8,10 +8,10 @@ says what went wrong on one line, and ends when the Snakemake that started it is
 - Ctrl-C (SIGINT, which a terminal sends to Snakemake and its jobs alike) and SIGTERM end the job
   without a traceback, its half-made outputs removed by the `finally` blocks of the code that
   writes them.
-- Snakemake starts a job through a shell, so the job gets no signal when Snakemake is killed
-  (`kill -9`): a watchdog thread waits for the end of that Snakemake process (named by the
-  workflow in the environment, `mark_this_process`, and checked to be an ancestor of this one),
-  and then interrupts the job the same way.
+- No job outlives the Snakemake that started it: when Snakemake is killed (`kill -9`), no signal
+  reaches its jobs, so a watchdog thread looks, ten times a second, whether that Snakemake (named
+  by the workflow in the environment, `mark_this_process`) is still an ancestor of this process,
+  and once it is not, interrupts the job the same way.
 """
 
 import json

@@ -71,13 +71,13 @@ write_if_changed(SETTINGS, json.dumps({"tolerance": config["tolerance"]}) + "\n"
 
 
 # ---------------------------------------------------------------------------------------------
-# Recordings: found and checked now (those unchanged since they passed are not read again)
+# Recordings: found now, each read for its digest (validated too in a dry run)
 
 
 def found_runs():
-    """{lesson: {run: recording}} of every run folder, paths as the rules name them; each
-    recording checked (a malformed one, or a run name used twice, stops the run); and {lesson:
-    {run: group}}, {lesson: {run: digest of its content}}."""
+    """{lesson: {run: recording}} of every run folder, paths as the rules name them (a file name
+    that is not a run name, a run name used twice or a malformed recording stops the run with its
+    line); and {lesson: {run: group}}, {lesson: {run: digest of its content}}."""
     try:
         runs = {
             lesson: {
@@ -91,9 +91,8 @@ def found_runs():
         groups, digests = inputs.check_recordings(runs, CHECKED, validate=DRY_RUN)
     except RecordingError as error:
         stop(error)
-    except (
-        KeyboardInterrupt
-    ):  # Ctrl-C during the longest part of the start, with many runs
+    # Ctrl-C during the longest part of the start, with many runs: one line
+    except KeyboardInterrupt:
         stop(
             "snakemake: interrupted while the recordings were checked; nothing was run",
             130,
