@@ -1,5 +1,7 @@
 # `make` sets everything up and produces every result; `make test` runs the tests.
+# Every install takes its exact versions from constraints.txt (pyproject.toml gives the ranges).
 PYTHON ?= python3
+PIP_INSTALL = python -m pip install --quiet --disable-pip-version-check -c constraints.txt
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -15,28 +17,28 @@ MUTATION_STAMP := $(MUTATION_VENV)/.installed
 INSPECTOR := clients/inspector
 INSPECTOR_STAMP := $(INSPECTOR)/node_modules/.installed
 
-.PHONY: all results test cluster-env inspector chromium bench mutation clean
+.PHONY: all results test test-cluster cluster-env inspector chromium bench mutation clean
 all: results
 
 # The virtual environment, with replaylab and its pinned dependencies (made again from scratch when
-# pyproject.toml changes, so that it holds the pins and nothing else).
-$(STAMP): pyproject.toml
+# pyproject.toml or constraints.txt changes, so that it holds the pins and nothing else).
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv --clear $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test]" 2>&1 | grep -v "is ignored" || true
+	$(BIN)/$(PIP_INSTALL) -e ".[test]" 2>&1 | grep -v "is ignored" || true
 	$(BIN)/python -c "import replaylab, snakemake"
 	touch $(STAMP)
 
-$(CLUSTER_STAMP): pyproject.toml
+$(CLUSTER_STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv --clear $(CLUSTER_VENV)
-	$(CLUSTER_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e ".[cluster]" 2>&1 | grep -v "is ignored" || true
+	$(CLUSTER_VENV)/bin/$(PIP_INSTALL) -e ".[cluster]" 2>&1 | grep -v "is ignored" || true
 	$(CLUSTER_VENV)/bin/python -c "import snakemake_executor_plugin_slurm, snakemake_executor_plugin_cluster_generic"
 	touch $(CLUSTER_STAMP)
 
 cluster-env: $(CLUSTER_STAMP)
 
-$(MUTATION_STAMP): pyproject.toml
+$(MUTATION_STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv --clear $(MUTATION_VENV)
-	$(MUTATION_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test,mutation]" 2>&1 | grep -v "is ignored" || true
+	$(MUTATION_VENV)/bin/$(PIP_INSTALL) -e ".[test,mutation]" 2>&1 | grep -v "is ignored" || true
 	$(MUTATION_VENV)/bin/python -c "import mutmut, replaylab"
 	touch $(MUTATION_STAMP)
 
@@ -56,11 +58,17 @@ chromium:
 	command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	chromium --version
 
-# The tests in 2 processes (pytest-xdist: most of their time is spent waiting on Snakemake runs and
-# local servers), then the fuzz test alone, so that its seed and example counts reach the output.
-test: $(STAMP) $(CLUSTER_STAMP)
-	$(BIN)/python -m pytest -n 2 --ignore=tests/test_fuzz.py
-	$(BIN)/python -m pytest tests/test_fuzz.py
+# The tests in 3 processes on 2 cores (pytest-xdist: much of their time is spent waiting on
+# Snakemake runs and local servers), the slowest listed at the end. Nothing is installed on the
+# system and no cluster is started: that is `make test-cluster`.
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 3 --durations=10 --ignore=tests/test_slurm.py
+
+# The cluster tests, on a real one-node SLURM cluster on this machine (cluster/slurm-local.sh: as
+# root, it installs Debian's munge and SLURM if they are missing, and stops what it started).
+test-cluster: $(STAMP) $(CLUSTER_STAMP)
+	bash cluster/slurm-local.sh up
+	REPLAYLAB_CLUSTER=1 $(BIN)/python -m pytest tests/test_slurm.py; status=$$?; bash cluster/slurm-local.sh down; exit $$status
 
 # Measurements, not tests: the library's hot spots, the workflow against the one-process floor, then
 # a campaign against the stand-in model server, serial and concurrent (a section of bench/results.md).

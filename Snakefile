@@ -1,7 +1,7 @@
 # The replaylab workflow: replay the committed recordings, judge them, scan, draw and write the pages.
 # `snakemake --cores 1` builds everything; `snakemake --cores 1 LESSON` builds one lesson.
-# Rules are in workflow/rules/, their scripts in scripts/, helpers in workflow/rules/common.smk
-# (the configuration and input functions) and workflow/rules/jobs.smk (running a job).
+# Rules are in workflow/rules/, each job a script of scripts/ (a process Snakemake starts), helpers
+# in workflow/rules/common.smk (the configuration and the input functions).
 # No rule writes under recordings/: they are sources. `replaylab record` writes a new run to
 # results/live/, and `replaylab promote` moves it into recordings/.
 
@@ -18,21 +18,11 @@ report: "workflow/report/workflow.rst"
 
 # Validates the configuration (workflow/schemas/config.schema.yaml) and every recording.
 include: "workflow/rules/common.smk"
-# Runs each job's entry point in scripts/ inside Snakemake's process.
-include: "workflow/rules/jobs.smk"
 include: "workflow/rules/replay.smk"
 include: "workflow/rules/scan.smk"
 include: "workflow/rules/page.smk"
 include: "workflow/rules/record.smk"
 include: "workflow/rules/campaign.smk"
-
-
-onsuccess:
-    end_of_run()
-
-
-onerror:
-    end_of_run()
 
 
 rule all:

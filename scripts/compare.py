@@ -2,9 +2,18 @@
 a group-by of the per-run tables of its lessons."""
 
 import os
+import sys
+from pathlib import Path
 
-from replaylab import comparison
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # this clone's library first
+
+from replaylab import comparison  # noqa: E402
+from replaylab.jobs import run  # noqa: E402
 
 
-def main(wildcards, input, output, params):
-    comparison.write(params.settings, params.lessons, list(input.tables), list(input.transcripts), os.path.dirname(output.page))
+def main(job, log):
+    comparison.write(job.params.settings, list(job.params.lessons), list(job.input.tables), list(job.input.transcripts),
+                     os.path.dirname(job.output.page))
+
+
+run(snakemake, main)  # noqa: F821 (Snakemake defines `snakemake` before this script runs)

@@ -1,8 +1,17 @@
 """Rule `index`: results/index.md and index.html, the summary of every lesson, from their results.json files."""
 
-from replaylab.index_page import Index, write_index
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # this clone's library first
+
+from replaylab.index_page import Index, write_index  # noqa: E402
+from replaylab.jobs import run  # noqa: E402
 
 
-def main(wildcards, input, output, params):
-    seconds = write_index(Index(results=list(input.results), index=output.index))
+def main(job, log):
+    seconds = write_index(Index(results=list(job.input.results), index=job.output.index))
     return f"HTML page: {seconds:.3f} s"
+
+
+run(snakemake, main)  # noqa: F821 (Snakemake defines `snakemake` before this script runs)

@@ -1,17 +1,26 @@
 """Rule `live_page`: a new run's page (results/live/<lesson>/<run>/), replayed, judged and drawn
 like the reference runs, with the lesson's scans and exercises from the main build."""
 
-from replaylab.build import build_lesson
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # this clone's library first
+
+from replaylab.build import build_lesson  # noqa: E402
+from replaylab.jobs import run, settings  # noqa: E402
 
 
-def main(wildcards, input, output, params):
+def main(job, log):
     build_lesson(
-        wildcards.lesson,
-        recordings=list(input.recordings),
-        folder=output.page,
-        tolerance=params.tolerance,
-        scans=input.scans,
-        exercises=input.exercises,
+        job.wildcards.lesson,
+        recordings=list(job.input.recordings),
+        folder=job.output.page,
+        tolerance=settings(job)["tolerance"],
+        scans=job.input.scans,
+        exercises=job.input.exercises,
         progress=lambda text: None,
         index=None,  # no summary lists a new run's page
     )
+
+
+run(snakemake, main)  # noqa: F821 (Snakemake defines `snakemake` before this script runs)

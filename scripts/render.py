@@ -3,26 +3,34 @@ of the runs it shows: the per-run table, the scorecard, results.json, the CSV ta
 and the page (Markdown and HTML). One job, because each of these is too small to be worth a job of
 its own."""
 
-from replaylab.render import Render, render_lesson
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # this clone's library first
+
+from replaylab.jobs import run, settings  # noqa: E402
+from replaylab.render import Render, render_lesson  # noqa: E402
 
 
-def main(wildcards, input, output, params):
+def main(job, log):
     seconds = render_lesson(
         Render(
-            lesson=wildcards.lesson,
-            transcripts=list(input.transcripts),
-            judged=list(input.judged),
-            scans=input.scans,
-            exercises=input.exercises,
-            tolerance=params.tolerance,
-            results=output.results,
-            scorecard_csv=output.scorecard_csv,
-            scorecard_json=output.scorecard_json,
-            runs_table=output.runs_table,
-            tables=output.tables,
-            figures=output.figures,
-            page=output.page,
-            runs=list(params.runs),
+            lesson=job.wildcards.lesson,
+            transcripts=list(job.input.transcripts),
+            judged=list(job.input.judged),
+            scans=job.input.scans,
+            exercises=job.input.exercises,
+            tolerance=settings(job)["tolerance"],
+            results=job.output.results,
+            scorecard_csv=job.output.scorecard_csv,
+            scorecard_json=job.output.scorecard_json,
+            runs_table=job.output.runs_table,
+            tables=job.output.tables,
+            figures=job.output.figures,
+            page=job.output.page,
         )
     )
     return f"HTML page: {seconds:.3f} s"
+
+
+run(snakemake, main)  # noqa: F821 (Snakemake defines `snakemake` before this script runs)

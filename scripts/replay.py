@@ -1,22 +1,27 @@
-"""Rule `replay`: a batch of recordings, replayed through the current code into a folder of
-transcripts, and judged (judged/<batch>.json). The recordings are those of the batch's list
-(input `batch`, written while the workflow starts), or those given (input `recordings`: a
-campaign's, recorded by the jobs before).
+"""Rule `replay`: a batch of recordings (those of its list, `input.batch`), replayed through the
+current code into a folder of transcripts, and judged (judged/<batch>.json). A mismatch fails the
+job with the line that names the run and the command that records it again; then nothing is
+written."""
 
-A mismatch fails the job with the message that names the run and the command re-recording it;
-then nothing is written.
-"""
+import sys
+from pathlib import Path
 
-from replaylab.pipeline import Replay, batch_listed, replay_batch
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # this clone's library first
+
+from replaylab.jobs import run, settings  # noqa: E402
+from replaylab.pipeline import Replay, batch_listed, replay_batch  # noqa: E402
 
 
-def main(wildcards, input, output, params):
+def main(job, log):
     replay_batch(
         Replay(
-            lesson=wildcards.lesson,
-            recordings=list(input.recordings) if hasattr(input, "recordings") else batch_listed(input.batch),
-            transcripts=output.transcripts,
-            judged=output.judged,
-            tolerance=params.tolerance,
+            lesson=job.wildcards.lesson,
+            recordings=batch_listed(job.input.batch),
+            transcripts=job.output.transcripts,
+            judged=job.output.judged,
+            tolerance=settings(job)["tolerance"],
         )
     )
+
+
+run(snakemake, main)  # noqa: F821 (Snakemake defines `snakemake` before this script runs)

@@ -21,7 +21,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 import mcp_types as types
 from helpers import cli, environment
-from helpers.openai_server import FakeProvider, completion
+from helpers.model_server import FakeProvider, completion
 from helpers.workflow import copy_project, snakemake
 from replaylab.agents import recording
 from replaylab.agents.live import ANSWERED, NO_ANSWER

@@ -29,7 +29,7 @@ import pytest
 import websocket
 
 from helpers import ROOT
-from helpers.workflow import copy_project, snakemake
+from helpers.workflow import snakemake
 from replaylab import pipeline, render
 from replaylab.build import build
 from replaylab.html_page import html_page
@@ -250,11 +250,11 @@ def inspect(browser, path, width, shot=None):
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    """A real build: every result, then a new run of the first lesson recorded with the scripted
-    provider (its page lies under results/live/)."""
-    project = copy_project(tmp_path_factory.mktemp("browser") / "project", batch_size=50)
-    snakemake(project, "--cores", "2")
+def site(built, tmp_path_factory):
+    """A real build (a copy of the session's, tests/conftest.py), then a new run of the first lesson
+    recorded with the scripted provider (its page lies under results/live/)."""
+    project = tmp_path_factory.mktemp("browser") / "project"
+    shutil.copytree(built, project, symlinks=True)
     snakemake(project, "--cores", "1", "record", "--config", "provider=scripted",
               f"record_lesson={LESSONS[0]}", f"record_run={LIVE_RUN}")
     return project / "results"

@@ -1,6 +1,6 @@
 """`snakemake campaign`, run for real in a temporary copy of the project: with the scripted
 provider as configured (no key), and with the openai provider against the stand-in model server
-on 127.0.0.1 (tests/model_server.py), which counts requests in flight and conversations.
+on 127.0.0.1 (tests/helpers/model_server.py), which counts requests in flight and conversations.
 """
 
 import gzip
@@ -12,17 +12,19 @@ import subprocess
 import sys
 import time
 
+import psutil
 import pytest
 import yaml
 
 from helpers import ROOT, environment, python
 from helpers.model_server import ModelServer
-from helpers.workflow import copy_project, first_error_line
+from helpers.workflow import copy_project, first_error_line, job_times
+from helpers.workflow import snakemake as run_snakemake
+from replaylab import configuration
 from replaylab.agents import recording
 from replaylab.agents.names import model_of
 from replaylab.campaign import MOST_BATCHES, Campaign
 from replaylab.comparison import fisher_exact
-from replaylab.workers import read_done_line
 
 pytestmark = pytest.mark.workflow
 
@@ -45,12 +47,16 @@ def configure(copy, **settings):
     path.write_text(yaml.safe_dump(config, sort_keys=False))
 
 
-def snakemake(copy, *arguments, server=None, cores=8, **options):
-    env = environment()
-    if server is not None:
-        env.update(OPENAI_API_KEY=KEY, OPENAI_BASE_URL=server.base_url)
-    return subprocess.run([sys.executable, "-m", "snakemake", "--cores", str(cores), *arguments], cwd=copy, env=env,
-                          capture_output=True, text=True, timeout=900, **options)
+def settings_of(copy):
+    return yaml.safe_load((copy / "config" / "config.yaml").read_text())["campaign"]
+
+
+def with_server(server):
+    return environment(OPENAI_API_KEY=KEY, OPENAI_BASE_URL=server.base_url) if server else environment()
+
+
+def snakemake(copy, *arguments, server=None, cores=8):
+    return run_snakemake(copy, "--cores", cores, *arguments, env=with_server(server), check=False, timeout=900)
 
 
 def recordings(copy, lesson="projectile", name="baseline"):
@@ -73,6 +79,12 @@ def links(page):
     return re.findall(r"\]\(([^)]+)\)", page)
 
 
+def blocks(copy):
+    """{lesson: [block]} of the campaign of a copy, as the workflow plans it."""
+    plan = Campaign(settings_of(copy), batch_size=50)
+    return {lesson: list(plan.batches[lesson]) for lesson in plan.lessons}
+
+
 # ---------------------------------------------------------------------------------------------
 # The configured campaign: the scripted provider, no key
 
@@ -83,7 +95,7 @@ def test_the_configured_campaign_from_clean_with_no_key(tmp_path):
     assert result.returncode == 0, result.stderr[-5000:]
     folder = copy / "results" / "campaigns" / "baseline"
 
-    # 2 programs x 5 runs of every variant of the three lessons, each recorded by a job of its own
+    # 2 programs x 5 runs of every variant of the three lessons, recorded by a job per block
     for lesson, variants in LESSON_RUNS.items():
         found = recordings(copy, lesson)
         assert len(found) == 2 * 5 * variants
@@ -92,8 +104,12 @@ def test_the_configured_campaign_from_clean_with_no_key(tmp_path):
             model, variant, index = path.stem.split("__")
             assert (run.provenance["provider"], run.provenance["model"], run.variant) == ("scripted", model_of(model), variant)
             assert run.group == f"{model}__{index}" and 1 <= int(index) <= 5
-            assert path.stat().st_mode & 0o222 == 0  # protected: read-only
-    assert result.stderr.count("Recording ") == 60
+    planned = blocks(copy)
+    assert result.stderr.count("Recording the campaign baseline's runs of ") == sum(map(len, planned.values())) < 60
+    for lesson, names in planned.items():  # each block's list names its recordings, with their digests
+        for block in names:
+            listed = json.loads((folder / lesson / "recorded" / f"{block}.json").read_text())["recordings"]
+            assert listed and all(path.startswith(f"results/campaigns/baseline/recordings/{lesson}/") for path, _ in listed)
     assert not list(copy.glob("results/live"))  # campaigns never write into results/live
 
     # the comparison is the same group-by as each lesson's scorecard of the same runs
@@ -146,6 +162,29 @@ def test_the_configured_campaign_from_clean_with_no_key(tmp_path):
     again = snakemake(copy, "campaign", cores=4)
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
 
+    # a recorded run is a source: the recording job's code and the recording settings change, and
+    # no run is recorded again, none changes; one is recorded again only when its file is deleted
+    before = {path: path.read_bytes() for lesson in LESSON_RUNS for path in recordings(copy, lesson)}
+    logs = copy / "logs" / "campaigns" / "baseline"
+    first = {log: log.read_text() for log in logs.glob("*/record/*.log")}
+    script = copy / "scripts" / "campaign_record.py"
+    script.write_text(script.read_text() + "\n# a changed recording job\n")
+    configure(copy, request_timeout=7, max_retries=1)
+    result = snakemake(copy, "campaign", cores=4)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert {path: path.read_bytes() for path in before} == before
+    for log, text in first.items():  # a recording job that ran again found every run on disk
+        assert log.read_text() == text or re.match(r"\w+/runs\d+to\d+: 0 of \d+ runs to record", log.read_text())
+    gone = recordings(copy, "hunter")[0]
+    gone.unlink()
+    result = snakemake(copy, "campaign", cores=4)
+    assert result.returncode == 0, result.stderr[-3000:]
+    (block,) = blocks(copy)["hunter"]
+    log = (logs / "hunter" / "record" / f"{block}.log").read_text()
+    assert re.match(rf"hunter/{block}: 1 of 20 runs to record", log) and f"recorded {gone.relative_to(copy)}" in log
+    assert {path: path.read_bytes() for path in before if path != gone} == {p: d for p, d in before.items() if p != gone}
+    assert gone.is_file()
+
 
 # ---------------------------------------------------------------------------------------------
 # Against the stand-in server
@@ -156,14 +195,14 @@ STAND_IN = {"provider": "openai", "models": ["org/model-a:v1", "model-b"], "less
 
 
 def test_at_most_max_connections_in_flight_every_429_retried_and_the_key_nowhere(tmp_path):
-    copy = project(tmp_path, **STAND_IN, prices={"org/model-a:v1": {"input": 2.5, "output": 10}})
+    copy = project(tmp_path, **{**STAND_IN, "max_connections": 2}, prices={"org/model-a:v1": {"input": 2.5, "output": 10}})
     with ModelServer(KEY, latency=0.1, careful=["org/model-a:v1"], rate_limit_every=6, retry_after=0.05,
                      drop_every=17) as server:
         result = snakemake(copy, "campaign", server=server)
         port = server.server.server_address[1]
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-5000:]
-    assert server.max_in_flight == 3  # never more than max_connections, and it reached it
+    assert server.max_in_flight == 2  # never more than max_connections, and it reached it
     assert server.statuses[429] >= 3 and server.statuses["dropped"] >= 1
     found = recordings(copy)
     assert len(found) == 20  # no run lost
@@ -172,12 +211,6 @@ def test_at_most_max_connections_in_flight_every_429_retried_and_the_key_nowhere
     assert all(run.transcript.finished for run in runs)
     # each answer 200 is a step of exactly one recording: the 429s and dropped connections were retried
     assert sum(len(run.provenance["request_ids"]) for run in runs) == server.statuses[200]
-    # each recording job's log ends with its time (they keep no benchmark file)
-    for path in found:
-        log = copy / "logs" / "campaigns" / "baseline" / "record" / "projectile" / f"{path.stem}.log"
-        assert re.fullmatch(r"record: done in [0-9.]+ s, from [0-9.]+ to [0-9.]+ \(seconds since 1970\)",
-                            log.read_text().splitlines()[-1])
-    assert not (copy / "benchmarks" / "campaigns" / "baseline" / "record").exists()
     assert sum(run.provenance["usage"]["input_tokens"] for run in runs) == server.usage["input_tokens"]
     assert {run.provenance["server"] for run in runs} == {f"127.0.0.1:{port}"}
     assert {p.name.split("__")[0] for p in found} == {"org_2fmodel-a_3av1", "model-b"}
@@ -199,42 +232,48 @@ def test_at_most_max_connections_in_flight_every_429_retried_and_the_key_nowhere
     assert files_holding(copy, KEY) == []
     assert KEY not in output
 
-    # replayed in blocks of indices (2 runs a model, about max_connections runs), each as soon as
-    # its runs are in: the first block's replay began before the last run ended
-    logs = copy / "logs" / "campaigns" / "baseline"
-    blocks = [f"runs{first}to{first + 1}" for first in range(1, 11, 2)]
+    # recorded and replayed in blocks of indices (each job holds one of the 2 connections, and
+    # records up to 16 runs: 8 indices of 2 models), each block replayed as soon as its runs are
+    # in: the first replay began before the last block's recording ended
+    logs = copy / "logs" / "campaigns" / "baseline" / "projectile"
+    planned = ["runs1to8", "runs9to10"]
+    assert blocks(copy) == {"projectile": planned}
     judged = copy / "results" / "campaigns" / "baseline" / "projectile" / "judged"
-    assert sorted(path.stem for path in judged.glob("*.json")) == sorted(blocks)
-    replayed = [path.stem for path in (judged.parent / "transcripts" / "runs1to2").glob("*.json")]
-    assert sorted(replayed) == sorted(f"{model}__default__00{i}" for model in ("org_2fmodel-a_3av1", "model-b") for i in (1, 2))
-    begins = read_done_line(logs / "projectile" / "replay" / "runs1to2.log")[2]
-    assert begins < max(read_done_line(path)[3] for path in (logs / "record" / "projectile").glob("*.log"))
+    assert sorted(path.stem for path in judged.glob("*.json")) == sorted(planned)
+    replayed = [path.stem for path in (judged.parent / "transcripts" / "runs9to10").glob("*.json")]
+    assert sorted(replayed) == sorted(f"{model}__default__{i:03d}" for model in ("org_2fmodel-a_3av1", "model-b") for i in (9, 10))
+    recorded = [job_times(logs / "record" / f"{block}.log") for block in planned]
+    assert min(job_times(logs / "replay" / f"{block}.log")[0] for block in planned) < max(end for _, end in recorded)
+    for block, runs in zip(planned, (16, 4)):  # each job has its log and its benchmark
+        assert f"{runs} of {runs} runs to record, 1 at a time" in (logs / "record" / f"{block}.log").read_text()
+        assert (copy / "benchmarks" / "campaigns" / "baseline" / "projectile" / "record" / f"{block}.tsv").is_file()
 
 
 def test_a_campaign_is_replayed_in_few_blocks_of_whole_groups():
     settings = {"name": "big", "models": ["a", "b"], "lessons": ["hunter"], "runs": 1000, "max_connections": 8}
     plan = Campaign(settings, batch_size=500)
-    blocks = plan.batches["hunter"]
-    assert len(blocks) == 32 == MOST_BATCHES  # 2 models x 2 variants x 32 indices a block
-    assert list(blocks)[:2] == ["runs1to32", "runs33to64"] and list(blocks)[-1] == "runs993to1000"
-    batch_of = {path: batch for batch, paths in blocks.items() for path in paths}
+    found = plan.batches["hunter"]
+    assert len(found) == 32 == MOST_BATCHES  # 2 models x 2 variants x 32 indices a block
+    assert list(found)[:2] == ["runs1to32", "runs33to64"] and list(found)[-1] == "runs993to1000"
+    batch_of = {name: batch for batch, runs in found.items() for name in runs}
     assert len(batch_of) == 4000  # each run in one block
     groups = {}
     for name, run in plan.runs("hunter").items():
-        groups.setdefault(run.group, set()).add(batch_of[plan.recording("hunter", name)])
+        groups.setdefault(run.group, set()).add(batch_of[name])
     assert all(len(found) == 1 for found in groups.values())  # a group (judged together) in one block
     # more runs: new blocks or a longer last block; every other block as it was
     more = Campaign({**settings, "runs": 1010}, batch_size=500).batches["hunter"]
-    assert {batch: paths for batch, paths in more.items() if batch != "runs993to1010"} == {
-        batch: paths for batch, paths in blocks.items() if batch != "runs993to1000"}
+    assert {batch: runs for batch, runs in more.items() if batch != "runs993to1010"} == {
+        batch: runs for batch, runs in found.items() if batch != "runs993to1000"}
     # a block never passes batch_size: then more blocks
     small = Campaign(settings, batch_size=50).batches["hunter"]
-    assert len(small) == 125 and {len(paths) for paths in small.values()} == {32}
-    # a small campaign: blocks of about max_connections runs, to replay while the next ones record
-    assert list(Campaign({**settings, "runs": 10}, batch_size=500).batches["hunter"]) == ["runs1to2", "runs3to4", "runs5to6", "runs7to8", "runs9to10"]
+    assert len(small) == 84 and max(len(runs) for runs in small.values()) == 48
+    # a small campaign: blocks of about 16 runs a connection of a job (8 // 2 = 4 connections each)
+    assert list(Campaign({**settings, "runs": 10}, batch_size=500).batches["hunter"]) == ["runs1to10"]
+    assert list(Campaign({**settings, "runs": 40}, batch_size=500).batches["hunter"]) == ["runs1to16", "runs17to32", "runs33to40"]
 
 
-def test_a_run_that_still_fails_fails_its_own_job_and_keep_going_records_the_rest(tmp_path):
+def test_a_run_that_still_fails_fails_its_block_and_the_others_are_recorded(tmp_path):
     copy = project(tmp_path, **{**STAND_IN, "models": ["good", "broken"], "runs": 2, "max_retries": 1})
     with ModelServer(KEY, careful=["good"], failing=["broken"]) as server:
         result = snakemake(copy, "--keep-going", "campaign", server=server)
@@ -242,91 +281,94 @@ def test_a_run_that_still_fails_fails_its_own_job_and_keep_going_records_the_res
     assert result.returncode != 0
     assert [p.name for p in recordings(copy)] == ["good__default__001.json", "good__default__002.json"]
     line = ("results/campaigns/baseline/recordings/projectile/broken__default__001.json: not recorded: "
-            "replaylab: the provider answered 500: Error code: 500 - The server had an error")
-    assert line in output
-    log = copy / "logs" / "campaigns" / "baseline" / "record" / "projectile" / "broken__default__001.log"
-    assert log.read_text().strip() == line.split("not recorded: ")[1]
+            "the provider answered 500: Error code: 500 - The server had an error")
+    assert line in output and "Traceback" not in output
+    assert "\n2 of 4 runs of projectile/runs1to2 not recorded; the first: " in output
+    log = (copy / "logs" / "campaigns" / "baseline" / "projectile" / "record" / "runs1to2.log").read_text()
+    assert line in log
+    assert not (copy / "results" / "campaigns" / "baseline" / "projectile" / "recorded" / "runs1to2.json").exists()
     assert files_holding(copy, KEY) == [] and KEY not in output
 
 
-@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "killed"])
-def test_a_stopped_campaign_records_only_what_is_missing(tmp_path, stop):
-    copy = project(tmp_path, **STAND_IN)
-    with ModelServer(KEY, latency=0.2, careful=["org/model-a:v1"]) as server:
-        env = {**environment(), "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": server.base_url}
-        started = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "8", "campaign"], cwd=copy, env=env,
-                                   start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def descendants(pid):
+    return [process for process in psutil.Process(pid).children(recursive=True)]
+
+
+def still_alive(processes, seconds=10.0):
+    """The processes of `processes` that have not ended within `seconds`."""
+    deadline = time.monotonic() + seconds
+    alive = processes
+    while alive and time.monotonic() < deadline:
+        alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        time.sleep(0.05)
+    return alive
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill-9"])
+def test_a_stopped_campaign_leaves_no_process_and_the_same_command_records_only_what_is_missing(tmp_path, stop):
+    """Ctrl-C (SIGINT to the terminal's process group), or SIGKILL of Snakemake's process alone,
+    midway: no process of the run outlives it, no run on disk is sent again, every run is recorded
+    once. After SIGKILL, Snakemake's own lock stays behind: the same command says so and records
+    nothing, `--unlock` removes it, and the same command then finishes the campaign."""
+    runs = 20 if stop == signal.SIGINT else 10  # blocks of 16 indices: 32 and 8 runs, or one of 20
+    copy = project(tmp_path, **{**STAND_IN, "max_connections": 4, "runs": runs})
+    with ModelServer(KEY, latency=0.1, careful=["org/model-a:v1"]) as server:
+        output = tmp_path / "first-run.txt"
+        with open(output, "w") as stream:
+            started = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "8", "campaign"], cwd=copy,
+                                       env=with_server(server), start_new_session=True, stdout=stream, stderr=stream)
         deadline = time.monotonic() + 300
         while len(recordings(copy)) < 6 and time.monotonic() < deadline and started.poll() is None:
             time.sleep(0.05)
-        os.killpg(started.pid, stop)  # the whole process group, as Ctrl-C in a terminal, or kill -9 of all
-        started.wait(timeout=300)
+        jobs = descendants(started.pid)
+        assert jobs and len(recordings(copy)) < 2 * runs, "no recording job was running"
+        if stop == signal.SIGINT:
+            os.killpg(started.pid, stop)  # the terminal's Ctrl-C: Snakemake and its jobs
+        else:
+            os.kill(started.pid, stop)  # Snakemake alone: its jobs get no signal
+        started.wait(timeout=120)
+        assert still_alive(jobs) == [], "a process of the stopped run survived it"
         while server.in_flight and time.monotonic() < deadline:  # requests the server still answers to no one
             time.sleep(0.05)
+        said = output.read_text()
+        assert "Traceback" not in said, said[-3000:]
         kept = {path.name: path.read_bytes() for path in recordings(copy)}
-        assert 6 <= len(kept) < 20
-        conversations = sum(server.started.values())
-        if stop == signal.SIGKILL:
-            unlock = snakemake(copy, "--unlock", server=server)  # a killed Snakemake leaves its lock
+        assert 6 <= len(kept) < 2 * runs
+        requests = server.requests
+
+        if stop == signal.SIGKILL:  # a killed Snakemake leaves its lock: the same command stops and says so
+            locked = snakemake(copy, "campaign", server=server)
+            assert locked.returncode != 0 and "--unlock" in locked.stdout + locked.stderr
+            assert server.requests == requests
+            unlock = snakemake(copy, "--unlock", server=server)
             assert unlock.returncode == 0, unlock.stderr[-3000:]
         again = snakemake(copy, "campaign", server=server)
         assert again.returncode == 0, again.stderr[-5000:]
-        assert sum(server.started.values()) - conversations == 20 - len(kept)  # only the missing runs
-        assert len(recordings(copy)) == 20
+        assert len(recordings(copy)) == 2 * runs
         assert all(path.read_bytes() == kept[path.name] for path in recordings(copy) if path.name in kept)
+        new = [recording.load(p) for p in recordings(copy) if p.name not in kept]
+        # every request of the rerun is a step of a run that was not on disk: none for a kept run
+        assert server.requests - requests == sum(len(run.provenance["request_ids"]) for run in new)
+        ids = [i for p in recordings(copy) for i in recording.load(p).provenance["request_ids"]]
+        assert len(ids) == len(set(ids))  # each run recorded once, from answers of its own
+        assert not list(copy.glob("results/campaigns/baseline/recordings/*/.*"))  # nothing half-written
 
         if stop == signal.SIGINT:  # raising runs records only the new ones
-            configure(copy, runs=12)
+            configure(copy, runs=22)
             conversations, requests = sum(server.started.values()), server.requests
             more = snakemake(copy, "campaign", server=server)
             assert more.returncode == 0, more.stderr[-5000:]
             assert sum(server.started.values()) - conversations == 4
-            new = [recording.load(p) for p in recordings(copy) if p.name.endswith(("__011.json", "__012.json"))]
-            assert len(new) == 4 and len(recordings(copy)) == 24
+            new = [recording.load(p) for p in recordings(copy) if p.name.endswith(("__021.json", "__022.json"))]
+            assert len(new) == 4 and len(recordings(copy)) == 44
             assert server.requests - requests == sum(len(run.provenance["request_ids"]) for run in new)
-            # and replays only their block of indices (the blocks hold 2): the others' verdicts stand
-            assert re.findall(r"campaign's runs of projectile, (runs[0-9]+to[0-9]+)", more.stderr) == ["runs11to12"]
+            # and replays only their block of indices: the others' verdicts stand
+            assert re.findall(r"campaign's runs of projectile, (runs[0-9]+to[0-9]+), through", more.stderr) == ["runs17to22"]
     assert files_holding(copy, KEY) == []
 
 
 # ---------------------------------------------------------------------------------------------
-# A recorded run is a source; no value reaches a shell; damaged results are one line (issue 16)
-
-
-SMALL = {"lessons": ["projectile", "hunter"], "runs": 1, "models": ["scripted-careful"]}  # 3 runs
-
-
-def snapshot(copy):
-    return {path.name: path.read_bytes() for lesson in SMALL["lessons"] for path in recordings(copy, lesson)}
-
-
-def test_a_recorded_campaign_run_is_never_recorded_again(tmp_path):
-    copy = project(tmp_path, **SMALL)
-    assert snakemake(copy, "campaign").returncode == 0
-    before = snapshot(copy)
-    assert len(before) == 3
-    # the recording rule's code and the recording settings change; the runs are also read as
-    # sources by the default target: no run is recorded again, and none changes
-    rules = copy / "workflow" / "rules" / "campaign.smk"
-    text = rules.read_text()
-    assert text.count("        record_campaign_run(") == 1
-    rules.write_text(text.replace("        record_campaign_run(", '        print("a changed rule")\n        record_campaign_run('))
-    configure(copy, request_timeout=7, max_retries=1)
-    for target in (["campaign"], ["--config", "run_folders=[results/campaigns/baseline/recordings]"]):
-        result = snakemake(copy, *target)
-        output = result.stdout + result.stderr
-        assert result.returncode == 0, output[-3000:]
-        assert "Recording " not in output and "campaign_record" not in output
-        assert snapshot(copy) == before
-    # a run is recorded again only when its file is deleted by hand: that one alone
-    gone = recordings(copy, "hunter")[0]
-    gone.chmod(0o644)
-    gone.unlink()
-    result = snakemake(copy, "campaign")
-    assert result.returncode == 0 and result.stderr.count("Recording ") == 1
-    assert f"Recording hunter/{gone.stem} for the campaign baseline" in result.stderr
-    assert {name: data for name, data in snapshot(copy).items() if name != gone.name} == {
-        name: data for name, data in before.items() if name != gone.name}
+# No value reaches a shell
 
 
 def test_no_campaign_setting_reaches_a_shell(tmp_path):
@@ -339,37 +381,8 @@ def test_no_campaign_setting_reaches_a_shell(tmp_path):
     assert sorted(recording.load(path).provenance["model"] for path in recordings(copy)) == sorted(hostile)
 
 
-def test_a_damaged_campaign_results_folder_is_one_line(tmp_path):
-    copy = project(tmp_path, **SMALL)
-    assert snakemake(copy, "campaign").returncode == 0
-    lesson = copy / "results" / "campaigns" / "baseline" / "projectile"
-    (batch,) = (lesson / "transcripts").iterdir()
-    (transcript,) = batch.glob("*.json")
-    removed = transcript.read_bytes()
-    transcript.unlink()
-    result = snakemake(copy, "-n", "campaign")
-    assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert first_error_line(result) == (f"results/campaigns/baseline/projectile/transcripts/{batch.name}: {transcript.name} "
-                                         "was removed after the build: delete it (Snakemake builds it again when a job needs it)")
-    transcript.write_bytes(removed)
-    judged = lesson / "judged" / f"{batch.name}.json"
-    judged.write_text("")
-    result = snakemake(copy, "-n", "campaign")
-    assert result.returncode == 1 and first_error_line(result) == (
-        f"results/campaigns/baseline/projectile/judged/{batch.name}.json: not the whole JSON file the build wrote (emptied or cut "
-        "after the build): delete it (Snakemake builds it again when a job needs it)")
-    judged.unlink()
-    assert snakemake(copy, "campaign").returncode == 0
-    (lesson / "runs.csv.gz").write_bytes(b"")  # read by the comparison only, which reruns: one line
-    result = snakemake(copy, "campaign")
-    assert result.returncode == 1 and "Traceback" not in result.stdout + result.stderr
-    assert "DamagedResult in file" in result.stderr and (
-        "\nresults/campaigns/baseline/projectile/runs.csv.gz: not the table the build wrote (No columns to parse from file): "
-        "delete it, or run with --forcerun campaign_render\n") in result.stderr
-
-
 # ---------------------------------------------------------------------------------------------
-# A wrong campaign section stops even a dry run, with one line
+# A wrong campaign section stops even a dry run, with one line; a huge one costs nothing elsewhere
 
 
 @pytest.mark.parametrize("settings,line", [
@@ -388,15 +401,27 @@ def test_a_damaged_campaign_results_folder_is_one_line(tmp_path):
      "config/config.yaml: $.campaign.lessons[1]: 'orbit' is not one of the configured lessons "
      f"(nor a lesson of replaylab): {', '.join(CONFIGURED)}"),
     ({"max_connections": 0}, "config/config.yaml: $.campaign.max_connections: 0 is less than the minimum of 1"),
+    ({"runs": 10**6}, "config/config.yaml: $.campaign.runs: 1000000 is greater than the maximum of 100000"),
     ({"prices": {"other": {"input": 1, "output": 2}}},
      "config/config.yaml: $.campaign.prices.other: not one of the campaign's models (scripted-careful, scripted-mixed)"),
-    ({"request_timeout": float("inf")}, "config/config.yaml: $.campaign.request_timeout: inf is not a finite number"),
+    ({"request_timeout": float("inf")}, "config/config.yaml: $.campaign.request_timeout: inf is greater than the maximum of 3600"),
+    ({"request_timeout": float("nan")}, "config/config.yaml: $.campaign.request_timeout: nan is not a finite number"),
     ({"prices": {"scripted-careful": {"input": 1, "output": float("inf")}}},
-     "config/config.yaml: $.campaign.prices.scripted-careful.output: inf is not a finite number"),
+     "config/config.yaml: $.campaign.prices.scripted-careful.output: inf is greater than the maximum of 10000"),
     ({"provider": "openai", "models": ["gpt\x1b[31m"]},
-     "config/config.yaml: $.campaign.models[0]: 'gpt\\x1b[31m' holds the control character \\x1b, which is printed"),
+     "config/config.yaml: $.campaign.models[0]: 'gpt\\x1b[31m' holds the control character \\x1b at position 3: "
+     "this field is printed, so it may hold none"),
 ])
 def test_a_wrong_campaign_section_stops_a_dry_run_with_one_line(tmp_path, settings, line):
+    """Three of the cases through `snakemake -n campaign`; the others through the check the workflow
+    calls while it starts (replaylab.configuration), which says that line."""
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config["campaign"].update(settings)
+    if line.split(": ")[1] not in ("$.campaign.provider", "$.campaign.models[0]", "$.campaign.request_timeout"):
+        with pytest.raises(configuration.InputError) as refused:
+            configuration.check(config, "config/config.yaml", ROOT / "workflow" / "schemas" / "config.schema.yaml")
+        assert str(refused.value) == line
+        return
     copy = project(tmp_path, **settings)
     result = snakemake(copy, "-n", "campaign")
     assert result.returncode == 1
@@ -404,13 +429,25 @@ def test_a_wrong_campaign_section_stops_a_dry_run_with_one_line(tmp_path, settin
     assert not (copy / "results").exists()
 
 
-def test_pandas_is_imported_only_by_the_jobs_that_tabulate():
+def test_a_huge_campaign_is_not_planned_unless_it_is_the_target(tmp_path):
+    """100,000 runs of each variant of 3 lessons for 100 models (18 million runs): the default
+    target's dry run does not plan them."""
+    models = [f"m{i}" for i in range(100)]
+    copy = project(tmp_path, provider="openai", models=models, runs=100000)
+    started = time.monotonic()
+    result = snakemake(copy, "-n")
+    assert result.returncode == 0 and "Job stats" in result.stdout, result.stderr[-3000:]
+    assert time.monotonic() - started < 60
+    assert not (copy / "results").exists()
+
+
+def test_pandas_and_the_sdk_are_imported_only_by_the_jobs_that_need_them():
     probe = (
-        "import sys; sys.path[:0] = ['scripts']\n"
-        "import replay, scan, replaylab.cli, replaylab.workers\n"
+        "import sys\n"
+        "import replaylab.pipeline, replaylab.jobs, replaylab.campaign, replaylab.cli\n"
         "replaylab.cli.parser()\n"
         "assert 'pandas' not in sys.modules and 'openai' not in sys.modules\n"
-        "import render, compare\n"
+        "import replaylab.render, replaylab.comparison\n"
         "assert 'pandas' in sys.modules\n"
     )
     out = python(probe)

@@ -11,7 +11,7 @@ import shlex
 import pytest
 
 from helpers import RECORDINGS
-from helpers.openai_server import FakeProvider, completion
+from helpers.model_server import FakeProvider, completion
 from replaylab import cli
 from replaylab.agents import recording
 from replaylab.agents.replay import rerecord_command

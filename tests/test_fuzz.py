@@ -3,7 +3,8 @@ author of a recording can hand to replaylab (issue 16).
 
 Valid recordings are mutated (structure, types, nesting, sizes, encodings, file names, file
 kinds) and configurations too. The contract: the workflow's checks of the dry run
-(`inputs.find_runs` and `inputs.check_recordings`, what `snakemake -n` runs), the command line's
+(`inputs.find_runs` and `inputs.check_recordings`, what `snakemake -n` runs, and
+`configuration.check` for configurations), the command line's
 `replay` and `promote` either accept the input, and then the build of the run succeeds (replay,
 judge, results.json, tables and page: everything but drawing the figures, which the workflow
 tests do; the page as Markdown, which the HTML is made from), or refuse it on one line that names the file (and, inside the file, the JSON path)
@@ -36,13 +37,13 @@ from hypothesis import strategies as st
 from helpers import RECORDINGS, ROOT
 from helpers.bad import NOT_A_FILE, make_not_a_file
 import replaylab
-from replaylab import cli, inputs, pipeline
+from replaylab import cli, configuration, inputs, pipeline
 from replaylab.agents.recording import RecordingError, printable
 from replaylab.lessons import registry
 from replaylab.render import Render, collect_results, write_tables
 
 SEED = 20261130
-EXAMPLES = int(os.environ.get("REPLAYLAB_FUZZ_EXAMPLES", "2000"))
+EXAMPLES = int(os.environ.get("REPLAYLAB_FUZZ_EXAMPLES", "600"))
 CONFIG_EXAMPLES = 500
 SOURCES = sorted(RECORDINGS.glob("*/*.json"))
 TEXTS = {path: path.read_text(encoding="utf-8") for path in SOURCES}
@@ -319,7 +320,7 @@ def test_fuzzed_recordings_are_built_or_refused_on_one_line(workspace, capsys):
 
 
 CONFIG = __import__("yaml").safe_load((ROOT / "config" / "config.yaml").read_text())
-CONFIG_SCHEMA = __import__("yaml").safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
+CONFIG_SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 CONFIG_VALUES = st.one_of(VALUE, RUN_NAMES, st.lists(st.sampled_from([*registry.names(), "astro"]), max_size=4),
                           st.sampled_from([float("nan"), float("inf"), -1, 0, 1e-300, 2**70, "results/live", True]))
 
@@ -344,8 +345,8 @@ def test_fuzzed_configurations_are_usable_or_refused_on_one_line(capsys):
     @given(configurations())
     def check(config):
         try:
-            inputs.check_config(config, CONFIG_SCHEMA, "config/config.yaml")
-        except inputs.InputError as error:
+            configuration.check(config, "config/config.yaml", CONFIG_SCHEMA)
+        except configuration.InputError as error:
             counts["refused"] += 1
             message = str(error)
             assert message.startswith("config/config.yaml: $") and "\n" not in printable(message), message
@@ -369,8 +370,8 @@ def test_fuzzed_configurations_are_usable_or_refused_on_one_line(capsys):
 # ---------------------------------------------------------------------------------------------
 # What an agent sends: the lines of a session, the requests of an MCP client (issue 25)
 
-SESSION_EXAMPLES = int(os.environ.get("REPLAYLAB_FUZZ_SESSION_EXAMPLES", "300"))
-MCP_EXAMPLES = int(os.environ.get("REPLAYLAB_FUZZ_MCP_EXAMPLES", "200"))
+SESSION_EXAMPLES = int(os.environ.get("REPLAYLAB_FUZZ_SESSION_EXAMPLES", "100"))
+MCP_EXAMPLES = int(os.environ.get("REPLAYLAB_FUZZ_MCP_EXAMPLES", "60"))
 VARIANTS = [(lesson, name) for lesson in registry.names() for name in registry.lesson(lesson).variants]
 CALL_IDS = st.sampled_from(["1", "2", "a", "call-1", "\u202e", "x" * 300])
 

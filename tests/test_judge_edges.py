@@ -241,7 +241,9 @@ def test_a_difference_names_its_message_call_and_tool():
         3, 2, "tool", "the call was accepted when recorded and is rejected now")
     assert compare_result(refused, accepted, TOLERANCE, 4, 5) == Difference(
         4, 5, "tool", "the call was rejected when recorded and is accepted now")
-    assert compare_result(refused, result(False, {"error": "other"}), TOLERANCE, 1, 1) is None
+    changed = compare_result(refused, result(False, {"error": "other"}), TOLERANCE, 1, 1)
+    assert changed.text == "the refusal was 'no' when recorded and is 'other' now"
+    assert compare_result(refused, result(False, {"error": "other"}), TOLERANCE, 1, 1, refusals=False) is None
     keys = compare_result(accepted, result(True, {"y": 1.0}), TOLERANCE, 6, 7)
     assert (keys.message, keys.call, keys.tool) == (6, 7, "tool")
     assert keys.text == "the result keys were ['x'] when recorded and are ['y'] now"
@@ -375,5 +377,5 @@ def test_a_tool_name_that_cannot_be_printed_is_named_by_its_type():
     from replaylab.agents.tools import Refused
 
     allowlist = registry.lesson("hunter").variant("symplectic-euler").allowlist()
-    with pytest.raises(Refused, match="^a list holding an integer too long to print is not an allowed tool$"):
+    with pytest.raises(Refused, match="^a list holding an integer too long to print is not an allowed tool; the allowed tools are: oscillator_energy_drift, answer$"):
         allowlist.check([10**5000], {})

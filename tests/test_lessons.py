@@ -151,10 +151,10 @@ def test_projectile_exercises():
     calls = projectile_exercises.misbehaving_calls()
     assert calls[0]["ok"] and calls[0]["value"]["shown"] == "35.789"
     assert [c.get("error") for c in calls[1:]] == [
-        "'os.system' is not an allowed tool",
+        "'os.system' is not an allowed tool; the allowed tools are: range_with_drag, range_without_drag",
         "dt must be between 0.001 and 0.05, got 0",
         "missing arguments: dt",
-        "speed must be a number, got str",
+        "speed must be a number, got str: send 25 as a number, without quotes",
         "unknown arguments: code",
     ]
     bounds = projectile_exercises.step_bounds()

@@ -102,7 +102,7 @@ def test_the_next_request_carries_the_task_the_message_and_its_results_in_order(
         {"role": "user", "content": TASK},
         {"role": "assistant", "message": first},
         {"role": "tool", "result": ToolResult("c1", "double", True, {"twice": 4})},
-        {"role": "tool", "result": ToolResult("c2", "os.system", False, {"error": "'os.system' is not an allowed tool"})},
+        {"role": "tool", "result": ToolResult("c2", "os.system", False, {"error": "'os.system' is not an allowed tool; the allowed tools are: double"})},
         {"role": "tool", "result": ToolResult("c3", "double", True, {"twice": 10})},
     ]
     assert program.conversations[2] == program.conversations[1] + [

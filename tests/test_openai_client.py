@@ -11,7 +11,7 @@ import traceback
 import pytest
 
 from helpers import cli, environment
-from helpers.openai_server import FakeProvider, completion
+from helpers.model_server import FakeProvider, completion
 from replaylab.agents import loop
 from replaylab.agents import recording as recording_io
 from replaylab.agents.clients import ProviderError

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from helpers import RECORDINGS, cli, environment
-from helpers.openai_server import FakeProvider
+from helpers.model_server import FakeProvider
 from replaylab.agents import loop, recording
 from replaylab.agents.clients import authored
 from replaylab.agents.clients.recorded import RecordedMessagesClient

@@ -76,7 +76,7 @@ def test_a_new_provider_module_is_known_everywhere(tmp_path):
     assert (run.provenance["provider"], run.provenance["model"], run.label) == ("echo", "e-2", "Recorded run")
     # this process has no echo provider: the generic command, with the recorded provider
     assert clients.rerecord_command(run) == (
-        "replaylab record projectile --variant default --provider echo --model e-2 --run e1 --group live")
+        "replaylab record projectile --variant default --provider echo --model e-2 --run e1-again --group live")
     doctor = {c["what"]: c for c in json.loads(cli("doctor", "--json", "--recordings", ROOT / "recordings", cwd=tmp_path, env=env).stdout)["checks"]}
     assert doctor["provider echo"]["detail"] == "Recorded run; records campaigns, key in ECHO_KEY"
     assert doctor["ECHO_KEY"]["detail"].startswith("not set")

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from helpers.openai_server import FakeProvider, completion
+from helpers.model_server import FakeProvider, completion
 from replaylab.agents import recording as recording_io
 from helpers import environment
 from helpers.workflow import copy_project, snakemake

@@ -172,7 +172,7 @@ def test_a_fake_model_repeating_the_key_leaves_it_nowhere(tmp_path, capsys):
     assert FAKE_KEY not in repr(transcript)
     assert REDACTED in transcript.steps[0].message.text
     assert transcript.steps[0].message.tool_calls[0].id == "call-[redacted]"
-    assert transcript.steps[0].results[1].content == {"error": "'[redacted]' is not an allowed tool"}
+    assert transcript.steps[0].results[1].content == {"error": "'[redacted]' is not an allowed tool; the allowed tools are: measure"}
     assert transcript.steps[0].results[2].content == {"error": "unknown arguments: [redacted]"}
     for conversation in conversations[1:]:
         assert FAKE_KEY not in repr(conversation)

@@ -10,12 +10,14 @@ fail the cluster runs with the same one-line message as the local run. The lesso
 reference runs is one SLURM job; with 40 generated runs more in batches of about 10 (8 replay
 batches) it is several, and its results are again the same bytes as a local build's.
 
-Snakemake runs here from .venv-cluster (`make cluster-env`, part of `make test`), the venv with
-the `cluster` extra: the default .venv has no executor plugin (it would slow every local start).
+Snakemake runs here from .venv-cluster, the venv with the `cluster` extra: the default .venv has no
+executor plugin (it would slow every local start).
 
-Without root, or without apt-get and SLURM, or without .venv-cluster, the cluster tests are
-skipped; with CI=true they fail instead. REPLAYLAB_SLURM=0 skips the cluster tests on purpose
-(.ci/run runs them in a step of their own). The profile tests at the end need no cluster.
+Opt-in: `make test-cluster` (which .ci/run calls) makes .venv-cluster, brings the cluster up, runs
+this module with REPLAYLAB_CLUSTER=1 and brings the cluster down. Without REPLAYLAB_CLUSTER=1 every
+test here is skipped, and nothing is installed (`make test` does not collect this module). Opted in
+without root, apt-get or .venv-cluster, the tests skip, or fail under CI=true. The profiles'
+own tests, which need no cluster, are in tests/test_profiles.py.
 """
 
 import json
@@ -31,11 +33,13 @@ import yaml
 from helpers import ROOT, environment
 from helpers.workflow import configure, forge
 from helpers.workflow import copy_project as copy_workflow
+from helpers.workflow import snakemake as run_snakemake
+
 SCRIPT = ROOT / "cluster" / "slurm-local.sh"
 PROFILES = ROOT / "workflow" / "profiles"
 LESSON = "hunter"  # the lesson with a recording to forge (recordings/hunter/symplectic-euler.json)
 CLUSTER_PYTHON = ROOT / ".venv-cluster" / "bin" / "python"
-RUN_TIMEOUT = 240  # seconds per Snakemake run, then SIGINT (Snakemake ignores SIGTERM while it waits)
+RUN_TIMEOUT = 240  # seconds per Snakemake run, then SIGINT (Snakemake waits on SIGTERM)
 SUBMITTED_SLURM = re.compile(r"submitted with SLURM jobid (\d+)")
 SUBMITTED_GENERIC = re.compile(r"Submitted (?:group )?job \S+ with external jobid '(\d+)")
 
@@ -84,20 +88,12 @@ def generated_runs(tmp_path_factory):
 
 
 def snakemake(copy, *args, timeout=RUN_TIMEOUT):
-    """Run Snakemake of .venv-cluster in `copy`; stdout and stderr together, as a user sees them."""
+    """Snakemake of .venv-cluster in `copy` (helpers.workflow.snakemake, which sends SIGINT at the
+    timeout: Snakemake then cancels its SLURM jobs); `stdout` holds both streams, as a user sees them."""
     if not CLUSTER_PYTHON.exists():
         cannot_run(f"{CLUSTER_PYTHON} is missing: make it with `make cluster-env`")
-    command = ["timeout", "-s", "INT", "-k", "30", str(timeout), str(CLUSTER_PYTHON), "-m", "snakemake", *args]
-    result = subprocess.run(
-        command,
-        cwd=copy,
-        env=environment(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=timeout + 60,
-    )
-    assert result.returncode not in (124, 137), f"snakemake {' '.join(args)} timed out:\n{result.stdout[-5000:]}"
+    result = run_snakemake(copy, *args, check=False, python=CLUSTER_PYTHON, timeout=timeout)
+    result.stdout += result.stderr
     return result
 
 
@@ -161,10 +157,14 @@ def assert_fails_like_local(result, local_message, log_text):
 # The cluster and the builds
 
 
+@pytest.fixture(scope="module", autouse=True)
+def opted_in():
+    if os.environ.get("REPLAYLAB_CLUSTER") != "1":
+        pytest.skip("the cluster tests run with `make test-cluster` (REPLAYLAB_CLUSTER=1)")
+
+
 @pytest.fixture(scope="module")
 def cluster():
-    if os.environ.get("REPLAYLAB_SLURM") == "0":
-        pytest.skip("REPLAYLAB_SLURM=0: the SLURM cluster tests are turned off")
     if os.geteuid() != 0:
         cannot_run("bringing up a SLURM cluster needs root")
     if not shutil.which("sinfo") and not shutil.which("apt-get"):
@@ -307,42 +307,11 @@ def test_many_runs_give_the_local_builds_bytes(builds, executor):
 
 
 # ---------------------------------------------------------------------------------------------
-# The profiles (no cluster needed)
+# Dry runs with the cluster profiles (the plugin, no cluster)
 
 
 def profile(name):
     return yaml.safe_load((PROFILES / name / "profile.yaml").read_text(encoding="utf-8"))
-
-
-CLUSTER_PROFILES = ("slurm", "slurm-local", "slurm-generic")
-
-
-def test_cluster_profiles_group_the_same_rules():
-    """The same groups; only how many batches go to one SLURM job differs (4 on the 2-CPU test cluster)."""
-    groups = {name: profile(name)["groups"] for name in CLUSTER_PROFILES}
-    assert len({json.dumps(g, sort_keys=True) for g in groups.values()}) == 1, groups
-    assert "replay" not in groups["slurm"]  # the workflow's batch_group puts each replay job in its group
-    for name in CLUSTER_PROFILES:
-        assert profile(name)["group-components"]["lesson"] == 1
-        assert profile(name)["group-components"]["batches"] >= 1
-
-
-def test_resources_are_in_the_profiles_never_in_the_rules():
-    """Except what a job holds by its nature: a campaign's recording job, one connection to the provider."""
-    rules = [ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]
-    for path in rules:
-        text = path.read_text(encoding="utf-8")
-        assert not re.search(r"^\s+threads:", text, re.M), path
-        for block in re.findall(r"(?m)^\s+resources:\n((?:\s{8,}.*\n)+)", text):
-            assert block.split() == ["provider_connections=1,"], (path, block)
-    for name in CLUSTER_PROFILES:
-        assert {"runtime", "mem_mb"} <= set(profile(name)["default-resources"]), name
-
-
-def test_user_profiles_keep_documented_placeholders():
-    for name in ("slurm", "slurm-generic"):
-        resources = profile(name)["default-resources"]
-        assert resources["slurm_partition"] == "<partition>" and resources["slurm_account"] == "<account>", name
 
 
 @pytest.mark.parametrize("name", ["slurm", "slurm-local", "slurm-generic"])
@@ -367,33 +336,3 @@ def test_cluster_profile_dry_run_bundles_the_batches_of_a_large_lesson(name, tmp
     assert result.stdout.count("Group job batches") == -(-8 // per_job)  # 8 batches of the lesson
     lessons = yaml.safe_load((copy / "config" / "config.yaml").read_text(encoding="utf-8"))["lessons"]
     assert result.stdout.count("Group job lesson") == len(lessons)
-
-
-STATES = {
-    "COMPLETED": "success",
-    "RUNNING": "running",
-    "PENDING": "running",
-    "COMPLETING": "running",
-    "": "running",
-    "FAILED": "failed",
-    "CANCELLED": "failed",
-    "TIMEOUT": "failed",
-    "OUT_OF_MEMORY": "failed",
-}
-
-
-@pytest.mark.parametrize("state", sorted(STATES))
-def test_generic_status_script_maps_slurm_states(state, tmp_path):
-    """status-slurm.sh, with stand-ins for squeue, sacct and scontrol that know one job."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "squeue").write_text(f"#!/bin/sh\n[ -n '{state}' ] && echo '{state}'\nexit 0\n")
-    (bin_dir / "sacct").write_text("#!/bin/sh\necho 'accounting storage is disabled' >&2\nexit 1\n")
-    (bin_dir / "scontrol").write_text("#!/bin/sh\nexit 1\n")
-    for tool in bin_dir.iterdir():
-        tool.chmod(0o755)
-    env = {**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin"}
-    status = PROFILES / "slurm-generic" / "status-slurm.sh"
-    result = subprocess.run([str(status), "42;cluster"], env=env, capture_output=True, text=True, timeout=30)
-    assert result.returncode == 0
-    assert result.stdout == STATES[state] + "\n"

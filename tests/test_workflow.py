@@ -1,7 +1,7 @@
 """The Snakemake workflow, run for real in a temporary copy of the project (tests/helpers/workflow.py).
 
-One full build per module (fixture `built`). Each rerun test changes the content of one file of
-the copy, asks Snakemake what it would run, and puts the file back.
+One full build per test session (fixture `built`, tests/conftest.py). Each rerun test changes the
+content of one file of the copy, asks Snakemake what it would run, and puts the file back.
 """
 
 import json
@@ -38,17 +38,6 @@ RECORDING_RULES = {"record", "record_run", "live_page"}  # only when targeted
 CAMPAIGN_RULES = {"campaign", "campaign_record", "campaign_replay", "campaign_render", "campaign_compare"}
 
 
-# ---------------------------------------------------------------------------------------------
-# The built copy
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    copy = copy_project(tmp_path_factory.mktemp("workflow") / "project")
-    snakemake(copy, "--cores", "2")
-    return copy
-
-
 pytestmark = pytest.mark.workflow
 
 
@@ -65,11 +54,11 @@ def test_full_build_writes_every_result(built):
         assert list((folder / "figures").glob("*.png")), lesson
         assert list((folder / "tables").glob("*.csv")), lesson
     assert (built / "results" / "index.md").is_file() and (built / "results" / "index.html").is_file()
-    # every rule keeps a log, with its time; a benchmark too, but for the replay batches
+    # every job keeps a log, with its time, and a benchmark (the time and memory of its process)
     batch = Path(batch_of(built, "hunter", "velocity-verlet")).name
     assert "replay: done in" in (built / "logs" / "hunter" / "replay" / f"{batch}.log").read_text()
-    assert not (built / "benchmarks" / "hunter" / "replay").exists()
-    assert (built / "benchmarks" / "hunter" / "render.tsv").is_file()
+    for benchmark in (f"replay/{batch}.tsv", "scan.tsv", "render.tsv"):
+        assert (built / "benchmarks" / "hunter" / benchmark).read_text().startswith("s\th:m:s\tmax_rss"), benchmark
     assert (built / "results" / "hunter" / "scorecard.csv").is_file()
 
 
@@ -144,7 +133,8 @@ def test_changed_tolerance_reruns_the_replays(built):
 def test_a_no_op_start_does_not_import_pandas_and_keeps_the_imports_cache(built):
     """What a start that finds everything up to date costs: Snakemake, the workflow, its checks.
     pandas (0.4 s) is imported by the jobs that tabulate only, not by Snakemake's comparison of
-    params; the import statements of the code come from the cache of the build."""
+    params (the default target's rules have none: their settings are an input file); the import
+    statements of the code come from the cache of the build."""
     assert (built / ".snakemake" / "replaylab" / "imports.json").is_file()
     probe = ("import sys, runpy; sys.argv = ['snakemake', '--cores', '1']\n"
              "try:\n    runpy.run_module('snakemake', run_name='__main__')\n"
@@ -209,9 +199,10 @@ def test_no_rule_writes_under_recordings(built):
     assert rules == RULES | RECORDING_RULES | CAMPAIGN_RULES
     outputs = summary(built, "--forceall")
     assert outputs and all(o.startswith("results/") for o in outputs), sorted(outputs)
+    # a campaign's recordings are sources too: its recording jobs' outputs are its blocks' lists
     campaign = summary(built, "--forceall", "campaign")
-    assert any(o.startswith("results/campaigns/baseline/recordings/") for o in campaign)
-    assert all(o.startswith("results/") for o in campaign), sorted(campaign)
+    assert any(o.startswith("results/campaigns/baseline/projectile/recorded/") for o in campaign)
+    assert all(o.startswith("results/") and "/recordings/" not in o for o in campaign), sorted(campaign)
 
 
 def test_dry_run_needs_no_api_key(built):
@@ -293,17 +284,16 @@ def test_lint_and_format_are_clean(built):
 
 
 def test_the_workflow_runs_as_a_module_of_a_users_folder(built, tmp_path):
-    """A folder with only config/, recordings/ and the README's short Snakefile gets the same bytes."""
+    """A folder with only config/, recordings/ and the short Snakefile of docs/workflow.md gets the
+    same bytes (one lesson's target: the module's rules are the workflow's own)."""
     user = module_folder(tmp_path / "analysis", built)
     assert sorted(p.name for p in user.iterdir()) == ["Snakefile", "config", "recordings"]
     profile = built / "workflow" / "profiles" / "default"
-    snakemake(user, "--cores", "2", "--workflow-profile", str(profile))
-    for lesson in LESSONS:
-        mine, project = user / "results" / lesson, built / "results" / lesson
-        assert (mine / "results.json").read_bytes() == (project / "results.json").read_bytes(), lesson
-        assert (mine / "index.md").read_bytes() == (project / "index.md").read_bytes(), lesson
-    assert (user / "results" / "index.md").read_bytes() == (built / "results" / "index.md").read_bytes()
-    again = snakemake(user, "--cores", "1", "--workflow-profile", str(profile))
+    snakemake(user, "--cores", "2", "--workflow-profile", str(profile), "hunter")
+    mine, project = user / "results" / "hunter", built / "results" / "hunter"
+    for name in ("results.json", "index.md", "index.html"):
+        assert (mine / name).read_bytes() == (project / name).read_bytes(), name
+    again = snakemake(user, "--cores", "1", "--workflow-profile", str(profile), "hunter")
     assert "Nothing to be done" in again.stdout + again.stderr
     assert pending(built) == (set(), [])  # nothing was written into the project
 
@@ -322,7 +312,7 @@ def forged(tmp_path_factory):
     # every process that imports replaylab says from where: it must be this copy's src/
     init = copy / "src" / "replaylab" / "__init__.py"
     init.write_text(init.read_text(encoding="utf-8") + MARKER, encoding="utf-8")
-    result = snakemake(copy, "--cores", "2", "--keep-going", check=False)
+    result = snakemake(copy, "--cores", "2", "--keep-going", "hunter", "projectile", check=False)
     return copy, result, key
 
 
@@ -342,14 +332,15 @@ def test_replay_mismatch_fails_only_that_replay(forged):
     assert any(message in log for log in logs)
 
 
-def test_jobs_run_in_snakemakes_process_with_the_copys_own_library(forged):
+def test_every_job_is_a_process_with_the_copys_own_library(forged):
     copy, result, _ = forged
     imported = re.findall(r"replaylab imported from (\S+)", result.stderr)
-    # imported once, by Snakemake: the default profile's force-use-threads runs every job in it, and
-    # no lesson here has more than one batch (hunter's two runs share one), so no worker is started
-    assert imported == [str(copy / "src" / "replaylab" / "__init__.py")], imported
+    # by Snakemake, then by each job that started (the failed replay too): all from the copy's src/
+    started = len(re.findall(r"(?m)^Job \d+: ", result.stderr))
+    assert len(imported) == 1 + started > 2, (imported, started)
+    assert set(imported) == {str(copy / "src" / "replaylab" / "__init__.py")}, imported
     assert result.stderr.startswith(PROFILE_NOTICE)
-    assert (copy / "results" / "review" / "index.md").is_file()
+    assert (copy / "results" / "projectile" / "index.md").is_file()
 
 
 def test_replay_mismatch_leaves_no_transcript_and_keeps_going(forged):
@@ -359,9 +350,8 @@ def test_replay_mismatch_leaves_no_transcript_and_keeps_going(forged):
     # velocity-verlet shares the failed batch (batches go by a hash of the name): nothing of it is kept
     assert not list((copy / "results" / "hunter" / "transcripts").glob("*/velocity-verlet.json"))
     assert (copy / "results" / "hunter" / "scans.json").is_file()
-    for lesson in ("projectile", "review"):
-        assert (copy / "results" / lesson / "index.md").is_file(), lesson
-    assert not (copy / "results" / "index.md").exists()
+    assert (copy / "results" / "projectile" / "index.md").is_file()  # --keep-going: the other lesson
+    assert not (copy / "results" / "hunter" / "index.md").exists()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -392,25 +382,46 @@ def conda_pins(dependencies):
     return pins
 
 
-def pyproject_pins():
+def constraints():
+    """{package: version} of constraints.txt, the versions `make` installs."""
+    lines = (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines()
+    return pins_of(line for line in lines if line.strip() and not line.startswith("#"))
+
+
+def requirement_names(requirements):
+    return {re.match(r"[A-Za-z0-9_.-]+", requirement).group().lower() for requirement in requirements}
+
+
+def test_every_requirement_is_a_range_and_make_installs_one_pinned_version_of_it():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    return pins_of(project["dependencies"] + project["optional-dependencies"]["test"])
+    requirements = project["dependencies"] + [r for extra in project["optional-dependencies"].values() for r in extra]
+    assert not [r for r in requirements if "==" in r], "pyproject.toml gives ranges; constraints.txt pins"
+    assert next(r for r in requirements if r.startswith("snakemake>")) == "snakemake>=9.19,<10"
+    pinned = {name.lower().replace("_", "-") for name in constraints()}
+    assert {n.replace("_", "-") for n in requirement_names(requirements)} <= pinned
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    installs = re.findall(r"pip install[^\n]*", makefile)
+    assert installs and all("-c constraints.txt" in line for line in installs), installs
 
 
-def test_environment_yml_pins_equal_pyproject():
+def test_environment_yml_pins_equal_the_constraints():
     env = yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
     assert env["channels"] == ["conda-forge", "nodefaults"]
     pins = conda_pins(env["dependencies"])
     assert pins.pop("python") == "3.11"
-    assert pins == pyproject_pins()
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    names = requirement_names(project["dependencies"] + project["optional-dependencies"]["test"])
+    assert set(pins) == names and all(constraints()[name] == version for name, version in pins.items()), pins
     pip = next(e for e in env["dependencies"] if isinstance(e, dict))["pip"]
     assert "-e ." in pip
 
 
-def test_rule_environment_pins_are_pyproject_pins():
+def test_the_rules_environment_pins_are_the_constraints():
+    rules = "".join(p.read_text() for p in (ROOT / "workflow" / "rules").glob("*.smk"))
+    assert rules.count('conda:\n        "../envs/replaylab.yaml"') == rules.count("    script:\n")
     env = yaml.safe_load((ROOT / "workflow" / "envs" / "replaylab.yaml").read_text(encoding="utf-8"))
     assert env["channels"] == ["conda-forge", "nodefaults"]
     pins = conda_pins(env["dependencies"])
     assert pins.pop("python") == "3.11"
-    expected = pyproject_pins()
-    assert pins and all(expected[name] == version for name, version in pins.items()), pins
+    found = constraints()
+    assert pins and all(found[name] == version for name, version in pins.items()), pins

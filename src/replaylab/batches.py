@@ -1,4 +1,5 @@
-"""Runs grouped into replay jobs: many small runs must not cost one job each.
+"""Runs grouped into replay jobs: many small runs must not cost one job each; and the lists of the
+batches, which the workflow writes when it starts, each the one input of its replay job.
 
 A run's batch depends only on its key (its name, or in a lesson judged per group the name of its
 group, so that a group is replayed and judged in one job) and on the number of batches, a power of
@@ -7,6 +8,10 @@ in its batch (until the count doubles), so the workflow reruns one replay job, n
 """
 
 import hashlib
+import json
+from pathlib import Path
+
+from replaylab.agents.recording import write_atomic
 
 
 def batch_count(runs, size):
@@ -35,3 +40,28 @@ def batches(runs, size, keys=None):
         key = run if keys is None else keys[run]
         found.setdefault(batch_of(key, count), []).append(runs[run])
     return dict(sorted(found.items()))
+
+
+def list_text(lesson, batch, entries):
+    """The text of a batch's list, the one input file of its replay job: its recordings with the
+    digest of each one's content ([[path, digest]]), so that a changed, added or removed recording
+    changes the list, and reruns that batch only."""
+    return json.dumps({"lesson": lesson, "batch": batch, "recordings": entries}, indent=0) + "\n"
+
+
+def write_list(path, lesson, batch, entries):
+    """Write a batch's list, atomically, and only when its text changed."""
+    write_if_changed(path, list_text(lesson, batch, [list(entry) for entry in entries]))
+
+
+def write_if_changed(path, text):
+    """Write a file the workflow makes when it starts, for its jobs to read (a batch's list, the
+    settings of the jobs), atomically, and only when its text changed: a file rewritten as it was
+    would change its time, not what a job reads."""
+    path = Path(path)
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return
+    except OSError:
+        pass
+    write_atomic(path, text)

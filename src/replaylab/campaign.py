@@ -1,41 +1,50 @@
 """Campaigns: many recorded runs per model, of every variant of some lessons, to compare models.
 
-This module plans a campaign from the `campaign` section of the configuration (which runs, their
-names and files), checks that section when the workflow starts, and records one run in a process
-of its own. The workflow (workflow/rules/campaign.smk) replays, judges and scores the runs with
-the lessons' own rules, and `replaylab.comparison` compares the models.
+This module checks the `campaign` section of the configuration when the workflow starts, plans
+the campaign (which runs, their names and files, their blocks) when a rule of the campaign first
+asks (only when the campaign is a target), and records a block of runs in one job. The workflow
+(workflow/rules/campaign.smk) replays, judges and scores the runs with the lessons' own rules, and
+`replaylab.comparison` compares the models.
 
 A run's name says its model (made safe for a file name, `agents.names`), its variant and its
 index: `org_2fmodel_3atag__default__007`. Its group, `<model>__<index>`, holds the runs of one
 index of one model, so that the runs of a lesson judged per group (one of each variant) are judged
 together.
+
+A recording is a source, never an output Snakemake may remove: a recording job's output is its
+block's list (results/campaigns/<name>/<lesson>/recorded/<block>.json, the recordings with the
+digest of each), and the recordings lie beside it, in results/campaigns/<name>/recordings/. The job
+records the block's runs that are not on disk (each written whole, or not at all), never one that
+is; the list of a block whose runs are all on disk is written when the campaign is planned, so that
+a recording changed by hand reruns its block's replay, and a missing one its recording job.
 """
 
-import base64
+import hashlib
 import math
-import multiprocessing
-import multiprocessing.connection
-import multiprocessing.forkserver
 import os
+import queue
 import sys
 import threading
-import time
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
-from replaylab.inputs import check_recording
-from replaylab.workers import done_line
 from replaylab.agents import clients
 from replaylab.agents.names import file_safe
-from replaylab.agents.recording import RecordingError, check_run_name, check_text
+from replaylab.agents.recording import RecordingError, check_run_name, check_text, printable
+from replaylab.batches import write_list
+from replaylab.inputs import check_recording, check_recordings
+from replaylab.jobs import Failed
 from replaylab.lessons import registry
 
 FOLDER = "results/campaigns"
-MOST_BATCHES = 32  # replay batches per lesson of a campaign, unless a batch would pass batch_size
+MOST_BATCHES = 32  # blocks per lesson of a campaign, unless a block would pass batch_size
+RUNS_PER_CONNECTION = 16  # a block holds about this many runs per connection its job holds
+CHECKED = ".snakemake/replaylab/checked-campaign-recordings.json"
 
 
-class RecordFailed(Exception):
-    """A run that could not be recorded: one line, with the provider's status and reason."""
+class RecordFailed(Failed):
+    """Runs that could not be recorded: one line, with the provider's status and reason."""
 
 
 @dataclass(frozen=True)
@@ -58,15 +67,24 @@ class Run:
         return self.index - 1
 
 
-class Campaign:
-    """A campaign's plan, and the input functions of its rules."""
+def connections_per_job(settings):
+    """The connections one recording job holds (a Snakemake resource, `provider_connections`,
+    of which there are `max_connections`): half of them, so that two jobs record at once and one's
+    start and last runs overlap the other's runs; all of them when there are fewer than two."""
+    return max(1, settings["max_connections"] // 2)
 
-    def __init__(self, settings, batch_size):
+
+class Campaign:
+    """A campaign's plan, and the input functions of its rules. Nothing is planned until a rule of
+    the campaign asks: a campaign of many runs costs nothing to a workflow that does not target it."""
+
+    def __init__(self, settings, batch_size, stop=None):
         """`settings`: the `campaign` section of the configuration; `batch_size`: about how many
-        runs a replay job takes at most (the configuration's)."""
+        runs a replay job takes at most (the configuration's); `stop(error)`: what the workflow
+        does with a malformed recording found when the campaign is planned (by default, raise it)."""
         self.settings = settings
-        self._runs = {lesson: self._plan(lesson) for lesson in self.lessons}
-        self.batches = {lesson: self._batches(lesson, batch_size) for lesson in self.lessons}
+        self.batch_size = batch_size
+        self.stop = stop
 
     @property
     def name(self):
@@ -77,104 +95,128 @@ class Campaign:
         return f"{FOLDER}/{self.name}"
 
     @property
+    def lessons(self):
+        return list(self.settings["lessons"])
+
+    @property
     def shown(self):
         """The settings that the comparison page shows (a change reruns the comparison only)."""
         keys = ("name", "provider", "models", "runs", "max_tokens_per_run", "max_seconds_per_run", "prices")
         return {key: self.settings[key] for key in keys}
 
     @property
-    def lessons(self):
-        return list(self.settings["lessons"])
+    def connections(self):
+        return connections_per_job(self.settings)
+
+    # the plan
 
     def runs(self, lesson):
         """{run name: Run} of one lesson: every model, every variant, indices 1 to `runs`."""
         return self._runs[lesson]
 
-    def _plan(self, lesson):
+    @cached_property
+    def _runs(self):
         found = {}
-        for model in self.settings["models"]:
-            for index in range(1, self.settings["runs"] + 1):
-                for variant in registry.lesson(lesson).variants:
-                    run = Run(lesson, variant, model, index)
-                    found[run.name] = run
+        for lesson in self.lessons:
+            runs = found[lesson] = {}
+            for model in self.settings["models"]:
+                for index in range(1, self.settings["runs"] + 1):
+                    for variant in registry.lesson(lesson).variants:
+                        run = Run(lesson, variant, model, index)
+                        runs[run.name] = run
         return found
 
-    def _batches(self, lesson, batch_size):
-        """{batch: [recordings]}: the runs of a block of consecutive indices (every model and
-        variant) per batch, named runs<first>to<last>. Runs are recorded in index order, so a
-        batch is replayed and judged as soon as its runs are in, while the next ones record: only
-        the last batch is left when the last run lands. A block holds about `max_connections`
-        runs, doubled until there are at most MOST_BATCHES blocks (or a batch would pass
-        `batch_size`). Raising `runs` adds batches or changes the last one only, until the block
-        doubles."""
+    def block_size(self, lesson):
+        """How many consecutive indices (every model and variant of each) a block holds: about
+        RUNS_PER_CONNECTION runs per connection of its job (a recording job's start, its imports and
+        the lesson's caches, costs about a second of a processor: a job must record enough runs to
+        make that small), at most `batch_size` runs, doubled until a lesson has at most
+        MOST_BATCHES blocks (unless a block would pass `batch_size`). Raising `runs` adds blocks or
+        changes the last one only, until the block doubles."""
         per_index = len(self.settings["models"]) * len(registry.lesson(lesson).variants)
-        runs = self.settings["runs"]
-        block = max(1, math.ceil(self.settings["max_connections"] / per_index))
-        while math.ceil(runs / block) > MOST_BATCHES and 2 * block * per_index <= batch_size:
+        block = max(1, math.ceil(RUNS_PER_CONNECTION * self.connections / per_index))
+        block = max(1, min(block, self.batch_size // per_index))
+        while math.ceil(self.settings["runs"] / block) > MOST_BATCHES and 2 * block * per_index <= self.batch_size:
             block *= 2
-        found = {}
-        for name, run in self.runs(lesson).items():
-            first = (run.index - 1) // block * block + 1
-            batch = f"runs{first}to{min(first + block - 1, runs)}"
-            found.setdefault(batch, []).append(self.recording(lesson, name))
-        return {batch: sorted(recordings) for batch, recordings in found.items()}
+        return block
 
-    def priority(self, wildcards):
-        """The priority of the job that records "<lesson>/<run>": earlier indices first (Snakemake
-        starts the ready job of highest priority first), so that batches fill one after another;
-        below 0, the replay jobs' priority, so that a batch whose runs are in replays first."""
-        lesson, name = wildcards.unrecorded.split("/")
-        return -self.runs(lesson)[name].index
+    @cached_property
+    def batches(self):
+        """{lesson: {block: {run name: Run}}}, a block named runs<first>to<last>, in index order."""
+        found = {}
+        for lesson in self.lessons:
+            block, last = self.block_size(lesson), self.settings["runs"]
+            blocks = found[lesson] = {}
+            for name, run in sorted(self.runs(lesson).items(), key=lambda item: (item[1].index, item[0])):
+                first = (run.index - 1) // block * block + 1
+                blocks.setdefault(f"runs{first}to{min(first + block - 1, last)}", {})[name] = run
+        return found
 
     def recording(self, lesson, name):
         return f"{self.folder}/recordings/{lesson}/{name}.json"
 
-    def recordings(self, lesson):
-        """{run name: the file it is recorded to}."""
-        return {name: self.recording(lesson, name) for name in self.runs(lesson)}
+    def block_list(self, lesson, batch):
+        """The list of a block: the output of its recording job, the input of its replay."""
+        return f"{self.folder}/{lesson}/recorded/{batch}.json"
 
-    def all_recordings(self):
-        return [path for lesson in self.lessons for path in self.recordings(lesson).values()]
-
-    def comparison_page(self, starting):
-        """The comparison page, the input of the `campaign` target, which Snakemake asks for first.
-        When `starting` (not a dry run) with runs to record, the server of the recording processes
-        starts now, while Snakemake builds the rest of its DAG, not when the first run is due."""
-        if starting and self.not_recorded():
-            start_recorders(self)
-        return f"{self.folder}/index.md"
-
-    def not_recorded(self):
-        """"<lesson>/<run>" of every run whose file is not there yet: the only files the recording
-        rule may make. A recorded run is a source: no rule records it again, whatever changed."""
-        return [
-            f"{lesson}/{name}"
+    @cached_property
+    def prepared(self):
+        """The blocks, once each block's list is up to date: written for a block whose runs are all
+        on disk (with their digests), removed for a block with runs to record, so that its
+        recording job runs. Done when a rule of the campaign first asks, after every recording on
+        disk is checked (a malformed one is one `RecordingError` line, or `stop`)."""
+        found = {
+            lesson: {name: path for name in self.runs(lesson) if os.path.lexists(path := self.recording(lesson, name))}
             for lesson in self.lessons
-            for name, path in self.recordings(lesson).items()
-            if not os.path.lexists(path)
-        ]
+        }
+        try:
+            _, digests = check_recordings(found, CHECKED)
+        except RecordingError as error:
+            if self.stop is None:
+                raise
+            self.stop(error)
+        for lesson, blocks in self.batches.items():
+            for batch, runs in blocks.items():
+                target = Path(self.block_list(lesson, batch))
+                if all(name in found[lesson] for name in runs):
+                    write_list(target, lesson, batch, [[found[lesson][name], digests[lesson][name]] for name in runs])
+                elif target.exists():
+                    target.unlink()
+        return self.batches
 
     # input functions of the rules
 
-    def batch_recordings(self, wildcards):
-        return self.batches[wildcards.lesson][wildcards.batch]
+    def targets(self, wildcards):
+        """What the `campaign` target asks for: the comparison page, and every block's list, so
+        that a block with runs to record (whose list `prepared` removed) has its recording job run,
+        even when every result after it is there (Snakemake remakes a missing file only when a job
+        that needs to run, or a target, asks for it)."""
+        lists = [self.block_list(lesson, batch) for lesson, found in self.prepared.items() for batch in found]
+        return [f"{self.folder}/index.md", *lists]
+
+    def batch_list(self, wildcards):
+        assert wildcards.batch in self.prepared[wildcards.lesson]
+        return self.block_list(wildcards.lesson, wildcards.batch)
+
+    def priority(self, wildcards):
+        """The priority of a block's recording job: earlier blocks first (Snakemake starts the ready
+        job of highest priority first), so that blocks fill one after another; below 0, the replay
+        jobs' priority, so that a block whose runs are in replays first."""
+        return -int(wildcards.batch.removeprefix("runs").split("to")[0])
 
     def transcript_folders(self, lesson):
-        return [f"{self.folder}/{lesson}/transcripts/{batch}" for batch in self.batches[lesson]]
+        return [f"{self.folder}/{lesson}/transcripts/{batch}" for batch in self.prepared[lesson]]
 
     def transcripts(self, wildcards):
         return self.transcript_folders(wildcards.lesson)
 
     def judged(self, wildcards):
-        """The verdicts of each replayed batch of a lesson (`replay` judges its batch)."""
-        return [f"{self.folder}/{wildcards.lesson}/judged/{batch}.json" for batch in self.batches[wildcards.lesson]]
-
-    def several_batches(self, wildcards):
-        return len(self.batches[wildcards.lesson]) > 1
+        """The verdicts of each replayed block of a lesson (`replay` judges its batch)."""
+        return [f"{self.folder}/{wildcards.lesson}/judged/{batch}.json" for batch in self.prepared[wildcards.lesson]]
 
     def batch_group(self, wildcards):
         """The cluster group of a replay job, as for the lessons' own (workflow/rules/common.smk)."""
-        return "batches" if self.several_batches(wildcards) else "lesson"
+        return "batches" if len(self.prepared[wildcards.lesson]) > 1 else "lesson"
 
     def all_transcripts(self, wildcards):
         return [folder for lesson in self.lessons for folder in self.transcript_folders(lesson)]
@@ -187,6 +229,10 @@ class Campaign:
 
         files.__name__ = f"campaign_{name.split('.')[0]}"
         return files
+
+
+# ---------------------------------------------------------------------------------------------
+# The checks of the `campaign` section (what its schema cannot say)
 
 
 def unattended_provider(name):
@@ -216,7 +262,8 @@ def model_option(provider, model):
 
 def check(settings, lessons, source):
     """The first problem of the `campaign` section that the schema cannot see, as one line
-    (`source`: the configuration's files), or None."""
+    (`source`: the configuration's files), or None. Never plans the campaign: its cost does not
+    grow with `runs`."""
     problem = check_provider(settings["provider"], source, "$.campaign.provider")
     if problem:
         return problem
@@ -226,13 +273,13 @@ def check(settings, lessons, source):
             known = "" if lesson in registry.names() else " (nor a lesson of replaylab)"
             return (f"{source}: $.campaign.lessons[{index}]: {lesson!r} is not one of the configured lessons{known}: "
                     f"{', '.join(lessons)}")
-    for option in ("request_timeout", "max_seconds_per_run"):  # YAML's .inf passes the schema's minimum
+    for option in ("request_timeout", "max_seconds_per_run"):  # NaN passes every bound of the schema
         value = settings[option]
-        if value is not None and not math.isfinite(value):
+        if value is not None and math.isnan(value):
             return f"{source}: $.campaign.{option}: {value} is not a finite number"
     for model, price in settings["prices"].items():
         for side in ("input", "output"):
-            if not math.isfinite(price[side]):
+            if math.isnan(price[side]):
                 return f"{source}: $.campaign.prices.{model}.{side}: {price[side]} is not a finite number"
     for index, model in enumerate(settings["models"]):
         where = f"{source}: $.campaign.models[{index}]"
@@ -256,117 +303,80 @@ def check(settings, lessons, source):
     return None
 
 
-def record_arguments(settings, run, out):
-    """The arguments of `replaylab record` for one run (a list: no shell ever reads them)."""
-    arguments = [
-        "record", run.lesson, "--variant", run.variant, "--provider", settings["provider"], "--model", run.model,
-        "--seed", str(run.seed), "--run", run.name, "--group", run.group, "--out", str(out),
-        "--timeout", str(settings["request_timeout"]), "--max-retries", str(settings["max_retries"]),
-    ]
-    for option in ("max_tokens_per_run", "max_seconds_per_run"):
-        if settings[option] is not None:
-            arguments += [f"--{option.replace('_', '-')}", str(settings[option])]
-    return arguments
+# ---------------------------------------------------------------------------------------------
+# A block's recording job
 
 
-def last_error(log):
-    """The line in which `replaylab record` said why it failed (the last line that names it)."""
-    lines = Path(log).read_text(encoding="utf-8", errors="replace").strip().splitlines()
-    said = [line for line in lines if line.startswith("replaylab: ")]
-    return (said or lines or ["no output"])[-1]
+def record_block(campaign, lesson, batch, listing, connections, log=sys.stdout):
+    """Record the runs of one block that are not on disk, `connections` at a time (threads, each
+    waiting on the provider), then write the block's list (`listing`). A run's file appears whole
+    when the run is done (`cli.record_new`), or not at all; a run on disk is never recorded again.
+    What is recorded goes to `log`; a run that fails is one line there and on stderr; the others
+    are recorded, and the job then fails with `RecordFailed` (its list is not written, so the next
+    run records what is missing).
+
+    The threads are daemon threads: when the job is interrupted (Ctrl-C, or its Snakemake gone,
+    replaylab.jobs), the process ends at once and its requests with it; a run it was writing at
+    that moment leaves at most a hidden temporary file, which the next job of the block removes."""
+    runs = campaign.batches[lesson][batch]
+    paths = {name: Path(campaign.recording(lesson, name)) for name in runs}
+    todo = [name for name, path in paths.items() if not os.path.lexists(path)]
+    for name in todo:
+        for leftover in paths[name].parent.glob(f".{name}.json.*.tmp"):  # of a job that was killed
+            leftover.unlink()
+    print(f"{lesson}/{batch}: {len(todo)} of {len(runs)} runs to record, {min(connections, len(todo))} at a time", file=log, flush=True)
+    failures = _record_all([(runs[name], paths[name]) for name in todo], campaign.settings, connections, log)
+    if failures:
+        raise RecordFailed(f"{len(failures)} of {len(todo)} runs of {lesson}/{batch} not recorded; the first: {failures[0]}")
+    entries = []
+    for name, path in paths.items():
+        check_recording(path, lesson)
+        entries.append([str(path), hashlib.sha256(path.read_bytes()).hexdigest()])
+    write_list(listing, lesson, batch, entries)
 
 
-def recorders(campaign):
-    """How recording processes start: as forks of a server process that has imported, once, what
-    a recording imports (the command line, the pipeline, the lessons' agents, and the modules the
-    provider's clients need, such as an SDK): a new Python would spend about a second of a
-    processor on imports for each run. Each run still has a process of its own; the server starts
-    with the first run, in the workflow's environment and with its search path. `__main__` (the
-    `snakemake` script) is imported there once too: else each process would import it again."""
-    context = multiprocessing.get_context("forkserver")
-    lessons = [f"{registry.lesson(lesson).package}.agent" for lesson in campaign.lessons]
-    provider = clients.load_provider(campaign.settings["provider"])
-    context.set_forkserver_preload(
-        ["__main__", "replaylab.cli", "replaylab.pipeline", *lessons, *provider.preload, "replaylab.agents.preloaded"]
-    )
-    return context
+def _record_all(work, settings, connections, log):
+    """Record each (run, path) of `work` in `connections` daemon threads; the failures' lines."""
+    from replaylab import cli  # the command line's recording of one run (and the provider's SDK)
+
+    todo, failures, lock = queue.Queue(), [], threading.Lock()
+    for item in work:
+        todo.put(item)
+
+    def worker():
+        while True:
+            try:
+                run, path = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                cli.record_new(recording_request(settings, run), path)
+                with lock:
+                    print(f"recorded {path}", file=log, flush=True)
+            except Exception as error:  # a provider's failure, or a bug: this run's line, the others go on
+                line = f"{path}: not recorded: {printable(str(error))}"
+                with lock:
+                    failures.append(line)
+                    print(line, file=log, flush=True)
+                    print(line, file=sys.stderr, flush=True)
+
+    threads = [threading.Thread(target=worker, daemon=True, name=f"record-{i}") for i in range(min(connections, len(work)))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        while thread.is_alive():
+            thread.join(0.5)  # a join with a timeout: Ctrl-C reaches this thread at once
+    return failures
 
 
-def start_recorders(campaign):
-    """Start the server of the recording processes now, while Snakemake builds its DAG: its imports
-    take about a second of the other processor, which the first runs would otherwise wait for."""
-    recorders(campaign)
-    multiprocessing.forkserver.ensure_running()
+def recording_request(settings, run):
+    """What `cli.record_new` needs to record one run of the campaign."""
+    from replaylab.agents import loop
+    from replaylab.cli import Request
 
+    lesson = registry.lesson(run.lesson)
+    options = clients.Options(run.lesson, run.variant, run.model, run.seed, (), lesson.part("agent"),
+                              None, settings["request_timeout"], settings["max_retries"])
+    limits = loop.Limits(settings["max_tokens_per_run"], settings["max_seconds_per_run"])
+    return Request(clients.load_provider(settings["provider"]), options, lesson.variant(run.variant), run.name, run.group, limits)
 
-# multiprocessing reads a process's exit status once, from a pipe; its start() also reads those of
-# the other processes that have ended. Two threads reading one status at once leave one of them
-# without it (it then says 255), so starts and status reads take turns; the waits do not.
-_STATUS = threading.Lock()
-
-
-def _record_here(arguments, log):
-    """The body of a recording process: `replaylab record`, its output and errors into the log."""
-    descriptor = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    os.dup2(descriptor, 1)
-    os.dup2(descriptor, 2)
-    os.close(descriptor)
-    from replaylab import cli
-
-    sys.exit(cli.main(arguments))
-
-
-def record(campaign, lesson, name, out, log):
-    """Record one run in a process of its own (its output and errors go to `log`); a run that
-    fails raises `RecordFailed` with the provider's status and reason, never its key."""
-    run = campaign.runs(lesson).get(name)
-    if run is None:
-        raise RecordFailed(f"{out}: {name!r} is not a run of the campaign {campaign.name} (see its models, lessons and runs)")
-    Path(log).parent.mkdir(parents=True, exist_ok=True)
-    process = recorders(campaign).Process(
-        target=_record_here, args=(record_arguments(campaign.settings, run, out), str(log)), name=f"record {name}")
-    start, began = time.perf_counter(), time.time()
-    with _STATUS:
-        process.start()
-    multiprocessing.connection.wait([process.sentinel])
-    with _STATUS:
-        process.join()
-    if process.exitcode != 0:
-        raise RecordFailed(f"{out}: not recorded: {last_error(log)}")
-    with open(log, "a", encoding="utf-8") as stream:
-        print(done_line("record", start, began), file=stream)
-
-
-def incomplete_marker(folder, path):
-    """Where Snakemake's file persistence (the default) marks `path` as the output of a job that
-    started and was not seen to end: .snakemake/incomplete/<urlsafe base64 of the path>, cut into
-    parts that fit a file name (snakemake/persistence/file.py, Snakemake 9)."""
-    longest = (os.pathconf(folder, "PC_NAME_MAX") or 255) if os.name == "posix" else 255
-    encoded = base64.urlsafe_b64encode(str(path).encode()).decode()
-    parts = [encoded[i : i + longest - 1] for i in range(0, len(encoded), longest - 1)]
-    return Path(folder, *["@" + part for part in parts[:-1]], parts[-1])
-
-
-def keep_interrupted_runs(paths, metadata=".snakemake"):
-    """Unmark the recordings that Snakemake marked incomplete but that are whole (they load).
-
-    `replaylab record` writes a run whole or not at all. When Snakemake is interrupted (Ctrl-C, a
-    killed process) just as a run has been written, the run is complete but Snakemake, which did
-    not see its job end, has it marked incomplete: it would refuse to go on, or with
-    --rerun-incomplete delete the run and send it to the provider again. This does what
-    `snakemake --cleanup-metadata FILE` does for each such run. Returns the runs kept."""
-    folder = Path(metadata) / "incomplete"
-    if not folder.is_dir():
-        return []
-    kept = []
-    for path in paths:
-        marker = incomplete_marker(folder, path)
-        if not (marker.is_file() and Path(path).is_file()):
-            continue
-        try:
-            check_recording(path)
-        except RecordingError:
-            continue  # not whole: Snakemake reports it as incomplete
-        marker.unlink()
-        kept.append(path)
-    return kept

@@ -8,6 +8,7 @@ import math
 import os
 import signal
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from replaylab import __version__
@@ -333,6 +334,34 @@ def _limit(value, option):
     return value
 
 
+@dataclass(frozen=True)
+class Request:
+    """One run to record: who writes its messages, with what options, of which variant, under
+    which name and group, within which limits."""
+
+    provider: clients.Provider
+    options: clients.Options
+    variant: object  # the lesson's Variant
+    name: str
+    group: str
+    limits: loop.Limits
+
+
+def record_new(request, path, on_step=None):
+    """Record one run and save it as a new file, whole or not at all, never over another
+    (`InvalidInput` if one appeared meanwhile); its transcript. `record` calls it, and a campaign's
+    recording job, in threads of its own, one per run in flight."""
+    provider, options, v = request.provider, request.options, request.variant
+    client = provider.make_client(options)
+    recording_io.check_text(client.model, "--model", 200)
+    transcript = loop.run(client, v.system, v.task, v.allowlist(), v.max_steps, on_step=on_step, limits=request.limits)
+    extra = client.provenance_extra() if hasattr(client, "provenance_extra") else {}
+    provenance = recording_io.provenance(provider.kind, client.model, provider.describe(options), provider=provider.name, **extra)
+    run = recording_io.Recording(options.lesson, request.name, options.variant, request.group, provenance, transcript, str(path))
+    _save_new(run, path, client.secrets)
+    return transcript
+
+
 def cmd_record(args):
     provider = load_provider(args.provider)
     meta, messages = _messages(args, provider)
@@ -354,13 +383,7 @@ def cmd_record(args):
     path = _new_file(_live_path(args.lesson, name, args.out))
     group = args.group or meta.get("group") or provider.group
     recording_io.check_text(group, "--group", 100)  # printed, so no control character: checked now, not after the run
-    client = provider.make_client(options)
-    recording_io.check_text(client.model, "--model", 200)
-    transcript = loop.run(client, v.system, v.task, v.allowlist(), v.max_steps, on_step=_printer(args.json), limits=limits)
-    extra = client.provenance_extra() if hasattr(client, "provenance_extra") else {}
-    provenance = recording_io.provenance(provider.kind, client.model, provider.describe(options), provider=provider.name, **extra)
-    run = recording_io.Recording(args.lesson, name, variant_name, group, provenance, transcript, str(path))
-    _save_new(run, path, client.secrets)
+    transcript = record_new(Request(provider, options, v, name, group, limits), path, on_step=_printer(args.json))
     state = "finished" if transcript.finished else (
         f"stopped by {transcript.stopped_by['limit']}" if transcript.stopped_by else "not finished")
     if args.json:
@@ -420,6 +443,23 @@ def cmd_build(args):
     if args.json:
         _print_json({"results": args.results, "lessons": lessons})
     return OK
+
+
+def cmd_verify(args):
+    from replaylab.verify import CannotVerify, verify
+
+    try:
+        differences, compared = verify(args.results, args.cores, args.keep, note=lambda text: print(text, file=sys.stderr))
+    except CannotVerify as error:
+        raise InvalidInput(str(error)) from None
+    if args.json:
+        _print_json({"results": args.results, "compared": compared, "differences": differences})
+    else:
+        for line in differences:
+            print(recording_io.printable(line))
+        same = "every file is the same" if not differences else f"{len(differences)} differ"
+        print(f"replaylab verify: {compared} files of {args.results} rebuilt and compared: {same}", file=sys.stderr)
+    return OK if not differences else UNEXPECTED
 
 
 class SessionHelp(argparse.Action):
@@ -523,6 +563,10 @@ def parser():
     sub.add_argument("--tolerance", type=tolerance, default=DEFAULT_TOLERANCE)
     sub = verb("doctor", cmd_doctor, "versions, optional plugins, key set or not (never its value), recordings replay")
     sub.add_argument("--recordings", default="recordings")
+    sub = verb("verify", cmd_verify, "build every result again in a temporary folder, and list each file of RESULTS that differs")
+    sub.add_argument("results", nargs="?", default="results", metavar="RESULTS", help="the folder of results (default results)")
+    sub.add_argument("--cores", default="all", help="for Snakemake's rebuild (default all)")
+    sub.add_argument("--keep", action="store_true", help="keep the rebuild's folder, and say where")
     sub = verb("build", cmd_build, "compute every result of the lessons in one process, without Snakemake")
     sub.add_argument("lessons", nargs="*", metavar="LESSON")
     sub.add_argument("--recordings", default="recordings")

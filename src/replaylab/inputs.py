@@ -1,31 +1,23 @@
 """The workflow's input checks, run while the DAG is built: before any job runs, every run is
-found, named and loaded with the one reader of recordings, and the configuration values that
-reach a job are checked. Each problem is one `InputError` line naming the file and the field.
+found, named and loaded with the one reader of recordings (the configuration's checks are in
+replaylab.configuration). Each problem is one line naming the file and the field.
 
 `replaylab build` finds its runs here too, so that both ways of building see the same runs.
 """
 
 import hashlib
 import json
-import math
-import os
 from pathlib import Path
-
-import jsonschema
 
 import replaylab.lessons
 from replaylab.agents import recording as recording_io
-from replaylab.agents.recording import RUN_NAME_MAX, RecordingError, check_run_name, check_text, describe, json_path, printable
+from replaylab.agents.recording import RecordingError, check_run_name, printable
 from replaylab.lessons import UnknownLesson, registry
 
 
-class InputError(ValueError):
-    """A run or a configuration value that the workflow cannot use: one line, no traceback."""
-
-
 class DamagedResult(ValueError):
-    """A file or folder of results/ that the build wrote and that was changed since (by hand):
-    one line naming it, and how to have it rebuilt."""
+    """A file of results/ that a job reads and that is not what the build wrote (removed, emptied,
+    cut): one line naming it, and how to have it rebuilt. `replaylab verify` finds any other change."""
 
 
 def variant_of(run, path):
@@ -82,14 +74,15 @@ def checking_code(lessons):
     return digest.hexdigest()
 
 
-def check_recordings(runs, cache_file, check_all=None):
+def check_recordings(runs, cache_file, validate=True):
     """Load and validate every recording of {lesson: {run: path}}; `RecordingError` for the first
-    that fails. The ones that passed are remembered in `cache_file` by size and time, with their
-    group and the digest of their content, under the hash of the checking code: unchanged files
-    are not read again until that code changes. Returns ({lesson: {run: group}}, {lesson: {run:
-    digest}}). `check_all`: [(group, digest), or (None, the error line)] of [(path, lesson)], the
-    recordings to check (replaylab.workers.check_all: in worker processes when there are many);
-    by default `checked` of each, here."""
+    that fails. Returns ({lesson: {run: group}}, {lesson: {run: digest of its content}}).
+
+    The ones that passed are remembered in `cache_file` by size and time, with their group and
+    digest, under the hash of the checking code: unchanged files are not read again until that code
+    changes. With `validate` False (a run, whose replay jobs check each recording they replay, side
+    by side), a recording not seen before is only read, for its digest and its group; it is
+    validated by the first dry run (`snakemake -n`), which validates every recording."""
     cache_file = Path(cache_file)
     key = checking_code(runs)
     try:
@@ -104,15 +97,16 @@ def check_recordings(runs, cache_file, check_all=None):
             name = f"{lesson}:{path}"
             now[name] = [stat.st_size, stat.st_mtime_ns]
             known = checked.get(name) if isinstance(checked, dict) else None
-            if isinstance(known, list) and len(known) == 4 and known[:2] == now[name]:
+            if isinstance(known, list) and len(known) == 5 and known[:2] == now[name] and (known[4] or not validate):
                 now[name] = known
             else:
                 unknown.append((str(path), lesson))
-    results = check_all(unknown) if check_all else [checked_recording(item) for item in unknown]
-    for (path, lesson), (group, digest) in zip(unknown, results):
+    look = checked_recording if validate else seen_recording
+    for path, lesson in unknown:
+        group, digest = look((path, lesson))
         if group is None:
             raise RecordingError(digest)  # the first malformed recording, in the order they were found
-        now[f"{lesson}:{path}"] += [group, digest]
+        now[f"{lesson}:{path}"] += [group, digest, validate]
     groups = {lesson: {run: now[f"{lesson}:{path}"][2] for run, path in found.items()} for lesson, found in runs.items()}
     digests = {lesson: {run: now[f"{lesson}:{path}"][3] for run, path in found.items()} for lesson, found in runs.items()}
     if now != checked:
@@ -134,57 +128,20 @@ def checked_recording(item):
     return group, hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def check_config(config, schema, source):
-    """The workflow's configuration, checked against its schema (workflow/schemas/config.schema.yaml)
-    and for what a schema cannot say: lessons replaylab has, a finite tolerance, and the names a
-    `record` run would be saved under. `source` names where the configuration came from (files,
-    --config). The first problem is one `InputError` line naming `source` and the field."""
-    errors = sorted(
-        jsonschema.Draft202012Validator(schema).iter_errors(config),
-        key=lambda e: (len(e.absolute_path), str(list(e.absolute_path))),
-    )
-    if errors:
-        raise InputError(f"{source}: {json_path(errors[0].absolute_path)}: {describe(errors[0])}")
-    for index, lesson in enumerate(config["lessons"]):
-        if lesson not in registry.names():
-            raise InputError(
-                f"{source}: $.lessons[{index}]: {lesson!r} is not a lesson of replaylab; "
-                f"the lessons are: {', '.join(registry.names())}"
-            )
-    if config["record_lesson"] not in config["lessons"]:
-        raise InputError(
-            f"{source}: $.record_lesson: {config['record_lesson']!r} is not one of the configured lessons "
-            f"({', '.join(config['lessons'])})"
-        )
-    check_settings(config, source)
-
-
-def check_settings(config, source):
-    """The configuration values a job receives, beyond what the schema says: a finite tolerance, and
-    the names a `record` run would be saved under (every variant's file name) and its model, before
-    anything is recorded or paid for."""
-    tolerance = config["tolerance"]
-    if not math.isfinite(tolerance):
-        raise InputError(f"{source}: $.tolerance: {tolerance} is not a finite number")
-    record_run = config["record_run"]
-    longest = max(len(f"{record_run}-{name}") for name in registry.lesson(config["record_lesson"]).variants)
+def seen_recording(item):
+    """(group, digest of the content) of a recording read but not validated (its replay job
+    validates it); what cannot be read that way is checked in full, for its one-line error."""
+    path, _ = item
     try:
-        check_run_name(record_run, f"{source}: $.record_run")
-        if longest > RUN_NAME_MAX:
-            raise RecordingError(
-                f"{source}: $.record_run: {len(record_run)} characters is too long: the files are named "
-                f"<record_run>-<variant>.json, and a run name has at most {RUN_NAME_MAX} characters"
-            )
-        check_text(config["model"], f"{source}: $.model", 200)
-    except RecordingError as error:
-        raise InputError(str(error)) from None
+        text = recording_io.read(path)
+        group = json.loads(text).get("group")
+    except (RecordingError, ValueError, AttributeError, RecursionError):
+        group = None
+    if not isinstance(group, str):
+        return checked_recording(item)
+    return group, hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-# ---------------------------------------------------------------------------------------------
-# The folders of results/ a job writes whole (replayed batches, tables, figures): each lists its
-# files, so that a file removed or changed by hand is noticed before the build trusts the folder.
-
-CONTENTS = ".contents"
 MADE_BY = {"transcripts": "replay", "judged": "replay", "scans.json": "scan", "exercises.json": "scan"}
 
 
@@ -197,79 +154,3 @@ def made_by(path):
         if part in MADE_BY:
             return prefix + MADE_BY[part]
     return prefix + "render"
-
-
-def _listing(folder):
-    """{name: size} of a folder's files, but its list and Snakemake's time stamp of the folder."""
-    return {
-        p.name: p.lstat().st_size
-        for p in sorted(Path(folder).iterdir())
-        if p.name != CONTENTS and not p.name.startswith(".snakemake")
-    }
-
-
-def write_contents(folder):
-    """Write the list of a folder's files (name: size) into the folder."""
-    Path(folder, CONTENTS).write_text(json.dumps(_listing(folder), indent=0) + "\n", encoding="utf-8")
-
-
-def check_folder(folder):
-    """`DamagedResult` if a folder written whole by the build lost, gained or changed a file since.
-    A folder without its list (written by an older replaylab) is taken as it is."""
-    folder = Path(folder)
-    try:
-        listed = json.loads((folder / CONTENTS).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return
-    except (OSError, ValueError):
-        listed = None
-    now = _listing(folder)
-    if listed == now:
-        return
-    # only deleting it helps: this check runs before Snakemake reads --forcerun
-    where, remedy = printable(str(folder)), "delete it (Snakemake builds it again when a job needs it)"
-    if not isinstance(listed, dict):
-        raise DamagedResult(f"{where}: its list of files ({CONTENTS}) was changed after the build: {remedy}")
-    for name in sorted(set(listed) | set(now)):
-        if name not in now:
-            what = f"{name} was removed"
-        elif name not in listed:
-            what = f"{name} was added"
-        elif listed[name] != now[name]:
-            what = f"{name} was changed"
-        else:
-            continue
-        raise DamagedResult(f"{where}: {printable(what)} after the build: {remedy}")
-
-
-JSON_RESULTS = ("scans.json", "exercises.json", "results.json", "scorecard.json")
-
-
-def check_json_ends(path):
-    """`DamagedResult` if a JSON file the build wrote (an object, ending in a line break) was
-    emptied or cut: its first and last bytes only, so that even a large file costs nothing."""
-    with open(path, "rb") as stream:
-        first = stream.read(1)
-        stream.seek(max(0, stream.seek(0, os.SEEK_END) - 2))
-        last = stream.read(2)
-    if first != b"{" or last != b"}\n":
-        raise DamagedResult(
-            f"{printable(str(path))}: not the whole JSON file the build wrote (emptied or cut after the build): "
-            "delete it (Snakemake builds it again when a job needs it)"
-        )
-
-
-def check_results(lessons, results="results"):
-    """Check what the lessons' results hold before a job trusts it: the folders the build writes
-    whole (check_folder) and the ends of its JSON files (check_json_ends); a batch's folder and
-    verdicts, whatever the batch is named (a lesson's batch<i>of<n>, a campaign's runs<a>to<b>),
-    but not the hidden ones a job writes before it puts them in place."""
-    for lesson in lessons:
-        base = Path(results, lesson)
-        folders = [base / "tables", base / "figures", *sorted((base / "transcripts").glob("[!.]*"))]
-        for folder in folders:
-            if folder.is_dir():
-                check_folder(folder)
-        for path in [*(base / name for name in JSON_RESULTS), *sorted((base / "judged").glob("[!.]*.json"))]:
-            if path.is_file():
-                check_json_ends(path)

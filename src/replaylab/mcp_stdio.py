@@ -20,8 +20,7 @@ import threading
 from contextlib import asynccontextmanager
 
 import anyio
-import anyio.from_thread
-import anyio.lowlevel
+import anyio.to_thread
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
@@ -143,12 +142,12 @@ class _Writer:
         self.thread.join(seconds)
 
 
-def _read_lines(fd, token, send):
-    """The reading thread: every line of `fd` to `send` (None for a line too long), then its end."""
+EOF = object()  # what the reading thread puts last
 
-    def deliver(line):
-        anyio.from_thread.run(send.send, line, token=token)
 
+def _read_lines(fd, lines):
+    """The reading thread: every line of `fd` into the queue `lines` (None for a line too long),
+    then EOF. It never touches the event loop, so the server's end cannot catch it half-way."""
     try:
         parts, size = [], 0
         while chunk := os.read(fd, 1 << 16):
@@ -159,33 +158,29 @@ def _read_lines(fd, token, send):
                     parts.append(piece)
                 size += len(piece)
                 if end >= 0:
-                    deliver(b"".join(parts) if size <= MAX_LINE_BYTES else None)
+                    lines.put(b"".join(parts) if size <= MAX_LINE_BYTES else None)
                     parts, size = [], 0
         if size:
-            deliver(b"".join(parts) if size <= MAX_LINE_BYTES else None)
-    except Exception:  # the server ended (the loop or the stream is closed), or stdin cannot be read
+            lines.put(b"".join(parts) if size <= MAX_LINE_BYTES else None)
+    except OSError:  # stdin cannot be read: as if it ended
         pass
-    try:
-        anyio.from_thread.run(send.aclose, token=token)
-    except Exception:
-        pass
+    lines.put(EOF)
 
 
 @asynccontextmanager
 async def stdio_lines(stdin_fd=0, stdout_fd=1):
     """(read stream, write stream) for `Server.run`, over the process's stdin and stdout."""
-    lines_in, lines = anyio.create_memory_object_stream(0)
+    lines = queue.SimpleQueue()
     to_server, server_reads = anyio.create_memory_object_stream(0)
     server_writes, from_server = anyio.create_memory_object_stream(0)
     out = _Writer(stdout_fd)
-    threading.Thread(target=_read_lines, args=(stdin_fd, anyio.lowlevel.current_token(), lines_in),
-                     name="replaylab mcp stdin", daemon=True).start()
+    threading.Thread(target=_read_lines, args=(stdin_fd, lines), name="replaylab mcp stdin", daemon=True).start()
     reading = anyio.CancelScope()
 
     async def route():
         with reading:
-            async with lines, to_server:
-                async for line in lines:
+            async with to_server:
+                while (line := await anyio.to_thread.run_sync(lines.get, abandon_on_cancel=True)) is not EOF:
                     message, error = read_message(line)
                     if error is not None:
                         out.write(error)
@@ -207,6 +202,7 @@ async def stdio_lines(stdin_fd=0, stdout_fd=1):
                 yield server_reads, server_writes
             finally:
                 reading.cancel()
+                lines.put(EOF)  # frees the worker thread still waiting for a line, which anyio joins at the end
                 server_writes.close()  # `answer` writes what the server sent, then ends
     finally:
         out.close(DRAIN_SECONDS)

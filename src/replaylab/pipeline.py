@@ -3,9 +3,8 @@ atomically. What a lesson shows is written by `replaylab.render`, the one stage 
 writes pages (so that only its jobs depend on the plotting and page code).
 
 Each stage takes one small dataclass that names its inputs, outputs and settings, as the rule
-names them. The Snakemake rules call these through thin scripts (inside Snakemake's process, or, for the
-batches of a lesson of several, in worker processes side by side: workflow/rules/jobs.smk), and
-`replaylab.build` calls them in one process. They write files, so they live
+names them. The Snakemake rules call these through thin scripts (scripts/, each job a process of
+its own), and `replaylab.build` calls them in one process. They write files, so they live
 outside the audited packages.
 """
 
@@ -24,7 +23,7 @@ from pathlib import Path
 from replaylab.agents import recording as recording_io
 from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
 from replaylab.agents.replay import ReplayMismatch, replay
-from replaylab.inputs import DamagedResult, check_recording, made_by, variant_of, write_contents
+from replaylab.inputs import DamagedResult, check_recording, made_by, variant_of
 from replaylab.lessons import registry
 
 
@@ -63,15 +62,13 @@ def _replayed(source, tolerance, lesson=None):
 @contextmanager
 def whole_folder(folder):
     """Fill a folder that appears whole or not at all: the block writes into a hidden sibling of a
-    name no other process uses, which replaces `folder` only when the block succeeds. The folder
-    lists its files (inputs.write_contents), so that one removed by hand is noticed."""
+    name no other process uses, which replaces `folder` only when the block succeeds."""
     folder = Path(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
     building = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".partial", dir=folder.parent))
     try:
         os.chmod(building, 0o777 & ~_umask())  # mkdtemp's 0700 would hide the results
         yield building
-        write_contents(building)
         _swap_in(building, folder)
     finally:
         shutil.rmtree(building, ignore_errors=True)

@@ -1,7 +1,11 @@
-"""A stand-in model server for tests and the benchmark: OpenAI-compatible chat completions on
-127.0.0.1 (an ephemeral port) that plays replaylab's lessons.
+"""Stand-in model servers for the tests and the benchmark: real HTTP servers on 127.0.0.1 (an
+ephemeral port) that speak OpenAI's chat completions.
 
-It recognises the lesson and variant of a request by its system prompt and task, rebuilds the
+`FakeProvider` answers each request with the next of a list of scripted answers (status, body,
+headers, delay): for the client's handling of odd, failing or hostile answers. `ModelServer` plays
+replaylab's lessons, as a model would, for as many runs as asked: for campaigns.
+
+ModelServer recognises the lesson and variant of a request by its system prompt and task, rebuilds the
 conversation from the request's messages, and answers with the next message of one of the
 lesson's scripted baselines: a model named in `careful` plays the lesson's careful strategy; any
 other model plays the strategies in turn (some right, some wrong). A conversation's seed travels
@@ -54,7 +58,28 @@ def conversation_of(messages):
     return conversation, seed
 
 
-class ModelServer:
+class Local:
+    """A threading HTTP server on 127.0.0.1, serving in a thread of its own inside the `with` block."""
+
+    def serve(self, handler):
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self):
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class ModelServer(Local):
     def __init__(self, key, latency=0.0, careful=(), rate_limit_every=0, retry_after=0.05, error_every=0,
                  hang_every=0, hang_seconds=5.0, drop_every=0, failing=()):
         self.key = key
@@ -93,21 +118,7 @@ class ModelServer:
                     with server.lock:
                         server.in_flight -= 1
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self):
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+        self.serve(Handler)
 
     # -----------------------------------------------------------------------------------------
 
@@ -199,3 +210,65 @@ class ModelServer:
             handler.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass
+
+
+# ---------------------------------------------------------------------------------------------
+# Scripted answers
+
+
+def completion(text="", tool_calls=(), usage=True, model="fake-model"):
+    """A chat completion body with an assistant message; tool_calls are (id, name, arguments text)."""
+    message = {"role": "assistant", "content": text or None}
+    if tool_calls:
+        message["tool_calls"] = [
+            {"id": i, "type": "function", "function": {"name": n, "arguments": a}} for i, n, a in tool_calls
+        ]
+    body = {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if tool_calls else "stop"}],
+    }
+    if usage:
+        body["usage"] = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+    return body
+
+
+class FakeProvider(Local):
+    """Each request takes the next scripted answer: (status, body dict, extra headers, delay in
+    seconds). A body may contain the placeholder "{AUTH}", replaced by the request's Authorization
+    header (a server that echoes the key back in its errors); a body given as bytes is sent as it is
+    (a server that answers with something that is not JSON)."""
+
+    def __init__(self, answers):
+        self.answers = list(answers)
+        self.requests = []
+        provider = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep the test output clean
+                pass
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                provider.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
+                status, answer, headers, delay = provider.answers.pop(0) if provider.answers else (500, {"error": "no more answers"}, {}, 0)
+                if delay:
+                    time.sleep(delay)
+                text = answer.decode("latin-1") if isinstance(answer, bytes) else json.dumps(answer)
+                data = text.replace("{AUTH}", self.headers.get("Authorization", "")).encode("latin-1" if isinstance(answer, bytes) else "utf-8")
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.send_header("x-request-id", f"req-{len(provider.requests)}")
+                    for key, value in headers.items():
+                        self.send_header(key, value.replace("{AUTH}", self.headers.get("Authorization", "")))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.serve(Handler)

@@ -8,8 +8,10 @@ code the jobs run.
 """
 
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -54,20 +56,34 @@ def configure(copy, **values):
     config.write_text(text)
 
 
-def snakemake(copy, *args, check=True, python=sys.executable, env=None):
+def snakemake(copy, *args, check=True, python=sys.executable, env=None, timeout=600):
     """`python -m snakemake ARGS` in `copy`, with `environment()` unless `env` is given; fails the test
-    unless it succeeds (with check=False, the caller looks at the result)."""
-    result = subprocess.run(
-        [str(python), "-m", "snakemake", *args],
+    unless it succeeds (with check=False, the caller looks at the result). After `timeout` seconds
+    it gets SIGINT, as Ctrl-C would send (Snakemake then cancels its jobs, a cluster's too), and
+    the test fails."""
+    process = subprocess.Popen(
+        [str(python), "-m", "snakemake", *map(str, args)],
         cwd=copy,
         env=env if env is not None else environment(),
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=600,
+        start_new_session=True,
     )
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGINT)
+        try:
+            stdout, stderr = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            stdout, stderr = process.communicate()
+        raise AssertionError(f"snakemake {' '.join(map(str, args))} timed out after {timeout} s:\n{stdout[-3000:]}\n{stderr[-5000:]}")
+    result = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
     if check and result.returncode != 0:
         raise AssertionError(
-            f"snakemake {' '.join(args)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
+            f"snakemake {' '.join(map(str, args))} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
         )
     return result
 
@@ -151,9 +167,9 @@ def forge(path):
 
 
 def module_snakefile(project):
-    """The user's Snakefile that uses the workflow as a module, as the README shows it, pointing at
-    `project` (a folder holding the workflow's Snakefile)."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The user's Snakefile that uses the workflow as a module, as docs/workflow.md shows it,
+    pointing at `project` (a folder holding the workflow's Snakefile)."""
+    readme = (ROOT / "docs" / "workflow.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```snakemake\n(.*?)```", readme, flags=re.S)
     (block,) = [b for b in blocks if "module replaylab:" in b]
     return block.replace("/path/to/replaylab", str(project))
@@ -167,3 +183,16 @@ def module_folder(target, project):
     shutil.copytree(project / "recordings", target / "recordings")
     (target / "Snakefile").write_text(module_snakefile(project), encoding="utf-8")
     return target
+
+
+DONE = re.compile(r"(\w+): done in ([0-9.]+) s, from ([0-9.]+) to ([0-9.]+) \(seconds since 1970\)")
+
+
+def job_times(log):
+    """(start, end) of a job, in seconds since 1970, from the line its log ends with
+    (replaylab.jobs.done_line); None when the job did not end well."""
+    for line in reversed(Path(log).read_text(encoding="utf-8", errors="replace").splitlines()):
+        found = DONE.fullmatch(line)
+        if found:
+            return float(found[3]), float(found[4])
+    return None

@@ -1,31 +1,14 @@
 # A campaign (the `campaign` section of the configuration): only when targeted
-# (`snakemake --cores 4 campaign`), never part of `all`. Each run is recorded by a job of its own,
-# in a process of its own, earlier indices first; the campaign's lessons are replayed and judged
-# (a job per block of indices, as soon as its runs are in: Campaign._batches) and rendered by the
-# lessons' own rules (`use rule`) into results/campaigns/<name>/<lesson>/, and compared.
-# Helpers: src/replaylab/campaign.py (the plan, one run's recording) and comparison.py.
+# (`snakemake campaign`), never part of `all`. Its runs are recorded in blocks of consecutive
+# indices, a job per block, earlier blocks first; each block is replayed and judged as soon as its
+# runs are in, by the lessons' own rules (`use rule`), rendered into
+# results/campaigns/<name>/<lesson>/, and the models are compared. Nothing is planned until a rule
+# of the campaign asks (src/replaylab/campaign.py): a target that is not the campaign never pays
+# for it.
 
-import re
-
-CAMPAIGN = campaign.Campaign(config["campaign"], config["batch_size"])
-_kept = campaign.keep_interrupted_runs(CAMPAIGN.all_recordings())
-if _kept:
-    print(
-        f"campaign {CAMPAIGN.name}: {len(_kept)} run(s) written just as Snakemake was interrupted "
-        "are whole: kept, not recorded again",
-        file=sys.stderr,
-    )
-# A recorded run is a source (protected, and never an output again): campaign_record makes only
-# the files that are not there yet, "<lesson>/<run>" each, so that no change of the rule, its
-# settings or the configuration records a run again. A run is recorded again only when its file
-# is deleted by hand.
-CAMPAIGN_NOT_RECORDED = "|".join(map(re.escape, CAMPAIGN.not_recorded())) or "(?!)"
-try:  # a folder of the campaign's results changed by hand is not trusted
-    inputs.check_results(CAMPAIGN.lessons, CAMPAIGN.folder)
-except inputs.DamagedResult as error:
-    stop(error)
-# Requests in flight: a recording job makes one request at a time and holds one of these while it
-# runs, so that never more than max_connections requests are in flight, whatever --cores says.
+CAMPAIGN = campaign.Campaign(config["campaign"], config["batch_size"], stop=stop)
+# Requests in flight: each recording job holds CAMPAIGN.connections of these while it runs, so that
+# never more than max_connections requests are in flight, whatever --cores says.
 workflow.register_resource(
     "provider_connections", config["campaign"]["max_connections"]
 )
@@ -36,31 +19,29 @@ wildcard_constraints:
 
 
 rule campaign_record:
-    """One run of a campaign not recorded yet ("<lesson>/<run>"), recorded by `replaylab record`
-    in a process of its own. A recorded run is never recorded, nor sent to the provider, again.
-    """
+    """The runs of one block of the campaign that are not on disk, recorded concurrently; then the block's list, with each recording's digest. A recorded run is never recorded, nor sent to the provider, again."""
     output:
-        recording=protected("results/campaigns/{campaign}/recordings/{unrecorded}.json"),
+        listing="results/campaigns/{campaign}/{lesson}/recorded/{batch}.json",
     log:
-        "logs/campaigns/{campaign}/record/{unrecorded}.log",
-    # no benchmark: Snakemake's reads the memory of every process of the run twice a second per
-    # job, as many jobs as connections (2 s of a processor in a campaign of 20 runs, measured);
-    # the log ends with the job's time
-    wildcard_constraints:
-        unrecorded=CAMPAIGN_NOT_RECORDED,
+        "logs/campaigns/{campaign}/{lesson}/record/{batch}.log",
+    benchmark:
+        "benchmarks/campaigns/{campaign}/{lesson}/record/{batch}.tsv"
     priority: CAMPAIGN.priority
     localrule: True
+    conda:
+        "../envs/replaylab.yaml"
     resources:
-        provider_connections=1,
+        provider_connections=CAMPAIGN.connections,
     message:
-        "Recording {wildcards.unrecorded} for the campaign {wildcards.campaign}"
-    run:
-        record_campaign_run(wildcards.unrecorded, output.recording, log[0])
+        "Recording the campaign {wildcards.campaign}'s runs of {wildcards.lesson}, {wildcards.batch}"
+    script:
+        "../../scripts/campaign_record.py"
 
 
 use rule replay as campaign_replay with:
     input:
-        recordings=CAMPAIGN.batch_recordings,
+        batch=CAMPAIGN.batch_list,
+        settings=SETTINGS,
         code=rules.replay.input.code,
     output:
         transcripts=directory(
@@ -69,10 +50,10 @@ use rule replay as campaign_replay with:
         judged="results/campaigns/{campaign}/{lesson}/judged/{batch}.json",
     log:
         "logs/campaigns/{campaign}/{lesson}/replay/{batch}.log",
+    benchmark:
+        "benchmarks/campaigns/{campaign}/{lesson}/replay/{batch}.tsv"
     group:
         CAMPAIGN.batch_group
-    params:
-        apart=CAMPAIGN.several_batches,
     message:
         "Replaying and judging the campaign's runs of {wildcards.lesson}, {wildcards.batch}, through the current code"
 
@@ -83,6 +64,7 @@ use rule render as campaign_render with:
         judged=CAMPAIGN.judged,
         scans="results/{lesson}/scans.json",
         exercises="results/{lesson}/exercises.json",
+        settings=SETTINGS,
         code=rules.render.input.code,
     output:
         results="results/campaigns/{campaign}/{lesson}/results.json",
@@ -97,9 +79,6 @@ use rule render as campaign_render with:
         "logs/campaigns/{campaign}/{lesson}/render.log",
     benchmark:
         "benchmarks/campaigns/{campaign}/{lesson}/render.tsv"
-    params:
-        tolerance=TOLERANCE,
-        runs=lambda wildcards: sorted(CAMPAIGN.runs(wildcards.lesson)),
     message:
         "Writing what the campaign's runs of {wildcards.lesson} show"
 
@@ -120,17 +99,19 @@ rule campaign_compare:
         "logs/campaigns/{campaign}/compare.log",
     benchmark:
         "benchmarks/campaigns/{campaign}/compare.tsv"
+    conda:
+        "../envs/replaylab.yaml"
     params:
         settings=CAMPAIGN.shown,
         lessons=CAMPAIGN.lessons,
     message:
         "Comparing the models of the campaign {wildcards.campaign}"
-    run:
-        run_job("compare", log[0], wildcards, input, output, params)
+    script:
+        "../../scripts/compare.py"
 
 
 rule campaign:
     """Target: record what is missing of the campaign, then replay, judge, score and compare it."""
     input:
-        lambda wildcards: CAMPAIGN.comparison_page(starting=not workflow.dryrun),
+        CAMPAIGN.targets,
     localrule: True

@@ -5,6 +5,7 @@ rule render:
         judged=judged,
         scans="results/{lesson}/scans.json",
         exercises="results/{lesson}/exercises.json",
+        settings=SETTINGS,
         code=code(
             "render",
             "judge",
@@ -52,13 +53,12 @@ rule render:
         "logs/{lesson}/render.log",
     benchmark:
         "benchmarks/{lesson}/render.tsv"
-    params:
-        tolerance=TOLERANCE,
-        runs=run_names,
+    conda:
+        "../envs/replaylab.yaml"
     message:
         "Writing what {wildcards.lesson} shows: results.json, scorecard, tables, figures, page (Markdown and HTML)"
-    run:
-        run_job("render", log[0], wildcards, input, output, params)
+    script:
+        "../../scripts/render.py"
 
 
 rule index:
@@ -79,7 +79,9 @@ rule index:
     benchmark:
         "benchmarks/index.tsv"
     localrule: True
+    conda:
+        "../envs/replaylab.yaml"
     message:
         "Writing results/index.md and index.html, the summary of every lesson"
-    run:
-        run_job("index", log[0], wildcards, input, output, params)
+    script:
+        "../../scripts/index.py"

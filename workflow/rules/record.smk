@@ -4,7 +4,7 @@
 
 
 rule record_run:
-    """One variant of the new run, recorded with the configured provider, in a process of its own (local: it may read a key)."""
+    """One variant of the new run, recorded with the configured provider (local: it may read a key)."""
     output:
         recording=f"results/live/{RECORD_LESSON}/{{name}}.json",
     log:
@@ -14,7 +14,10 @@ rule record_run:
     wildcard_constraints:
         name=NOT_RECORDED_PATTERN,
     localrule: True
+    conda:
+        "../envs/replaylab.yaml"
     params:
+        lesson=RECORD_LESSON,
         variant=lambda wildcards: RECORD_FILES[wildcards.name],
         provider=config["provider"],
         model=campaign.model_option(config["provider"], config["model"]),
@@ -22,17 +25,8 @@ rule record_run:
         group=RECORD_RUN,
     message:
         "Recording {output.recording} with the {params.provider} provider"
-    run:
-        record_job(
-            log[0],
-            RECORD_LESSON,
-            params.variant,
-            output.recording,
-            provider=params.provider,
-            model=params.model,
-            seed=params.seed,
-            group=params.group,
-        )
+    script:
+        "../../scripts/record.py"
 
 
 rule live_page:
@@ -43,6 +37,7 @@ rule live_page:
         ],
         scans="results/{lesson}/scans.json",
         exercises="results/{lesson}/exercises.json",
+        settings=SETTINGS,
         code=code(
             "live",
             "judge",
@@ -59,12 +54,12 @@ rule live_page:
         f"benchmarks/live/{{lesson}}/{RECORD_RUN}.page.tsv"
     wildcard_constraints:
         lesson=re.escape(RECORD_LESSON),
-    params:
-        tolerance=TOLERANCE,
+    conda:
+        "../envs/replaylab.yaml"
     message:
         f"Replaying, judging and drawing the new run {RECORD_RUN} of {RECORD_LESSON}"
-    run:
-        run_job("live", log[0], wildcards, input, output, params)
+    script:
+        "../../scripts/live.py"
 
 
 rule record:

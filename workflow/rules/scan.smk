@@ -12,10 +12,11 @@ rule scan:
         "logs/{lesson}/scan.log",
     benchmark:
         "benchmarks/{lesson}/scan.tsv"
-    # first: it needs no recording, so it runs in this process while the replay batches run in
-    # the workers, not after them (where it would add its time to the end of a large build)
+    # first: it needs no recording, so it runs beside the replays, not after them
     priority: 1
+    conda:
+        "../envs/replaylab.yaml"
     message:
         "Scanning {wildcards.lesson}: its independent computations and exercises"
-    run:
-        run_job("scan", log[0], wildcards, input, output, params)
+    script:
+        "../../scripts/scan.py"

@@ -58,7 +58,6 @@ class Provider:
     default_model: str | None = None
     unattended: bool = False  # records with no person and no file: it may record campaigns
     takes_file: bool = False  # its messages come from --from FILE
-    preload: tuple = ()  # modules its clients import when made (an SDK): a campaign imports them once
 
 
 _REGISTERED = {}

@@ -1,0 +1,137 @@
+"""How a rule's script runs its job: a process Snakemake starts (`script:`), which writes its log,
+says what went wrong on one line, and ends when the Snakemake that started it is gone.
+
+- The log (the rule's `log:`) ends with the job's time, `done_line`, or its error.
+- A replay mismatch, a malformed input or a damaged result is its own one line, on stderr (which
+  Snakemake shows) and in the log. Any other error is a bug: its one line names the file that holds
+  its traceback, the log's name with `.traceback`, so that even `--show-failed-logs` shows the line.
+- Ctrl-C (SIGINT, which a terminal sends to Snakemake and its jobs alike) and SIGTERM end the job
+  without a traceback, its half-made outputs removed by the `finally` blocks of the code that
+  writes them.
+- No job outlives the Snakemake that started it: when Snakemake is killed (`kill -9`), no signal
+  reaches its jobs, so a watchdog thread looks, ten times a second, whether that Snakemake (named
+  by the workflow in the environment, `mark_this_process`) is still an ancestor of this process,
+  and once it is not, interrupts the job the same way.
+"""
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+
+from replaylab.agents.recording import RecordingError, printable
+from replaylab.agents.replay import ReplayMismatch
+from replaylab.inputs import DamagedResult
+from replaylab.lessons import UnknownLesson
+
+
+class Failed(Exception):
+    """A job's failure that its message already says in one line (a run the provider refused)."""
+
+
+EXPECTED = (ReplayMismatch, RecordingError, UnknownLesson, DamagedResult, Failed)
+STARTER = "REPLAYLAB_SNAKEMAKE_PID"  # set by the workflow in Snakemake's process, inherited by its jobs
+INTERRUPTED = 130
+WATCH_S = 0.1  # how often the watchdog looks for the Snakemake that started the job
+GRACE_S = 5.0  # after Snakemake is gone: time for the job's cleanup before the process ends anyway
+
+
+class JobFailed(Exception):
+    """A job that failed unexpectedly (a bug): its message names the file that holds the traceback."""
+
+
+def mark_this_process():
+    """Called by the workflow in Snakemake's own process: its jobs inherit its process id."""
+    os.environ[STARTER] = str(os.getpid())
+
+
+def settings(job):
+    """The settings a job reads from its input `settings` (the workflow writes them when it starts)."""
+    return json.loads(Path(job.input.settings).read_text(encoding="utf-8"))
+
+
+def done_line(name, start, began):
+    """The line a job's log ends with: its time (from perf_counter `start`), and when it ran (from
+    time.time `began` to now)."""
+    return f"{name}: done in {time.perf_counter() - start:.2f} s, from {began:.3f} to {time.time():.3f} (seconds since 1970)"
+
+
+def run(job, main):
+    """Run `main(job, log)` as the job of `job` (the `snakemake` object of a rule's script; `log`,
+    its log file, open for writing) and exit the process: 0 when it succeeds, 1 when it fails (one
+    line on stderr and in the log), 130 when interrupted. What `main` returns (a note, such as the
+    time the HTML page took) goes to the log after its time."""
+    log = Path(job.log[0])
+    log.parent.mkdir(parents=True, exist_ok=True)
+    signal.signal(signal.SIGTERM, _interrupt)
+    watch_starter()
+    start, began = time.perf_counter(), time.time()
+    with open(log, "w", encoding="utf-8") as stream:
+        try:
+            note = main(job, stream)
+        except KeyboardInterrupt:  # its outputs' cleanup has run: end now, requests in flight too
+            print(f"{job.rule}: interrupted", file=stream)
+            stream.close()
+            sys.stdout.flush()
+            os._exit(INTERRUPTED)
+        except EXPECTED as error:  # its message is its one line, naming the file and what is wrong
+            code = _fail(stream, printable(str(error)))
+        except Exception as error:  # a bug
+            where = log.with_suffix(".traceback")
+            where.write_text("".join(traceback.format_exception(error)), encoding="utf-8")
+            code = _fail(stream, f"{JobFailed.__name__}: {type(error).__name__}: {printable(str(error))} "
+                                 f"(a bug: the traceback is in {where})")
+        else:
+            print(done_line(job.rule, start, began), file=stream)
+            if note:
+                print(note, file=stream)
+            code = 0
+    sys.exit(code)
+
+
+def _fail(stream, line):
+    print(line, file=stream)
+    print(line, file=sys.stderr, flush=True)
+    return 1
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def watch_starter():
+    """Start the watchdog if the Snakemake that started this job is known (STARTER) and is an
+    ancestor of this process; a job started any other way (by hand, on another machine) runs on."""
+    import psutil
+
+    try:
+        starter = psutil.Process(int(os.environ.get(STARTER, "")))
+        ancestors = {process.pid for process in psutil.Process().parents()}
+    except (ValueError, psutil.Error):
+        return
+    if starter.pid in ancestors:
+        threading.Thread(target=_end_with, args=(starter,), name="replaylab-watchdog", daemon=True).start()
+
+
+def _end_with(starter):
+    """Once `starter` is no longer an ancestor of this process (it ended, and the kernel gave its
+    children to another parent: a killed Snakemake that no one has reaped yet is gone too), interrupt
+    the job's main thread with SIGINT, as Ctrl-C would (KeyboardInterrupt: the job's cleanup runs,
+    `run` exits); if the process has not ended after GRACE_S, end it."""
+    import psutil
+
+    this = psutil.Process()
+    while True:
+        time.sleep(WATCH_S)
+        try:
+            if starter.pid not in {process.pid for process in this.parents()}:
+                break
+        except psutil.Error:
+            break
+    signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+    time.sleep(GRACE_S)
+    os._exit(INTERRUPTED)
