@@ -1,9 +1,10 @@
 """The README a newcomer reads in five minutes, and docs/ for the rest: every page linked, every
-link found."""
+link found, and what they say of the answer tool checked against the code and real output."""
 
+import json
 import re
 
-from helpers import ROOT
+from helpers import ROOT, cli
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 PAGES = sorted((ROOT / "docs").iterdir())
@@ -37,3 +38,81 @@ def test_no_page_describes_the_machinery_that_is_gone():
         text = page.read_text(encoding="utf-8")
         for gone in ("force-use-threads", "worker process", "fork server", "runlock", "preloaded"):
             assert gone not in text, (page.name, gone)
+
+
+# ---------------------------------------------------------------------------------------------
+# What the docs say of the answer (issue 23), against the code and real output
+
+SESSION_AND_MCP = (ROOT / "docs" / "session-and-mcp.md").read_text(encoding="utf-8")
+RECORDING = (ROOT / "docs" / "recording.md").read_text(encoding="utf-8")
+
+
+def fenced_blocks(text):
+    """The text of each fenced code block of a Markdown page."""
+    blocks, current = [], None
+    for line in text.splitlines(keepends=True):
+        if line.startswith("```"):
+            if current is None:
+                current = []
+            else:
+                blocks.append("".join(current))
+                current = None
+        elif current is not None:
+            current.append(line)
+    return blocks
+
+
+def test_no_page_names_the_finish_tool_that_answer_replaced():
+    for page in [ROOT / "README.md", *PAGES]:
+        assert "`finish`" not in page.read_text(encoding="utf-8"), page.name
+
+
+def test_the_readme_lesson_table_names_every_lesson_and_every_field_of_its_answer():
+    from replaylab.agents.tools import ANSWER
+    from replaylab.lessons import registry
+
+    rows = {line.split("|")[1].strip().strip("`"): line for line in README.splitlines() if line.startswith("| `")}
+    assert set(registry.names()) <= set(rows), sorted(rows)
+    for name in registry.names():
+        fields = set()
+        for variant in registry.lesson(name).variants.values():
+            fields |= set(variant.answer.spec()["parameters"]["properties"]) - {"explanation"}
+            assert variant.answer.name == ANSWER
+        missing = [f for f in sorted(fields) if f"`{f}`" not in rows[name]]
+        assert fields and not missing, (name, missing)
+
+
+def test_the_session_example_is_what_a_session_answers(tmp_path):
+    """The agent's lines of docs/session-and-mcp.md, piped into a real session, get exactly the
+    lines the page shows (the first line, cut short there, aside), and the replay ends with the
+    verdict the page shows."""
+    (block,) = [b for b in fenced_blocks(SESSION_AND_MCP) if b.startswith("< {\"lesson\"")]
+    lines = block.splitlines()
+    sent = [line[2:] for line in lines if line.startswith("> ")]
+    shown = [line[2:] for line in lines[1:] if line.startswith("< ")]
+    out = cli("session", "projectile", "--run", "typed", "--model", "my-model", stdin="\n".join(sent) + "\n", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    header, *answers = out.stdout.splitlines()
+    assert answers == shown
+    assert json.loads(header)["limits"] == json.loads(lines[0][2:].replace('"tools": [...]', '"tools": []'))["limits"]
+    (verdict,) = [b for b in fenced_blocks(SESSION_AND_MCP) if b.startswith("finished with an answer") and "40 to 41" in b]
+    replayed = cli("replay", "results/live/projectile/typed.json", cwd=tmp_path)
+    assert replayed.returncode == 0 and replayed.stdout.endswith(verdict), replayed.stdout
+
+
+def test_the_recording_page_lists_every_field_of_a_recording():
+    from replaylab.agents import recording
+
+    table = [line for line in RECORDING.splitlines() if line.startswith("| `")]
+    listed = {name for line in table for name in re.findall(r"`(\w+)`", line.split("|")[1])}
+    assert listed == set(recording.schema()["properties"])
+
+
+def test_the_recording_page_shows_the_promote_verdict_of_a_scripted_hunt(tmp_path):
+    (block,) = [b for b in fenced_blocks(RECORDING) if "$ replaylab promote" in b]
+    (shown,) = [line.strip() for line in block.splitlines() if line.strip().startswith("verdict: ")]
+    recorded = cli("record", "hunter", "--variant", "velocity-verlet", "--run", "mine", cwd=tmp_path)
+    assert recorded.returncode == 0, recorded.stderr
+    assert recorded.stdout.splitlines()[-3:] == [line for line in block.splitlines()[2:5]]
+    replayed = cli("replay", "results/live/hunter/mine.json", cwd=tmp_path)
+    assert replayed.returncode == 0 and replayed.stdout.splitlines()[-1] == shown.replace("verdict: ", "decided by the build: ")
