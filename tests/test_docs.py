@@ -3,8 +3,16 @@ link found, and what they say of the answer tool checked against the code and re
 
 import json
 import re
+import sys
 
-from helpers import ROOT, cli
+import anyio
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from helpers import ROOT, cli, environment
+from replaylab.agents import recording
+from replaylab.agents.tools import ANSWER
+from replaylab.lessons import registry
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 PAGES = sorted((ROOT / "docs").iterdir())
@@ -68,9 +76,6 @@ def test_no_page_names_the_finish_tool_that_answer_replaced():
 
 
 def test_the_readme_lesson_table_names_every_lesson_and_every_field_of_its_answer():
-    from replaylab.agents.tools import ANSWER
-    from replaylab.lessons import registry
-
     rows = {line.split("|")[1].strip().strip("`"): line for line in README.splitlines() if line.startswith("| `")}
     assert set(registry.names()) <= set(rows), sorted(rows)
     for name in registry.names():
@@ -101,8 +106,6 @@ def test_the_session_example_is_what_a_session_answers(tmp_path):
 
 
 def test_the_recording_page_lists_every_field_of_a_recording():
-    from replaylab.agents import recording
-
     table = [line for line in RECORDING.splitlines() if line.startswith("| `")]
     listed = {name for line in table for name in re.findall(r"`(\w+)`", line.split("|")[1])}
     assert listed == set(recording.schema()["properties"])
@@ -116,3 +119,38 @@ def test_the_recording_page_shows_the_promote_verdict_of_a_scripted_hunt(tmp_pat
     assert recorded.stdout.splitlines()[-3:] == [line for line in block.splitlines()[2:5]]
     replayed = cli("replay", "results/live/hunter/mine.json", cwd=tmp_path)
     assert replayed.returncode == 0 and replayed.stdout.splitlines()[-1] == shown.replace("verdict: ", "decided by the build: ")
+
+
+def test_the_mcp_texts_of_the_page_are_what_a_real_client_reads(tmp_path):
+    """docs/session-and-mcp.md quotes what an MCP client reads: a result, the calls left, the
+    refusals, the end; here the official client makes those calls, and the replay of its run ends
+    with the verdict the page shows."""
+    experiment = {"method": "symplectic Euler", "steps_per_period": 64, "periods": 20}
+    calls = [("oscillator_energy_drift", experiment), ("oscillator_energy_drift", {**experiment, "steps_per_period": 2}),
+             ("answer", {"outcome": "counterexample", "method": "symplectic Euler"}),
+             ("answer", {"outcome": "counterexample", **experiment}), ("oscillator_energy_drift", experiment)]
+
+    async def main():
+        params = StdioServerParameters(command=sys.executable, args=["-m", "replaylab", "mcp", "hunter", "--runs", "mcp-runs"],
+                                       cwd=str(tmp_path), env=environment())
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                names = [tool.name for tool in (await session.list_tools()).tools]
+                return names, [[c.text for c in (await session.call_tool(name, arguments)).content] for name, arguments in calls]
+
+    names, texts = anyio.run(main)
+    assert names == ["oscillator_energy_drift", "answer"]
+    (path,) = (tmp_path / "mcp-runs" / "hunter").glob("mcp-*.json")
+    shown = [texts[0][0], texts[0][1].removeprefix("Budget left: 7 of 8 experiments. "), texts[1][0], texts[2][0],
+             texts[3][0].split(" Recorded as ")[0], texts[4][0].split(" (")[0]]
+    assert shown == ['{"max_energy_drift": 0.05156720861978181}', "Calls left, the answer included: 47.",
+                     "steps_per_period must be between 4 and 200, got 2",
+                     "a counterexample names its experiment: missing steps_per_period, periods",
+                     "The run has ended: finished: the agent called answer, which ends the run.", "the run has ended"]
+    page = " ".join(SESSION_AND_MCP.split())  # the page's lines joined, as a reader reads them
+    for text in [*shown, texts[0][1]]:
+        assert f"`{text}" in page, text
+    (verdict,) = [b for b in fenced_blocks(SESSION_AND_MCP) if b.startswith("finished with an answer") and "counterexample" in b]
+    replayed = cli("replay", path, cwd=tmp_path)
+    assert replayed.returncode == 0 and replayed.stdout.endswith(verdict), replayed.stdout
