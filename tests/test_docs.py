@@ -1,15 +1,18 @@
 """The README a newcomer reads in five minutes, and docs/ for the rest: every page linked, every
 link found, and what they say of the answer tool checked against the code and real output."""
 
+import csv
 import json
 import re
 import sys
 
 import anyio
+import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from helpers import ROOT, cli, environment
+from helpers.workflow import copy_project, snakemake
 from replaylab.agents import recording
 from replaylab.agents.tools import ANSWER
 from replaylab.lessons import registry
@@ -154,3 +157,21 @@ def test_the_mcp_texts_of_the_page_are_what_a_real_client_reads(tmp_path):
     (verdict,) = [b for b in fenced_blocks(SESSION_AND_MCP) if b.startswith("finished with an answer") and "counterexample" in b]
     replayed = cli("replay", path, cwd=tmp_path)
     assert replayed.returncode == 0 and replayed.stdout.endswith(verdict), replayed.stdout
+
+
+@pytest.mark.workflow
+def test_the_workflow_page_shows_the_scorecard_of_100_generated_hunts(tmp_path):
+    """docs/workflow.md's scorecard of `replaylab generate hunter --count 100` is the build's own,
+    its first columns, row by row."""
+    text = (ROOT / "docs" / "workflow.md").read_text(encoding="utf-8")
+    (block,) = [b for b in fenced_blocks(text) if b.startswith("model,task,runs,answered,right")]
+    header, *rows = [line.removesuffix(",...") for line in block.splitlines()]
+    copy = copy_project(tmp_path / "project", batch_size=2000)
+    out = cli("generate", "hunter", "--count", "100", "--out", "generated", cwd=copy)
+    assert out.returncode == 0, out.stderr
+    snakemake(copy, "hunter", "--cores", "2", "--config", "run_folders=[generated]")
+    built = (copy / "results" / "hunter" / "scorecard.csv").read_text().splitlines()
+    columns = len(header.split(","))
+    cut = [",".join(f'"{c}"' if "," in c else c for c in cells[:columns]) for cells in csv.reader(built)]
+    assert cut[0] == header
+    assert rows == [row for row in cut[1:] if "baseline" in row]  # the reference hunts' rows are left out there
