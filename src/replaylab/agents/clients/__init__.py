@@ -58,6 +58,7 @@ class Provider:
     default_model: str | None = None
     unattended: bool = False  # records with no person and no file: it may record campaigns
     takes_file: bool = False  # its messages come from --from FILE
+    imported: bool = False  # its runs are recorded by another tool and imported (inspect_ai): a campaign takes them, never records one
 
 
 _REGISTERED = {}
