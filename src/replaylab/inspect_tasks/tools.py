@@ -14,14 +14,20 @@ from inspect_ai.tool import ToolCallError, ToolDef, ToolParams
 from replaylab.inspect_tasks.convert import result_text
 
 
-async def _not_run(**arguments: Any) -> str:
-    raise RuntimeError("replaylab's tools run only through replaylab's allowlist (the solver dispatches every call)")
+def _not_run():
+    """A function of its own for each tool: Inspect keeps a tool's name on its function, so tools
+    that shared one would all take the last one's name."""
+
+    async def not_run(**arguments: Any) -> str:
+        raise RuntimeError("replaylab's tools run only through replaylab's allowlist (the solver dispatches every call)")
+
+    return not_run
 
 
 def tool_defs(allowlist):
     """The allowlist's tools, with their names, descriptions and parameters as the allowlist gives them."""
     return [
-        ToolDef(_not_run, name=spec["name"], description=spec["description"],
+        ToolDef(_not_run(), name=spec["name"], description=spec["description"],
                 parameters=ToolParams.model_validate(spec["parameters"]))
         for spec in allowlist.specs()
     ]
