@@ -9,6 +9,10 @@ STAMP := $(VENV)/.installed
 # slow every Snakemake start (the SLURM plugin imports pandas, about 0.4 s), local runs included.
 CLUSTER_VENV := .venv-cluster
 CLUSTER_STAMP := $(CLUSTER_VENV)/.installed
+# Inspect AI (the `inspect` extra, docs/inspect.md), for its tests: a venv of its own, because
+# inspect-ai's botocore holds python-dateutil below 3, where the core venv has 4.0.0.
+INSPECT_VENV := .venv-inspect
+INSPECT_STAMP := $(INSPECT_VENV)/.installed
 # Mutation testing (mutmut, pinned in pyproject.toml's `mutation` extra): a venv of its own too.
 MUTATION_VENV := .venv-mutation
 MUTATION_STAMP := $(MUTATION_VENV)/.installed
@@ -17,7 +21,7 @@ MUTATION_STAMP := $(MUTATION_VENV)/.installed
 INSPECTOR := clients/inspector
 INSPECTOR_STAMP := $(INSPECTOR)/node_modules/.installed
 
-.PHONY: all results test test-cluster cluster-env inspector chromium bench mutation clean
+.PHONY: all results test test-cluster cluster-env inspect-env inspect-test inspector chromium bench mutation clean
 all: results
 
 # The virtual environment, with replaylab and its pinned dependencies (made again from scratch when
@@ -35,6 +39,19 @@ $(CLUSTER_STAMP): pyproject.toml constraints.txt
 	touch $(CLUSTER_STAMP)
 
 cluster-env: $(CLUSTER_STAMP)
+
+$(INSPECT_STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv --clear $(INSPECT_VENV)
+	$(INSPECT_VENV)/bin/$(PIP_INSTALL) -e ".[test,inspect]" 2>&1 | grep -v "is ignored" || true
+	$(INSPECT_VENV)/bin/python -c "import inspect_ai, replaylab.inspect_tasks.tasks"
+	touch $(INSPECT_STAMP)
+
+inspect-env: $(INSPECT_STAMP)
+
+# The Inspect AI tests (tests/test_inspect.py) in .venv-inspect: Inspect runs with its mockllm model
+# and through its openai provider against a stand-in server on 127.0.0.1, imported and judged.
+inspect-test: $(INSPECT_STAMP)
+	$(INSPECT_VENV)/bin/python -m pytest tests/test_inspect.py
 
 $(MUTATION_STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv --clear $(MUTATION_VENV)
