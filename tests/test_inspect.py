@@ -45,6 +45,8 @@ from replaylab.inspect_tasks.tasks import TASKS
 from replaylab.lessons import registry
 from replaylab.lessons.scorecard import read_runs_table
 
+# Inspect 0.3.285's retry settings use a parameter tenacity deprecates: not ours to fix
+pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
 KEY = "sk-fake-INSPECT0123456789abcdef"
 INSPECT = [sys.executable, "-m", "inspect_ai"]  # the `inspect` command of this venv
 
@@ -115,15 +117,18 @@ def run_eval(tasks, models, log_dir, **limits):
 
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory):
-    """Inspect evals, in this process: every lesson's reference messages (right), and projectile
-    played carelessly (wrong), silently (no call) and without end (the message limit)."""
+    """Inspect evals, in this process: every lesson's reference messages (right); projectile
+    played carelessly (wrong), silently (no call) and without end (the message limit); hunter
+    played by replaylab's scripted-mixed program (the model replaylab/<program>), two epochs."""
     folder = tmp_path_factory.mktemp("inspect-logs")
     right = run_eval([TASKS[lesson]() for lesson in registry.names()], mock("references", REFERENCES), folder / "right")
     other = run_eval(TASKS["projectile"](), [mock("careless", {("projectile", "default"): CARELESS}),
                                              mock("silent", {("projectile", "default"): SILENT}),
                                              mock("endless", {("projectile", "default"): ENDLESS})], folder / "other",
                      log_format="json")
-    return {log.eval.task_registry_name.split("/")[1]: log for log in right} | {log.eval.model.split("/")[1]: log for log in other}
+    programs = run_eval(TASKS["hunter"](), "replaylab/scripted-mixed", folder / "programs", epochs=2)
+    return ({log.eval.task_registry_name.split("/")[1]: log for log in right}
+            | {log.eval.model.split("/")[1]: log for log in other + programs})
 
 
 def sample_scores(log):
@@ -260,12 +265,12 @@ def log_paths(logs, *names):
 def imported(tmp_path_factory, logs, openai_log):
     """Every sample of every log above, imported into one folder (a run folder of the workflow)."""
     folder = tmp_path_factory.mktemp("inspect-runs")
-    paths = log_paths(logs, *registry.names(), "careless", "silent", "endless") + [str(openai_log[0])]
+    paths = log_paths(logs, *registry.names(), "careless", "silent", "endless", "scripted-mixed") + [str(openai_log[0])]
     out = cli("import-inspect", *paths, "--out", folder)
     assert out.returncode == 0, out.stderr
     written = sorted(folder.glob("*/*.json"))
-    assert len(written) == 7 + 3 + 1
-    assert out.stdout.splitlines()[-1] == "imported 11 runs from 8 Inspect logs; each replayed through the current code first"
+    assert len(written) == 7 + 3 + 4 + 1
+    assert out.stdout.splitlines()[-1] == "imported 15 runs from 9 Inspect logs; each replayed through the current code first"
     return folder
 
 
@@ -414,7 +419,9 @@ def test_the_workflow_judges_them_like_any_run(tmp_path, logs, openai_log, impor
             assert score.value["answered"] == float(row["answered"])
             assert score.value["supported"] == (0.0 if pd.isna(row["supported"]) else float(row["supported"]))
             seen += 1
-    assert seen == len(inspect_scores) == 11
+    assert seen == len(inspect_scores) == 15
+    groups = json.loads((copy / "results" / "review" / "results.json").read_text())["groups"]
+    assert f"inspect-{logs['review'].eval.eval_id}-e1 [mockllm/references]" in groups  # the reviewers decided together
     page = (copy / "results" / "projectile" / "index.md").read_text()
     assert "openai/gpt-4o-mini" in page and "mockllm/careless" in page
     comparison = (copy / "results" / "campaigns" / "inspect" / "index.md").read_text()
@@ -429,3 +436,25 @@ def test_the_workflow_judges_them_like_any_run(tmp_path, logs, openai_log, impor
         "results/campaigns/inspect/recordings/projectile/openai_2fgpt-4o-mini__default__002.json: missing (2 of the campaign's "
         "runs are): runs of the provider inspect_ai are recorded by Inspect AI (inspect eval replaylab/projectile --model MODEL "
         "--epochs 2) and brought in with: replaylab import-inspect LOG... --campaign inspect")
+
+
+def test_the_model_replaylab_plays_the_scripted_baselines(imported, logs):
+    """`--model replaylab/<program>`: epoch N plays the program with seed N-1, message for message
+    as replaylab's own scripted provider does."""
+    from replaylab.agents import loop
+    from replaylab.agents.clients import Options
+    from replaylab.agents.clients.scripted import make_client
+
+    lesson = registry.lesson("hunter")
+    log = logs["scripted-mixed"]
+    calls = {}
+    for sample in log.samples:
+        run = recording_io.load(imported / "hunter" / f"inspect-{log.eval.eval_id}-{sample.id}-e{sample.epoch}.json")
+        v = lesson.variant(sample.id)
+        client = make_client(Options("hunter", sample.id, model="scripted-mixed", seed=sample.epoch - 1, agent=lesson.part("agent")))
+        own = loop.run(client, v.system, v.task, v.allowlist(), v.max_steps)
+        assert [s.message for s in run.transcript.steps] == [s.message for s in own.steps]
+        assert run.label == "Scripted baseline (a program, not a language model)"
+        calls[(sample.id, sample.epoch)] = [c.arguments for s in run.transcript.steps for c in s.message.tool_calls]
+    assert sorted(calls) == [(v, e) for v in lesson.variants for e in (1, 2)]
+    assert all(calls[(v, 1)] != calls[(v, 2)] for v in lesson.variants)  # another seed, another run

@@ -23,6 +23,7 @@ from replaylab.agents.replay import ReplayMismatch, replay
 from replaylab.inspect_tasks import convert
 from replaylab.lessons import UnknownLesson, registry
 
+SCRIPTED = ("mockllm", "replaylab")  # Inspect's providers whose messages no language model wrote
 SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 # The option that set each Inspect limit replaylab does not replay, for the one line that refuses it.
 OPTIONS = {"message": "--message-limit", "turn": "--turn-limit", "working": "--working-limit", "cost": "--cost-limit"}
@@ -96,12 +97,16 @@ def provenance(log, sample, path):
         "eval_id": log.eval.eval_id, "run_id": log.eval.run_id or None, "task": log.eval.task_registry_name or log.eval.task,
         "sample_id": sample.id, "epoch": sample.epoch, "log": Path(path).name,
     }
-    how = (
-        f"Recorded through Inspect AI {version}: the model answered through Inspect's {provider} provider; "
-        "replaylab's allowlist, inside Inspect's sample, checked every call and computed every result."
-    )
+    if provider == "replaylab":
+        who = f"replaylab's built-in program {log.eval.model.partition('/')[2]} (not a language model) played the agent"
+    elif provider == "mockllm":
+        who = "Inspect's mockllm model gave the messages it was scripted with (not a language model)"
+    else:
+        who = f"the model answered through Inspect's {provider} provider"
+    how = (f"Recorded through Inspect AI {version}: {who}; replaylab's allowlist, inside Inspect's sample, checked every "
+           "call and computed every result.")
     return recording_io.provenance(
-        "scripted" if provider == "mockllm" else "provider-api", log.eval.model, how,
+        "scripted" if provider in SCRIPTED else "provider-api", log.eval.model, how,
         provider="inspect_ai", server=_server(log.eval.model_base_url), usage=_usage(sample),
         request_ids=_request_ids(sample), inspect={k: v for k, v in inspect.items() if v is not None},
     ) | {"recorded": _utc(log.eval.created), "replaylab": (sample.metadata or {}).get("replaylab") or log.eval.packages.get("replaylab", "unknown")}
