@@ -425,7 +425,8 @@ def test_the_workflow_judges_them_like_any_run(tmp_path, logs, openai_log, impor
     page = (copy / "results" / "projectile" / "index.md").read_text()
     assert "openai/gpt-4o-mini" in page and "mockllm/careless" in page
     comparison = (copy / "results" / "campaigns" / "inspect" / "index.md").read_text()
-    assert "through the provider `inspect_ai`" in comparison
+    assert ("Models: openai/gpt-4o-mini (**Recorded run**), mockllm/careless (**Scripted baseline (a program, not a "
+            "language model)**), through the provider `inspect_ai`. 1 run per model") in comparison
     card = json.loads((copy / "results" / "campaigns" / "inspect" / "scorecard.json").read_text())
     assert {(r["model"], r["runs"], r["right"]) for r in card["scorecard"]} == {("openai/gpt-4o-mini", 1, 1), ("mockllm/careless", 1, 0)}
     # a campaign of more runs than were imported: no rule can record them, one line says how to import them

@@ -18,12 +18,12 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from replaylab.agents import recording as recording_io
+from replaylab.agents.clients.inspect_ai import kind_of
 from replaylab.agents.recording import RecordingError, printable
 from replaylab.agents.replay import ReplayMismatch, replay
 from replaylab.inspect_tasks import convert
 from replaylab.lessons import UnknownLesson, registry
 
-SCRIPTED = ("mockllm", "replaylab")  # Inspect's providers whose messages no language model wrote
 SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 # The option that set each Inspect limit replaylab does not replay, for the one line that refuses it.
 OPTIONS = {"message": "--message-limit", "turn": "--turn-limit", "working": "--working-limit", "cost": "--cost-limit"}
@@ -106,7 +106,7 @@ def provenance(log, sample, path):
     how = (f"Recorded through Inspect AI {version}: {who}; replaylab's allowlist, inside Inspect's sample, checked every "
            "call and computed every result.")
     return recording_io.provenance(
-        "scripted" if provider in SCRIPTED else "provider-api", log.eval.model, how,
+        kind_of(log.eval.model), log.eval.model, how,
         provider="inspect_ai", server=_server(log.eval.model_base_url), usage=_usage(sample),
         request_ids=_request_ids(sample), inspect={k: v for k, v in inspect.items() if v is not None},
     ) | {"recorded": _utc(log.eval.created), "replaylab": (sample.metadata or {}).get("replaylab") or log.eval.packages.get("replaylab", "unknown")}

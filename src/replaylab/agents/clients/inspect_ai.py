@@ -7,6 +7,14 @@ recording's provenance under `inspect`."""
 
 from replaylab.agents.clients import Provider, command, register
 
+SCRIPTED = ("mockllm", "replaylab")  # Inspect's providers whose messages no language model wrote
+
+
+def kind_of(model):
+    """The provenance kind of a run of an Inspect model (`provider/model`): scripted for mockllm and
+    replaylab's own programs, a provider's run for every other."""
+    return "scripted" if model.partition("/")[0] in SCRIPTED else "provider-api"
+
 
 def rerecord(recording):
     """`inspect eval` of the run's lesson and variant with the model Inspect was given."""
@@ -15,4 +23,4 @@ def rerecord(recording):
     return command("inspect", "eval", f"replaylab/{recording.lesson}", "-T", f"variant={recording.variant}", "--model", model)
 
 
-register(Provider("inspect_ai", "provider-api", None, None, rerecord, group="inspect", imported=True))
+register(Provider("inspect_ai", "provider-api", None, None, rerecord, group="inspect", imported=True, kind_of=kind_of))
