@@ -348,6 +348,11 @@ def test_what_is_not_a_whole_run_is_refused_in_one_line(tmp_path, logs):
     assert len(out.stderr.strip().splitlines()) == 1
     out = cli("import-inspect", tmp_path / "nosuch.eval", "--out", tmp_path / "runs")
     assert (out.returncode, out.stderr) == (2, f"replaylab: {tmp_path / 'nosuch.eval'}: no such file\n")
+    out = cli("import-inspect", logs["pendulum"].location, "--out", tmp_path / "runs", "--campaign", "c", cwd=tmp_path)
+    assert (out.returncode, out.stderr) == (2, "replaylab: import-inspect: give either --out FOLDER or --campaign NAME\n")
+    out = cli("import-inspect", logs["pendulum"].location, "--campaign", "../up", cwd=tmp_path)
+    assert out.returncode == 2 and out.stderr.startswith("replaylab: --campaign: '../up' is not a campaign name")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cut", "notes.eval"]
 
 
 def test_a_token_limit_is_the_runs_own_limit(tmp_path):

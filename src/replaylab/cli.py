@@ -418,8 +418,9 @@ def cmd_import_inspect(args):
     from replaylab.campaign import FOLDER
     from replaylab.inspect_tasks.importer import import_logs
 
-    if args.campaign is not None:
-        recording_io.check_run_name(args.campaign, "--campaign")
+    if args.campaign is not None and not (recording_io.RUN_NAME.fullmatch(args.campaign) and len(args.campaign) <= 100):
+        raise InvalidInput(f"--campaign: {args.campaign[:60]!r} is not a campaign name (the configuration's campaign.name): "
+                           "letters, digits, '_', '.' and '-', starting with a letter or digit, at most 100")
     out = Path(FOLDER, args.campaign, "recordings") if args.campaign else Path(args.out)
     written = import_logs(args.logs, out, campaign=args.campaign)
     if args.json:
