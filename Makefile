@@ -9,8 +9,8 @@ STAMP := $(VENV)/.installed
 # slow every Snakemake start (the SLURM plugin imports pandas, about 0.4 s), local runs included.
 CLUSTER_VENV := .venv-cluster
 CLUSTER_STAMP := $(CLUSTER_VENV)/.installed
-# Inspect AI (the `inspect` extra, docs/inspect.md), for its tests: a venv of its own, because
-# inspect-ai's botocore holds python-dateutil below 3, where the core venv has 4.0.0.
+# Inspect AI (the `inspect` extra, docs/inspect.md), for its tests: a venv of its own too, because
+# inspect-ai brings about 45 packages (botocore, fastapi, textual, ...) that nothing else needs.
 INSPECT_VENV := .venv-inspect
 INSPECT_STAMP := $(INSPECT_VENV)/.installed
 # Mutation testing (mutmut, pinned in pyproject.toml's `mutation` extra): a venv of its own too.
@@ -77,9 +77,10 @@ chromium:
 
 # The tests in 3 processes on 2 cores (pytest-xdist: much of their time is spent waiting on
 # Snakemake runs and local servers), the slowest listed at the end. Nothing is installed on the
-# system and no cluster is started: that is `make test-cluster`.
+# system and no cluster is started: that is `make test-cluster`; the Inspect AI tests are
+# `make inspect-test` (REPLAYLAB_INSPECT=0 skips them here).
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 3 --durations=10 --ignore=tests/test_slurm.py
+	REPLAYLAB_INSPECT=0 $(BIN)/python -m pytest -n 3 --durations=10 --ignore=tests/test_slurm.py
 
 # The cluster tests, on a real one-node SLURM cluster on this machine (cluster/slurm-local.sh: as
 # root, it installs Debian's munge and SLURM if they are missing, and stops what it started).
