@@ -22,7 +22,7 @@ try:
 except ModuleNotFoundError:
     if os.environ.get("CI", "").lower() in ("true", "1"):
         pytest.fail("the Inspect AI tests must run under CI=true, but inspect_ai is not installed "
-                    "(make .venv-inspect/.installed)", pytrace=False)
+                    "(make inspect-env)", pytrace=False)
     pytest.skip("inspect_ai is not installed: these tests run in .venv-inspect (make inspect-test)", allow_module_level=True)
 
 import shutil
@@ -36,7 +36,7 @@ from inspect_ai.tool import ToolCall
 from inspect_ai.util._json import json_schema_dump
 
 from helpers import RECORDINGS, ROOT, cli, environment
-from helpers.openai_server import FakeProvider, completion
+from helpers.model_server import FakeProvider, completion
 from helpers.workflow import configure, copy_project, first_error_line, snakemake
 from replaylab.agents import recording as recording_io
 from replaylab.agents.clients import rerecord_command
@@ -378,8 +378,8 @@ def test_without_the_extra_import_inspect_is_one_line(tmp_path):
             "from replaylab.cli import main; sys.exit(main(['import-inspect', 'x.eval', '--out', 'runs']))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert out.returncode == 2
-    assert out.stderr == ('replaylab: import-inspect needs the inspect extra (inspect-ai): pip install -e ".[inspect]", '
-                          "or use .venv-inspect (make .venv-inspect/.installed)\n")
+    assert out.stderr == ('replaylab: import-inspect needs the inspect extra (inspect-ai): pip install -c constraints.txt -e ".[inspect]", '
+                          "or use .venv-inspect (make inspect-env)\n")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -405,7 +405,7 @@ def cmd_generate(args):
     return OK
 
 
-INSPECT_EXTRA = 'needs the inspect extra (inspect-ai): pip install -e ".[inspect]", or use .venv-inspect (make .venv-inspect/.installed)'
+INSPECT_EXTRA = 'needs the inspect extra (inspect-ai): pip install -c constraints.txt -e ".[inspect]", or use .venv-inspect (make inspect-env)'
 
 
 def cmd_import_inspect(args):
@@ -418,9 +418,9 @@ def cmd_import_inspect(args):
     from replaylab.campaign import FOLDER
     from replaylab.inspect_tasks.importer import import_logs
 
-    if args.campaign is not None and not (recording_io.RUN_NAME.fullmatch(args.campaign) and len(args.campaign) <= 100):
+    if args.campaign is not None and not (recording_io.RUN_NAME.fullmatch(args.campaign) and len(args.campaign) <= recording_io.RUN_NAME_MAX):
         raise InvalidInput(f"--campaign: {args.campaign[:60]!r} is not a campaign name (the configuration's campaign.name): "
-                           "letters, digits, '_', '.' and '-', starting with a letter or digit, at most 100")
+                           f"letters, digits, '_', '.' and '-', starting with a letter or digit, at most {recording_io.RUN_NAME_MAX}")
     out = Path(FOLDER, args.campaign, "recordings") if args.campaign else Path(args.out)
     written = import_logs(args.logs, out, campaign=args.campaign)
     if args.json:
