@@ -9,6 +9,10 @@ STAMP := $(VENV)/.installed
 # slow every Snakemake start (the SLURM plugin imports pandas, about 0.4 s), local runs included.
 CLUSTER_VENV := .venv-cluster
 CLUSTER_STAMP := $(CLUSTER_VENV)/.installed
+# Inspect AI (the `inspect` extra, docs/inspect.md), for its tests: a venv of its own too, because
+# inspect-ai brings about 45 packages (botocore, fastapi, textual, ...) that nothing else needs.
+INSPECT_VENV := .venv-inspect
+INSPECT_STAMP := $(INSPECT_VENV)/.installed
 # Mutation testing (mutmut, pinned in pyproject.toml's `mutation` extra): a venv of its own too.
 MUTATION_VENV := .venv-mutation
 MUTATION_STAMP := $(MUTATION_VENV)/.installed
@@ -17,7 +21,7 @@ MUTATION_STAMP := $(MUTATION_VENV)/.installed
 INSPECTOR := clients/inspector
 INSPECTOR_STAMP := $(INSPECTOR)/node_modules/.installed
 
-.PHONY: all results test test-cluster cluster-env inspector chromium bench mutation clean
+.PHONY: all results test test-cluster cluster-env inspect-env inspect-test inspector chromium bench mutation clean
 all: results
 
 # The virtual environment, with replaylab and its pinned dependencies (made again from scratch when
@@ -35,6 +39,19 @@ $(CLUSTER_STAMP): pyproject.toml constraints.txt
 	touch $(CLUSTER_STAMP)
 
 cluster-env: $(CLUSTER_STAMP)
+
+$(INSPECT_STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv --clear $(INSPECT_VENV)
+	$(INSPECT_VENV)/bin/$(PIP_INSTALL) -e ".[test,inspect]" 2>&1 | grep -v "is ignored" || true
+	$(INSPECT_VENV)/bin/python -c "import inspect_ai, replaylab.inspect_tasks.tasks"
+	touch $(INSPECT_STAMP)
+
+inspect-env: $(INSPECT_STAMP)
+
+# The Inspect AI tests (tests/test_inspect.py) in .venv-inspect: Inspect runs with its mockllm model
+# and through its openai provider against a stand-in server on 127.0.0.1, imported and judged.
+inspect-test: $(INSPECT_STAMP)
+	$(INSPECT_VENV)/bin/python -m pytest tests/test_inspect.py
 
 $(MUTATION_STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv --clear $(MUTATION_VENV)
@@ -60,9 +77,10 @@ chromium:
 
 # The tests in 3 processes on 2 cores (pytest-xdist: much of their time is spent waiting on
 # Snakemake runs and local servers), the slowest listed at the end. Nothing is installed on the
-# system and no cluster is started: that is `make test-cluster`.
+# system and no cluster is started: that is `make test-cluster`; the Inspect AI tests are
+# `make inspect-test` (REPLAYLAB_INSPECT=0 skips them here).
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 3 --durations=10 --ignore=tests/test_slurm.py
+	REPLAYLAB_INSPECT=0 $(BIN)/python -m pytest -n 3 --durations=10 --ignore=tests/test_slurm.py
 
 # The cluster tests, on a real one-node SLURM cluster on this machine (cluster/slurm-local.sh: as
 # root, it installs Debian's munge and SLURM if they are missing, and stops what it started).

@@ -387,11 +387,11 @@ def test_no_campaign_setting_reaches_a_shell(tmp_path):
 
 @pytest.mark.parametrize("settings,line", [
     ({"provider": "authored"},
-     "config/config.yaml: $.campaign.provider: 'authored' is not a provider that records without a person; "
-     "the providers are: openai, scripted"),
+     "config/config.yaml: $.campaign.provider: 'authored' is not a provider that records without a person or whose runs "
+     "are imported; the providers are: inspect_ai, openai, scripted"),
     ({"provider": "no_such"},
-     "config/config.yaml: $.campaign.provider: 'no_such' is not a provider that records without a person; "
-     "the providers are: openai, scripted"),
+     "config/config.yaml: $.campaign.provider: 'no_such' is not a provider that records without a person or whose runs "
+     "are imported; the providers are: inspect_ai, openai, scripted"),
     ({"models": ["gpt-x"]},
      "config/config.yaml: $.campaign.models[0]: 'gpt-x' is not a model of the scripted provider; "
      "its models are: scripted-careful, scripted-careless, scripted-mixed"),

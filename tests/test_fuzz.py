@@ -54,11 +54,11 @@ COUNTS = {"accepted and built": 0, "refused": 0, "mismatch": 0}
 
 @pytest.fixture(scope="module", autouse=True)
 def same_constants():
-    """Every module of replaylab imported (but its lessons' tests and the command's __main__),
-    whatever ran before: the constants Hypothesis finds in the imported code are then the same in
-    every run."""
+    """Every module of replaylab imported (but its lessons' tests, the command's __main__ and the
+    Inspect tasks, which need the inspect extra), whatever ran before: the constants Hypothesis
+    finds in the imported code are then the same in every run."""
     for module in pkgutil.walk_packages(replaylab.__path__, "replaylab."):
-        if ".tests" not in module.name and not module.name.endswith("__main__"):
+        if ".tests" not in module.name and not module.name.endswith("__main__") and not module.name.startswith("replaylab.inspect_tasks"):
             __import__(module.name)
 
 # ---------------------------------------------------------------------------------------------

@@ -35,9 +35,11 @@ def record(tmp_path, server, *arguments, lesson="projectile", model="good"):
 
 def test_the_registry_holds_the_provider_modules():
     found = clients.providers()
-    assert list(found) == ["authored", "interactive", "mcp", "openai", "scripted"]
+    assert list(found) == ["authored", "inspect_ai", "interactive", "mcp", "openai", "scripted"]
     assert {name: p.kind for name, p in found.items()} == {
-        "authored": "authored", "interactive": "interactive", "mcp": "mcp", "openai": "provider-api", "scripted": "scripted"}
+        "authored": "authored", "inspect_ai": "provider-api", "interactive": "interactive", "mcp": "mcp",
+        "openai": "provider-api", "scripted": "scripted"}
+    assert clients.names(lambda p: p.imported) == ["inspect_ai"]
     assert clients.names(lambda p: p.unattended) == ["openai", "scripted"]
     assert found["openai"].key == "OPENAI_API_KEY" and found["scripted"].key is None
 

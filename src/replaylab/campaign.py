@@ -244,13 +244,42 @@ def unattended_provider(name):
     return provider if provider.unattended else None
 
 
-def check_provider(name, source, where="$.provider"):
-    """One line if `name` is not a registered provider that records without a person, else None.
-    (The configuration's schema cannot list the providers: they are the registry's.)"""
-    if unattended_provider(name) is None:
-        return (f"{source}: {where}: {name!r} is not a provider that records without a person; "
-                f"the providers are: {', '.join(clients.names(lambda p: p.unattended))}")
+def campaign_provider(name):
+    """The provider of that name if a campaign can take its runs: one that records them without a
+    person, or one whose runs another tool records and `replaylab import-inspect --campaign`
+    brings in (inspect_ai); else None."""
+    try:
+        provider = clients.load_provider(name)
+    except ValueError:
+        return None
+    return provider if provider.unattended or provider.imported else None
+
+
+def check_provider(name, source, where="$.provider", imported=False):
+    """One line if `name` is not a registered provider that records without a person (or, with
+    `imported`, one whose runs are imported), else None. (The configuration's schema cannot list
+    the providers: they are the registry's.)"""
+    found = campaign_provider(name) if imported else unattended_provider(name)
+    if found is None:
+        what = "a provider that records without a person" + (" or whose runs are imported" if imported else "")
+        names = clients.names(lambda p: p.unattended or (imported and p.imported))
+        return f"{source}: {where}: {name!r} is not {what}; the providers are: {', '.join(names)}"
     return None
+
+
+def missing_imports(campaign):
+    """One line if the campaign's provider imports its runs (inspect_ai) and some are not there
+    (no rule can record them), else None."""
+    if not campaign_provider(campaign.settings["provider"]).imported:
+        return None
+    missing = [(lesson, name) for lesson in campaign.lessons for name in campaign.runs(lesson)
+               if not os.path.lexists(campaign.recording(lesson, name))]
+    if not missing:
+        return None
+    lesson, name = missing[0]
+    return (f"{campaign.recording(lesson, name)}: missing ({len(missing)} of the campaign's runs are): runs of the provider "
+            f"{campaign.settings['provider']} are recorded by Inspect AI (inspect eval replaylab/{lesson} --model MODEL "
+            f"--epochs {campaign.settings['runs']}) and brought in with: replaylab import-inspect LOG... --campaign {campaign.name}")
 
 
 def model_option(provider, model):
@@ -264,10 +293,10 @@ def check(settings, lessons, source):
     """The first problem of the `campaign` section that the schema cannot see, as one line
     (`source`: the configuration's files), or None. Never plans the campaign: its cost does not
     grow with `runs`."""
-    problem = check_provider(settings["provider"], source, "$.campaign.provider")
+    problem = check_provider(settings["provider"], source, "$.campaign.provider", imported=True)
     if problem:
         return problem
-    provider = unattended_provider(settings["provider"])
+    provider = campaign_provider(settings["provider"])
     for index, lesson in enumerate(settings["lessons"]):
         if lesson not in lessons:
             known = "" if lesson in registry.names() else " (nor a lesson of replaylab)"

@@ -405,6 +405,34 @@ def cmd_generate(args):
     return OK
 
 
+INSPECT_EXTRA = 'needs the inspect extra (inspect-ai): pip install -c constraints.txt -e ".[inspect]", or use .venv-inspect (make inspect-env)'
+
+
+def cmd_import_inspect(args):
+    if (args.out is None) == (args.campaign is None):
+        raise InvalidInput("import-inspect: give either --out FOLDER or --campaign NAME")
+    try:
+        import inspect_ai  # noqa: F401
+    except ModuleNotFoundError:
+        raise InvalidInput(f"import-inspect {INSPECT_EXTRA}") from None
+    from replaylab.campaign import FOLDER
+    from replaylab.inspect_tasks.importer import import_logs
+
+    if args.campaign is not None and not (recording_io.RUN_NAME.fullmatch(args.campaign) and len(args.campaign) <= recording_io.RUN_NAME_MAX):
+        raise InvalidInput(f"--campaign: {args.campaign[:60]!r} is not a campaign name (the configuration's campaign.name): "
+                           f"letters, digits, '_', '.' and '-', starting with a letter or digit, at most {recording_io.RUN_NAME_MAX}")
+    out = Path(FOLDER, args.campaign, "recordings") if args.campaign else Path(args.out)
+    written = import_logs(args.logs, out, campaign=args.campaign)
+    if args.json:
+        _print_json({"written": [str(p) for p in written]})
+    else:
+        for path in written:
+            print(f"wrote {recording_io.printable(str(path))}")
+        print(f"imported {counted(len(written), 'run', 'runs')} from {counted(len(args.logs), 'Inspect log', 'Inspect logs')}; "
+              "each replayed through the current code first")
+    return OK
+
+
 def cmd_promote(args):
     from replaylab.promote import promote
 
@@ -556,6 +584,13 @@ def parser():
     sub.add_argument("--count", type=count, required=True, help="how many runs (or groups of runs, one per variant, for a lesson judged per group), at most 1000000")
     sub.add_argument("--out", required=True, help="folder: the runs go to OUT/LESSON/<run>.json")
     sub.add_argument("--first-seed", type=int, default=0)
+    sub = verb("import-inspect", cmd_import_inspect,
+               "bring the samples of Inspect AI logs (inspect eval replaylab/LESSON) in as recordings, each replayed first")
+    sub.add_argument("logs", nargs="+", metavar="LOG", help="Inspect logs (.eval or .json) of replaylab's tasks")
+    sub.add_argument("--out", help="folder: the runs go to OUT/LESSON/<run>.json (a run_folders entry); never over an existing file")
+    sub.add_argument("--campaign", metavar="NAME",
+                     help="instead of --out: into results/campaigns/NAME/recordings, named as that campaign names its runs "
+                     "(model, variant, epoch as index), for a campaign with provider inspect_ai")
     sub = verb("promote", cmd_promote, "show what a new run changes, then move it into recordings/")
     sub.add_argument("run_file", metavar="RUN", help="a recording, e.g. results/live/LESSON/RUN.json")
     sub.add_argument("--recordings", default="recordings", help="the folder of committed recordings")

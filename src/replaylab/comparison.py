@@ -20,6 +20,7 @@ from replaylab import pipeline, render
 from replaylab.agents import clients
 from replaylab.agents.recording import LABELS, printable
 from replaylab.inputs import DamagedResult, made_by
+from replaylab.lessons import counted
 from replaylab.lessons.markdown import Md, cell, code, interval, name, table, text
 from replaylab.lessons.scorecard import read_runs_table, scorecard, wilson
 
@@ -275,12 +276,17 @@ def runs_section(runs, links):
 def page(settings, lessons, runs, rows, pairs, totals, links):
     models = list(settings["models"])
     priced = bool(settings.get("prices"))
-    label = LABELS[clients.load_provider(settings["provider"]).kind]
+    provider = clients.load_provider(settings["provider"])
+    labels = {m: LABELS[provider.kind_for(m)] for m in models}
+    if len(set(labels.values())) == 1:
+        who = f"{', '.join(text(m) for m in models)}, through the provider {code(settings['provider'])}: **{text(labels[models[0]])}**"
+    else:  # a provider whose runs are a model's or a program's, by model (inspect_ai)
+        who = (", ".join(f"{text(m)} (**{text(labels[m])}**)" for m in models)
+               + f", through the provider {code(settings['provider'])}")
     out = [
         f"# Campaign {text(settings['name'])}: which model gets the lessons right more often",
         "",
-        f"Models: {', '.join(text(m) for m in models)}, through the provider {code(settings['provider'])}: "
-        f"**{text(label)}**. {settings['runs']} runs per model and variant of each lesson "
+        f"Models: {who}. {counted(settings['runs'], 'run', 'runs')} per model and variant of each lesson "
         f"({', '.join(text(lesson) for lesson in lessons)}).",
         "",
     ]

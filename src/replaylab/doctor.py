@@ -89,7 +89,8 @@ def _providers():
     keyless = [name for name, p in found.items() if p.key is None and (p.unattended or p.takes_file)]
     rows = []
     for name, p in found.items():
-        uses = ["records campaigns" if p.unattended else "records runs" if p.takes_file else "records sessions"]
+        uses = ["imports runs (replaylab import-inspect)" if p.imported else "records campaigns" if p.unattended
+                else "records runs" if p.takes_file else "records sessions"]
         uses.append(f"key in {p.key}" if p.key else "no key")
         rows.append((f"provider {name}", None, f"{LABELS[p.kind]}; " + ", ".join(uses)))
         if p.key:

@@ -58,6 +58,12 @@ class Provider:
     default_model: str | None = None
     unattended: bool = False  # records with no person and no file: it may record campaigns
     takes_file: bool = False  # its messages come from --from FILE
+    imported: bool = False  # its runs are recorded by another tool and imported (inspect_ai): a campaign takes them, never records one
+    kind_of: Callable | None = None  # (model) -> the provenance kind of its runs of that model, when it depends on the model
+
+    def kind_for(self, model):
+        """The provenance kind of this provider's runs of `model` (which decides their label)."""
+        return self.kind if self.kind_of is None else self.kind_of(model)
 
 
 _REGISTERED = {}

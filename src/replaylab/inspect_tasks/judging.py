@@ -1,0 +1,33 @@
+"""replaylab's judgement of one run, as the scorer of the Inspect tasks gives it: the run replayed
+through the current code (every result recomputed), judged by its lesson, and scored against the
+lesson's own scans, exactly as the workflow scores it (`lessons.scorecard.scores`).
+
+Imports nothing of Inspect (it works on replaylab recordings), so that it can be checked on its own.
+"""
+
+import dataclasses
+import functools
+
+from replaylab.agents.replay import DEFAULT_TOLERANCE, replay
+from replaylab.lessons import registry
+
+
+@functools.cache
+def scans(lesson):
+    """A lesson's scans, computed once per process (one to three seconds each)."""
+    return registry.lesson(lesson).scans()
+
+
+def judge(recording, tolerance=DEFAULT_TOLERANCE):
+    """(score, verdict, line) of one recording: `score` as the workflow's per-run table has it
+    (right, answered, supported, wrong, answer, calls, budget_used), the lesson's verdict, and
+    the verdict's one line. A result that differs from the current code raises ReplayMismatch."""
+    from replaylab.lessons.scorecard import scores  # pandas: only here, never on the way of a replay
+
+    lesson = registry.lesson(recording.lesson)
+    run = dataclasses.replace(recording, transcript=replay(recording, lesson.variant(recording.variant), tolerance))
+    verdicts = lesson.judge([run], tolerance)
+    stopped = {run.run: {"stopped_by": run.transcript.stopped_by}} if run.transcript.stopped_by else {}
+    judge_part = lesson.part("judge")
+    (score,) = scores(verdicts, scans(lesson.name), judge_part.score, stopped)
+    return score, verdicts[run.run], judge_part.verdict_line(run, scans(lesson.name))

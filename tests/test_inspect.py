@@ -1,0 +1,466 @@
+"""The lessons as Inspect AI tasks, and Inspect's logs brought back as recordings (the `inspect`
+extra, docs/inspect.md): real Inspect evals, with its mockllm model and with its openai provider
+against the stand-in OpenAI server on 127.0.0.1 (fake key); the logs imported, replayed by
+`replaylab replay`, and judged by a real Snakemake run of the workflow and a campaign.
+
+They need inspect_ai, which only .venv-inspect holds (`make inspect-test`): elsewhere they skip,
+and under CI=true they fail instead (.ci/run installs it). REPLAYLAB_INSPECT=0 skips them on
+purpose (.ci/run's `make test`, in the core venv; they run in a step of their own).
+"""
+
+import json
+import os
+import re
+import sys
+
+import pytest
+
+if os.environ.get("REPLAYLAB_INSPECT") == "0":
+    pytest.skip("REPLAYLAB_INSPECT=0: the Inspect AI tests are turned off", allow_module_level=True)
+try:
+    import inspect_ai  # noqa: F401
+except ModuleNotFoundError:
+    if os.environ.get("CI", "").lower() in ("true", "1"):
+        pytest.fail("the Inspect AI tests must run under CI=true, but inspect_ai is not installed "
+                    "(make inspect-env)", pytrace=False)
+    pytest.skip("inspect_ai is not installed: these tests run in .venv-inspect (make inspect-test)", allow_module_level=True)
+
+import shutil
+import subprocess
+
+import pandas as pd
+from inspect_ai import eval as inspect_eval
+from inspect_ai.log import read_eval_log, write_eval_log
+from inspect_ai.model import ChatCompletionChoice, ChatMessageAssistant, ModelOutput, ModelUsage, get_model
+from inspect_ai.tool import ToolCall
+from inspect_ai.util._json import json_schema_dump
+
+from helpers import RECORDINGS, ROOT, cli, environment
+from helpers.model_server import FakeProvider, completion
+from helpers.workflow import configure, copy_project, first_error_line, snakemake
+from replaylab.agents import recording as recording_io
+from replaylab.agents.clients import rerecord_command
+from replaylab.agents.loop import AFTER_ANSWER
+from replaylab.inspect_tasks.tasks import TASKS
+from replaylab.lessons import registry
+from replaylab.lessons.scorecard import read_runs_table
+
+# Inspect 0.3.285's retry settings use a parameter tenacity deprecates: not ours to fix
+pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
+KEY = "sk-fake-INSPECT0123456789abcdef"
+INSPECT = [sys.executable, "-m", "inspect_ai"]  # the `inspect` command of this venv
+
+
+# ---------------------------------------------------------------------------------------------
+# Scripted model messages
+
+
+def reference_steps(lesson, variant):
+    """The messages of a lesson's committed reference run of that variant: (text, [(id, name, arguments)])."""
+    for path in sorted((RECORDINGS / lesson).glob("*.json")):
+        data = json.loads(path.read_text())
+        if data["variant"] == variant:
+            return [(s["text"], [(c["id"], c["name"], c["arguments"]) for c in s["tool_calls"]]) for s in data["steps"]]
+    raise AssertionError(f"no reference run of {lesson}/{variant}")
+
+
+def output(text, calls, tokens=(100, 20)):
+    """One model message as mockllm gives it, with usage set (without it, mockllm counts tokens
+    with tiktoken, which downloads its encoding)."""
+    return ModelOutput(model="scripted-by-the-test", choices=[ChatCompletionChoice(
+        message=ChatMessageAssistant(content=text, model="scripted-by-the-test", source="generate",
+                                     tool_calls=[ToolCall(id=i, function=f, arguments=a) for i, f, a in calls] or None),
+        stop_reason="tool_calls" if calls else "stop")],
+        usage=ModelUsage(input_tokens=tokens[0], output_tokens=tokens[1], total_tokens=sum(tokens)))
+
+
+TOOLS_SEEN = {}  # (lesson, variant): the tools mockllm was given, as Inspect gives a model them
+
+
+def scripted(scripts):
+    """mockllm's custom_outputs: the next message of the script of the sample's variant (found by
+    its system text and task), whatever order Inspect runs the samples in."""
+    by_prompts = {}
+    for (lesson, variant), steps in scripts.items():
+        v = registry.lesson(lesson).variant(variant)
+        by_prompts[(v.system, v.task)] = (lesson, variant), steps
+
+    def next_output(input, tools, tool_choice, config):
+        key, steps = by_prompts[(input[0].text, input[1].text)]
+        TOOLS_SEEN[key] = tools
+        return output(*steps[sum(m.role == "assistant" for m in input)])
+
+    return next_output
+
+
+def mock(name, scripts):
+    return get_model(f"mockllm/{name}", custom_outputs=scripted(scripts))
+
+
+REFERENCES = {(lesson, v): reference_steps(lesson, v) for lesson in registry.names() for v in registry.lesson(lesson).variants}
+CARELESS = [  # careful experiments, a refused call, a refused answer, then a wrong answer and a call after it
+    ("Coarse first.", [("c1", "range_with_drag", {"speed": 25, "angle": 40, "dt": 0.001}),
+                       ("c2", "range_with_drag", {"speed": 25, "angle": 41, "dt": 0.001}),
+                       ("c3", "range_with_drag", {"speed": 25, "angle": 95, "dt": 0.001})]),
+    ("Answer.", [("c4", "answer", {"low": 45, "high": 44})]),
+    ("Answer again.", [("c5", "answer", {"low": 44, "high": 45}), ("c6", "range_without_drag", {"speed": 25, "angle": 45})]),
+]
+SILENT = [("I would rather not call anything.", [])]
+ENDLESS = [(f"Try {a}.", [(f"e{a}", "range_without_drag", {"speed": 25, "angle": a})]) for a in range(30, 42)]  # 12 messages
+
+
+def run_eval(tasks, models, log_dir, **limits):
+    logs = inspect_eval(tasks, model=models, log_dir=str(log_dir), display="none", **limits)
+    assert all(log.status == "success" for log in logs), [(log.status, log.error) for log in logs]
+    return logs
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory):
+    """Inspect evals, in this process: every lesson's reference messages (right); projectile
+    played carelessly (wrong), silently (no call) and without end (the message limit); hunter
+    played by replaylab's scripted-mixed program (the model replaylab/<program>), two epochs."""
+    folder = tmp_path_factory.mktemp("inspect-logs")
+    right = run_eval([TASKS[lesson]() for lesson in registry.names()], mock("references", REFERENCES), folder / "right")
+    other = run_eval(TASKS["projectile"](), [mock("careless", {("projectile", "default"): CARELESS}),
+                                             mock("silent", {("projectile", "default"): SILENT}),
+                                             mock("endless", {("projectile", "default"): ENDLESS})], folder / "other",
+                     log_format="json")
+    programs = run_eval(TASKS["hunter"](), "replaylab/scripted-mixed", folder / "programs", epochs=2)
+    return ({log.eval.task_registry_name.split("/")[1]: log for log in right}
+            | {log.eval.model.split("/")[1]: log for log in other + programs})
+
+
+def sample_scores(log):
+    return {s.id: s.scores["replaylab_judge"] for s in log.samples}
+
+
+# ---------------------------------------------------------------------------------------------
+# The tasks
+
+
+def test_every_tool_reaches_the_model_with_the_allowlists_schema(logs):
+    """What the model is given of each tool is the allowlist's spec, verbatim; the one keyword
+    Inspect's schema type drops is uniqueItems (the allowlist still refuses a name given twice)."""
+    seen = 0
+    for lesson in registry.lessons():
+        for name, variant in lesson.variants.items():
+            given = TOOLS_SEEN[(lesson.name, name)]
+            specs = variant.allowlist().specs()
+            assert [t.name for t in given] == [s["name"] for s in specs]
+            for spec, tool in zip(specs, given):
+                expected = json.loads(json.dumps(spec["parameters"]))
+                for field in expected["properties"].values():
+                    field.pop("uniqueItems", None)
+                assert tool.description == spec["description"]
+                assert json_schema_dump(tool.parameters) == expected, (lesson.name, spec["name"])
+                seen += 1
+    assert seen == 20  # every tool of every variant
+
+
+def test_the_tasks_score_like_the_judge(logs):
+    for lesson in registry.names():
+        log = logs[lesson]
+        assert log.eval.task_registry_name == f"replaylab/{lesson}"
+        assert log.plan.steps[0].solver == "replaylab/allowlist_loop"
+        assert log.eval.config.turn_limit == 12
+        scores = sample_scores(log)
+        assert sorted(scores) == sorted(registry.lesson(lesson).variants)
+        for variant, score in scores.items():
+            assert score.value == {"right": 1.0, "answered": 1.0, "supported": 1.0}, (lesson, variant, score.explanation)
+            assert score.explanation.startswith("answer ") and ": right (" in score.explanation
+        metrics = {s.name: s.metrics["accuracy"].value for s in log.results.scores}
+        assert metrics == {"right": 1.0, "answered": 1.0, "supported": 1.0}
+    careless = sample_scores(logs["careless"])["default"]
+    assert careless.value["right"] == 0.0 and careless.value["answered"] == 1.0
+    assert json.loads(careless.answer) == {"low": 44, "high": 45}
+    assert "wrong, the best angle of the build's scan lies outside its bracket" in careless.explanation
+    assert sample_scores(logs["silent"])["default"].value == {"right": 0.0, "answered": 0.0, "supported": 0.0}
+    endless = logs["endless"].samples[0]
+    assert endless.limit is None and endless.store["replaylab:finished"] is False
+    assert sum(m.role == "assistant" for m in endless.messages) == 12
+    assert endless.scores["replaylab_judge"].value["answered"] == 0.0
+
+
+def test_every_call_goes_through_the_allowlist(logs):
+    """A refusal is the tool's error, in the allowlist's words; a refused answer lets the run go
+    on; a call after the accepted answer is refused; the answer ends the sample."""
+    messages = logs["careless"].samples[0].messages
+    errors = {m.tool_call_id: m.error.message for m in messages if m.role == "tool" and m.error}
+    assert errors == {"c3": "angle must be between 1 and 89, got 95",
+                      "c4": "high must be at least low, got low 45 and high 44", "c6": AFTER_ANSWER}
+    tool = [m for m in messages if m.role == "tool" and m.tool_call_id == "c1"][0]
+    assert set(json.loads(tool.text)) == {"range_m"} and tool.error is None
+    assert messages[-1].role == "tool" and messages[-1].tool_call_id == "c6"
+
+
+def test_a_variant_that_is_not_one_is_one_line(tmp_path):
+    """Inspect prints the task's one line (with --display none it prints nothing at all)."""
+    out = subprocess.run([*INSPECT, "eval", "replaylab/hunter", "-T", "variant=nosuch", "--model", "mockllm/model",
+                          "--log-dir", str(tmp_path)], capture_output=True, text=True, env=environment(COLUMNS="200"),
+                         cwd=tmp_path, timeout=300)
+    assert out.returncode == 1
+    lines = [line for line in (out.stdout + out.stderr).splitlines() if line.strip()]
+    assert lines == ["replaylab/hunter: -T variant=nosuch: not a variant of hunter (its variants: symplectic-euler, velocity-verlet)"], out
+    assert not list(tmp_path.iterdir())  # no log: the eval never started
+
+
+# ---------------------------------------------------------------------------------------------
+# Through Inspect's openai provider, against the stand-in server on 127.0.0.1
+
+
+def chat_completions(steps):
+    """The stand-in server's answers: each message as a chat completion (arguments as JSON text)."""
+    return [(200, completion(text, [(i, name, json.dumps(arguments)) for i, name, arguments in calls]), {}, 0)
+            for text, calls in steps]
+
+
+OPENAI_MESSAGES = 1 + len(REFERENCES[("projectile", "default")])  # a refused call, then the reference run
+
+
+@pytest.fixture(scope="module")
+def openai_log(tmp_path_factory):
+    """`inspect eval replaylab/projectile` as a user runs it, through Inspect's openai provider and
+    the stand-in server (a refused call first, then the reference run's messages), with a fake key."""
+    folder = tmp_path_factory.mktemp("inspect-openai")
+    steps = [("First a throw out of bounds.", [("o1", "range_without_drag", {"speed": 25, "angle": 95})])]
+    steps += REFERENCES[("projectile", "default")]
+    with FakeProvider(chat_completions(steps)) as server:
+        out = subprocess.run(
+            [*INSPECT, "eval", "replaylab/projectile", "-T", "variant=default", "--model", "openai/gpt-4o-mini",
+             "--model-base-url", server.base_url, "-M", "responses_api=false", "--log-dir", str(folder / "logs"),
+             "--display", "none"],
+            capture_output=True, text=True, cwd=folder, env=environment(OPENAI_API_KEY=KEY), timeout=300)
+        assert out.returncode == 0, out.stdout + out.stderr
+        requests = server.requests
+    (path,) = (folder / "logs").glob("*.eval")
+    return path, requests
+
+
+def test_the_openai_provider_sends_the_allowlist_and_its_refusals(openai_log):
+    path, requests = openai_log
+    assert [r["path"] for r in requests] == ["/v1/chat/completions"] * OPENAI_MESSAGES
+    first = requests[0]["body"]
+    assert first["messages"][0] == {"role": "system", "content": registry.lesson("projectile").variant("default").system}
+    tools = {t["function"]["name"]: t["function"]["parameters"] for t in first["tools"]}
+    specs = {s["name"]: s["parameters"] for s in registry.lesson("projectile").variant("default").allowlist().specs()}
+    assert tools == specs  # bounds and all, as the allowlist gives them
+    refusal = [m for m in requests[1]["body"]["messages"] if m["role"] == "tool"]
+    assert len(refusal) == 1 and "angle must be between 1 and 89, got 95" in refusal[0]["content"]
+    assert all(r["headers"]["authorization"] == f"Bearer {KEY}" for r in requests)
+    assert KEY not in path.read_bytes().decode("latin-1")
+    (sample,) = read_eval_log(str(path)).samples
+    assert sample.scores["replaylab_judge"].value == {"right": 1.0, "answered": 1.0, "supported": 1.0}
+
+
+# ---------------------------------------------------------------------------------------------
+# Importing the logs
+
+
+def log_paths(logs, *names):
+    return [logs[name].location for name in names]
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory, logs, openai_log):
+    """Every sample of every log above, imported into one folder (a run folder of the workflow)."""
+    folder = tmp_path_factory.mktemp("inspect-runs")
+    paths = log_paths(logs, *registry.names(), "careless", "silent", "endless", "scripted-mixed") + [str(openai_log[0])]
+    out = cli("import-inspect", *paths, "--out", folder)
+    assert out.returncode == 0, out.stderr
+    written = sorted(folder.glob("*/*.json"))
+    assert len(written) == 7 + 3 + 4 + 1
+    assert out.stdout.splitlines()[-1] == "imported 15 runs from 9 Inspect logs; each replayed through the current code first"
+    return folder
+
+
+def test_each_imported_recording_replays(imported):
+    for path in sorted(imported.glob("*/*.json")):
+        out = cli("replay", path)
+        assert out.returncode == 0, (path.name, out.stderr)
+        assert "every result agrees with the recording" in out.stdout
+        assert "decided by the build: " in out.stdout
+
+
+def test_an_imported_recording_says_where_it_came_from(imported, logs, openai_log):
+    log = read_eval_log(str(openai_log[0]))
+    (path,) = imported.glob(f"projectile/inspect-{log.eval.eval_id}-default-e1.json")
+    run = recording_io.load(path)
+    p = run.provenance
+    assert (p["kind"], p["provider"], p["model"], run.label) == ("provider-api", "inspect_ai", "openai/gpt-4o-mini", "Recorded run")
+    assert p["how"].startswith("Recorded through Inspect AI 0.3.285: the model answered through Inspect's openai provider")
+    assert p["inspect"] == {"version": "0.3.285", "provider": "openai", "model": "openai/gpt-4o-mini", "model_reported": "fake-model",
+                            "eval_id": log.eval.eval_id, "run_id": log.eval.run_id, "task": "replaylab/projectile",
+                            "sample_id": "default", "epoch": 1, "log": openai_log[0].name}
+    assert p["server"] == log.eval.model_base_url.split("//")[1].split("/")[0]
+    assert p["usage"] == {"input_tokens": 100 * OPENAI_MESSAGES, "output_tokens": 20 * OPENAI_MESSAGES}
+    assert p["request_ids"] == [f"req-{i}" for i in range(1, OPENAI_MESSAGES + 1)]
+    assert run.group == f"inspect-{log.eval.eval_id}-e1" and run.transcript.finished
+    assert KEY not in path.read_text()
+    steps = run.transcript.steps
+    assert len(steps) == OPENAI_MESSAGES
+    assert steps[0].results[0].ok is False and steps[0].results[0].content == {"error": "angle must be between 1 and 89, got 95"}
+    scripted = recording_io.load(imported / "projectile" / f"inspect-{logs['careless'].eval.eval_id}-default-e1.json")
+    assert (scripted.provenance["kind"], scripted.label) == ("scripted", "Scripted baseline (a program, not a language model)")
+    assert rerecord_command(run) == "inspect eval replaylab/projectile -T variant=default --model openai/gpt-4o-mini"
+
+
+def test_importing_again_writes_nothing(imported, logs):
+    before = {p: p.stat().st_mtime_ns for p in imported.rglob("*")}
+    out = cli("import-inspect", *log_paths(logs, "pendulum", "careless"), "--out", imported)
+    assert out.returncode == 2
+    line, = out.stderr.strip().splitlines()
+    assert line.startswith(f"replaylab: {imported}/pendulum/inspect-") and "a recorded run is never overwritten" in line
+    assert {p: p.stat().st_mtime_ns for p in imported.rglob("*")} == before
+
+
+def test_a_log_edited_to_hold_a_wrong_result_is_caught(tmp_path, logs):
+    log = read_eval_log(logs["projectile"].location)
+    (sample,) = log.samples
+    tool = next(m for m in sample.messages if m.role == "tool" and m.error is None)
+    content = json.loads(tool.text)
+    key = next(iter(content))
+    recorded = content[key] * 1.5
+    tool.content = json.dumps({key: recorded})
+    forged = tmp_path / "forged.eval"
+    write_eval_log(log, str(forged))
+    out = cli("import-inspect", forged, "--out", tmp_path / "runs")
+    assert out.returncode == 3
+    line, = out.stderr.strip().splitlines()
+    assert line.startswith(f"replaylab: {forged}: sample default epoch 1: message 1, call 1, tool {tool.function}: "
+                           f"{key} was {recorded!r} when recorded and is ")
+    assert "record the run again with: inspect eval replaylab/projectile -T variant=default --model mockllm/references" in line
+    assert not (tmp_path / "runs").exists()
+
+
+def test_what_is_not_a_whole_run_is_refused_in_one_line(tmp_path, logs):
+    cut = run_eval(TASKS["projectile"](), mock("references", REFERENCES), tmp_path / "cut", message_limit=4)
+    out = cli("import-inspect", logs["pendulum"].location, cut[0].location, "--out", tmp_path / "runs")
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        f"replaylab: {cut[0].location}: sample default epoch 1: Inspect's message limit (4) ended the sample inside the run; "
+        "replaylab replays only a run that it or its own limits ended (tokens, seconds) (run it again without --message-limit)"]
+    assert not (tmp_path / "runs").exists()  # the pendulum log was fine: nothing written either
+    text = tmp_path / "notes.eval"
+    text.write_text("not a log")
+    out = cli("import-inspect", text, "--out", tmp_path / "runs")
+    assert out.returncode == 2 and out.stderr.startswith(f"replaylab: {text}: not an Inspect log (")
+    assert len(out.stderr.strip().splitlines()) == 1
+    out = cli("import-inspect", tmp_path / "nosuch.eval", "--out", tmp_path / "runs")
+    assert (out.returncode, out.stderr) == (2, f"replaylab: {tmp_path / 'nosuch.eval'}: no such file\n")
+    out = cli("import-inspect", logs["pendulum"].location, "--out", tmp_path / "runs", "--campaign", "c", cwd=tmp_path)
+    assert (out.returncode, out.stderr) == (2, "replaylab: import-inspect: give either --out FOLDER or --campaign NAME\n")
+    out = cli("import-inspect", logs["pendulum"].location, "--campaign", "../up", cwd=tmp_path)
+    assert out.returncode == 2 and out.stderr.startswith("replaylab: --campaign: '../up' is not a campaign name")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cut", "notes.eval"]
+
+
+def test_a_token_limit_is_the_runs_own_limit(tmp_path):
+    """Inspect's token limit is replaylab's max_tokens_per_run: the run stops there, not finished,
+    with no answer (Inspect drops the message that crossed it), and replays so."""
+    (log,) = run_eval(TASKS["projectile"](), mock("references", REFERENCES), tmp_path / "logs", token_limit=250)
+    (sample,) = log.samples
+    assert sample.limit.type == "token"
+    assert sample.scores["replaylab_judge"].value["right"] == 0.0
+    assert "stopped by its limit max_tokens_per_run" in sample.scores["replaylab_judge"].explanation
+    out = cli("import-inspect", log.location, "--out", tmp_path / "runs")
+    assert out.returncode == 0, out.stderr
+    (path,) = (tmp_path / "runs" / "projectile").glob("*.json")
+    run = recording_io.load(path)
+    assert run.transcript.stopped_by == {"limit": "max_tokens_per_run", "allowed": 250, "used": 360}
+    assert len(run.transcript.steps) == 2 and not run.transcript.finished
+    out = cli("replay", path)
+    assert out.returncode == 0, out.stderr
+
+
+def test_without_the_extra_import_inspect_is_one_line(tmp_path):
+    code = ("import sys; sys.modules['inspect_ai'] = None\n"
+            "from replaylab.cli import main; sys.exit(main(['import-inspect', 'x.eval', '--out', 'runs']))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert out.returncode == 2
+    assert out.stderr == ('replaylab: import-inspect needs the inspect extra (inspect-ai): pip install -c constraints.txt -e ".[inspect]", '
+                          "or use .venv-inspect (make inspect-env)\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# Judged by the workflow, and compared in a campaign
+
+
+CAMPAIGN = """campaign:
+  name: inspect
+  provider: inspect_ai
+  models: [openai/gpt-4o-mini, mockllm/careless]
+  lessons: [projectile]
+  runs: 1
+  max_connections: 4
+  request_timeout: 60
+  max_retries: 4
+  max_tokens_per_run: null
+  max_seconds_per_run: null
+  prices: {}
+"""
+
+
+@pytest.mark.workflow
+def test_the_workflow_judges_them_like_any_run(tmp_path, logs, openai_log, imported):
+    copy = copy_project(tmp_path / "project")
+    shutil.copytree(imported, copy / "inspect-runs")
+    configure(copy, run_folders=["inspect-runs"])
+    out = cli("import-inspect", openai_log[0], logs["careless"].location, "--campaign", "inspect", cwd=copy)
+    assert out.returncode == 0, out.stderr
+    (copy / "inspect-campaign.yaml").write_text(CAMPAIGN)
+    snakemake(copy, "--cores", "2", "all", "campaign", "--configfile", "config/config.yaml", "inspect-campaign.yaml")
+    inspect_scores = {}
+    for log in [*logs.values(), read_eval_log(str(openai_log[0]))]:
+        lesson = log.eval.task_registry_name.split("/")[1]
+        for s in log.samples:
+            inspect_scores[(lesson, f"inspect-{log.eval.eval_id}-{s.id}-e{s.epoch}")] = s.scores["replaylab_judge"]
+    seen = 0
+    for lesson in registry.names():
+        table = read_runs_table(copy / "results" / lesson / "runs.csv.gz")
+        for row in table[table["run"].str.startswith("inspect-")].to_dict("records"):
+            score = inspect_scores[(lesson, row["run"])]
+            assert score.value["right"] == float(row["right"]), (lesson, row["run"])
+            assert score.value["answered"] == float(row["answered"])
+            assert score.value["supported"] == (0.0 if pd.isna(row["supported"]) else float(row["supported"]))
+            seen += 1
+    assert seen == len(inspect_scores) == 15
+    groups = json.loads((copy / "results" / "review" / "results.json").read_text())["groups"]
+    assert f"inspect-{logs['review'].eval.eval_id}-e1 [mockllm/references]" in groups  # the reviewers decided together
+    page = (copy / "results" / "projectile" / "index.md").read_text()
+    assert "openai/gpt-4o-mini" in page and "mockllm/careless" in page
+    comparison = (copy / "results" / "campaigns" / "inspect" / "index.md").read_text()
+    assert ("Models: openai/gpt-4o-mini (**Recorded run**), mockllm/careless (**Scripted baseline (a program, not a "
+            "language model)**), through the provider `inspect_ai`. 1 run per model") in comparison
+    card = json.loads((copy / "results" / "campaigns" / "inspect" / "scorecard.json").read_text())
+    assert {(r["model"], r["runs"], r["right"]) for r in card["scorecard"]} == {("openai/gpt-4o-mini", 1, 1), ("mockllm/careless", 1, 0)}
+    # a campaign of more runs than were imported: no rule can record them, one line says how to import them
+    (copy / "more.yaml").write_text(CAMPAIGN.replace("runs: 1", "runs: 2"))
+    out = snakemake(copy, "-n", "campaign", "--configfile", "config/config.yaml", "more.yaml", check=False)
+    assert out.returncode == 1
+    assert first_error_line(out) == (
+        "results/campaigns/inspect/recordings/projectile/openai_2fgpt-4o-mini__default__002.json: missing (2 of the campaign's "
+        "runs are): runs of the provider inspect_ai are recorded by Inspect AI (inspect eval replaylab/projectile --model MODEL "
+        "--epochs 2) and brought in with: replaylab import-inspect LOG... --campaign inspect")
+
+
+def test_the_model_replaylab_plays_the_scripted_baselines(imported, logs):
+    """`--model replaylab/<program>`: epoch N plays the program with seed N-1, message for message
+    as replaylab's own scripted provider does."""
+    from replaylab.agents import loop
+    from replaylab.agents.clients import Options
+    from replaylab.agents.clients.scripted import make_client
+
+    lesson = registry.lesson("hunter")
+    log = logs["scripted-mixed"]
+    calls = {}
+    for sample in log.samples:
+        run = recording_io.load(imported / "hunter" / f"inspect-{log.eval.eval_id}-{sample.id}-e{sample.epoch}.json")
+        v = lesson.variant(sample.id)
+        client = make_client(Options("hunter", sample.id, model="scripted-mixed", seed=sample.epoch - 1, agent=lesson.part("agent")))
+        own = loop.run(client, v.system, v.task, v.allowlist(), v.max_steps)
+        assert [s.message for s in run.transcript.steps] == [s.message for s in own.steps]
+        assert run.label == "Scripted baseline (a program, not a language model)"
+        calls[(sample.id, sample.epoch)] = [c.arguments for s in run.transcript.steps for c in s.message.tool_calls]
+    assert sorted(calls) == [(v, e) for v in lesson.variants for e in (1, 2)]
+    assert all(calls[(v, 1)] != calls[(v, 2)] for v in lesson.variants)  # another seed, another run
