@@ -89,6 +89,8 @@ def test_an_answer_too_large_for_a_recording_ends_the_run_recorded_with_a_note(t
     out, path, asked = record_answers(tmp_path, answers)
     assert out.returncode == 0, out.stderr
     assert asked == 2
+    assert out.stdout.splitlines()[-1].startswith(
+        "wrote results/live/projectile/r.json (1 messages, not finished: message 2 was not recorded, and the run ended")
     run = recording_io.load(path)
     assert len(run.transcript.steps) == 1 and not run.transcript.finished
     assert run.ended.startswith("message 2 was not recorded, and the run ended before it: the recording would hold")

@@ -368,6 +368,14 @@ class Request:
     limits: loop.Limits
 
 
+INTERRUPTED = ("the recording was interrupted (SIGINT, Ctrl-C) while the provider was asked for message "
+               "{next}: recorded as not finished, with the messages answered until then")
+
+
+class Interrupted(Exception):
+    """Ctrl-C during a recording that kept what the provider had answered: its one line, exit 130."""
+
+
 RESERVE = 4096  # bytes of a recording kept for what is added after its last message (its end, the notes)
 
 
@@ -404,8 +412,22 @@ def record_new(request, path, on_step=None):
             refused.append(f"message {len(steps)} was not recorded, and the run ended before it: {problem}")
         return problem is None
 
-    transcript = loop.run(client, v.system, v.task, v.allowlist(), v.max_steps, on_step=on_step, limits=request.limits,
-                          keep=keep)
+    kept = []
+
+    def step_done(step):
+        kept.append(step)
+        if on_step is not None:
+            on_step(step)
+
+    try:
+        transcript = loop.run(client, v.system, v.task, v.allowlist(), v.max_steps, on_step=step_done,
+                              limits=request.limits, keep=keep)
+    except KeyboardInterrupt:  # Ctrl-C: what the provider answered until then is recorded, then the one line
+        if kept:
+            transcript = loop.Transcript(client.model, v.system, v.task, tuple(kept))
+            _save_new(recording(transcript, INTERRUPTED.format(next=len(kept) + 1)), path, client.secrets)
+            raise Interrupted(f"interrupted (SIGINT); wrote {path} ({len(kept)} messages, not finished)") from None
+        raise
     ended = recording_io.recording_text(refused[0])[:500] if refused else None
     _save_new(recording(transcript, ended), path, client.secrets)
     return transcript
@@ -449,7 +471,8 @@ def cmd_record(args):
     transcript = record_new(Request(provider, options, v, name, group, limits), path, on_step=printer)
     state = "finished" if transcript.finished else (
         f"stopped by {transcript.stopped_by['limit']}" if transcript.stopped_by else "not finished")
-    line = f"wrote {path} ({len(transcript.steps)} messages, {state})"
+    ended = recording_io.load(path).ended  # why the run ended early, when a message could not be recorded
+    line = f"wrote {path} ({len(transcript.steps)} messages, {state}{': ' + ended if ended else ''})"
     try:
         if printer.gone[0]:
             raise BrokenPipeError
@@ -666,9 +689,12 @@ def main(argv=None):
     except BrokenPipeError:  # the reader (e.g. `head`) went away: not an error of ours
         sys.stderr.close()
         return OK
+    except Interrupted as error:
+        print(f"replaylab: {recording_io.printable(str(error))}", file=sys.stderr)
+        return 128 + signal.SIGINT
     except KeyboardInterrupt:
-        print("replaylab: interrupted; nothing half-written was kept", file=sys.stderr)
-        return UNEXPECTED
+        print("replaylab: interrupted (SIGINT); nothing half-written was kept", file=sys.stderr)
+        return 128 + signal.SIGINT
     except Exception as error:  # a bug: one line, and the traceback only on request
         print(f"replaylab: unexpected error: {type(error).__name__}: {recording_io.printable(str(error))}", file=sys.stderr)
         if "REPLAYLAB_DEBUG" in os.environ:
