@@ -1,4 +1,5 @@
-"""The `replaylab` command. Exit codes: 0 ok, 1 unexpected error, 2 invalid input, 3 refused or mismatched."""
+"""The `replaylab` command. Exit codes: 0 ok, 1 unexpected error, 2 invalid input, 3 refused or
+mismatched, 130 interrupted (Ctrl-C)."""
 
 import argparse
 import dataclasses
