@@ -10,9 +10,11 @@ import threading
 import time
 
 import pytest
+import yaml
 
 from helpers import cli, environment
-from helpers.model_server import FakeProvider, completion
+from helpers.model_server import FakeProvider, ModelServer, completion
+from helpers.workflow import copy_project, snakemake
 from replaylab.agents import recording as recording_io
 
 KEY = "sk-test-FAKEKEY-answers"
@@ -177,3 +179,41 @@ def test_the_request_timeout_bounds_the_whole_request_not_each_read(tmp_path):
     assert out.stderr.strip().splitlines() == ["replaylab: the provider did not answer within 2 s (after retries)"]
     assert server.requests == 2  # the first request and its one retry, each cut at 2 s
     assert took < 20, took  # two requests of 2 s and the backoff between them, where each read alone took 0.5 s
+
+
+# ---------------------------------------------------------------------------------------------
+# In a campaign
+
+
+class HugeAnswers(ModelServer):
+    """The lessons' stand-in model, whose model "huge" answers each request with a 9 MB text."""
+
+    def send(self, handler, number, status, answer, model, headers=None, seed=None):
+        if model == "huge" and status == 200:
+            answer["choices"][0]["message"]["content"] = "x" * 9_000_000
+        return super().send(handler, number, status, answer, model, headers, seed)
+
+
+@pytest.mark.workflow
+def test_a_campaign_keeps_a_run_whose_answer_no_recording_holds_and_never_pays_for_it_again(tmp_path):
+    copy = copy_project(tmp_path / "project", batch_size=50)
+    path = copy / "config" / "config.yaml"
+    config = yaml.safe_load(path.read_text())
+    config["campaign"].update(provider="openai", models=["huge", "fine"], lessons=["projectile"], runs=2, prices={})
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    with HugeAnswers(KEY) as server:
+        env = environment(OPENAI_API_KEY=KEY, OPENAI_BASE_URL=server.base_url)
+        first = snakemake(copy, "--cores", 2, "campaign", env=env, check=False, timeout=900)
+        asked = server.requests
+        again = snakemake(copy, "--cores", 2, "campaign", env=env, check=False, timeout=900)
+        asked_again = server.requests - asked
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert asked_again == 0  # every run is on disk: nothing is sent twice
+    huge = sorted((copy / "results" / "campaigns" / "baseline" / "recordings" / "projectile").glob("huge__*.json"))
+    assert len(huge) == 2
+    for recorded in huge:
+        run = recording_io.load(recorded)
+        assert run.transcript.steps == () and not run.transcript.finished
+        assert run.ended.startswith("message 1 was not recorded, and the run ended before it: the recording would hold")
+        replays(recorded)
