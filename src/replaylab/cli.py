@@ -656,7 +656,8 @@ def parser():
     sub.add_argument("--recordings", default="recordings", help="the folder of committed recordings")
     sub.add_argument("--dry-run", action="store_true", help="only show what would change")
     sub.add_argument("--tolerance", type=tolerance, default=DEFAULT_TOLERANCE)
-    sub = verb("doctor", cmd_doctor, "versions, optional plugins, key set or not (never its value), recordings replay")
+    sub = verb("doctor", cmd_doctor, "versions, optional plugins, the key (set, and accepted by GET /models; never its value), "
+               "the campaign's models and configuration, recordings replay")
     sub.add_argument("--recordings", default="recordings")
     sub = verb("verify", cmd_verify, "build every result again in a temporary folder, and list each file of RESULTS that differs")
     sub.add_argument("results", nargs="?", default="results", metavar="RESULTS", help="the folder of results (default results)")

@@ -8,7 +8,6 @@ checks the workflow's configuration (config/config.yaml) as a run of the workflo
 
 import importlib
 import json
-import os
 import platform
 import sys
 import urllib.error

@@ -26,7 +26,6 @@ character is replaced; each with a note in the recording (`notes`).
 import functools
 import json
 import logging
-import math
 import threading
 import time
 
