@@ -3,11 +3,13 @@
 import dataclasses
 import json
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
+import yaml
 
-from helpers import RECORDINGS, cli, environment
+from helpers import RECORDINGS, ROOT, cli, environment
 from helpers.model_server import FakeProvider
 from replaylab.agents import loop, recording
 from replaylab.agents.clients import authored
@@ -246,3 +248,90 @@ def test_promote_replays_within_the_tolerance_it_is_given(tmp_path):
     exact.parent.mkdir()
     exact.write_text(data)
     assert promote(exact, tmp_path / "recordings", dry_run=True, tolerance=0)[-1].startswith("dry run: ")
+
+
+class ModelsServer:
+    """GET /v1/models on 127.0.0.1: the list of `models` for the right key, 401 otherwise."""
+
+    def __init__(self, key, models):
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                server.asked.append(self.path)
+                right = self.headers.get("Authorization") == f"Bearer {key}"
+                body = json.dumps({"object": "list", "data": [{"id": m, "object": "model"} for m in models]} if right
+                                  else {"error": {"message": f"Incorrect API key provided: {self.headers.get('Authorization')}"}})
+                self.send_response(200 if right else 401)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body.encode())
+
+        self.asked = []
+        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+        self.base_url = f"http://127.0.0.1:{self.http.server_address[1]}/v1"
+
+    def close(self):
+        self.http.shutdown()
+        self.http.server_close()
+
+
+def doctor_in(folder, key, url):
+    out = cli("doctor", "--json", cwd=folder, env=environment(OPENAI_API_KEY=key, OPENAI_BASE_URL=url,
+                                                              PYTHONPATH=str(ROOT / "src")))
+    assert "Traceback" not in out.stderr and key not in out.stdout + out.stderr
+    return out, {c["what"]: c for c in json.loads(out.stdout)["checks"]}
+
+
+def project_with_campaign(tmp_path, models):
+    """A folder with the workflow's schema and a configuration whose campaign asks openai for `models`."""
+    shutil.copytree(ROOT / "workflow" / "schemas", tmp_path / "workflow" / "schemas")
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config["campaign"].update(provider="openai", models=models, prices={})
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    shutil.copytree(RECORDINGS, tmp_path / "recordings")
+    return tmp_path
+
+
+def test_doctor_checks_the_key_with_a_models_request_and_the_campaigns_models(tmp_path):
+    key = "sk-test-DOCTORMODELS0123456789"
+    server = ModelsServer(key, ["model-a", "model-b"])
+    try:
+        folder = project_with_campaign(tmp_path, ["model-a", "model-z"])
+        out, checks = doctor_in(folder, key, server.base_url)
+        wrong, wrong_checks = doctor_in(folder, "sk-test-WRONGKEY0123456789", server.base_url)
+    finally:
+        server.close()
+    host = server.base_url.split("//")[1].split("/")[0]
+    assert set(server.asked) == {"/v1/models"}  # the models request, nothing that costs
+    assert checks[f"OPENAI_API_KEY at {host}"] == {"what": f"OPENAI_API_KEY at {host}", "ok": True,
+                                                    "detail": "accepted by the server (2 models)"}
+    assert checks["campaign model model-a"]["ok"] is True
+    assert checks["campaign model model-z"]["ok"] is False
+    assert checks["config/config.yaml"]["ok"] is True
+    assert out.returncode == 1  # a model of the campaign the server does not have
+    assert wrong.returncode == 1
+    assert wrong_checks[f"OPENAI_API_KEY at {host}"]["ok"] is False
+    assert wrong_checks[f"OPENAI_API_KEY at {host}"]["detail"] == (
+        "refused by the server (HTTP 401): the key is wrong, or has no access")
+    assert "campaign model model-a" not in wrong_checks
+
+
+def test_doctor_checks_the_campaign_configuration(tmp_path):
+    folder = project_with_campaign(tmp_path, ["model-a"])
+    config = yaml.safe_load((folder / "config" / "config.yaml").read_text())
+    config["campaign"]["runs"] = 0
+    (folder / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    out = cli("doctor", "--json", cwd=folder, env=environment(PYTHONPATH=str(ROOT / "src")))
+    checks = {c["what"]: c for c in json.loads(out.stdout)["checks"]}
+    assert out.returncode == 1
+    assert checks["config/config.yaml"] == {"what": "config/config.yaml", "ok": False,
+                                            "detail": "config/config.yaml: $.campaign.runs: 0 is less than the minimum of 1"}

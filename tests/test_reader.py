@@ -418,3 +418,14 @@ def test_a_recording_is_written_in_utf8_whatever_the_locale(tmp_path):
         locale.setlocale(locale.LC_CTYPE, before)
     assert recording.load(tmp_path / "symplectic-euler.json") == run
     assert "Winkel θ ≥ 30°, 𝔘".encode() in (tmp_path / "symplectic-euler.json").read_bytes()
+
+
+def test_a_count_of_tokens_is_bounded_where_it_is_read(tmp_path):
+    """A count no run reaches (10**30 made every render overflow, issue 25 case 8) is refused by the
+    reader; null, what a writer records for a count the provider got wrong, is read."""
+    assert refusal(tmp_path, lambda d: d["provenance"].__setitem__("usage", {"input_tokens": 10**30, "output_tokens": 1})) == (
+        "$.provenance.usage.input_tokens: 1000000000000000000000000000000 is greater than the maximum of 1000000000000")
+    assert refusal(tmp_path, lambda d: d["provenance"].__setitem__("usage", {"input_tokens": -1})) == (
+        "$.provenance.usage.input_tokens: -1 is less than the minimum of 0")
+    path = write(tmp_path, "x", changed(lambda d: d["provenance"].__setitem__("usage", {"input_tokens": None, "output_tokens": 5})).encode())
+    assert recording.load(path).provenance["usage"] == {"input_tokens": None, "output_tokens": 5}

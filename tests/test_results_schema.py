@@ -155,3 +155,27 @@ def test_one_is_singular():
     assert counted(1, "period", "periods") == "1 period"
     assert counted(0, "period", "periods") == "0 periods"
     assert counted(2, "run", "runs") == "2 runs"
+
+
+def hunts(value, path=()):
+    """(path, hunt) of every hunt of a hunter results file: an object with an outcome and a witness."""
+    if isinstance(value, dict):
+        if {"outcome", "witness", "counted"} <= set(value):
+            yield path, value
+        for key, item in value.items():
+            yield from hunts(item, path + (key,))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from hunts(item, path + (index,))
+
+
+def test_a_counterexample_without_its_witness_is_refused_naming_the_field(results):
+    """A file that passes the schema's types but says `counterexample` with no witness (issue 25,
+    case 8): the schema says a counterexample has one, so the line names the file and the field."""
+    data = copy.deepcopy(results["hunter"])
+    path, hunt = next((p, h) for p, h in hunts(data) if h["outcome"] == "counterexample")
+    hunt["witness"] = None
+    where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path) + ".witness"
+    with pytest.raises(ResultsError) as refused:
+        check(data, "results/hunter/results.json")
+    assert str(refused.value) == f"results/hunter/results.json: {where}: None is not of type 'object'"

@@ -1,4 +1,5 @@
-"""The `replaylab` command. Exit codes: 0 ok, 1 unexpected error, 2 invalid input, 3 refused or mismatched."""
+"""The `replaylab` command. Exit codes: 0 ok, 1 unexpected error, 2 invalid input, 3 refused or
+mismatched, 130 interrupted (Ctrl-C)."""
 
 import argparse
 import dataclasses
@@ -302,14 +303,35 @@ def read_messages(path):
     return meta, messages
 
 
+def _stdout_gone():
+    """The reader of stdout went away (`record ... | head -1`): what is printed there from now on
+    is dropped, and the run goes on (it is paid for, and recorded)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush of stdout must not fail either
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
 def _printer(as_json):
-    """Print each message and its results as they happen (to stderr when stdout carries JSON)."""
+    """Print each message and its results as they happen (to stderr when stdout carries JSON);
+    when stdout's reader is gone, print no more (`_stdout_gone`), and record on."""
     count = [0]
+    gone = [False]
 
     def on_step(step):
         count[0] += 1
-        print_step(count[0], step, sys.stderr if as_json else sys.stdout)
+        if gone[0]:
+            return
+        try:
+            print_step(count[0], step, sys.stderr if as_json else sys.stdout)
+            (sys.stderr if as_json else sys.stdout).flush()
+        except BrokenPipeError:
+            gone[0] = True
+            _stdout_gone()
 
+    on_step.gone = gone
     return on_step
 
 
@@ -347,19 +369,82 @@ class Request:
     limits: loop.Limits
 
 
+INTERRUPTED = ("the recording was interrupted (SIGINT, Ctrl-C) while the provider was asked for message "
+               "{next}: recorded as not finished, with the messages answered until then")
+
+
+class Interrupted(Exception):
+    """Ctrl-C during a recording that kept what the provider had answered: its one line, exit 130."""
+
+
+RESERVE = 4096  # bytes of a recording kept for what is added after its last message (its end, the notes)
+
+
 def record_new(request, path, on_step=None):
     """Record one run and save it as a new file, whole or not at all, never over another
     (`InvalidInput` if one appeared meanwhile); its transcript. `record` calls it, and a campaign's
-    recording job, in threads of its own, one per run in flight."""
+    recording job, in threads of its own, one per run in flight.
+
+    Each message is checked, before it is kept, with the reader's own limits (the recording it
+    makes is written to text and read back): a message that would make a file the reader refuses
+    (too large, say) ends the run there, recorded as not finished with a note saying why; what the
+    provider answered before it is kept, and what the client changed to fit the format (notes of
+    the client) is said in the recording."""
     provider, options, v = request.provider, request.options, request.variant
     client = provider.make_client(options)
     recording_io.check_text(client.model, "--model", 200)
-    transcript = loop.run(client, v.system, v.task, v.allowlist(), v.max_steps, on_step=on_step, limits=request.limits)
-    extra = client.provenance_extra() if hasattr(client, "provenance_extra") else {}
-    provenance = recording_io.provenance(provider.kind, client.model, provider.describe(options), provider=provider.name, **extra)
-    run = recording_io.Recording(options.lesson, request.name, options.variant, request.group, provenance, transcript, str(path))
-    _save_new(run, path, client.secrets)
+    refused = []
+
+    def recording(transcript, ended=None):
+        extra = client.provenance_extra() if hasattr(client, "provenance_extra") else {}
+        provenance = recording_io.provenance(provider.kind, client.model, provider.describe(options),
+                                             provider=provider.name, **extra)
+        notes = list(getattr(client, "notes", ()))
+        if ended:
+            notes.append({"where": f"$.steps[{len(transcript.steps)}]", "what": ended})
+        return recording_io.Recording(options.lesson, request.name, options.variant, request.group, provenance,
+                                      transcript, str(path), ended=ended, notes=tuple(notes[-100:]))
+
+    def keep(steps):
+        """Whether the run with these steps can be recorded, with room for its end."""
+        transcript = loop.Transcript(client.model, v.system, v.task, tuple(steps))
+        problem = _unrecordable(recording(transcript), path, client.secrets)
+        if problem:
+            refused.append(f"message {len(steps)} was not recorded, and the run ended before it: {problem}")
+        return problem is None
+
+    kept = []
+
+    def step_done(step):
+        kept.append(step)
+        if on_step is not None:
+            on_step(step)
+
+    try:
+        transcript = loop.run(client, v.system, v.task, v.allowlist(), v.max_steps, on_step=step_done,
+                              limits=request.limits, keep=keep)
+    except KeyboardInterrupt:  # Ctrl-C: what the provider answered until then is recorded, then the one line
+        if kept:
+            transcript = loop.Transcript(client.model, v.system, v.task, tuple(kept))
+            _save_new(recording(transcript, INTERRUPTED.format(next=len(kept) + 1)), path, client.secrets)
+            raise Interrupted(f"interrupted (SIGINT); wrote {path} ({len(kept)} messages, not finished)") from None
+        raise
+    ended = recording_io.recording_text(refused[0])[:500] if refused else None
+    _save_new(recording(transcript, ended), path, client.secrets)
     return transcript
+
+
+def _unrecordable(run, path, secrets):
+    """Why the reader would refuse the recording of `run` (with RESERVE bytes to spare), or None."""
+    try:
+        text = recording_io.dumps(run, secrets)
+        size = len(text.encode("utf-8"))
+        if size > recording_io.MAX_BYTES - RESERVE:
+            return f"the recording would hold {size} bytes, and a recording holds at most {recording_io.MAX_BYTES}"
+        recording_io.loads(text, path)
+    except (ValueError, UnicodeEncodeError) as error:  # RecordingError is a ValueError
+        return recording_io.printable(str(error).removeprefix(f"{recording_io.printable(str(path))}: "))
+    return None
 
 
 def cmd_record(args):
@@ -383,14 +468,24 @@ def cmd_record(args):
     path = _new_file(_live_path(args.lesson, name, args.out))
     group = args.group or meta.get("group") or provider.group
     recording_io.check_text(group, "--group", 100)  # printed, so no control character: checked now, not after the run
-    transcript = record_new(Request(provider, options, v, name, group, limits), path, on_step=_printer(args.json))
+    printer = _printer(args.json)
+    transcript = record_new(Request(provider, options, v, name, group, limits), path, on_step=printer)
     state = "finished" if transcript.finished else (
         f"stopped by {transcript.stopped_by['limit']}" if transcript.stopped_by else "not finished")
-    if args.json:
-        _print_json({"written": str(path), "finished": transcript.finished, "stopped_by": transcript.stopped_by,
-                     "steps": len(transcript.steps)})
-    else:
-        print(f"wrote {path} ({len(transcript.steps)} messages, {state})")
+    ended = recording_io.load(path).ended  # why the run ended early, when a message could not be recorded
+    line = f"wrote {path} ({len(transcript.steps)} messages, {state}{': ' + ended if ended else ''})"
+    try:
+        if printer.gone[0]:
+            raise BrokenPipeError
+        if args.json:
+            _print_json({"written": str(path), "finished": transcript.finished, "stopped_by": transcript.stopped_by,
+                         "steps": len(transcript.steps)})
+        else:
+            print(line)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the run is on disk: say so where it is still read
+        _stdout_gone()
+        print(f"replaylab: stdout was closed by its reader; the run was recorded: {line}", file=sys.stderr)
     return OK
 
 
@@ -596,7 +691,8 @@ def parser():
     sub.add_argument("--recordings", default="recordings", help="the folder of committed recordings")
     sub.add_argument("--dry-run", action="store_true", help="only show what would change")
     sub.add_argument("--tolerance", type=tolerance, default=DEFAULT_TOLERANCE)
-    sub = verb("doctor", cmd_doctor, "versions, optional plugins, key set or not (never its value), recordings replay")
+    sub = verb("doctor", cmd_doctor, "versions, optional plugins, the key (set, and accepted by GET /models; never its value), "
+               "the campaign's models and configuration, recordings replay")
     sub.add_argument("--recordings", default="recordings")
     sub = verb("verify", cmd_verify, "build every result again in a temporary folder, and list each file of RESULTS that differs")
     sub.add_argument("results", nargs="?", default="results", metavar="RESULTS", help="the folder of results (default results)")
@@ -630,9 +726,12 @@ def main(argv=None):
     except BrokenPipeError:  # the reader (e.g. `head`) went away: not an error of ours
         sys.stderr.close()
         return OK
+    except Interrupted as error:
+        print(f"replaylab: {recording_io.printable(str(error))}", file=sys.stderr)
+        return 128 + signal.SIGINT
     except KeyboardInterrupt:
-        print("replaylab: interrupted; nothing half-written was kept", file=sys.stderr)
-        return UNEXPECTED
+        print("replaylab: interrupted (SIGINT); nothing half-written was kept", file=sys.stderr)
+        return 128 + signal.SIGINT
     except Exception as error:  # a bug: one line, and the traceback only on request
         print(f"replaylab: unexpected error: {type(error).__name__}: {recording_io.printable(str(error))}", file=sys.stderr)
         if "REPLAYLAB_DEBUG" in os.environ:

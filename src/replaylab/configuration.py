@@ -3,6 +3,7 @@
 The first problem is one `InputError` line naming the configuration's files and the field."""
 
 import math
+import re
 
 import jsonschema
 
@@ -15,6 +16,65 @@ class InputError(ValueError):
     """A configuration value that the workflow cannot use: one line, no traceback."""
 
 
+MAX_VALUES = 100_000  # values of a configuration, each alias counted as often as it is used (a real one holds hundreds)
+
+
+def check_size(config, source):
+    """Refuse a configuration of more than MAX_VALUES values, counted as a reader that expands
+    YAML's aliases would (an alias used ten times counts ten times), before anything else looks at
+    it: nine levels of ten aliases each are a billion values, which the schema's validator, and
+    its message, would walk and print. Stops as soon as the count is passed."""
+    todo, count = [((), config)], 0
+    while todo:
+        path, value = todo.pop()
+        count += 1
+        if count > MAX_VALUES:
+            raise InputError(
+                f"{source}: {json_path(path[:2])}: the configuration holds more than {MAX_VALUES} values (YAML aliases "
+                "counted each time they are used): a configuration holds a few hundred; write the values out"
+            )
+        if isinstance(value, dict):
+            todo.extend((path + (str(key),), item) for key, item in value.items())
+        elif isinstance(value, (list, tuple)):
+            todo.extend((path + (index,), item) for index, item in enumerate(value))
+
+
+_INTEGER = re.compile(r"[-+]?[0-9]{1,30}")
+_NUMBER = re.compile(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
+_WORDS = {"true": True, "false": False, "null": None, "~": None}
+
+
+def _typed(value, kinds):
+    """A text as the value of a schema's `kinds` it spells, or the text itself."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if "integer" in kinds and _INTEGER.fullmatch(text):
+        return int(text)
+    if "number" in kinds and len(text) <= 40 and _NUMBER.fullmatch(text):
+        return float(text)
+    word = _WORDS.get(text.lower(), value)
+    if (word is None and "null" in kinds) or (isinstance(word, bool) and "boolean" in kinds):
+        return word
+    return value
+
+
+def coerce(value, schema):
+    """The configuration with each text that spells a number, a boolean or null read as one
+    where the schema wants one: Snakemake reads a nested --config value (`campaign={"runs": 12}`)
+    as YAML's base loader does, every scalar a text. Everything else is left as it is, for the
+    schema to judge."""
+    kinds = schema.get("type", ())
+    kinds = (kinds,) if isinstance(kinds, str) else tuple(kinds)
+    if isinstance(value, dict) and "object" in kinds:
+        properties, extra = schema.get("properties", {}), schema.get("additionalProperties")
+        return {key: coerce(item, properties.get(key, extra if isinstance(extra, dict) else {}))
+                for key, item in value.items()}
+    if isinstance(value, list) and "array" in kinds and isinstance(schema.get("items"), dict):
+        return [coerce(item, schema["items"]) for item in value]
+    return _typed(value, kinds)
+
+
 def check(config, source, schema):
     """The workflow's configuration, checked against its schema (`schema`, the path of
     workflow/schemas/config.schema.yaml) with Snakemake's `validate`, then for what a schema cannot
@@ -25,6 +85,10 @@ def check(config, source, schema):
     from snakemake.exceptions import WorkflowError
     from snakemake.utils import validate
 
+    check_size(config, source)
+    import yaml
+
+    config.update(coerce(config, yaml.safe_load(open(schema, encoding="utf-8"))))
     try:
         validate(config, str(schema), set_default=False)
     except WorkflowError as error:  # raised while handling the schema's ValidationError

@@ -1,8 +1,13 @@
 """`replaylab doctor`: what this machine has, and whether the recordings still replay.
 
-It says whether a key is set, never its value, and contacts a base URL only when one is configured.
+It says whether a key is set, never its value. With a key set, it asks the provider's server
+(its configured base URL, or its default) for its list of models, a request that costs nothing:
+the key is accepted or refused, and the campaign's models are among the server's or not. It
+checks the workflow's configuration (config/config.yaml) as a run of the workflow would.
 """
 
+import importlib
+import json
 import platform
 import sys
 import urllib.error
@@ -12,7 +17,11 @@ from importlib import metadata
 from pathlib import Path
 
 from replaylab.agents import clients, environment
-from replaylab.agents.recording import LABELS
+from replaylab.agents.recording import LABELS, printable
+from replaylab.agents.secrets import clean_text
+
+CONFIG = Path("config") / "config.yaml"
+CONFIG_SCHEMA = Path("workflow") / "schemas" / "config.schema.yaml"
 
 PACKAGES = ("replaylab", "numpy", "matplotlib", "jsonschema", "PyYAML", "openai", "snakemake", "pygments", "markdown-it-py")
 OPTIONAL = {  # package: the extra of pyproject.toml that installs it
@@ -41,6 +50,45 @@ def _answers(url, timeout=3.0):
         return False, f"does not answer: {getattr(error, 'reason', error)}"
     except ValueError:  # its message would show the URL, which may hold a key
         return False, "not a URL that can be opened"
+
+
+def _models(url, key, timeout=5.0):
+    """(ok, detail, the server's model ids or None) of GET URL/models with the key: the key's check."""
+    request = urllib.request.Request(url.rstrip("/") + "/models", headers={"Authorization": f"Bearer {key.reveal()}"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            data = json.loads(answer.read(5_000_000))
+    except urllib.error.HTTPError as error:
+        if error.code in (401, 403):
+            return False, f"refused by the server (HTTP {error.code}): the key is wrong, or has no access", None
+        return None, f"not checked: the server answered HTTP {error.code} to GET /models", None
+    except (urllib.error.URLError, OSError) as error:
+        return False, clean_text(f"not checked: the server does not answer: {getattr(error, 'reason', error)}", (key,)), None
+    except ValueError:  # not JSON, or not a URL that can be opened (its message would show the URL)
+        return None, "not checked: the server's answer to GET /models is not a list of models", None
+    found = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(found, list):
+        return None, "not checked: the server's answer to GET /models is not a list of models", None
+    ids = {m["id"] for m in found if isinstance(m, dict) and isinstance(m.get("id"), str)}
+    return True, f"accepted by the server ({len(ids)} models)", ids
+
+
+def _configuration():
+    """The workflow's configuration in this folder, checked as a run checks it: (rows, config or None)."""
+    if not CONFIG.is_file() or not CONFIG_SCHEMA.is_file():
+        return [(str(CONFIG), None, "not here (run doctor in the project's folder to check it)")], None
+    import yaml
+
+    from replaylab import configuration
+
+    try:
+        config = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
+        configuration.check(config, str(CONFIG), CONFIG_SCHEMA)
+    except (yaml.YAMLError, OSError) as error:
+        return [(str(CONFIG), False, printable(f"cannot be read: {error}")[:300])], None
+    except ValueError as error:  # configuration.InputError: its one line
+        return [(str(CONFIG), False, printable(str(error)))], None
+    return [(str(CONFIG), True, "valid (the workflow's schema and checks)")], config
 
 
 def _server(url):
@@ -84,10 +132,12 @@ def diagnose(recordings="recordings"):
 
 
 def _providers():
-    """Each registered provider, and whether what it reads from the environment is set."""
+    """Each registered provider, whether what it reads from the environment is set, whether its
+    key is accepted, and whether the campaign's models are the server's."""
     found = clients.providers()
     keyless = [name for name, p in found.items() if p.key is None and (p.unattended or p.takes_file)]
-    rows = []
+    rows, config = _configuration()
+    campaign = (config or {}).get("campaign") or {}
     for name, p in found.items():
         uses = ["imports runs (replaylab import-inspect)" if p.imported else "records campaigns" if p.unattended
                 else "records runs" if p.takes_file else "records sessions"]
@@ -96,11 +146,20 @@ def _providers():
         if p.key:
             rows.append((p.key, None, "set (value not shown)" if environment.is_set(p.key)
                          else f"not set: {', '.join(keyless)} recording still work"))
+        url = environment.setting(p.server) if p.server else None
         if p.server:
-            url = environment.setting(p.server)
             if url:
                 ok, detail = _answers(url)
                 rows.append((f"{p.server} {_server(url)}", ok, detail))
             else:
                 rows.append((p.server, None, f"not set: the {name} provider's default server"))
+        url = url or getattr(importlib.import_module(f"replaylab.agents.clients.{name}"), "DEFAULT_BASE_URL", None)
+        if p.key and environment.is_set(p.key) and url:
+            ok, detail, ids = _models(url, environment.secret(p.key))
+            rows.append((f"{p.key} at {_server(url)}", ok, detail))
+            if ids is not None and campaign.get("provider") == name:
+                for model in campaign.get("models", ()):
+                    known = model in ids
+                    rows.append((f"campaign model {printable(str(model))[:200]}", known,
+                                 "one of the server's models" if known else "not one of the server's models (GET /models)"))
     return rows

@@ -47,6 +47,8 @@ def how_it_ended(kind, finished, steps, max_steps, stopped_by=None, answered=Fal
         if answered:
             return f"finished with an answer (an accepted call of {ANSWER})"
         return "finished without an answer (its last message asks for no tool)"
+    if ended and kind not in LIVE_KINDS:  # a provider's run its recorder ended: the next message could not be kept
+        return f"not finished: {ended}"
     if max_steps is None or steps >= max_steps:
         return "stopped at the message limit (not finished, no answer)"
     if kind in LIVE_KINDS:

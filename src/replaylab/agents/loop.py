@@ -40,6 +40,11 @@ class Limits:
 NO_LIMITS = Limits()
 
 
+class OutOfTime(Exception):
+    """Raised by a client's `complete` when the run's time (`client.deadline`) ran out while it
+    waited for the provider: the run ends there, stopped by max_seconds_per_run."""
+
+
 @dataclass(frozen=True)
 class StoppedAt:
     """The limit of a replay of a run that a per-run limit stopped: reached after its last message."""
@@ -68,23 +73,36 @@ def dispatch_message(allowlist, calls):
     return tuple(results), answered
 
 
-def run(client, system, task, allowlist, max_steps, on_step=None, limits=NO_LIMITS):
+def run(client, system, task, allowlist, max_steps, on_step=None, limits=NO_LIMITS, keep=None):
     """Run until an accepted answer or a message without tool calls (finished), `max_steps`
     messages, the end of the client's input, or a per-run limit (the last three not finished).
 
     A client's `complete` returns None when its input ended before the agent ended the run (a
     session's stdin closed, a driver that crashed): that is no message, and no step is added.
-    `on_step(step)` lets a caller show each message and its results as they happen.
+    A client with a `deadline` attribute is given the time at which the run's time is up, and
+    raises `OutOfTime` when it runs out during a request. `keep(steps)` (optional) says whether
+    the run with its newest step can still be recorded: when it cannot, that step is dropped and
+    the run ends there, not finished. `on_step(step)` lets a caller show each message and its
+    results as they happen.
     """
     start = time.monotonic()
+    if getattr(limits, "max_seconds", None) is not None and hasattr(client, "deadline"):
+        client.deadline = start + limits.max_seconds
     steps = []
     for _ in range(max_steps):
-        message = client.complete(system, conversation_for(task, steps), allowlist.specs())
+        try:
+            message = client.complete(system, conversation_for(task, steps), allowlist.specs())
+        except OutOfTime:
+            used = round(time.monotonic() - start, 3)
+            stopped = {"limit": "max_seconds_per_run", "allowed": limits.max_seconds, "used": used}
+            return Transcript(client.model, system, task, tuple(steps), finished=False, stopped_by=stopped)
         if message is None:
             break
         message = clean_message(message, client.secrets)
         results, answered = dispatch_message(allowlist, message.tool_calls)
         step = Step(message, results)
+        if keep is not None and not keep(steps + [step]):
+            break
         steps.append(step)
         if on_step is not None:
             on_step(step)

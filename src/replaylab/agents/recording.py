@@ -192,6 +192,8 @@ MAX_BYTES = 8 * 1024 * 1024
 MAX_DEPTH = 64  # arrays and objects inside each other, counted from the file's top
 MAX_INT_DIGITS = 1000  # Python itself refuses to read an integer of more than 4300 digits
 CALL_DEPTH = 5  # the file's own nesting around a tool call's name and arguments
+MAX_CALLS = 1000  # tool calls (and results) of one message, as the schema bounds them
+MAX_TOKENS = 10**12  # a count of tokens a recording holds (the schema's maximum): a run uses far fewer
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SIMPLE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
@@ -524,6 +526,11 @@ def _call_data(call):
     if as_json:
         data["as_json"] = as_json
     return data
+
+
+def has_surrogate(text):
+    """Whether a text holds a lone surrogate (half of a character, which UTF-8 cannot encode)."""
+    return bool(_SURROGATE.search(text))
 
 
 def recording_text(value):

@@ -64,8 +64,11 @@ def replay(recording, variant, tolerance=DEFAULT_TOLERANCE, **settings):
     if recorded.task != prompts.task:
         fail("the task has changed since the run was recorded")
     # A session (stdin or MCP) recorded as not finished before its message limit ended where the
-    # agent's input ended: the replay's input ends there too. Other runs never end that way.
-    input_ended = not recorded.finished and recording.provenance["kind"] in INPUT_CAN_END
+    # agent's input ended: the replay's input ends there too. So does a provider's run that its
+    # recorder ended (`ended`: the next message could not be recorded), or whose time ran out
+    # during a request (stopped_by, with no message for that request).
+    input_ended = not recorded.finished and (recording.provenance["kind"] in INPUT_CAN_END or recording.ended is not None
+                                             or recorded.stopped_by is not None)
     client = RecordedMessagesClient([s.message for s in recorded.steps], recorded.model, input_ended)
     # a run that a per-run limit ended is replayed as far as it went, and stays stopped by it
     limits = loop.StoppedAt(len(recorded.steps), recorded.stopped_by) if recorded.stopped_by else loop.NO_LIMITS

@@ -11,22 +11,38 @@ Retries are the SDK's: 408, 409, 429, 5xx, timeouts and dropped connections are 
 `max_retries` times with exponential backoff (0.5 s doubling to 8 s, less up to a quarter of
 jitter), or after the server's Retry-After (retry-after-ms, Retry-After) when it gives one of at
 most two minutes.
+
+Time is bounded per request as a whole, not per read: every read and write of a connection waits
+at most until the request's deadline (its `timeout` from its start) and the run's (its
+`max_seconds_per_run`), so a server that trickles its answer a byte at a time, or never ends it,
+holds a run no longer than either. The run's deadline ends the run (the loop's `OutOfTime`), with
+no retry.
+
+What the provider answered is kept, within what a recording holds: a count of tokens that is not
+one (negative, absurd) is recorded as null, calls past the recording's limit are cut, and half a
+character is replaced; each with a note in the recording (`notes`).
 """
 
 import functools
 import json
 import logging
+import threading
+import time
 
 from replaylab.agents import environment
 from replaylab.agents.clients import Options, Provider, ProviderError, record_command, register
+from replaylab.agents.loop import OutOfTime
 from replaylab.agents.messages import ModelMessage, ToolCall
 from replaylab.agents.names import file_safe
-from replaylab.agents.recording import CALL_DEPTH, MAX_DEPTH, nesting, printable, unique_keys
+from replaylab.agents.recording import (
+    CALL_DEPTH, MAX_CALLS, MAX_DEPTH, MAX_TOKENS, has_surrogate, nesting, printable, recording_text, unique_keys,
+)
 from replaylab.agents.secrets import clean_text
 
 KEY_VARIABLE = "OPENAI_API_KEY"
 BASE_URL_VARIABLE = "OPENAI_BASE_URL"
 DEFAULT_MODEL = "gpt-4o-mini"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"  # the SDK's, when OPENAI_BASE_URL is not set (doctor asks it)
 TIMEOUT_S = 60.0
 MAX_RETRIES = 4
 HOW = (
@@ -42,12 +58,99 @@ def _sdk():
     return openai
 
 
+_deadlines = threading.local()  # the thread's request in flight: .request_s (its timeout), .run_at, .at
+
+
+class _RunOver(BaseException):
+    """The run's deadline passed during a request: a BaseException, so that neither the HTTP
+    library nor the SDK takes it for a failure worth retrying (both close the connection)."""
+
+
+def _bounded(timeout, error):
+    """The timeout of one read or write: what is left until the thread's deadline, at most `timeout`.
+    Past the run's deadline, `_RunOver`; past the request's, `error` (a timeout the SDK retries)."""
+    at = getattr(_deadlines, "at", None)
+    if at is None:
+        return timeout
+    left = at - time.monotonic()
+    if left <= 0:
+        if at == _deadlines.run_at:
+            raise _RunOver()
+        raise error("the request's deadline passed")
+    return left if timeout is None else min(timeout, left)
+
+
+def _deadline_backend():
+    """httpcore's network backend, with every connect, read and write bounded by `_bounded`."""
+    httpcore = __import__("httpcore2")
+
+    class Stream(httpcore.NetworkStream):
+        def __init__(self, inner):
+            self.inner = inner
+
+        def _io(self, action, timeout, error):
+            try:
+                return action(_bounded(timeout, error))
+            except (httpcore.ReadTimeout, httpcore.WriteTimeout, httpcore.ConnectTimeout):
+                _bounded(None, error)  # the run's deadline passed while it waited: no retry
+                raise
+
+        def read(self, max_bytes, timeout=None):
+            return self._io(lambda t: self.inner.read(max_bytes, t), timeout, httpcore.ReadTimeout)
+
+        def write(self, buffer, timeout=None):
+            return self._io(lambda t: self.inner.write(buffer, t), timeout, httpcore.WriteTimeout)
+
+        def close(self):
+            self.inner.close()
+
+        def start_tls(self, ssl_context, server_hostname=None, timeout=None):
+            return Stream(self._io(lambda t: self.inner.start_tls(ssl_context, server_hostname, t), timeout,
+                                   httpcore.ConnectTimeout))
+
+        def get_extra_info(self, info):
+            return self.inner.get_extra_info(info)
+
+    class Backend(httpcore.NetworkBackend):
+        def __init__(self, inner):
+            self.inner = inner
+
+        def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+            return Stream(self.inner.connect_tcp(host, port, _bounded(timeout, httpcore.ConnectTimeout), local_address,
+                                                 socket_options))
+
+        def connect_unix_socket(self, path, timeout=None, socket_options=None):
+            return Stream(self.inner.connect_unix_socket(path, _bounded(timeout, httpcore.ConnectTimeout), socket_options))
+
+        def sleep(self, seconds):
+            self.inner.sleep(seconds)
+
+    return Backend(httpcore.SyncBackend())
+
+
 @functools.cache
 def _http_client():
     """One HTTP client per process, shared by the SDK clients of every run (it is thread-safe):
     making one loads the system's certificates, about 0.1 s of a processor, which a campaign's job
-    recording many runs at once would otherwise pay for each run."""
-    return _sdk().DefaultHttpxClient()
+    recording many runs at once would otherwise pay for each run. Its transport starts each
+    request's deadline, and its connections wait no longer than the deadlines (`_bounded`)."""
+    httpx = __import__("httpx2")
+    from openai._constants import DEFAULT_CONNECTION_LIMITS
+
+    class Transport(httpx.HTTPTransport):
+        def handle_request(self, request):
+            seconds, run_at = getattr(_deadlines, "request_s", None), getattr(_deadlines, "run_at", None)
+            at = None if seconds is None else time.monotonic() + seconds
+            _deadlines.at = min((t for t in (at, run_at) if t is not None), default=None)
+            return super().handle_request(request)
+
+    transport = Transport(limits=DEFAULT_CONNECTION_LIMITS)
+    transport._pool = __import__("httpcore2").ConnectionPool(
+        ssl_context=transport._pool._ssl_context, max_connections=DEFAULT_CONNECTION_LIMITS.max_connections,
+        max_keepalive_connections=DEFAULT_CONNECTION_LIMITS.max_keepalive_connections,
+        keepalive_expiry=DEFAULT_CONNECTION_LIMITS.keepalive_expiry, network_backend=_deadline_backend(),
+    )
+    return _sdk().DefaultHttpxClient(transport=transport)
 
 
 def _clean_log_records(secrets):
@@ -152,6 +255,20 @@ def _describe(error, timeout):
     return f"{type(error).__name__}: {error}"
 
 
+def _count(value):
+    """A token count as reported, if it is one a recording holds (0 to MAX_TOKENS), else None."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS:
+        return value
+    return None
+
+
+def _shown(value):
+    """A reported value, on a short line (a count of 10**30 is shown by its size)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**15:
+        return f"a number of {len(str(abs(value)))} digits"
+    return printable(repr(value))[:60]
+
+
 class OpenAIClient:
     def __init__(self, model, key, base_url=None, timeout=TIMEOUT_S, max_retries=MAX_RETRIES):
         self.model = model
@@ -159,6 +276,8 @@ class OpenAIClient:
         self.usage = {"input_tokens": 0, "output_tokens": 0}
         self.usage_reported = False
         self.request_ids = []
+        self.notes = []  # what the recording holds otherwise than the provider sent it: {"where", "what"}
+        self.deadline = None  # time.monotonic() at which the run's time is up (the loop sets it), or None
         self._timeout = timeout
         self._sdk = _sdk().OpenAI(api_key=key.reveal, base_url=base_url, timeout=timeout, max_retries=max_retries,
                                   http_client=_http_client())
@@ -168,38 +287,81 @@ class OpenAIClient:
         _clean_log_records(self.secrets)
 
     def complete(self, system, conversation, tools):
+        step = sum(1 for item in conversation if item["role"] == "assistant")  # the step this answer becomes
+        _deadlines.request_s, _deadlines.run_at = self._timeout, self.deadline
         try:
             response = self._sdk.chat.completions.create(
                 model=self.model,
                 messages=_request_messages(system, conversation),
                 tools=[{"type": "function", "function": spec} for spec in tools],
             )
+        except _RunOver:
+            raise OutOfTime(f"the run's time ran out while the provider answered request {step + 1}") from None
         except _sdk().OpenAIError as error:
             raise ProviderError(clean_text(_describe(error, self._timeout), self.secrets)) from None
         except ValueError as error:  # the SDK's JSON parser: a body that is not JSON
             raise ProviderError(clean_text(f"the provider's answer is not JSON: {error}", self.secrets)) from None
         except RecursionError:  # the SDK's JSON parser, on a body of arrays inside arrays
             raise ProviderError("the provider's answer is not JSON: nested too deep for a chat completion") from None
+        finally:
+            _deadlines.request_s = _deadlines.run_at = _deadlines.at = None
         message = _message(response)
         request_id = response._request_id  # from the x-request-id header; None when absent
         if request_id:
             # cleaned of the key (a server may echo it), and printable (it is shown on pages)
-            self.request_ids.append(printable(clean_text(request_id, self.secrets))[:200])
-        usage = response.usage
-        if usage is not None and all(isinstance(n, (int, type(None))) and not isinstance(n, bool)
-                                     for n in (usage.prompt_tokens, usage.completion_tokens)):
+            self.request_ids.append(printable(clean_text(recording_text(request_id), self.secrets))[:200])
+        self._count_usage(response.usage, step)
+        return self._kept(message, step)  # the loop cleans it of secrets before anything sees it
+
+    def _note(self, where, what):
+        self.notes.append({"where": where, "what": what})
+
+    def _count_usage(self, usage, step):
+        """Add a response's usage; a value that is not a count makes its side of the run's usage
+        unknown (null), with a note: the run is kept, and no total is invented."""
+        if usage is None:
+            return
+        for side, reported in (("input_tokens", usage.prompt_tokens), ("output_tokens", usage.completion_tokens)):
+            if reported is None:
+                continue
             self.usage_reported = True
-            self.usage["input_tokens"] += usage.prompt_tokens or 0
-            self.usage["output_tokens"] += usage.completion_tokens or 0
-        calls = tuple(
-            ToolCall(call.id, call.function.name, _arguments(call.function.arguments))
-            for call in (message.tool_calls or ())
-        )
-        return ModelMessage(message.content or "", calls)  # the loop cleans it before anything sees it
+            count = _count(reported)
+            if count is None and self.usage[side] is not None:
+                field = "prompt_tokens" if side == "input_tokens" else "completion_tokens"
+                self._note(f"$.provenance.usage.{side}",
+                           f"the provider reported {field} {_shown(reported)} in its answer {step + 1}, which is "
+                           f"not a count of tokens (0 to {MAX_TOKENS}): recorded as null (unknown)")
+            self.usage[side] = None if count is None or self.usage[side] is None else min(self.usage[side] + count, MAX_TOKENS)
+
+    def _kept(self, message, step):
+        """The message as a recording holds it: at most MAX_CALLS calls, no half characters; each
+        change noted."""
+        at = f"$.steps[{step}]"
+        text = message.content or ""
+        if has_surrogate(text):
+            text = recording_text(text)
+            self._note(f"{at}.text", "the text held half of a character (a lone surrogate), which no UTF-8 text "
+                                     "holds: replaced by U+FFFD")
+        sent = list(message.tool_calls or ())
+        if len(sent) > MAX_CALLS:
+            self._note(f"{at}.tool_calls", f"the message held {len(sent)} tool calls; a recording holds at most "
+                                           f"{MAX_CALLS} per message: the first {MAX_CALLS} are kept")
+            sent = sent[:MAX_CALLS]
+        calls = []
+        for i, call in enumerate(sent):
+            fields = {"id": call.id, "name": call.function.name, "arguments": call.function.arguments}
+            for field, value in fields.items():
+                if has_surrogate(value):
+                    fields[field] = recording_text(value)
+                    self._note(f"{at}.tool_calls[{i}].{field}", "held half of a character (a lone surrogate), which "
+                                                                "no UTF-8 text holds: replaced by U+FFFD")
+            calls.append(ToolCall(fields["id"], fields["name"], _arguments(fields["arguments"])))
+        return ModelMessage(text, tuple(calls))
 
     def tokens_used(self):
-        """Tokens the provider reported so far (None when it reports none)."""
-        return self.usage["input_tokens"] + self.usage["output_tokens"] if self.usage_reported else None
+        """Tokens the provider reported so far (None when it reports none, or no count of them is known)."""
+        known = [n for n in self.usage.values() if n is not None]
+        return sum(known) if self.usage_reported and known else None
 
     def provenance_extra(self):
         """The server's host, and only what the provider reported: token usage and request ids."""
@@ -207,7 +369,7 @@ class OpenAIClient:
         if self.usage_reported:
             extra["usage"] = dict(self.usage)
         if self.request_ids:
-            extra["request_ids"] = list(self.request_ids)
+            extra["request_ids"] = list(self.request_ids[:1000])
         return extra
 
 
