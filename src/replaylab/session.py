@@ -87,8 +87,10 @@ def help_text():
     }
     answer = {"message": 1, "results": results_data((result,)), **left}
     fields = v.answer.spec()["parameters"]["properties"]
-    example = {key: p["enum"][0] if "enum" in p else [] if p["type"] == "array" else p["minimum"]
-               for key, p in fields.items() if key in v.answer.spec()["parameters"]["required"]}
+    required = [key for key in fields if key in v.answer.spec()["parameters"]["required"]]
+    # the n-th number its minimum plus n: a bracket's low and high are then two adjacent values
+    example = {key: fields[key]["enum"][0] if "enum" in fields[key] else [] if fields[key]["type"] == "array"
+               else fields[key]["minimum"] + n for n, key in enumerate(required)}
     answer_call = ToolCall("2", ANSWER, example)
     answer_message = {"text": "My answer.", "tool_calls": [{"id": "2", "name": ANSWER, "arguments": example}]}
     answered = allowlist.dispatch(answer_call)
