@@ -15,6 +15,14 @@ class InputError(ValueError):
     """A configuration value that the workflow cannot use: one line, no traceback."""
 
 
+def _as_written(config, path):
+    """The path of a field as the configuration wrote it: a model of the short form (a name alone,
+    checked as the entry `{name: NAME}`) is the name itself."""
+    if path[:2] == ["campaign", "models"] and path[3:] == ["name"] and isinstance(config["campaign"]["models"][path[2]], str):
+        return path[:3]
+    return path
+
+
 def check(config, source, schema):
     """The workflow's configuration, checked against its schema (`schema`, the path of
     workflow/schemas/config.schema.yaml) with Snakemake's `validate`, then for what a schema cannot
@@ -25,13 +33,14 @@ def check(config, source, schema):
     from snakemake.exceptions import WorkflowError
     from snakemake.utils import validate
 
+    checked = {**config, "campaign": campaign.normalized(config.get("campaign"))} if isinstance(config, dict) else config
     try:
-        validate(config, str(schema), set_default=False)
+        validate(checked, str(schema), set_default=False)
     except WorkflowError as error:  # raised while handling the schema's ValidationError
         found = error.__context__
         if not isinstance(found, jsonschema.ValidationError):
             raise
-        raise InputError(f"{source}: {json_path(found.absolute_path)}: {describe(found)}") from None
+        raise InputError(f"{source}: {json_path(_as_written(config, list(found.absolute_path)))}: {describe(found)}") from None
     for index, lesson in enumerate(config["lessons"]):
         if lesson not in registry.names():
             raise InputError(

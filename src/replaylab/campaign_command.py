@@ -1,0 +1,379 @@
+"""`replaylab campaign`: a campaign from the command line, run by the workflow.
+
+It puts the configuration it is given (config/config.yaml's campaign section, then --config FILE,
+then the options) into results/campaigns/<name>/campaign.yaml, checks it as the workflow would,
+says what it will send and what that costs at most, and runs Snakemake's `campaign` target with
+that file as a subprocess of its own process group: the workflow records, replays, judges and
+compares; this command only watches (the recordings on disk, and the small progress files the
+recording jobs write) and shows how far it is. Run again, Snakemake records only what is missing.
+"""
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import yaml
+
+from replaylab import campaign as plan
+from replaylab.agents import environment
+from replaylab.agents.recording import printable
+from replaylab.lessons import registry
+
+CONFIG = Path("config/config.yaml")
+SCHEMA = Path("workflow/schemas/config.schema.yaml")
+INTERRUPTED = 130
+# What of a campaign decides the runs it records: a change of these with runs on disk would mix
+# runs recorded two ways under one name.
+DECIDES_RUNS = ("max_tokens_per_run", "max_seconds_per_run")
+
+
+class Refused(ValueError):
+    """One line: why the campaign does not start (nothing was sent, nothing written)."""
+
+
+def _read_yaml(path, what):
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise Refused(f"{path}: no such file ({what})") from None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        raise Refused(f"{path}: not a YAML file: {printable(str(error)).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise Refused(f"{path}: not a mapping of settings ({what})")
+    return data
+
+
+def section_of(args):
+    """The campaign section the options describe, the whole configuration with it, and where it came from."""
+    if not CONFIG.is_file() or not SCHEMA.is_file():
+        raise Refused(f"{CONFIG}: not found: run `replaylab campaign` in a clone of replaylab")
+    config = _read_yaml(CONFIG, "the workflow's configuration")
+    section = dict(config.get("campaign") or {})
+    sources = [str(CONFIG)]
+    if args.config:
+        given = _read_yaml(args.config, "a campaign's settings")
+        given = given["campaign"] if isinstance(given.get("campaign"), dict) else given
+        section.update(given)
+        sources.append(args.config)
+    if args.model:
+        entries = {m if isinstance(m, str) else m.get("name"): m for m in section.get("models") or [] if isinstance(m, (str, dict))}
+        chosen = []
+        for name in (n.strip() for n in args.model.split(",")):
+            if not name:
+                raise Refused(f"--model {args.model}: an empty model name")
+            chosen.append(entries.get(name) or {"name": name, "provider": args.provider or default_provider(name)})
+        section["models"] = chosen
+    for option, key in (("lesson", "lessons"), ("runs", "runs"), ("max_connections", "max_connections"), ("name", "name")):
+        value = getattr(args, option)
+        if value is not None:
+            section[key] = [n.strip() for n in value.split(",")] if option == "lesson" else value
+    if any(getattr(args, o) is not None for o in ("model", "lesson", "runs", "max_connections", "name")):
+        sources.append("the options")
+    return section, {**config, "campaign": section}, " + ".join(sources)
+
+
+def default_provider(name):
+    """A model of the command line names no provider: scripted's own programs are scripted's, any
+    other model is asked of an OpenAI-compatible server (OPENAI_BASE_URL, OPENAI_API_KEY)."""
+    scripted = plan.unattended_provider("scripted")
+    return "scripted" if scripted and name in (scripted.models or ()) else "openai"
+
+
+def _written(section):
+    return yaml.safe_dump({"campaign": section}, sort_keys=False, allow_unicode=True)
+
+
+def compare_with_recorded(section, path):
+    """None when there is no campaign.yaml yet, else whether it is the same; `Refused` when the
+    settings differ in a way that would change how the runs already on disk were recorded."""
+    if not path.exists():
+        return None
+    before = _read_yaml(path, "the campaign's own settings").get("campaign")
+    if not isinstance(before, dict) or "models" not in before:
+        raise Refused(f"{path}: not a campaign's settings: remove it, or give the campaign another --name")
+    old = {m.name: m.recorded() for m in plan.models(before)}
+    for model in plan.models(section):
+        if model.name in old and old[model.name] != model.recorded():
+            raise Refused(f"{path}: the model {model.name!r} was recorded as {json.dumps(old[model.name])}, "
+                          f"not {json.dumps(model.recorded())}: its runs on disk would change meaning; "
+                          "give the campaign another --name")
+    for key in DECIDES_RUNS:
+        if before.get(key) != section.get(key):
+            raise Refused(f"{path}: {key} was {before.get(key)}, not {section.get(key)}: the runs on disk were "
+                          "recorded with the other; give the campaign another --name")
+    return before == section
+
+
+# ---------------------------------------------------------------------------------------------
+# What would be sent
+
+
+def host(url):
+    """A server's host and port, never a path, a query or a user part (which may hold a key)."""
+    try:
+        found = urlsplit(url)
+        return f"{found.hostname}:{found.port}" if found.port else (found.hostname or "?")
+    except ValueError:
+        return "?"
+
+
+def endpoint_text(model):
+    provider = plan.unattended_provider(model.provider)
+    if provider.server is None:
+        return f"the {model.provider} provider (on this machine, no server)"
+    if model.base_url:
+        return host(model.base_url)
+    variable = model.base_url_env or provider.server
+    value = environment.setting(variable)
+    return f"${variable} = {host(value)}" if value else f"${variable} (not set: the provider's default server)"
+
+
+def missing_runs(campaign):
+    """{model: [Run not on disk]}, in the order of the campaign's models."""
+    found = {model.name: [] for model in campaign.models}
+    for lesson in campaign.lessons:
+        for name, run in campaign.runs(lesson).items():
+            if not os.path.lexists(campaign.recording(lesson, name)):
+                found[run.model].append(run)
+    return found
+
+
+def plan_lines(campaign, missing):
+    """What a run of the campaign would send, per endpoint and model, and what it costs at most."""
+    settings = campaign.settings
+    prices, limit, retries = settings["prices"], settings["max_tokens_per_run"], settings["max_retries"]
+    total = sum(len(runs) for lesson in campaign.lessons for runs in [campaign.runs(lesson)])
+    todo = sum(map(len, missing.values()))
+    lines = [f"campaign {campaign.name}: {total} runs ({', '.join(campaign.lessons)}; {settings['runs']} per model and "
+             f"variant), {total - todo} on disk, {todo} to record"]
+    costs, unbounded = [], []
+    for endpoint, names in plan.endpoints(settings).items():
+        first = next(m for m in campaign.models if m.name == names[0])
+        key = first.key_variable()
+        said = "" if key is None else f", key in ${key} ({'set' if environment.is_set(key) else 'NOT SET'})"
+        lines.append(f"  endpoint {endpoint_text(first)}{said}: at most {settings['max_connections']} requests at once")
+        for model in (m for m in campaign.models if m.name in names):
+            runs = missing[model.name]
+            requests = sum(registry.lesson(r.lesson).variant(r.variant).max_steps for r in runs)
+            text = f"    {model.name}: {len(runs)} runs, at most {requests} requests ({requests * (1 + retries)} with every retry)"
+            if model.settings:
+                text += f", settings {json.dumps(model.settings, sort_keys=True)}"
+            price = prices.get(model.name)
+            if runs and price and limit:
+                cost = len(runs) * limit * max(price["input"], price["output"]) / 1e6
+                costs.append(cost)
+                text += f", at most about {cost:.2f} USD"
+            elif runs and price:
+                unbounded.append(model.name)
+                text += ", cost not bounded (max_tokens_per_run is null)"
+            elif runs and plan.unattended_provider(model.provider).server is not None:
+                text += ", no price configured"
+            lines.append(text)
+    if costs and not unbounded:
+        lines.append(f"  at most about {sum(costs):.2f} USD at the configured prices (each run ends once it reports "
+                     f"max_tokens_per_run = {limit} tokens; its last answer may pass that)")
+    elif unbounded:
+        lines.append(f"  cost not bounded for {', '.join(unbounded)}: set max_tokens_per_run to bound it")
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------
+# Watching the workflow
+
+
+class Watch:
+    """How far the campaign is, from the recordings on disk (each read once, for its tokens) and
+    the progress files of the recording jobs that are running."""
+
+    def __init__(self, campaign):
+        self.campaign = campaign
+        self.names = {lesson: set(campaign.runs(lesson)) for lesson in campaign.lessons}
+        self.total = sum(map(len, self.names.values()))
+        self.usage = {}  # {path: (model, input tokens, output tokens)}
+        self.progress = Path(plan.PROGRESS, campaign.name)
+
+    def clear(self):
+        """Progress files of an earlier run (a killed job leaves its counts behind)."""
+        for path in self.progress.glob("*.json"):
+            path.unlink()
+
+    def _recorded(self):
+        done = 0
+        for lesson, names in self.names.items():
+            folder = Path(self.campaign.recording(lesson, "x")).parent
+            for path in folder.glob("*.json") if folder.is_dir() else ():
+                if path.stem not in names:
+                    continue
+                done += 1
+                if path not in self.usage:
+                    self.usage[path] = self._tokens(path)
+        return done
+
+    @staticmethod
+    def _tokens(path):
+        try:
+            provenance = json.loads(path.read_text(encoding="utf-8"))["provenance"]
+            usage = provenance.get("usage") or {}
+            return provenance["model"], usage.get("input_tokens", 0), usage.get("output_tokens", 0)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None, 0, 0
+
+    def _jobs(self):
+        running = retries = 0
+        for path in self.progress.glob("*.json"):
+            try:
+                counts = json.loads(path.read_text())
+                running, retries = running + counts["running"], retries + counts["retries"]
+            except (OSError, ValueError, KeyError, TypeError):
+                continue  # being replaced: read at the next look
+        return running, retries
+
+    def line(self):
+        done = self._recorded()
+        running, retries = self._jobs()
+        tokens = sum(i + o for _, i, o in self.usage.values())
+        prices = self.campaign.settings["prices"]
+        cost = sum((i * prices[m]["input"] + o * prices[m]["output"]) / 1e6 for m, i, o in self.usage.values() if m in prices)
+        text = (f"{done} of {self.total} runs on disk, {self.total - done} left; {running} requests in flight, "
+                f"{retries} retried; {tokens} tokens")
+        return text + (f", {cost:.4f} USD" if prices else "")
+
+
+def summary(folder):
+    """The comparison's summary: `summary` of its scorecard.json where the comparison writes one,
+    else the first paragraph of its page's "At a glance"."""
+    try:
+        found = json.loads((folder / "scorecard.json").read_text()).get("summary")
+        if isinstance(found, str) and found:
+            return found
+    except (OSError, ValueError):
+        pass
+    try:
+        page = (folder / "index.md").read_text()
+    except OSError:
+        return None
+    part = page.split("\n## At a glance\n", 1)[-1]
+    for paragraph in part.split("\n\n"):
+        paragraph = paragraph.strip()
+        if paragraph and not paragraph.startswith(("|", "#", "![")):
+            return paragraph
+    return None
+
+
+def run_workflow(campaign, written, cores, watch, out=sys.stdout):
+    """Snakemake's `campaign` target with the campaign's file, in a process group of its own,
+    watched until it ends; its output goes to the campaign's log. The exit code."""
+    log = Path("logs", "campaigns", campaign.name, "snakemake.log")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "snakemake", "campaign", "--configfile", str(written), "--cores", str(cores)]
+    tty = out.isatty()
+    with open(log, "w") as stream:
+        process = subprocess.Popen(command, stdout=stream, stderr=subprocess.STDOUT, start_new_session=True)
+        shown, last = None, 0.0
+        try:
+            while process.poll() is None:
+                time.sleep(0.5)
+                text = watch.line()
+                if text != shown and (tty or time.monotonic() - last >= 2):
+                    print(f"\r{text}\033[K" if tty else text, end="" if tty else "\n", file=out, flush=True)
+                    shown, last = text, time.monotonic()
+        except KeyboardInterrupt:
+            os.killpg(process.pid, signal.SIGINT)  # Snakemake and its jobs, as a terminal's Ctrl-C
+            try:
+                process.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+            if tty:
+                print(file=out)
+            print(f"replaylab: interrupted: Snakemake and its jobs stopped; {watch.line().split(';')[0]}; "
+                  "the same command resumes", file=sys.stderr, flush=True)
+            return INTERRUPTED
+    text = watch.line()
+    print(f"\r{text}\033[K" if tty else text, file=out, flush=True)
+    if process.returncode:
+        lines = [line for line in log.read_text(errors="replace").splitlines() if "not recorded" in line or "Error" in line]
+        print(f"replaylab: the workflow failed (exit {process.returncode}); its log: {log}", file=sys.stderr)
+        for line in lines[:5]:
+            print(f"  {printable(line)}", file=sys.stderr)
+    return process.returncode
+
+
+def command(args):
+    """`replaylab campaign`: the exit code."""
+    from replaylab import configuration  # the schema's checker: only when the command runs
+
+    section, config, source = section_of(args)
+    try:
+        configuration.check(config, source, SCHEMA)
+    except configuration.InputError as error:
+        raise Refused(str(error)) from None
+    campaign = plan.Campaign(section, config["batch_size"])
+    folder = Path(campaign.folder)
+    written = folder / "campaign.yaml"
+    same = compare_with_recorded(section, written)
+    missing = missing_runs(campaign)
+    for line in plan_lines(campaign, missing):
+        print(line, flush=True)
+    needed = [m for m in campaign.models if missing[m.name]]
+    unset = plan.unset_variables(needed)
+    if args.dry_run:
+        for line in unset:
+            print(f"  {line}")
+        print("dry run: nothing sent, nothing written")
+        return 0
+    if unset:
+        raise Refused(f"{unset[0]}; nothing was sent")
+    if same is None:
+        print(f"new campaign: its settings are in {written}")
+    else:
+        print(f"resuming the campaign in {folder}: only the runs not on disk are recorded"
+              + ("" if same else f" (its settings in {written} updated)"))
+    if not same:
+        folder.mkdir(parents=True, exist_ok=True)
+        temporary = written.with_name(f".{written.name}.tmp")
+        temporary.write_text(_written(section), encoding="utf-8")
+        os.replace(temporary, written)
+    watch = Watch(campaign)
+    watch.clear()
+    code = run_workflow(campaign, written, args.cores, watch)
+    if code:
+        return code
+    found = summary(folder)
+    if found:
+        print(found)
+    page = folder / "index.html"
+    print(f"the comparison: {page if page.exists() else folder / 'index.md'}")
+    return 0
+
+
+def cores(text):
+    if text == "all" or (text.isdigit() and int(text) >= 1):
+        return text
+    raise ValueError(f"--cores {text}: a number of at least 1, or all")
+
+
+def positive(text):
+    if text.isdigit() and int(text) >= 1:
+        return int(text)
+    raise ValueError(f"{text!r} is not a whole number of at least 1")
+
+
+def add_arguments(sub):
+    sub.add_argument("--model", help="the models, comma-separated: entries of the configuration's campaign by name, "
+                     "else scripted's programs (scripted-careful...) or models of the OpenAI-compatible server at "
+                     "OPENAI_BASE_URL (key in OPENAI_API_KEY)")
+    sub.add_argument("--provider", help="the provider of --model's names that the configuration does not list")
+    sub.add_argument("--lesson", help="the lessons, comma-separated (every variant of each)")
+    sub.add_argument("--runs", type=positive, help="runs per model and variant")
+    sub.add_argument("--max-connections", type=positive, help="requests in flight to each server at once")
+    sub.add_argument("--name", help="the campaign's folder, results/campaigns/NAME/ (default the configuration's)")
+    sub.add_argument("--config", metavar="FILE", help="a YAML file of campaign settings (a `campaign:` section, or its keys)")
+    sub.add_argument("--cores", type=cores, default="all", help="for Snakemake (default all)")
+    sub.add_argument("--dry-run", action="store_true", help="say what would be sent and what it costs at most; send nothing")
