@@ -536,22 +536,19 @@ def record_block(campaign, lesson, batch, listing, connections, log=sys.stdout, 
 
 def unset_variables(found):
     """One line per environment variable that models of `found` need and that is not set: a
-    server's (`base_url_env`, or the provider's default) and a key's. Names only, never values."""
+    server's (`base_url_env`) and a key's. Names only, never values."""
     from replaylab.agents import environment
 
-    lines = []
+    wanted = {}
     for model in found:
         provider = unattended_provider(model.provider)
         if provider is None or provider.server is None:
             continue
-        wanted = [] if model.base_url else [(model.base_url_env, "the URL of its server")] if model.base_url_env else []
-        wanted.append((model.key_variable(), "its key"))
-        for variable, what in wanted:
-            if variable and not environment.is_set(variable):
-                line = f"{variable} is not set: it holds {what} (model {model.name!r})"
-                if line not in lines:
-                    lines.append(line)
-    return lines
+        if model.base_url_env and not model.base_url:
+            wanted.setdefault((model.base_url_env, "the URL of the server"), []).append(model.name)
+        wanted.setdefault((model.key_variable(), "the key"), []).append(model.name)
+    return [f"{variable} is not set: it holds {what} of {', '.join(names)}"
+            for (variable, what), names in wanted.items() if variable and not environment.is_set(variable)]
 
 
 def _record_all(by_endpoint, settings, connections, log, progress):

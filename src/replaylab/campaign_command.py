@@ -69,11 +69,11 @@ def section_of(args):
                 raise Refused(f"--model {args.model}: an empty model name")
             chosen.append(entries.get(name) or {"name": name, "provider": args.provider or default_provider(name)})
         section["models"] = chosen
-    for option, key in (("lesson", "lessons"), ("runs", "runs"), ("max_connections", "max_connections"), ("name", "name")):
-        value = getattr(args, option)
+    for key in ("lessons", "runs", "max_connections", "name"):
+        value = getattr(args, key)
         if value is not None:
-            section[key] = [n.strip() for n in value.split(",")] if option == "lesson" else value
-    if any(getattr(args, o) is not None for o in ("model", "lesson", "runs", "max_connections", "name")):
+            section[key] = [n.strip() for n in value.split(",")] if key == "lessons" else value
+    if any(getattr(args, o) is not None for o in ("model", "lessons", "runs", "max_connections", "name")):
         sources.append("the options")
     return section, {**config, "campaign": section}, " + ".join(sources)
 
@@ -160,6 +160,9 @@ def plan_lines(campaign, missing):
         lines.append(f"  endpoint {endpoint_text(first)}{said}: at most {settings['max_connections']} requests at once")
         for model in (m for m in campaign.models if m.name in names):
             runs = missing[model.name]
+            if plan.unattended_provider(model.provider).server is None:
+                lines.append(f"    {model.name}: {len(runs)} runs, made on this machine (nothing is sent)")
+                continue
             requests = sum(registry.lesson(r.lesson).variant(r.variant).max_steps for r in runs)
             text = f"    {model.name}: {len(runs)} runs, at most {requests} requests ({requests * (1 + retries)} with every retry)"
             if model.settings:
@@ -370,7 +373,7 @@ def add_arguments(sub):
                      "else scripted's programs (scripted-careful...) or models of the OpenAI-compatible server at "
                      "OPENAI_BASE_URL (key in OPENAI_API_KEY)")
     sub.add_argument("--provider", help="the provider of --model's names that the configuration does not list")
-    sub.add_argument("--lesson", help="the lessons, comma-separated (every variant of each)")
+    sub.add_argument("--lesson", dest="lessons", help="the lessons, comma-separated (every variant of each)")
     sub.add_argument("--runs", type=positive, help="runs per model and variant")
     sub.add_argument("--max-connections", type=positive, help="requests in flight to each server at once")
     sub.add_argument("--name", help="the campaign's folder, results/campaigns/NAME/ (default the configuration's)")

@@ -275,7 +275,7 @@ def runs_section(runs, links):
 def page(settings, lessons, runs, rows, pairs, totals, links):
     models = list(settings["models"])
     priced = bool(settings.get("prices"))
-    label = LABELS[clients.load_provider(settings["provider"]).kind]
+    label = "; ".join(LABELS[clients.load_provider(name).kind] for name in settings["provider"].split(", "))
     out = [
         f"# Campaign {text(settings['name'])}: which model gets the lessons right more often",
         "",
