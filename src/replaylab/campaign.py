@@ -191,9 +191,15 @@ class Campaign:
 
     @property
     def resources(self):
-        """What a recording job holds: `connections` units of each endpoint's resource (a block
-        holds runs of every model)."""
-        return {name: self.connections for name in resource_names(self.settings).values()}
+        """What a recording job holds of each endpoint's resource (a block holds runs of every
+        model): `job_connections` units."""
+        return {name: self.job_connections for name in resource_names(self.settings).values()}
+
+    def job_connections(self, wildcards):
+        """The connections of each endpoint a recording job holds: `connections`, or all of them
+        when the campaign has a single block (no other job to share them with)."""
+        alone = sum(len(blocks) for blocks in self.batches.values()) == 1
+        return self.settings["max_connections"] if alone else self.connections
 
     # the plan
 

@@ -11,6 +11,7 @@ recording jobs write) and shows how far it is. Run again, Snakemake records only
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -200,6 +201,7 @@ class Watch:
         self.total = sum(map(len, self.names.values()))
         self.usage = {}  # {path: (model, input tokens, output tokens)}
         self.progress = Path(plan.PROGRESS, campaign.name)
+        self.log = Path("logs", "campaigns", campaign.name, "snakemake.log")
 
     def clear(self):
         """Progress files of an earlier run (a killed job leaves its counts behind)."""
@@ -237,6 +239,16 @@ class Watch:
                 continue  # being replaced: read at the next look
         return running, retries
 
+    def _steps(self):
+        """Snakemake's last "N of M steps (P%) done", from its log."""
+        try:
+            with open(self.log, "rb") as stream:
+                stream.seek(max(0, stream.seek(0, os.SEEK_END) - 4096))
+                found = re.findall(rb"(\d+) of (\d+) steps", stream.read())
+        except OSError:
+            return ""
+        return f"; workflow: {found[-1][0].decode()} of {found[-1][1].decode()} steps done" if found else ""
+
     def line(self):
         done = self._recorded()
         running, retries = self._jobs()
@@ -245,34 +257,33 @@ class Watch:
         cost = sum((i * prices[m]["input"] + o * prices[m]["output"]) / 1e6 for m, i, o in self.usage.values() if m in prices)
         text = (f"{done} of {self.total} runs on disk, {self.total - done} left; {running} requests in flight, "
                 f"{retries} retried; {tokens} tokens")
-        return text + (f", {cost:.4f} USD" if prices else "")
+        return text + (f", {cost:.4f} USD" if prices else "") + self._steps()
 
 
 def summary(folder):
     """The comparison's summary: `summary` of its scorecard.json where the comparison writes one,
-    else the first paragraph of its page's "At a glance"."""
+    else what its page's "At a glance" says after its table (the figure and tables left out)."""
     try:
         found = json.loads((folder / "scorecard.json").read_text()).get("summary")
         if isinstance(found, str) and found:
             return found
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):
         pass
     try:
         page = (folder / "index.md").read_text()
     except OSError:
         return None
-    part = page.split("\n## At a glance\n", 1)[-1]
-    for paragraph in part.split("\n\n"):
-        paragraph = paragraph.strip()
-        if paragraph and not paragraph.startswith(("|", "#", "![")):
-            return paragraph
-    return None
+    part = page.split("\n## At a glance\n", 1)[-1].split("\n## ", 1)[0]
+    after = part.split("\n|", 1)[-1]  # what follows the first table
+    paragraphs = [p.strip() for p in after.split("\n\n")]
+    kept = [p for p in paragraphs if p and not p.startswith(("|", "#", "![")) and "\n|" not in f"\n{p}"]
+    return "\n".join(kept).replace("**", "").replace("`", "") or None  # for a terminal
 
 
 def run_workflow(campaign, written, cores, watch, out=sys.stdout):
     """Snakemake's `campaign` target with the campaign's file, in a process group of its own,
     watched until it ends; its output goes to the campaign's log. The exit code."""
-    log = Path("logs", "campaigns", campaign.name, "snakemake.log")
+    log = watch.log
     log.parent.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, "-m", "snakemake", "campaign", "--configfile", str(written), "--cores", str(cores)]
     tty = out.isatty()
@@ -299,7 +310,8 @@ def run_workflow(campaign, written, cores, watch, out=sys.stdout):
                   "the same command resumes", file=sys.stderr, flush=True)
             return INTERRUPTED
     text = watch.line()
-    print(f"\r{text}\033[K" if tty else text, file=out, flush=True)
+    if tty or text != shown:
+        print(f"\r{text}\033[K" if tty else text, file=out, flush=True)
     if process.returncode:
         lines = [line for line in log.read_text(errors="replace").splitlines() if "not recorded" in line or "Error" in line]
         print(f"replaylab: the workflow failed (exit {process.returncode}); its log: {log}", file=sys.stderr)
