@@ -104,6 +104,7 @@ def test_ctrl_c_midway_then_the_same_command_resumes_without_resending(tmp_path)
             time.sleep(0.05)
         kept = {p.name: p.read_bytes() for p in recordings(copy)}
         assert 6 <= len(kept) < 24
+        assert server.max_in_flight == 4  # one block: its job holds every connection
         requests = server.requests
 
         again = replaylab(copy, server, *COMMAND)
@@ -115,3 +116,25 @@ def test_ctrl_c_midway_then_the_same_command_resumes_without_resending(tmp_path)
     new = [recording.load(p) for p in recordings(copy) if p.name not in kept]
     assert server.requests - requests == sum(len(run.provenance["request_ids"]) for run in new)  # none for a kept run
     assert not list((copy / "results" / "campaigns" / "bars" / "recordings").glob("*/.*"))  # nothing half-written
+
+
+def test_a_dry_run_bounds_the_cost_at_the_configured_prices(tmp_path):
+    copy = copy_project(tmp_path / "project", batch_size=50)
+    settings = tmp_path / "priced.yaml"
+    settings.write_text(yaml.safe_dump({"campaign": {
+        "max_tokens_per_run": 10000, "prices": {"bars-good": {"input": 1, "output": 4}, "bars-coin": {"input": 0.5, "output": 2}},
+        "models": [{"name": "bars-good", "provider": "openai", "base_url": "http://127.0.0.1:9/v1", "key_env": "GOOD_KEY",
+                    "settings": {"temperature": 0.7}}]}}))
+    with ModelServer(KEY) as server:
+        dry = replaylab(copy, server, *COMMAND, "--config", settings, "--dry-run")
+        assert server.requests == 0
+    assert dry.returncode == 0, dry.stderr
+    lines = dry.stdout.splitlines()
+    assert "  endpoint 127.0.0.1:9, key in $GOOD_KEY (NOT SET): at most 4 requests at once" in lines
+    assert ('    bars-good: 12 runs, at most 144 requests (720 with every retry), settings {"temperature": 0.7}, '
+            "at most about 0.48 USD") in lines  # 12 runs x 10,000 tokens x 4 USD per million
+    assert "    bars-coin: 12 runs, at most 144 requests (720 with every retry), at most about 0.24 USD" in lines
+    assert "  at most about 0.72 USD at the configured prices (each run ends once it reports max_tokens_per_run = 10000 " \
+           "tokens; its last answer may pass that)" in lines
+    assert "  GOOD_KEY is not set: it holds the key of bars-good" in lines
+    assert not (copy / "results").exists()

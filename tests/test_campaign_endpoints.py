@@ -85,6 +85,21 @@ def test_two_models_on_two_servers_each_with_its_key_and_settings(tmp_path):
         assert key not in output
 
 
+def test_a_campaign_may_mix_providers(tmp_path):
+    copy = copy_project(tmp_path / "project", batch_size=50)
+    with ModelServer(KEY_A) as a:
+        set_campaign(copy, lessons=["projectile"], runs=2, max_connections=2, models=[
+            {"name": "scripted-careful"}, {"name": "model-a", "provider": "openai", "base_url": a.base_url, "key_env": "KEY_OF_A"}])
+        result = run_snakemake(copy, "--cores", 4, "campaign", env=environment(KEY_OF_A=KEY_A), check=False, timeout=600)
+    assert result.returncode == 0, (result.stdout + result.stderr)[-5000:]
+    folder = copy / "results" / "campaigns" / "baseline"
+    providers = {recording.load(p).provenance["provider"] for p in (folder / "recordings" / "projectile").glob("*.json")}
+    assert providers == {"scripted", "openai"} and dict(a.started) == {"model-a": 2}
+    page = (folder / "index.md").read_text()
+    assert "Models: scripted-careful, model-a, through the provider `scripted, openai`" in page
+    assert holding(copy, KEY_A) == []
+
+
 def test_a_model_entry_that_cannot_work_stops_a_dry_run_with_one_line(tmp_path):
     copy = copy_project(tmp_path / "project", batch_size=50)
     set_campaign(copy, models=[{"name": "scripted-careful", "settings": {"temperature": 0.5}}])
