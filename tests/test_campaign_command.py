@@ -116,6 +116,8 @@ def test_ctrl_c_midway_then_the_same_command_resumes_without_resending(tmp_path)
     new = [recording.load(p) for p in recordings(copy) if p.name not in kept]
     assert server.requests - requests == sum(len(run.provenance["request_ids"]) for run in new)  # none for a kept run
     assert not list((copy / "results" / "campaigns" / "bars" / "recordings").glob("*/.*"))  # nothing half-written
+    found = subprocess.run(["grep", "-r", "-l", "-F", KEY, str(copy)], capture_output=True, text=True)  # .snakemake/ too
+    assert found.returncode == 1 and found.stdout == "", found.stdout
 
 
 def test_a_dry_run_bounds_the_cost_at_the_configured_prices(tmp_path):
@@ -137,4 +139,10 @@ def test_a_dry_run_bounds_the_cost_at_the_configured_prices(tmp_path):
     assert "  at most about 0.72 USD at the configured prices (each run ends once it reports max_tokens_per_run = 10000 " \
            "tokens; its last answer may pass that)" in lines
     assert "  GOOD_KEY is not set: it holds the key of bars-good" in lines
+    with ModelServer(KEY) as server:
+        as_json = replaylab(copy, server, *COMMAND, "--config", settings, "--dry-run", "--json")
+        assert server.requests == 0
+    found = json.loads(as_json.stdout)
+    assert (found["to_record"], found["cost_at_most_usd"], found["sent"]) == (24, 0.72, False)
+    assert [m["cost_at_most_usd"] for e in found["endpoints"] for m in e["models"]] == [0.48, 0.24]
     assert not (copy / "results").exists()

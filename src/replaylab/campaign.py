@@ -6,6 +6,11 @@ asks (only when the campaign is a target), and records a block of runs in one jo
 (workflow/rules/campaign.smk) replays, judges and scores the runs with the lessons' own rules, and
 `replaylab.comparison` compares the models.
 
+Each model of a campaign is an entry of its own (`Model`): its provider, its server, its key's
+variable and its generation settings; the short form `models: [a, b]` reads as entries of the
+section's `provider`. An endpoint (a server, or a provider with none) has a Snakemake resource of
+its own, of `max_connections` units.
+
 A run's name says its model (made safe for a file name, `agents.names`), its variant and its
 index: `org_2fmodel_3atag__default__007`. Its group, `<model>__<index>`, holds the runs of one
 index of one model, so that the runs of a lesson judged per group (one of each variant) are judged

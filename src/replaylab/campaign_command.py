@@ -145,45 +145,65 @@ def missing_runs(campaign):
     return found
 
 
-def plan_lines(campaign, missing):
-    """What a run of the campaign would send, per endpoint and model, and what it costs at most."""
+def plan_of(campaign, missing):
+    """What a run of the campaign would send, per endpoint and model, and what it costs at most
+    at the configured prices (None where no bound is known), as data (`--json`)."""
     settings = campaign.settings
     prices, limit, retries = settings["prices"], settings["max_tokens_per_run"], settings["max_retries"]
-    total = sum(len(runs) for lesson in campaign.lessons for runs in [campaign.runs(lesson)])
+    total = sum(len(campaign.runs(lesson)) for lesson in campaign.lessons)
     todo = sum(map(len, missing.values()))
-    lines = [f"campaign {campaign.name}: {total} runs ({', '.join(campaign.lessons)}; {settings['runs']} per model and "
-             f"variant), {total - todo} on disk, {todo} to record"]
-    costs, unbounded = [], []
-    for endpoint, names in plan.endpoints(settings).items():
+    found = {"campaign": campaign.name, "lessons": campaign.lessons, "runs_per_model_and_variant": settings["runs"],
+             "runs": total, "on_disk": total - todo, "to_record": todo, "max_tokens_per_run": limit, "endpoints": []}
+    for names in plan.endpoints(settings).values():
         first = next(m for m in campaign.models if m.name == names[0])
         key = first.key_variable()
-        said = "" if key is None else f", key in ${key} ({'set' if environment.is_set(key) else 'NOT SET'})"
-        lines.append(f"  endpoint {endpoint_text(first)}{said}: at most {settings['max_connections']} requests at once")
+        endpoint = {"endpoint": endpoint_text(first), "key_variable": key, "key_set": key is not None and environment.is_set(key),
+                    "max_connections": settings["max_connections"], "models": []}
         for model in (m for m in campaign.models if m.name in names):
             runs = missing[model.name]
-            if plan.unattended_provider(model.provider).server is None:
-                lines.append(f"    {model.name}: {len(runs)} runs, made on this machine (nothing is sent)")
-                continue
-            requests = sum(registry.lesson(r.lesson).variant(r.variant).max_steps for r in runs)
-            text = f"    {model.name}: {len(runs)} runs, at most {requests} requests ({requests * (1 + retries)} with every retry)"
-            if model.settings:
-                text += f", settings {json.dumps(model.settings, sort_keys=True)}"
+            sends = plan.unattended_provider(model.provider).server is not None
+            requests = sum(registry.lesson(r.lesson).variant(r.variant).max_steps for r in runs) if sends else 0
             price = prices.get(model.name)
-            if runs and price and limit:
-                cost = len(runs) * limit * max(price["input"], price["output"]) / 1e6
-                costs.append(cost)
-                text += f", at most about {cost:.2f} USD"
-            elif runs and price:
-                unbounded.append(model.name)
-                text += ", cost not bounded (max_tokens_per_run is null)"
-            elif runs and plan.unattended_provider(model.provider).server is not None:
+            cost = len(runs) * limit * max(price["input"], price["output"]) / 1e6 if price and limit else None
+            endpoint["models"].append({"name": model.name, "sends": sends, "runs": len(runs), "requests_at_most": requests,
+                                       "requests_at_most_with_retries": requests * (1 + retries), "settings": model.settings,
+                                       "priced": bool(price), "cost_at_most_usd": 0.0 if not runs else cost})
+        found["endpoints"].append(endpoint)
+    models = [m for e in found["endpoints"] for m in e["models"] if m["runs"] and m["sends"]]
+    known = [m["cost_at_most_usd"] for m in models if m["priced"]]
+    found["cost_at_most_usd"] = sum(known) if known and None not in known else None
+    found["unbounded"] = [m["name"] for m in models if m["priced"] and m["cost_at_most_usd"] is None]
+    return found
+
+
+def plan_lines(found):
+    """The plan, as a person reads it."""
+    lines = [f"campaign {found['campaign']}: {found['runs']} runs ({', '.join(found['lessons'])}; "
+             f"{found['runs_per_model_and_variant']} per model and variant), {found['on_disk']} on disk, "
+             f"{found['to_record']} to record"]
+    for endpoint in found["endpoints"]:
+        key = endpoint["key_variable"]
+        said = "" if key is None else f", key in ${key} ({'set' if endpoint['key_set'] else 'NOT SET'})"
+        lines.append(f"  endpoint {endpoint['endpoint']}{said}: at most {endpoint['max_connections']} requests at once")
+        for model in endpoint["models"]:
+            if not model["sends"]:
+                lines.append(f"    {model['name']}: {model['runs']} runs, made on this machine (nothing is sent)")
+                continue
+            text = (f"    {model['name']}: {model['runs']} runs, at most {model['requests_at_most']} requests "
+                    f"({model['requests_at_most_with_retries']} with every retry)")
+            if model["settings"]:
+                text += f", settings {json.dumps(model['settings'], sort_keys=True)}"
+            if model["runs"] and model["priced"]:
+                cost = model["cost_at_most_usd"]
+                text += f", at most about {cost:.2f} USD" if cost is not None else ", cost not bounded (max_tokens_per_run is null)"
+            elif model["runs"]:
                 text += ", no price configured"
             lines.append(text)
-    if costs and not unbounded:
-        lines.append(f"  at most about {sum(costs):.2f} USD at the configured prices (each run ends once it reports "
-                     f"max_tokens_per_run = {limit} tokens; its last answer may pass that)")
-    elif unbounded:
-        lines.append(f"  cost not bounded for {', '.join(unbounded)}: set max_tokens_per_run to bound it")
+    if found["cost_at_most_usd"] is not None:
+        lines.append(f"  at most about {found['cost_at_most_usd']:.2f} USD at the configured prices (each run ends once it "
+                     f"reports max_tokens_per_run = {found['max_tokens_per_run']} tokens; its last answer may pass that)")
+    elif found["unbounded"]:
+        lines.append(f"  cost not bounded for {', '.join(found['unbounded'])}: set max_tokens_per_run to bound it")
     return lines
 
 
@@ -334,21 +354,25 @@ def command(args):
     written = folder / "campaign.yaml"
     same = compare_with_recorded(section, written)
     missing = missing_runs(campaign)
-    for line in plan_lines(campaign, missing):
-        print(line, flush=True)
-    needed = [m for m in campaign.models if missing[m.name]]
-    unset = plan.unset_variables(needed)
+    found = plan_of(campaign, missing)
+    unset = plan.unset_variables([m for m in campaign.models if missing[m.name]])
+    if args.json and args.dry_run:
+        print(json.dumps({**found, "unset": unset, "sent": False}, ensure_ascii=True))
+        return 0
+    say = (lambda *_: None) if args.json else print
+    for line in plan_lines(found):
+        say(line)
     if args.dry_run:
         for line in unset:
-            print(f"  {line}")
-        print("dry run: nothing sent, nothing written")
+            say(f"  {line}")
+        say("dry run: nothing sent, nothing written")
         return 0
     if unset:
         raise Refused(f"{unset[0]}; nothing was sent")
     if same is None:
-        print(f"new campaign: its settings are in {written}")
+        say(f"new campaign: its settings are in {written}")
     else:
-        print(f"resuming the campaign in {folder}: only the runs not on disk are recorded"
+        say(f"resuming the campaign in {folder}: only the runs not on disk are recorded"
               + ("" if same else f" (its settings in {written} updated)"))
     if not same:
         folder.mkdir(parents=True, exist_ok=True)
@@ -357,14 +381,19 @@ def command(args):
         os.replace(temporary, written)
     watch = Watch(campaign)
     watch.clear()
-    code = run_workflow(campaign, written, args.cores, watch)
+    code = run_workflow(campaign, written, args.cores, watch, out=open(os.devnull, "w") if args.json else sys.stdout)
+    page = folder / "index.html"
+    page = page if page.exists() else folder / "index.md"
+    said = summary(folder) if code == 0 else None
+    if args.json:
+        print(json.dumps({**found, "exit_code": code, "summary": said, "page": str(page) if code == 0 else None,
+                          "progress": watch.line()}, ensure_ascii=True))
+        return code
     if code:
         return code
-    found = summary(folder)
-    if found:
-        print(found)
-    page = folder / "index.html"
-    print(f"the comparison: {page if page.exists() else folder / 'index.md'}")
+    if said:
+        print(said)
+    print(f"the comparison: {page}")
     return 0
 
 
