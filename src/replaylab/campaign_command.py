@@ -44,7 +44,7 @@ def _read_yaml(path, what):
     except FileNotFoundError:
         raise Refused(f"{path}: no such file ({what})") from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
-        raise Refused(f"{path}: not a YAML file: {printable(str(error)).splitlines()[0]}") from None
+        raise Refused(f"{path}: not a YAML file: {printable(str(error).splitlines()[0])}") from None
     if not isinstance(data, dict):
         raise Refused(f"{path}: not a mapping of settings ({what})")
     return data
