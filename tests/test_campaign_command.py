@@ -38,7 +38,7 @@ def recordings(copy):
 
 def test_dry_run_sends_nothing_then_the_campaign_runs_end_to_end(tmp_path):
     copy = copy_project(tmp_path / "project", batch_size=50)
-    with ModelServer(KEY) as server:
+    with ModelServer(KEY, rate_limit_every=9, retry_after=0.05) as server:
         dry = replaylab(copy, server, *COMMAND, "--dry-run")
         assert dry.returncode == 0, dry.stderr
         assert server.requests == 0
@@ -49,12 +49,19 @@ def test_dry_run_sends_nothing_then_the_campaign_runs_end_to_end(tmp_path):
         assert "bars-good: 12 runs, at most " in said and "dry run: nothing sent, nothing written" in said
         assert not (copy / "results" / "campaigns" / "bars").exists()
 
-        result = replaylab(copy, server, *COMMAND)
+        priced = tmp_path / "prices.yaml"
+        priced.write_text(yaml.safe_dump({"prices": {"bars-good": {"input": 2.5, "output": 10}}}))
+        result = replaylab(copy, server, *COMMAND, "--config", priced)
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
         assert server.max_in_flight <= 4
+        retried = server.statuses[429]
+    assert retried >= 3
     out = result.stdout
+    usage = [recording.load(p).provenance for p in recordings(copy)]
+    tokens = sum(u["usage"]["input_tokens"] + u["usage"]["output_tokens"] for u in usage)
+    cost = sum(u["usage"]["input_tokens"] * 2.5 + u["usage"]["output_tokens"] * 10 for u in usage if u["model"] == "bars-good") / 1e6
+    assert f"24 of 24 runs on disk, 0 left; 0 requests in flight, {retried} retried; {tokens} tokens, {cost:.4f} USD" in out
     assert "new campaign: its settings are in results/campaigns/bars/campaign.yaml" in out
-    assert "24 of 24 runs on disk, 0 left; 0 requests in flight" in out  # the last progress line
     assert " runs on disk, " in out.split("new campaign")[1].splitlines()[1]  # progress while it ran
     assert out.rstrip().endswith("the comparison: results/campaigns/bars/index.html")
     assert KEY not in out + result.stderr
