@@ -83,6 +83,11 @@ def test_dry_run_sends_nothing_then_the_campaign_runs_end_to_end(tmp_path):
         assert refused.returncode == 2 and server.requests == 0
         assert refused.stderr.startswith("replaylab: results/campaigns/bars/campaign.yaml: the model 'bars-good' was recorded as ")
         assert len(refused.stderr.strip().splitlines()) == 1
+    with ModelServer(KEY) as elsewhere:  # the same variable, now pointing at another server
+        moved = replaylab(copy, elsewhere, *COMMAND, "--runs", "13")
+        assert moved.returncode == 2 and elsewhere.requests == 0
+        assert moved.stderr.startswith("replaylab: results/campaigns/bars/recordings/projectile/bars-good__default__001.json: "
+                                       f"the model 'bars-good' was recorded from 127.0.0.1:{port}; its server is now ")
 
 
 def test_ctrl_c_midway_then_the_same_command_resumes_without_resending(tmp_path):

@@ -135,6 +135,33 @@ def endpoint_text(model):
     return f"${variable} = {host(value)}" if value else f"${variable} (not set: the provider's default server)"
 
 
+DEFAULT_SERVER = "https://api.openai.com/v1"  # the openai SDK's, when no URL is given
+
+
+def check_servers(campaign, missing):
+    """`Refused` when a model with runs to record has runs on disk from another server than the
+    one its entry now names (its variable changed since): the new runs would be another server's
+    under its name."""
+    for model in campaign.models:
+        provider = plan.unattended_provider(model.provider)
+        if provider.server is None or not missing[model.name]:
+            continue
+        url = model.base_url or environment.setting(model.base_url_env or provider.server) or DEFAULT_SERVER
+        for lesson in campaign.lessons:
+            first = next((Path(path) for name, run in campaign.runs(lesson).items() if run.model == model.name
+                          and os.path.lexists(path := campaign.recording(lesson, name))), None)
+            if first is None:
+                continue
+            try:
+                server = json.loads(first.read_text(encoding="utf-8"))["provenance"].get("server")
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                continue  # the workflow's own check names a malformed recording
+            if server and server != host(url):
+                raise Refused(f"{first}: the model {model.name!r} was recorded from {server}; its server is now "
+                              f"{host(url)}: give the campaign another --name, or point it at that server again")
+            break
+
+
 def missing_runs(campaign):
     """{model: [Run not on disk]}, in the order of the campaign's models."""
     found = {model.name: [] for model in campaign.models}
@@ -354,6 +381,7 @@ def command(args):
     written = folder / "campaign.yaml"
     same = compare_with_recorded(section, written)
     missing = missing_runs(campaign)
+    check_servers(campaign, missing)
     found = plan_of(campaign, missing)
     unset = plan.unset_variables([m for m in campaign.models if missing[m.name]])
     if args.json and args.dry_run:
