@@ -114,6 +114,10 @@ def test_a_model_entry_that_cannot_work_stops_a_dry_run_with_one_line(tmp_path):
     set_campaign(copy, models=[{"name": "m", "provider": "openai", "settings": {"temperature": 3}}])
     result = run_snakemake(copy, "-n", "campaign", check=False)
     assert first_error_line(result) == "config/config.yaml: $.campaign.models[0].settings.temperature: 3 is greater than the maximum of 2"
+    set_campaign(copy, models=[{"name": "m", "provider": "openai", "base_url": "http://me:sk-123@127.0.0.1:9/v1"}])
+    result = run_snakemake(copy, "-n", "campaign", check=False)
+    assert first_error_line(result) == ("config/config.yaml: $.campaign.models[0].base_url: holds a user part (a key?): "
+                                        "a URL is written in the results; give the key's variable in key_env")
     assert not (copy / "results").exists()
 
 

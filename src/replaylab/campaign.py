@@ -411,6 +411,8 @@ def check_model(settings, index, source):
         return None
     if model.base_url and model.base_url_env:
         return f"{at}: give base_url or base_url_env, not both"
+    if model.base_url and "@" in model.base_url.split("://", 1)[-1].split("/", 1)[0]:
+        return f"{at}.base_url: holds a user part (a key?): a URL is written in the results; give the key's variable in key_env"
     for key in model.settings:
         if key in RESERVED_SETTINGS:
             return f"{at}.settings.{key}: replaylab sets this field of every request itself; it cannot be a setting"
