@@ -8,13 +8,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # this clone's library first
 
-from replaylab.campaign import Campaign, record_block  # noqa: E402
+from replaylab.campaign import Campaign, progress_file, record_block, resource_names  # noqa: E402
 from replaylab.jobs import run  # noqa: E402
 
 
 def main(job, log):
-    plan = Campaign(job.config["campaign"], job.config["batch_size"])
-    record_block(plan, job.wildcards.lesson, job.wildcards.batch, job.output.listing, job.resources.provider_connections, log)
+    settings = job.config["campaign"]
+    plan = Campaign(settings, job.config["batch_size"])
+    connections = {endpoint: getattr(job.resources, name) for endpoint, name in resource_names(settings).items()}
+    progress = progress_file(plan.name, job.wildcards.lesson, job.wildcards.batch)
+    record_block(plan, job.wildcards.lesson, job.wildcards.batch, job.output.listing, connections, log, progress)
 
 
 run(snakemake, main)  # noqa: F821 (Snakemake defines `snakemake` before this script runs)

@@ -39,7 +39,7 @@ def test_resources_are_in_the_profiles_never_in_the_rules():
         text = path.read_text(encoding="utf-8")
         assert not re.search(r"^\s+threads:", text, re.M), path
         for block in re.findall(r"(?m)^\s+resources:\n((?:\s{8,}.*\n)+)", text):
-            assert block.split() == ["provider_connections=CAMPAIGN.connections,"], (path, block)
+            assert block.split() == ["**CAMPAIGN.resources,"], (path, block)  # provider_connections_<n>, one per endpoint
     for name in CLUSTER_PROFILES:
         assert {"runtime", "mem_mb"} <= set(profile(name)["default-resources"]), name
 

@@ -554,6 +554,15 @@ def cmd_doctor(args):
     return OK if not failed else UNEXPECTED
 
 
+def cmd_campaign(args):
+    from replaylab import campaign_command
+
+    try:
+        return campaign_command.command(args)
+    except campaign_command.Refused as error:
+        raise InvalidInput(str(error)) from None
+
+
 def cmd_build(args):
     from replaylab.build import build
 
@@ -698,6 +707,11 @@ def parser():
     sub.add_argument("results", nargs="?", default="results", metavar="RESULTS", help="the folder of results (default results)")
     sub.add_argument("--cores", default="all", help="for Snakemake's rebuild (default all)")
     sub.add_argument("--keep", action="store_true", help="keep the rebuild's folder, and say where")
+    sub = verb("campaign", cmd_campaign, "record, replay, judge and compare models on lessons (Snakemake's campaign "
+               "target); run again, it records only what is missing")
+    from replaylab.campaign_command import add_arguments
+
+    add_arguments(sub)
     sub = verb("build", cmd_build, "compute every result of the lessons in one process, without Snakemake")
     sub.add_argument("lessons", nargs="*", metavar="LESSON")
     sub.add_argument("--recordings", default="recordings")

@@ -276,11 +276,11 @@ def runs_section(runs, links):
 def page(settings, lessons, runs, rows, pairs, totals, links):
     models = list(settings["models"])
     priced = bool(settings.get("prices"))
-    provider = clients.load_provider(settings["provider"])
-    labels = {m: LABELS[provider.kind_for(m)] for m in models}
+    providers = {entry["name"]: entry["provider"] for entry in settings.get("entries", ())}
+    labels = {m: LABELS[clients.load_provider(providers.get(m, settings["provider"])).kind_for(m)] for m in models}
     if len(set(labels.values())) == 1:
         who = f"{', '.join(text(m) for m in models)}, through the provider {code(settings['provider'])}: **{text(labels[models[0]])}**"
-    else:  # a provider whose runs are a model's or a program's, by model (inspect_ai)
+    else:  # providers, or a provider (inspect_ai), whose runs are a model's or a program's, by model
         who = (", ".join(f"{text(m)} (**{text(labels[m])}**)" for m in models)
                + f", through the provider {code(settings['provider'])}")
     out = [

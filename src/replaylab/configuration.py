@@ -75,6 +75,14 @@ def coerce(value, schema):
     return _typed(value, kinds)
 
 
+def _as_written(config, path):
+    """The path of a field as the configuration wrote it: a model of the short form (a name alone,
+    checked as the entry `{name: NAME}`) is the name itself."""
+    if path[:2] == ["campaign", "models"] and path[3:] == ["name"] and isinstance(config["campaign"]["models"][path[2]], str):
+        return path[:3]
+    return path
+
+
 def check(config, source, schema):
     """The workflow's configuration, checked against its schema (`schema`, the path of
     workflow/schemas/config.schema.yaml) with Snakemake's `validate`, then for what a schema cannot
@@ -89,13 +97,14 @@ def check(config, source, schema):
     import yaml
 
     config.update(coerce(config, yaml.safe_load(open(schema, encoding="utf-8"))))
+    checked = {**config, "campaign": campaign.normalized(config.get("campaign"))} if isinstance(config, dict) else config
     try:
-        validate(config, str(schema), set_default=False)
+        validate(checked, str(schema), set_default=False)
     except WorkflowError as error:  # raised while handling the schema's ValidationError
         found = error.__context__
         if not isinstance(found, jsonschema.ValidationError):
             raise
-        raise InputError(f"{source}: {json_path(found.absolute_path)}: {describe(found)}") from None
+        raise InputError(f"{source}: {json_path(_as_written(config, list(found.absolute_path)))}: {describe(found)}") from None
     for index, lesson in enumerate(config["lessons"]):
         if lesson not in registry.names():
             raise InputError(

@@ -7,17 +7,22 @@ replaylab's lessons, as a model would, for as many runs as asked: for campaigns.
 
 ModelServer recognises the lesson and variant of a request by its system prompt and task, rebuilds the
 conversation from the request's messages, and answers with the next message of one of the
-lesson's scripted baselines: a model named in `careful` plays the lesson's careful strategy; any
-other model plays the strategies in turn (some right, some wrong). A conversation's seed travels
+lesson's scripted baselines: a model named in `careful`, and `bars-good`, plays the lesson's
+careful strategy (right); `bars-coin` tosses a coin for each conversation: the careful strategy, or
+one of the others (right or wrong by chance); any other model plays the strategies in turn (some right, some wrong). A conversation's seed travels
 in the ids of its tool calls, so the server keeps no state per conversation.
 
 Faults, each every n-th request (0: never): 429 with Retry-After, 500, a hang longer than the
 client waits, a dropped connection; `failing` models always get 500. Every answer reports token
 usage. It counts requests, answers by status, conversations started (first requests answered
-200), and requests in flight (the most at once is `max_in_flight`).
+200), requests in flight (the most at once is `max_in_flight`), and the other fields each request
+sent besides its model, messages and tools (`sent`: the generation settings). It answers as the
+model `served_as[model]` where given (else the model asked), with `fingerprint` as its
+`system_fingerprint` where given.
 """
 
 import json
+import random
 import re
 import threading
 import time
@@ -81,8 +86,12 @@ class Local:
 
 class ModelServer(Local):
     def __init__(self, key, latency=0.0, careful=(), rate_limit_every=0, retry_after=0.05, error_every=0,
-                 hang_every=0, hang_seconds=5.0, drop_every=0, failing=()):
+                 hang_every=0, hang_seconds=5.0, drop_every=0, failing=(), served_as=None, fingerprint=None):
         self.key = key
+        self.served_as = dict(served_as or {})
+        self.fingerprint = fingerprint
+        self.sent = Counter()  # {JSON of a request's other fields: requests}
+        self._coin = random.Random()
         self.latency = latency
         self.careful = set(careful)
         self.rate_limit_every, self.retry_after = rate_limit_every, retry_after
@@ -161,6 +170,8 @@ class ModelServer(Local):
         if found is None:
             return self.send(handler, number, 400, {"error": {"message": "not a lesson of replaylab", "type": "invalid_request_error"}}, model)
         lesson, variant = found
+        with self.lock:
+            self.sent[json.dumps({k: v for k, v in body.items() if k not in ("model", "messages", "tools")}, sort_keys=True)] += 1
         conversation, seed = conversation_of(messages)
         agent = registry.lesson(lesson).part("agent")
         first = seed is None
@@ -168,8 +179,12 @@ class ModelServer(Local):
             with self.lock:
                 seed = self._seeds[(model, lesson, variant)]
                 self._seeds[(model, lesson, variant)] += 1
-            if model in self.careful:
+            if model in self.careful or model == "bars-good":
                 seed *= len(agent.STRATEGIES)
+            elif model == "bars-coin":
+                with self.lock:
+                    heads = self._coin.random() < 0.5  # the careful strategy (index 0), else a wrong one
+                    seed = seed * len(agent.STRATEGIES) + (0 if heads else self._coin.randrange(1, len(agent.STRATEGIES)))
         message = agent.baseline(variant, seed)(conversation)
         calls = [
             {"id": f"s{seed}-{call.id}", "type": "function",
@@ -179,7 +194,8 @@ class ModelServer(Local):
         prompt = sum(len(json.dumps(m)) for m in messages) // 4
         completion = len(message.text) // 4 + 12 * len(calls)
         answer = {
-            "id": f"chatcmpl-{seed}", "object": "chat.completion", "created": 0, "model": model,
+            "id": f"chatcmpl-{seed}", "object": "chat.completion", "created": 0, "model": self.served_as.get(model, model),
+            **({"system_fingerprint": self.fingerprint} if self.fingerprint else {}),
             "choices": [{"index": 0, "finish_reason": "tool_calls" if calls else "stop",
                          "message": {"role": "assistant", "content": message.text or None, **({"tool_calls": calls} if calls else {})}}],
             "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},

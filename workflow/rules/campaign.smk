@@ -7,11 +7,12 @@
 # for it.
 
 CAMPAIGN = campaign.Campaign(config["campaign"], config["batch_size"], stop=stop)
-# Requests in flight: each recording job holds CAMPAIGN.connections of these while it runs, so that
-# never more than max_connections requests are in flight, whatever --cores says.
-workflow.register_resource(
-    "provider_connections", config["campaign"]["max_connections"]
-)
+# Requests in flight, per endpoint (a server, or a provider with none): a resource each,
+# provider_connections_<n>, of max_connections units; each recording job holds CAMPAIGN.connections
+# of every endpoint's while it runs (a block has runs of every model), so that never more than
+# max_connections requests are in flight to one endpoint, whatever --cores says.
+for name in campaign.resource_names(config["campaign"]).values():
+    workflow.register_resource(name, config["campaign"]["max_connections"])
 
 
 wildcard_constraints:
@@ -31,7 +32,7 @@ rule campaign_record:
     conda:
         "../envs/replaylab.yaml"
     resources:
-        provider_connections=CAMPAIGN.connections,
+        **CAMPAIGN.resources,
     message:
         "Recording the campaign {wildcards.campaign}'s runs of {wildcards.lesson}, {wildcards.batch}"
     script:

@@ -39,6 +39,8 @@ class Options:
     base_url: str | None = None
     timeout: float | None = None  # seconds per request
     max_retries: int | None = None  # retries of a request that failed in a way worth retrying
+    key_variable: str | None = None  # the environment variable of the key (default: the provider's)
+    settings: Any = None  # generation settings sent with every request ({name: value}), and recorded
 
 
 @dataclass(frozen=True)

@@ -269,9 +269,32 @@ def _shown(value):
     return printable(repr(value))[:60]
 
 
+def _settings_sent(settings):
+    """The request's fields of a model's generation settings: passed as they are in the JSON body
+    (`extra_body`), so that a field the SDK does not know, but the server takes, is sent too."""
+    return {"extra_body": dict(settings)} if settings else {}
+
+
+SERVED_MAX = 20  # distinct answers kept of each field a server reports (a run asks one model)
+
+
+def _served(response, secrets):
+    """What the server said of itself in one answer: the model it answered as, and its
+    `system_fingerprint` where given; each cleaned of the key, printable and cut to 200 characters
+    (a server's text, shown on pages), None when absent or not text."""
+    found = {}
+    for field in ("model", "system_fingerprint"):
+        value = getattr(response, field, None)
+        if isinstance(value, str) and value:
+            found[field] = printable(clean_text(value, secrets))[:200]
+    return found
+
+
 class OpenAIClient:
-    def __init__(self, model, key, base_url=None, timeout=TIMEOUT_S, max_retries=MAX_RETRIES):
+    def __init__(self, model, key, base_url=None, timeout=TIMEOUT_S, max_retries=MAX_RETRIES, settings=None):
         self.model = model
+        self.settings = dict(settings or {})
+        self.served = {"model": [], "system_fingerprint": []}
         self.secrets = (key,)
         self.usage = {"input_tokens": 0, "output_tokens": 0}
         self.usage_reported = False
@@ -294,6 +317,7 @@ class OpenAIClient:
                 model=self.model,
                 messages=_request_messages(system, conversation),
                 tools=[{"type": "function", "function": spec} for spec in tools],
+                **_settings_sent(self.settings),
             )
         except _RunOver:
             raise OutOfTime(f"the run's time ran out while the provider answered request {step + 1}") from None
@@ -306,6 +330,7 @@ class OpenAIClient:
         finally:
             _deadlines.request_s = _deadlines.run_at = _deadlines.at = None
         message = _message(response)
+        self._note_served(response)
         request_id = response._request_id  # from the x-request-id header; None when absent
         if request_id:
             # cleaned of the key (a server may echo it), and printable (it is shown on pages)
@@ -358,6 +383,20 @@ class OpenAIClient:
             calls.append(ToolCall(fields["id"], fields["name"], _arguments(fields["arguments"])))
         return ModelMessage(text, tuple(calls))
 
+    def _note_served(self, response):
+        for field, value in _served(response, self.secrets).items():
+            if value not in self.served[field] and len(self.served[field]) < SERVED_MAX:
+                self.served[field].append(value)
+
+    def served_provenance(self):
+        """The settings sent with every request, and what the server reported back."""
+        extra = {"settings": dict(self.settings)} if self.settings else {}
+        if self.served["model"]:
+            extra["served_models"] = list(self.served["model"])
+        if self.served["system_fingerprint"]:
+            extra["system_fingerprints"] = list(self.served["system_fingerprint"])
+        return extra
+
     def tokens_used(self):
         """Tokens the provider reported so far (None when it reports none, or no count of them is known)."""
         known = [n for n in self.usage.values() if n is not None]
@@ -370,17 +409,18 @@ class OpenAIClient:
             extra["usage"] = dict(self.usage)
         if self.request_ids:
             extra["request_ids"] = list(self.request_ids[:1000])
-        return extra
+        return {**extra, **self.served_provenance()}
 
 
 def make_client(options: Options):
-    key = environment.secret(KEY_VARIABLE)
+    key = environment.secret(options.key_variable or KEY_VARIABLE)
     return OpenAIClient(
         options.model or DEFAULT_MODEL,
         key,
         options.base_url or environment.setting(BASE_URL_VARIABLE),
         timeout=TIMEOUT_S if options.timeout is None else options.timeout,
         max_retries=MAX_RETRIES if options.max_retries is None else options.max_retries,
+        settings=options.settings,
     )
 
 

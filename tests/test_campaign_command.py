@@ -1,0 +1,160 @@
+"""`replaylab campaign` as a user runs it, in a copy of the project, against the stand-in model
+server on 127.0.0.1 (tests/helpers/model_server.py: bars-good answers the projectile lesson right,
+bars-coin tosses a coin): end to end, a dry run that sends nothing, Ctrl-C midway and the same
+command again, and a changed campaign refused."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import yaml
+
+from helpers import environment
+from helpers.model_server import ModelServer
+from helpers.workflow import copy_project
+from replaylab.agents import recording
+
+KEY = "sk-test-COMMANDKEY-0123456789abcdef"
+COMMAND = ["campaign", "--model", "bars-good,bars-coin", "--lesson", "projectile", "--runs", "12",
+           "--max-connections", "4", "--name", "bars", "--cores", "4"]
+
+
+def env_of(copy, server):
+    return environment(OPENAI_API_KEY=KEY, OPENAI_BASE_URL=server.base_url, PYTHONPATH=str(copy / "src"))
+
+
+def replaylab(copy, server, *args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "replaylab", *args], cwd=copy, env=env_of(copy, server),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def recordings(copy):
+    return sorted((copy / "results" / "campaigns" / "bars" / "recordings" / "projectile").glob("*.json"))
+
+
+def test_dry_run_sends_nothing_then_the_campaign_runs_end_to_end(tmp_path):
+    copy = copy_project(tmp_path / "project", batch_size=50)
+    with ModelServer(KEY, rate_limit_every=9, retry_after=0.05) as server:
+        dry = replaylab(copy, server, *COMMAND, "--dry-run")
+        assert dry.returncode == 0, dry.stderr
+        assert server.requests == 0
+        port = server.server.server_address[1]
+        said = dry.stdout
+        assert "campaign bars: 24 runs (projectile; 12 per model and variant), 0 on disk, 24 to record" in said
+        assert f"endpoint $OPENAI_BASE_URL = 127.0.0.1:{port}, key in $OPENAI_API_KEY (set): at most 4 requests at once" in said
+        assert "bars-good: 12 runs, at most " in said and "dry run: nothing sent, nothing written" in said
+        assert not (copy / "results" / "campaigns" / "bars").exists()
+
+        priced = tmp_path / "prices.yaml"
+        priced.write_text(yaml.safe_dump({"prices": {"bars-good": {"input": 2.5, "output": 10}}}))
+        result = replaylab(copy, server, *COMMAND, "--config", priced)
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        assert server.max_in_flight <= 4
+        retried = server.statuses[429]
+    assert retried >= 3
+    out = result.stdout
+    usage = [recording.load(p).provenance for p in recordings(copy)]
+    tokens = sum(u["usage"]["input_tokens"] + u["usage"]["output_tokens"] for u in usage)
+    cost = sum(u["usage"]["input_tokens"] * 2.5 + u["usage"]["output_tokens"] * 10 for u in usage if u["model"] == "bars-good") / 1e6
+    assert f"24 of 24 runs on disk, 0 left; 0 requests in flight, {retried} retried; {tokens} tokens, {cost:.4f} USD" in out
+    assert "new campaign: its settings are in results/campaigns/bars/campaign.yaml" in out
+    assert " runs on disk, " in out.split("new campaign")[1].splitlines()[1]  # progress while it ran
+    assert out.rstrip().endswith("the comparison: results/campaigns/bars/index.html")
+    assert KEY not in out + result.stderr
+    written = yaml.safe_load((copy / "results" / "campaigns" / "bars" / "campaign.yaml").read_text())["campaign"]
+    assert [m["name"] for m in written["models"]] == ["bars-good", "bars-coin"] and written["runs"] == 12
+    assert len(recordings(copy)) == 24 and sum(server.started.values()) == 24
+    rows = {r["model"]: r for r in json.loads((copy / "results" / "campaigns" / "bars" / "scorecard.json").read_text())["scorecard"]}
+    assert rows["bars-good"]["right"] == 12 and rows["bars-coin"]["runs"] == 12
+
+    # the same command again: nothing to send; a different setting of a recorded model: refused
+    with ModelServer(KEY) as server:
+        again = replaylab(copy, server, *COMMAND)
+        assert again.returncode == 0, again.stderr[-3000:]
+        assert server.requests == 0 and "resuming the campaign in results/campaigns/bars" in again.stdout
+        other = tmp_path / "other.yaml"
+        other.write_text(yaml.safe_dump({"campaign": {"models": [{"name": "bars-good", "provider": "openai",
+                                                                   "settings": {"temperature": 0.5}}]}}))
+        refused = replaylab(copy, server, *COMMAND, "--config", str(other))
+        assert refused.returncode == 2 and server.requests == 0
+        assert refused.stderr.startswith("replaylab: results/campaigns/bars/campaign.yaml: the model 'bars-good' was recorded as ")
+        assert len(refused.stderr.strip().splitlines()) == 1
+    with ModelServer(KEY) as elsewhere:  # the same variable, now pointing at another server
+        moved = replaylab(copy, elsewhere, *COMMAND, "--runs", "13")
+        assert moved.returncode == 2 and elsewhere.requests == 0
+        assert moved.stderr.startswith("replaylab: results/campaigns/bars/recordings/projectile/bars-good__default__001.json: "
+                                       f"the model 'bars-good' was recorded from 127.0.0.1:{port}; its server is now ")
+
+
+def test_ctrl_c_midway_then_the_same_command_resumes_without_resending(tmp_path):
+    copy = copy_project(tmp_path / "project", batch_size=50)
+    with ModelServer(KEY, latency=0.1) as server:
+        out = tmp_path / "first.txt"
+        with open(out, "w") as stream:
+            started = subprocess.Popen([sys.executable, "-m", "replaylab", *COMMAND], cwd=copy, env=env_of(copy, server),
+                                       stdout=stream, stderr=stream, start_new_session=True)
+        deadline = time.monotonic() + 300
+        while len(recordings(copy)) < 6 and time.monotonic() < deadline and started.poll() is None:
+            time.sleep(0.05)
+        processes = psutil.Process(started.pid).children(recursive=True)
+        assert processes and len(recordings(copy)) < 24, out.read_text()[-3000:]
+        os.killpg(started.pid, signal.SIGINT)  # the terminal's Ctrl-C reaches the command's group
+        assert started.wait(timeout=150) == 130
+        deadline = time.monotonic() + 20
+        while any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in processes) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [p for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        said = out.read_text()
+        assert "Traceback" not in said
+        lines = [line for line in said.splitlines() if line.startswith("replaylab: interrupted")]
+        assert len(lines) == 1 and lines[0].endswith("the same command resumes"), said[-2000:]
+        while server.in_flight and time.monotonic() < deadline + 20:
+            time.sleep(0.05)
+        kept = {p.name: p.read_bytes() for p in recordings(copy)}
+        assert 6 <= len(kept) < 24
+        assert server.max_in_flight == 4  # one block: its job holds every connection
+        requests = server.requests
+
+        again = replaylab(copy, server, *COMMAND)
+        assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert f"{len(kept)} on disk, {24 - len(kept)} to record" in again.stdout
+    assert "resuming the campaign in results/campaigns/bars" in again.stdout
+    assert len(recordings(copy)) == 24
+    assert all(p.read_bytes() == kept[p.name] for p in recordings(copy) if p.name in kept)
+    new = [recording.load(p) for p in recordings(copy) if p.name not in kept]
+    assert server.requests - requests == sum(len(run.provenance["request_ids"]) for run in new)  # none for a kept run
+    assert not list((copy / "results" / "campaigns" / "bars" / "recordings").glob("*/.*"))  # nothing half-written
+    found = subprocess.run(["grep", "-r", "-l", "-F", KEY, str(copy)], capture_output=True, text=True)  # .snakemake/ too
+    assert found.returncode == 1 and found.stdout == "", found.stdout
+
+
+def test_a_dry_run_bounds_the_cost_at_the_configured_prices(tmp_path):
+    copy = copy_project(tmp_path / "project", batch_size=50)
+    settings = tmp_path / "priced.yaml"
+    settings.write_text(yaml.safe_dump({"campaign": {
+        "max_tokens_per_run": 10000, "prices": {"bars-good": {"input": 1, "output": 4}, "bars-coin": {"input": 0.5, "output": 2}},
+        "models": [{"name": "bars-good", "provider": "openai", "base_url": "http://127.0.0.1:9/v1", "key_env": "GOOD_KEY",
+                    "settings": {"temperature": 0.7}}]}}))
+    with ModelServer(KEY) as server:
+        dry = replaylab(copy, server, *COMMAND, "--config", settings, "--dry-run")
+        assert server.requests == 0
+    assert dry.returncode == 0, dry.stderr
+    lines = dry.stdout.splitlines()
+    assert "  endpoint 127.0.0.1:9, key in $GOOD_KEY (NOT SET): at most 4 requests at once" in lines
+    assert ('    bars-good: 12 runs, at most 144 requests (720 with every retry), settings {"temperature": 0.7}, '
+            "at most about 0.48 USD") in lines  # 12 runs x 10,000 tokens x 4 USD per million
+    assert "    bars-coin: 12 runs, at most 144 requests (720 with every retry), at most about 0.24 USD" in lines
+    assert "  at most about 0.72 USD at the configured prices (each run ends once it reports max_tokens_per_run = 10000 " \
+           "tokens; its last answer may pass that)" in lines
+    assert "  GOOD_KEY is not set: it holds the key of bars-good" in lines
+    with ModelServer(KEY) as server:
+        as_json = replaylab(copy, server, *COMMAND, "--config", settings, "--dry-run", "--json")
+        assert server.requests == 0
+    found = json.loads(as_json.stdout)
+    assert (found["to_record"], found["cost_at_most_usd"], found["sent"]) == (24, 0.72, False)
+    assert [m["cost_at_most_usd"] for e in found["endpoints"] for m in e["models"]] == [0.48, 0.24]
+    assert not (copy / "results").exists()
