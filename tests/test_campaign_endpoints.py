@@ -96,7 +96,8 @@ def test_a_campaign_may_mix_providers(tmp_path):
     providers = {recording.load(p).provenance["provider"] for p in (folder / "recordings" / "projectile").glob("*.json")}
     assert providers == {"scripted", "openai"} and dict(a.started) == {"model-a": 2}
     page = (folder / "index.md").read_text()
-    assert "Models: scripted-careful, model-a, through the provider `scripted, openai`" in page
+    assert ("Models: scripted-careful (**Scripted baseline (a program, not a language model)**), model-a (**Recorded run**), "
+            "through the provider `scripted, openai`") in page
     assert holding(copy, KEY_A) == []
 
 
