@@ -42,6 +42,7 @@ rule render:
             labels={"lesson": "{lesson}", "figure": "{name}"},
         ),
         page="results/{lesson}/index.md",
+        runs=directory("results/{lesson}/runs"),
         html=report(
             "results/{lesson}/index.html",
             caption="../report/page.rst",
