@@ -167,7 +167,7 @@ def test_code_inputs_are_precise_per_lesson_and_stage(built):
             assert "src/replaylab/index_page.py" not in files, output
         # only the jobs that write pages depend on the HTML page's code, template and style
         writes_pages = output.endswith(("index.md", "index.html")) or lesson_of(output) and output.endswith(
-            ("results.json", "figures", "tables", "scorecard.csv", "scorecard.json", "runs.csv.gz")
+            ("results.json", "figures", "tables", "scorecard.csv", "scorecard.json", "runs.csv.gz", "runs")
         )
         for page_file in ("src/replaylab/html_page.py", "src/replaylab/templates/page.css"):
             assert (page_file in files) == bool(writes_pages), (output, page_file)

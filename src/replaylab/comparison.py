@@ -202,6 +202,12 @@ def verdict(comparison):
     return "not beyond chance"
 
 
+def p_phrase(p):
+    """A p-value in a sentence: 'p = 0.14', 'p < 0.001'."""
+    text_ = p_text(p)
+    return f"p {text_}" if text_.startswith("<") else f"p = {text_}"
+
+
 def interval_text(low, high):
     return "n/a" if low is None else f"{100 * low:+.0f} to {100 * high:+.0f}"
 
@@ -224,7 +230,7 @@ def summary(result, rows, detect):
             lead = (f"{text(c.model_a)} and {text(c.model_b)} were right equally often" if by == 0 else
                     f"**{text(ahead)}** was right more often than {text(behind)}, by {100 * by:.0f} points")
             said.append(f"{lead} across the {c.tasks} tasks both ran (95 % interval {100 * low:+.0f} to {100 * high:+.0f} "
-                        f"points): {how} (exact stratified test, Holm-adjusted p = {p_text(c.p_holm)}).")
+                        f"points): {how} (exact stratified test, Holm-adjusted {p_phrase(c.p_holm)}).")
     else:
         for p in result.pairs:
             if p.difference is None:
@@ -234,7 +240,7 @@ def summary(result, rows, detect):
             lead = (f"{text(p.model_a)} and {text(p.model_b)} were right equally often" if by == 0 else
                     f"**{text(ahead)}** was right more often than {text(behind)}, by {100 * by:.0f} points")
             said.append(f"{lead} on the one task (95 % interval {100 * low:+.0f} to {100 * high:+.0f} points): "
-                        f"{verdict(p)} (Fisher's exact test, Holm-adjusted p = {p_text(p.p_holm)}).")
+                        f"{verdict(p)} (Fisher's exact test, Holm-adjusted {p_phrase(p.p_holm)}).")
     overall = result.ties[-1]
     if len(overall.groups) == 1 and len(overall.groups[0]) > 1:
         said.append("No test separates any two of the models: they are **tied**.")
