@@ -124,7 +124,8 @@ def test_each_rate_is_k_of_n_with_its_wilson_interval_and_the_rule_of_three_at_z
         assert r["rate_low"] == pytest.approx(low, abs=1e-9) and r["rate_high"] == pytest.approx(high, abs=1e-9)
         assert r["rule_of_three_high"] == (3 / runs if right == 0 else None)
     page = (built / "index.md").read_text()
-    assert "0/12 (0 %, 0 % to 24 %; at most 25 % by the rule of three)" in page
+    assert "| 0/12 · 0 % (0–24), ≤ 25 % by the rule of three |" in page
+    assert "| **11/12 · 92 % (65–99)** |" in page
 
 
 def test_pass_at_k_and_pass_hat_k_by_counting_draws(built):

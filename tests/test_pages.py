@@ -288,8 +288,10 @@ def test_every_page_has_its_parts_in_order(results, pages, lesson):
     for name in render.figure_names(lesson):
         where = "Scorecard" if name == "scorecard" else "What the build decided"  # each after what it illustrates
         assert f"![" in section(text, where) and f"](figures/{name}.png)" in section(text, where)
+    empty = {name for name, rows in registry.lesson(lesson).tables(data).items() if not rows}
     for name in registry.lesson(lesson).table_names:
-        assert f"(tables/{name}.csv)" in section(text, "Tables")
+        linked = f"(tables/{name}.csv)" in section(text, "Tables")
+        assert linked != (name in empty) and (name in empty) == (f"- {name}: no rows in this build" in text)
     assert_tables_intact(text)
 
 

@@ -21,7 +21,7 @@ from replaylab import pipeline, render, statistics
 from replaylab.agents import clients
 from replaylab.agents.recording import LABELS, printable
 from replaylab.inputs import DamagedResult, made_by
-from replaylab.lessons.markdown import Md, cell, code, name, table, text
+from replaylab.lessons.markdown import Md, cell, code, name, run_link, table, text
 from replaylab.lessons.scorecard import read_runs_table, scorecard
 
 MEANS = ("calls", "budget_used", "tokens", "input_tokens", "output_tokens", "cost_usd")
@@ -181,11 +181,14 @@ def p_text(p):
 
 
 def rate_text(rate, short=False):
-    """k of n, the rate and its Wilson interval; at 0 of n the rule of three's bound too."""
+    """k of n, the rate and its Wilson interval; at 0 of n the rule of three's bound too. `short`:
+    for a cell of a table a phone shows ("2/2 · 100 % (34–100)")."""
     if not rate.runs:
         return "no runs"
-    found = f"{rate.right}/{rate.runs}" if short else f"{rate.right} of {rate.runs}"
-    found += f" ({percent(rate.rate)}, {percent(rate.rate_low)} to {percent(rate.rate_high)}"
+    if short:
+        found = f"{rate.right}/{rate.runs} · {percent(rate.rate)} ({100 * rate.rate_low:.0f}–{100 * rate.rate_high:.0f})"
+        return found + (f", ≤ {percent(rate.rule_of_three_high)} by the rule of three" if rate.rule_of_three_high is not None else "")
+    found = f"{rate.right} of {rate.runs} ({percent(rate.rate)}, {percent(rate.rate_low)} to {percent(rate.rate_high)}"
     if rate.rule_of_three_high is not None:
         found += f"; at most {percent(rate.rule_of_three_high)} by the rule of three"
     return found + ")"
@@ -248,9 +251,9 @@ def summary(result, rows, detect):
     needed = [p.runs_needed for p in result.pairs if p.runs_needed is not None]
     runs = sorted({r["runs"] for r in rows})
     if detectable:
+        low, high = f"{100 * min(detectable):.0f}", f"{100 * max(detectable):.0f}"
         said.append(f"With {', '.join(map(str, runs))} runs per model and task, the smallest difference on a task "
-                    f"these runs detect (power 0.8) is about {100 * min(detectable):.0f} to {100 * max(detectable):.0f} "
-                    "points.")
+                    f"these runs detect (power 0.8) is about {low if low == high else f'{low} to {high}'} points.")
     if needed:
         said.append(f"To detect {100 * detect:.0f} points on every task, about {max(needed)} runs per model and task "
                     "would be needed.")
@@ -271,8 +274,9 @@ def glance_section(result, rows):
             entry[r.model] = Md(f"**{shown}**" if r.rate == best and r.rate is not None and len(mine) > 1 else shown)
         grid.append(entry)
     columns = [("task", "lesson and task")] + [(m, text(m)) for m in result.models]
-    out += ["Runs right (k/n), as the build decides from recomputed numbers, with the 95 % Wilson interval "
-            "(at 0 of n also the rule of three's 95 % upper bound); the highest share of each task in bold.", "",
+    out += ["Runs right (k/n · rate), as the build decides from recomputed numbers, with the 95 % Wilson interval "
+            "in per cent (at 0 of n also the rule of three's 95 % upper bound); the highest share of each task in "
+            "bold.", "",
             table(grid, columns), ""]
     out += ["![The share of right runs per task and model, with 95 % intervals](figures/comparison.png)", ""]
     return out
@@ -433,8 +437,8 @@ def not_counted_section(not_counted):
 
 
 def runs_section(runs, links):
-    out = ["## The runs", "", "Each run links to its page as this build replayed it; every run is in "
-           "`<lesson>/runs.csv.gz`.", ""]
+    out = ["## The runs", "", "Each run links to its page as this build replayed it (or, for a run its lesson's page "
+           "does not show, to its transcript as replayed); every run is in `<lesson>/runs.csv.gz`.", ""]
     for lesson, mine in runs.groupby("lesson", sort=False):
         out += [f"### {text(lesson)} ({len(mine)} runs; [its page]({lesson}/index.md))", ""]
         listed = mine.sort_values("right", kind="stable").head(RUNS_LISTED)  # the wrong ones first
@@ -533,12 +537,14 @@ def figure(result):
 
 
 def transcript_links(lessons, folders, root):
-    """{(lesson, run): the transcript's path relative to the campaign's folder}."""
+    """{(lesson, run): the run's page (<lesson>/runs/<run>.md, the render job's) relative to the
+    campaign's folder, or its transcript as replayed where the lesson's page shows no page of it}."""
     links = {}
     for folder in map(Path, folders):
         lesson = folder.parent.parent.name  # <root>/<lesson>/transcripts/<batch>
         for path in sorted(folder.glob("*.json")):
-            links[(lesson, path.stem)] = path.relative_to(root).as_posix()
+            page = Path(root) / lesson / "runs" / f"{path.stem}.md"
+            links[(lesson, path.stem)] = run_link(path.stem, f"{lesson}/") if page.is_file() else path.relative_to(root).as_posix()
     return links
 
 

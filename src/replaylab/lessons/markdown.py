@@ -679,10 +679,12 @@ def recording_section(results):
     return "\n".join(out)
 
 
-def tables_section(lesson_tables, shown_here, extra=(), sampled=False):
-    """A list of the CSV files of the page (full precision), and the tables not shown above."""
+def tables_section(lesson_tables, shown_here, extra=(), sampled=False, empty=()):
+    """A list of the CSV files of the page (full precision), and the tables not shown above; a
+    table with no rows in this build is named, not linked (its file is empty)."""
     out = ["## Tables", "", "Every table is also a CSV file with values at full precision:", ""]
-    out += [f"- [{t}](tables/{t}.csv)" + (" (shown above)" if t in shown_here else "") for t in lesson_tables]
+    out += [f"- {t}: no rows in this build" if t in empty else
+            f"- [{t}](tables/{t}.csv)" + (" (shown above)" if t in shown_here else "") for t in lesson_tables]
     if sampled:
         out += ["- [runs.csv.gz](runs.csv.gz): every judged run, its score and the tokens reported "
                 "(the tables above hold the runs this page shows)"]
@@ -705,6 +707,13 @@ def conclusion_lines(statement, run, rows, table_name):
     mine = [r for r in rows[table_name] if r["run"] == run]
     return [*statement, "", f"Table `{table_name}` (run {name(run)}):", "",
             table(mine, [("quantity", "quantity"), ("shown", "value"), ("unit", "unit")]), ""]
+
+
+def empty_tables(results):
+    """The lesson's tables that have no rows in this build."""
+    from replaylab.lessons import registry
+
+    return {name for name, rows in registry.lesson(results["lesson"]).tables(results).items() if not rows}
 
 
 def section(lines_or_text):
@@ -730,7 +739,7 @@ def lesson_page(results, *, title, question, intro, decisions, demos, tables, fi
         scorecard_section(results),
         runs_section(results, runs_order),
         section(demos),
-        tables_section(*tables, sampled=bool(sample_note(results))),
+        tables_section(*tables, sampled=bool(sample_note(results)), empty=empty_tables(results)),
         recording_section(results),
     ]
     return "\n".join(parts).rstrip() + "\n"
