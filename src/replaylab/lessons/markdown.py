@@ -504,8 +504,8 @@ def run_page(run_name, results, heading):
     """The page of one run (runs/<run>.md): what it was asked, its messages with every call and
     recomputed result, its answer, both judgements and its provenance, linked back to its lesson."""
     run = dict(results["runs"][run_name], file="../" + results["runs"][run_name]["file"])
-    back = f"[← {text(heading)}](../index.md)"
-    out = [f"# Run {name(run_name)} of {text(heading)}", "", back, "", "## What the build decided", ""]
+    back = f"[← {heading}](../index.md)"  # the lesson's heading: Markdown from the code, trusted
+    out = [f"# Run {name(run_name)} of {heading}", "", back, "", "## What the build decided", ""]
     out += judgement_lines(run_name, results) + ["", "## The run as replayed", ""]
     out += [run_section(run_name, run, results).replace(f"### Run {name(run_name)}\n\n", "", 1), "", back]
     return "\n".join(out).rstrip() + "\n"
