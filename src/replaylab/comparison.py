@@ -461,7 +461,7 @@ def runs_section(runs, links):
     return out
 
 
-def page(settings, lessons, runs, rows, result, links, not_counted):
+def page(settings, lessons, runs, rows, result, links, not_counted, summary_page=True):
     models = list(settings["models"])
     priced = bool(settings.get("prices"))
     detect = settings.get("detect", DETECT)
@@ -470,8 +470,7 @@ def page(settings, lessons, runs, rows, result, links, not_counted):
     out = [
         f"# Campaign {text(settings['name'])}: which model gets the lessons right more often",
         "",
-        "[All lessons and campaigns](../../index.md)",
-        "",
+        *(["[← All lessons and campaigns](../../index.md)", ""] if summary_page else []),
         f"Models: {', '.join(text(m) for m in models)}, through the provider {code(settings['provider'])}: "
         f"**{text(label)}**. {settings['runs']} runs per model and variant of each lesson "
         f"({', '.join(text(lesson) for lesson in lessons)}); {len(result.tasks)} tasks.",
@@ -568,7 +567,9 @@ def write(settings, lessons, tables, transcripts, folder):
     result = statistics_of(rows, models, detect)
     found = tables_of(rows, result)
     not_counted = not_counted_runs(lessons, runs, folder)
-    text_ = page(settings, lessons, runs, rows, result, transcript_links(lessons, transcripts, folder), not_counted)
+    summary_page = (folder.parent.parent / "index.md").is_file()  # results/index.md: linked only where it is
+    text_ = page(settings, lessons, runs, rows, result, transcript_links(lessons, transcripts, folder), not_counted,
+                 summary_page)
     pipeline.write_json(folder / "scorecard.json", {
         "campaign": settings["name"], "settings": settings, "detect": detect, "summary": summary(result, rows, detect),
         "tests": result.comparisons, **found,
