@@ -4,7 +4,7 @@ Every number comes from the per-run tables that the render jobs of the campaign'
 (one row per judged run, right or wrong as decided from recomputed numbers). The scorecard is a
 group-by of their concatenation by lesson, task and model (`lessons.scorecard.scorecard`, as a
 lesson's scorecard is by model and task); the statistics are `replaylab.statistics` on its counts
-(a task is a lesson's variant, or a reviewer of `review`): per task Wilson intervals, pass@k and
+(a task is a lesson's variant, or one agent of a lesson that scores several agents per run): per task Wilson intervals, pass@k and
 pass^k; per pair of models and task Newcombe's interval of the difference and Fisher's exact test;
 across tasks a stratified comparison (tasks are never pooled); Holm's correction over all of them.
 """
@@ -68,7 +68,7 @@ def compare(runs, models):
 
 
 def task_key(lesson, task):
-    """One task of the campaign as the statistics name it: the lesson and its variant (or reviewer)."""
+    """One task of the campaign as the statistics name it: the lesson and its variant (or agent)."""
     return f"{lesson}/{task}"
 
 
@@ -88,7 +88,7 @@ def statistics_of(rows, models, detect):
 
 SCORECARD_COLUMNS = {
     "lesson": "The lesson (its page is <lesson>/index.md).",
-    "task": "The task: a variant of the lesson (for review, a reviewer scored on its own answer).",
+    "task": "The task: a variant of the lesson (in a lesson of several agents per run, an agent scored on its own answer).",
     "model": "The model (or scripted program) that made the runs.",
     "runs": "Runs judged (n).",
     "answered": "Runs that submitted an answer with the tool `answer`.",
@@ -402,8 +402,8 @@ def method_section(settings):
         "- Each run is judged on the answer it submitted with the tool `answer`, never on its words. **Right** is "
         "the lesson's own decision from recomputed numbers (its page says what is right); a run with no answer is "
         "not right. **Supported** says whether the run's own replayed experiments point at its answer.",
-        "- Runs of two models on one task are independent samples; a task is a lesson's variant (for `review`, a "
-        "reviewer). Tasks are never pooled: across tasks, the per-task differences are combined, with the number "
+        "- Runs of two models on one task are independent samples; a task is a lesson's variant (in a lesson of several "
+        "agents per run, each agent). Tasks are never pooled: across tasks, the per-task differences are combined, with the number "
         "of tasks stated.",
         "- Per-run limits: " + (", ".join(limits) + "; a run stopped by one is not right." if limits else "none."),
     ]

@@ -185,7 +185,7 @@ def scorecard(table, keys=("model", "task"), means=()):
 # `mistakes` is a list of {what, runs}); the page prints these explanations.
 SCORECARD_COLUMNS = {
     "model": "The model or program that made the runs.",
-    "task": "The task: a variant of the lesson (for review, a reviewer scored on its own answer).",
+    "task": "The task: a variant of the lesson (in a lesson of several agents per run, an agent scored on its own answer).",
     "runs": "Runs judged (n).",
     "answered": "Runs that submitted an answer with the tool `answer`.",
     "right": "Runs judged right (k), decided from numbers this build recomputed.",
