@@ -12,7 +12,7 @@ from replaylab.jobs import run  # noqa: E402
 
 
 def main(job, log):
-    comparison.write(job.params.settings, list(job.params.lessons), list(job.input.tables), list(job.input.transcripts),
+    comparison.write({**job.params.settings, "detect": job.params.detect}, list(job.params.lessons), list(job.input.tables), list(job.input.transcripts),
                      os.path.dirname(job.output.page))
 
 

@@ -10,7 +10,8 @@ from replaylab.jobs import run  # noqa: E402
 
 
 def main(job, log):
-    seconds = write_index(Index(results=list(job.input.results), index=job.output.index))
+    folder = Path(job.output.index).parent / "campaigns"
+    seconds = write_index(Index(results=list(job.input.results), index=job.output.index, campaigns=folder))
     return f"HTML page: {seconds:.3f} s"
 
 

@@ -28,6 +28,7 @@ def main(job, log):
             tables=job.output.tables,
             figures=job.output.figures,
             page=job.output.page,
+            index_label=f"Campaign {job.wildcards.campaign}" if "campaign" in job.wildcards.keys() else "All lessons",
         )
     )
     return f"HTML page: {seconds:.3f} s"

@@ -40,7 +40,8 @@ SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
 WIDTHS = (390, 1280)
 CHROMIUM = shutil.which("chromium")
 LIVE_RUN = "browsed"  # the run recorded with the scripted provider for its page
-PAGES = ["index", *LESSONS, "live"]
+CAMPAIGN = "baseline"  # the configured campaign's name
+PAGES = ["index", *LESSONS, "live", "campaign", "campaign-lesson", "run"]
 
 pytestmark = pytest.mark.workflow
 
@@ -257,6 +258,12 @@ def site(built, tmp_path_factory):
     shutil.copytree(built, project, symlinks=True)
     snakemake(project, "--cores", "1", "record", "--config", "provider=scripted",
               f"record_lesson={LESSONS[0]}", f"record_run={LIVE_RUN}")
+    config = project / "config" / "config.yaml"  # a small campaign of the scripted programs, then the index again
+    config.write_text(config.read_text().replace("  runs: 5 # per model", "  runs: 3 # per model"))
+    snakemake(project, "--cores", "2", "campaign")
+    config.write_text(config.read_text().replace("  runs: 3 # per model", "  runs: 2 # per model"))  # one run less:
+    snakemake(project, "--cores", "2", "campaign")  # the comparison says that 3rd runs are recorded, not counted
+    snakemake(project, "--cores", "1", "--forcerun", "index", "results/index.html", "results/site")
     return project / "results"
 
 
@@ -265,13 +272,22 @@ def page_path(results, page):
         return results / "index.html"
     if page == "live":
         return results / "live" / LESSONS[0] / LIVE_RUN / "index.html"
+    if page == "campaign":
+        return results / "campaigns" / CAMPAIGN / "index.html"
+    if page == "campaign-lesson":
+        return results / "campaigns" / CAMPAIGN / LESSONS[0] / "index.html"
+    if page == "run":  # the page of the first lesson's first run shown
+        run = next(iter(pipeline.read_json(results / LESSONS[0] / "results.json")["runs"]))
+        return results / LESSONS[0] / "runs" / f"{run}.html"
     return results / page / "index.html"
 
 
 def results_of(results, page):
-    """The results.json behind a page (the summary: every lesson's)."""
+    """The results.json behind a page (the summary: every lesson's; a campaign's comparison or a run: none)."""
     if page == "index":
         return [pipeline.read_json(results / lesson / "results.json") for lesson in LESSONS]
+    if page in ("campaign", "run"):
+        return []
     return [pipeline.read_json(page_path(results, page).parent / "results.json")]
 
 
@@ -355,9 +371,18 @@ def test_every_page_reads_well_in_chromium(browser, site, page, width):
         assert images == 0
         for lesson in LESSONS:
             assert f"file://{site}/{lesson}/index.html" in " ".join(links_on(browser, path))
+        assert f"file://{site}/campaigns/{CAMPAIGN}/index.html" in links_on(browser, path)
+    elif page == "campaign":
+        data = json.loads((path.parent / "scorecard.json").read_text())
+        assert images == 1 and "Summary" in text and " ".join(data["summary"].replace("**", "").split()) in shown
+        assert "recorded runs are not counted" in shown
+    elif page == "run":
+        assert folds == 1 and images == 0 and "What the build decided" in text and "Right:" in shown
     else:
-        runs = len(results_of(site, page)[0]["runs"])
-        assert folds == runs and images == len(render.figure_names(results_of(site, page)[0]["lesson"]))
+        data = results_of(site, page)[0]
+        assert folds == 0 and images == len(render.figure_names(data["lesson"]))
+        for run in data["runs"]:  # each run shown links to its own page
+            assert (path.parent / "runs" / f"{run}.html").as_uri() in links_on(browser, path)
 
 
 def test_the_report_shows_each_page_with_its_figures(browser, site, tmp_path):
@@ -367,8 +392,8 @@ def test_the_report_shows_each_page_with_its_figures(browser, site, tmp_path):
     snakemake(project, "--report", "results/report.zip")
     with zipfile.ZipFile(site / "report.zip") as archive:
         archive.extractall(tmp_path)
-    pages = sorted(tmp_path.glob("report/data/raw/*/index.html"))
-    assert len(pages) == len(LESSONS) + 1
+    pages = [p for p in sorted(tmp_path.glob("report/data/raw/*/index.html")) if not (p.parent / LESSONS[0]).is_dir()]
+    assert len(pages) == len(LESSONS) + 1  # the summary and each lesson's page (the site is apart)
     lessons = {}
     for page in pages:
         session, target = browser.open(page, 1280)
@@ -384,6 +409,70 @@ def test_the_report_shows_each_page_with_its_figures(browser, site, tmp_path):
         (images, text), = [v for title, v in lessons.items() if f"Lesson {lesson}" in title]
         assert images == len(render.figure_names(lesson))
         assert all(number in text for number in key_numbers(data))
+
+
+def test_every_link_from_the_index_leads_somewhere(browser, site):
+    """From results/index.html, every link of every page reached (lessons, campaigns, their lesson
+    pages, run pages) is followed in Chromium: each names a file that exists (a table not empty),
+    and every page of the build is reached."""
+    start = (site / "index.html").resolve()
+    seen, queue, broken, files = {start}, [start], [], set()
+    while queue:
+        page = queue.pop()
+        for link in links_on(browser, page):
+            url = urlparse(link)
+            assert url.scheme == "file", (page, link)
+            target = Path(unquote(url.path))
+            if not target.is_file() or (target.suffix in (".csv", ".gz", ".json", ".png") and not target.stat().st_size):
+                broken.append(f"{page.relative_to(site)} -> {link}")
+                continue
+            files.add(target)
+            if target.suffix == ".html" and target not in seen:
+                seen.add(target)
+                queue.append(target)
+    assert not broken, broken
+    reached = {p.relative_to(site).as_posix() for p in seen}
+    campaign = f"campaigns/{CAMPAIGN}"
+    assert {"index.html", f"{campaign}/index.html", *(f"{lesson}/index.html" for lesson in LESSONS)} <= reached
+    assert {f"{campaign}/{lesson}/index.html" for lesson in ("projectile", "hunter", "review")} <= reached
+    for lesson in LESSONS:  # every run page of every lesson is linked from its page
+        assert {f"{lesson}/runs/{p.name}" for p in (site / lesson / "runs").glob("*.html")} <= reached
+    assert [p for p in files if p.suffix == ".csv"], "no table was linked"
+
+
+def crawl(browser, start):
+    """Follow every link from `start` through every page reached: (pages reached, broken links)."""
+    start = start.resolve()
+    seen, queue, broken = {start}, [start], []
+    while queue:
+        page = queue.pop()
+        for link in links_on(browser, page):
+            url = urlparse(link)
+            target = Path(unquote(url.path))
+            if url.scheme != "file" or not target.is_file() or not target.stat().st_size:
+                broken.append(f"{page} -> {link}")
+            elif target.suffix == ".html" and target not in seen:
+                seen.add(target)
+                queue.append(target)
+    return seen, broken
+
+
+def test_every_link_inside_the_report_works(browser, site, tmp_path):
+    """`snakemake --report x.zip` holds the site (results/site/, every page and what it links, the
+    campaigns included): opened inside the unpacked report, every link of every page works."""
+    project = site.parent
+    snakemake(project, "--report", "results/report-links.zip")
+    with zipfile.ZipFile(site / "report-links.zip") as archive:
+        archive.extractall(tmp_path)
+    (index,) = [p for p in tmp_path.glob("report-links/data/raw/*/index.html") if (p.parent / LESSONS[0]).is_dir()]
+    assert "site.html" in (tmp_path / "report-links" / "report.html").read_text(encoding="utf-8")
+    seen, broken = crawl(browser, index)
+    assert not broken, broken
+    reached = {p.relative_to(index.parent).as_posix() for p in seen}
+    assert f"campaigns/{CAMPAIGN}/index.html" in reached and f"campaigns/{CAMPAIGN}/{LESSONS[0]}/index.html" in reached
+    assert {f"{lesson}/index.html" for lesson in LESSONS} <= reached
+    assert any(p.startswith(f"{LESSONS[0]}/runs/") for p in reached)
+    assert len(reached) == len({p.relative_to(site).as_posix() for p in crawl(browser, site / "index.html")[0]})
 
 
 def test_each_lesson_page_links_back_to_the_summary(browser, site):
@@ -436,8 +525,8 @@ HOSTILE_WORDS = (
 
 @pytest.fixture(scope="module")
 def hostile_page(tmp_path_factory):
-    """The first lesson's page from its reference build, with every message of every run, and the
-    first call's name, replaced by hostile text; the figures are those of the real build."""
+    """The page of the first run of the first lesson's reference build, with every message replaced
+    by hostile text."""
     folder = tmp_path_factory.mktemp("hostile")
     lesson = LESSONS[0]
     build([lesson], ROOT / "recordings", folder, 1e-6, progress=lambda text: None)
@@ -445,8 +534,9 @@ def hostile_page(tmp_path_factory):
     for run in data["runs"].values():
         for step in run["transcript"]["steps"]:
             step["text"] = HOSTILE_WORDS
-    render.write_page(lesson, data, folder / lesson / "index.md")
-    return folder / lesson / "index.html", data
+    render.write_run_pages(lesson, data, folder / lesson / "runs")
+    run = next(iter(data["runs"]))
+    return folder / lesson / "runs" / f"{run}.html", {**data, "runs": {run: data["runs"][run]}}
 
 
 class Elements(HTMLParser):
@@ -469,7 +559,7 @@ def test_hostile_words_are_inert_text_set_apart(hostile_page):
     assert not [(tag, name) for tag, attrs in elements for name in attrs if name.startswith("on")]
     assert all(attrs["src"].startswith("data:image/png;base64,") for tag, attrs in elements if tag == "img")
     assert all(not attrs["href"].lower().startswith("javascript") for tag, attrs in elements if tag == "a")
-    assert [tag for tag, _ in elements].count("details") == len(data["runs"])  # the page's own folds only
+    assert [tag for tag, _ in elements].count("details") == 1  # the run page's own fold only
     body = html[html.index("<body>") :]
     assert "&lt;script&gt;window.__pwned = 1" in body and "&lt;details open&gt;" in body
     for raw in ("\x1b", "\x07", "\x00", "\u202e"):

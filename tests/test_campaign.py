@@ -24,7 +24,7 @@ from replaylab import configuration
 from replaylab.agents import recording
 from replaylab.agents.names import model_of
 from replaylab.campaign import MOST_BATCHES, Campaign
-from replaylab.comparison import fisher_exact
+from scipy.stats import fisher_exact
 
 pytestmark = pytest.mark.workflow
 
@@ -116,26 +116,31 @@ def test_the_configured_campaign_from_clean_with_no_key(tmp_path):
     compared = json.loads((folder / "scorecard.json").read_text())
     rows = {(r["lesson"], r["task"], r["model"]): r for r in compared["scorecard"]}
     assert len(rows) == 2 * sum(LESSON_RUNS.values())  # each reviewer is scored on its own answer, a task of its own
-    counted = ("runs", "answered", "right", "supported", "right_unsupported", "supported_wrong", "low", "high", "mistakes")
+    counted = ("runs", "answered", "right", "supported", "right_unsupported", "supported_wrong")
     for lesson in LESSON_RUNS:
         for r in json.loads((folder / lesson / "scorecard.json").read_text())["scorecard"]:
             mine = rows[(lesson, r["task"], r["model"])]
             assert [mine[k] for k in counted] == [r[k] for k in counted]
+            assert (mine["rate_low"], mine["rate_high"]) == (pytest.approx(r["low"], abs=1e-9), pytest.approx(r["high"], abs=1e-9))
+            assert mine["mistakes"] == "; ".join(f"{m['what']} ({m['runs']})" for m in r["mistakes"])
     for (lesson, task, model), r in rows.items():
         assert r["runs"] == 5
-        assert r["right"] + sum(m["runs"] for m in r["mistakes"]) == 5
+        assert r["right"] + sum(int(m.rsplit("(", 1)[1][:-1]) for m in r["mistakes"].split("; ") if m) == 5
         if model == "scripted-careful":  # the careful strategy answers, right and supported, by construction
             assert (r["answered"], r["right"], r["supported"]) == (5, 5, 5), (lesson, task)
     mixed = [r for r in rows.values() if r["model"] == "scripted-mixed"]
     assert any(r["right"] < 5 for r in mixed)  # the mixed program is wrong on purpose, sometimes
     # among its strategies, the careless one experiments well and answers carelessly: supported, and wrong
     assert rows[("projectile", "default", "scripted-mixed")]["supported_wrong"] >= 1
-    for pair in compared["comparisons"]:
-        a, b = (rows[(pair["lesson"], pair["task"], m)] for m in pair["models"])
-        assert pair["p_value"] == fisher_exact(a["right"], a["runs"], b["right"], b["runs"])
+    assert len(compared["pairs"]) == len(rows) // 2 and len(compared["across_tasks"]) == 1  # never pooled: combined
+    assert compared["across_tasks"][0]["tasks"] == len(rows) // 2
+    for pair in compared["pairs"]:
+        a, b = (rows[(pair["lesson"], pair["task"], m)] for m in (pair["model_a"], pair["model_b"]))
+        table = [[a["right"], a["runs"] - a["right"]], [b["right"], b["runs"] - b["right"]]]
+        assert pair["p_value"] == pytest.approx(min(1.0, fisher_exact(table).pvalue), rel=1e-9)
     csv_lines = (folder / "scorecard.csv").read_text().splitlines()
-    assert csv_lines[0].startswith("lesson,task,model,runs,answered,right,rate,wilson95_low,wilson95_high,conclusive,"
-                                   "supported,right_unsupported,supported_wrong")
+    assert csv_lines[0].startswith("lesson,task,model,runs,answered,right,rate,rate_low,rate_high,rule_of_three_high,"
+                                   "rule_of_three_low,supported,right_unsupported,supported_wrong")
     assert len(csv_lines) == 1 + len(rows)
 
     # the page: at a glance who is right more often and how sure that is; every run links to its transcript
@@ -150,10 +155,10 @@ def test_the_configured_campaign_from_clean_with_no_key(tmp_path):
         best = max(rows[(lesson, task, model)]["right"] for model in models)
         for cell, model in zip(shown, models):
             right = rows[(lesson, task, model)]["right"]
-            assert cell.strip("*").startswith(f"{right}/5 (") and cell.startswith("**") == (right == best), (lesson, task, cell)
+            assert cell.strip("*").startswith(f"{right}/5 · ") and cell.startswith("**") == (right == best), (lesson, task, cell)
     assert "Fisher's exact test, two-sided" in page
-    assert "| answered | right | 95 % interval | supported by its own experiments | right, not supported | supported, wrong |" in page
-    transcripts = [link for link in links(page) if link.endswith(".json")]
+    assert "| answered | right | rate | rate_low to rate_high | rule_of_three_high | supported | right_unsupported | supported_wrong |" in page
+    transcripts = [link for link in links(page) if link.endswith(".json") or "/runs/" in link]
     assert len(transcripts) == 10 + 20 + 30
     assert all((folder / link).is_file() for link in transcripts)
     assert all((folder / link).is_file() for link in links(page) if not link.startswith("http"))
@@ -216,8 +221,8 @@ def test_at_most_max_connections_in_flight_every_429_retried_and_the_key_nowhere
     assert {p.name.split("__")[0] for p in found} == {"org_2fmodel-a_3av1", "model-b"}
     page = (copy / "results" / "campaigns" / "baseline" / "index.md").read_text()
     assert "| lesson and task | org/model-a:v1 | model-b |" in page
-    assert "mean tokens" in page and "not reported" not in page
-    assert "mean cost (USD)" in page and "| no price |" in page  # model-b has no price
+    assert "| mean_tokens |" in page and "not reported" not in page
+    assert "| mean_cost_usd |" in page and "| no price |" in page  # model-b has no price
 
     # tokens and cost per model: the means of what the provider reported for each of its runs
     rows = {r["model"]: r for r in json.loads((copy / "results" / "campaigns" / "baseline" / "scorecard.json").read_text())["scorecard"]}

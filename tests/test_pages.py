@@ -242,9 +242,9 @@ def test_csv_keeps_full_precision(results):
 
 ORDER = (
     "What the agent may and may not do",
-    "The runs",
     "What the build decided",
     "Scorecard",
+    "The runs",
     "Demonstrations and exercises",
     "Tables",
     "How to record a new run",
@@ -259,21 +259,27 @@ def test_every_page_has_its_parts_in_order(results, pages, lesson):
     positions = [text.index(f"\n## {heading}\n") for heading in ORDER]
     assert positions == sorted(positions)
     for name, run in data["runs"].items():
+        assert f"[`{name}`](runs/{name}.md)" in section(text, "The runs")  # each run links to its own page
+        own = run_pages(data)[name]
+        assert own.startswith(f"# Run `{name}` of ") and "[← " in own and "(../index.md)" in own
+        assert "## What the build decided" in own and "- Right: **" in own and "- Supported by its own" in own
         assert run["label"] == "Authored example, not a recorded model run"
-        assert f"**{run['label']}**" in text
-        assert md.text(run["provenance"]["model"]) in text
-        assert md.text(run["provenance"]["how"]) in text
+        assert f"**{run['label']}**" in own
+        assert md.text(run["provenance"]["model"]) in own
+        assert md.text(run["provenance"]["how"]) in own
         assert run["rerecord"] in section(text, "How to record a new run")
+        text_of_run = own
         # every recomputed result with %.6g, every refusal with its text
         for step in run["transcript"]["steps"]:
             for result in step["results"]:
                 if result["ok"]:
                     for value in result["content"].values():
-                        assert (value if isinstance(value, str) else "%.6g" % value) in text
+                        assert (value if isinstance(value, str) else "%.6g" % value) in text_of_run
                 else:
-                    assert result["content"]["error"] in text
+                    assert result["content"]["error"] in text_of_run
     steps = sum(len(run["transcript"]["steps"]) for run in data["runs"].values())
-    assert section(text, "The runs").count("(not a result):") == steps
+    assert sum(page.count("(not a result):") for page in run_pages(data).values()) == steps
+    assert section(text, "The runs").count("(not a result):") == 0  # the messages are on the runs' pages
     recording = section(text, "How to record a new run")
     assert "not verified: the build does not run this" in recording
     assert f"replaylab record {lesson} --provider authored --from FILE --run NAME" in recording
@@ -282,9 +288,17 @@ def test_every_page_has_its_parts_in_order(results, pages, lesson):
     for name in render.figure_names(lesson):
         where = "Scorecard" if name == "scorecard" else "What the build decided"  # each after what it illustrates
         assert f"![" in section(text, where) and f"](figures/{name}.png)" in section(text, where)
+    empty = {name for name, rows in registry.lesson(lesson).tables(data).items() if not rows}
     for name in registry.lesson(lesson).table_names:
-        assert f"(tables/{name}.csv)" in section(text, "Tables")
+        linked = f"(tables/{name}.csv)" in section(text, "Tables")
+        assert linked != (name in empty) and (name in empty) == (f"- {name}: no rows in this build" in text)
     assert_tables_intact(text)
+
+
+def run_pages(data):
+    """{run: the Markdown of its own page} of a lesson's results."""
+    heading = registry.lesson(data["lesson"]).heading
+    return {name: md.run_page(name, data, heading) for name in data["runs"]}
 
 
 def _bounds(parameter):
@@ -440,7 +454,7 @@ def test_a_boast_changes_no_decision(results, pages, tmp_path):
     boasted = build(recordings, tmp_path / "results")
     for lesson in registry.names():
         page = registry.lesson(lesson).page(boasted[lesson])
-        assert md.text(BOAST) in section(page, "The runs")
+        assert md.text(BOAST) in "".join(run_pages(boasted[lesson]).values())
         assert section(page, "What the build decided") == section(pages[lesson], "What the build decided")
         assert BOAST not in section(page, "What the build decided")
     assert index([boasted[l] for l in registry.names()]) == index([results[l] for l in registry.names()])
@@ -468,7 +482,10 @@ def test_hostile_words_and_calls_do_not_break_a_page(results):
     assert_tables_intact(text)
     for raw in ("<script", "<img", "<b>", "\n# Heading", "> # Heading", "> ```", "[link](http"):
         assert raw not in text, raw
-    runs = section(text, "The runs")
+    runs = run_pages(data)["reference"]
+    assert_tables_intact(runs)
+    for raw in ("<script", "<img", "<b>", "\n# Heading", "> # Heading", "> ```", "[link](http"):
+        assert raw not in runs, raw
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in runs
     assert "evil\\|name&lt;b&gt;" in runs
     # every line of the hostile message stays inside the quote
@@ -541,8 +558,10 @@ def test_the_html_page_is_the_markdown_page_rendered(results, pages, html_pages,
     markdown, html = html_pages[lesson]
     assert pages[lesson] in markdown and markdown.startswith("[← All lessons](../index.md)\n\n# Lesson")
     assert html.count('href="../index.html"') == 2 and "index.md" not in html
-    assert html.count('<div class="table">\n<table>') == html.count("<table>") == len(tables_of(markdown))
-    assert html.count('<details class="steps">') == len(results[lesson]["runs"])
+    wide = html.count('<div class="table wide">\n<p class="scroll-hint">Scroll sideways for every column →</p>\n<table>')
+    assert html.count('<div class="table">\n<table>') + wide == html.count("<table>") == len(tables_of(markdown))
+    assert wide == sum(len(gfm_cells(rows[0])) >= 4 for rows in tables_of(markdown)) > 0
+    assert html.count('<details class="steps">') == 0  # the runs' messages are on their own pages
     assert html.count("<img ") == len(render.figure_names(lesson))
     assert html.count('src="data:image/png;base64,') == len(render.figure_names(lesson))
     for name in render.figure_names(lesson):

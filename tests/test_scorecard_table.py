@@ -211,9 +211,9 @@ def test_the_flat_scorecard_rows_of_the_csv_file():
                                ("m", "t", None, 4, 4, 0)], supported=[True, None, False, False]))
     (flat,) = sc.scorecard_table(card)
     low, high = sc.wilson(1, 4)
-    assert flat == {"model": "m", "task": "t", "runs": 4, "answered": 3, "right": 1, "rate": 0.25, "wilson95_low": low,
-                    "wilson95_high": high, "conclusive": False, "supported": 1, "right_unsupported": 1, "supported_wrong": 1,
-                    "mean_calls": 2.5, "mean_calls_that_ran": 1.75, "mistakes": "far (2); near (1)"}
+    assert flat == {"model": "m", "task": "t", "runs": 4, "answered": 3, "right": 1, "rate": 0.25, "low": low,
+                    "high": high, "conclusive": False, "supported": 1, "right_unsupported": 1, "supported_wrong": 1,
+                    "mean_calls": 2.5, "mean_budget_used": 1.75, "mistakes": "far (2); near (1)"}
 
 
 @pytest.mark.parametrize("right,runs", [(0, 1), (0, 7), (3, 3), (1, 1)])

@@ -33,7 +33,7 @@ from helpers.workflow import (
 from replaylab.lessons import registry
 
 LESSONS = registry.names()
-RULES = {"all", "replay", "scan", "render", "index", *LESSONS}
+RULES = {"all", "replay", "scan", "render", "index", "site", *LESSONS}
 RECORDING_RULES = {"record", "record_run", "live_page"}  # only when targeted
 CAMPAIGN_RULES = {"campaign", "campaign_record", "campaign_replay", "campaign_render", "campaign_compare"}
 
@@ -110,14 +110,14 @@ def test_plotting_code_reruns_figures_and_pages_only(built):
         jobs, outputs = pending(built)
     # figures, tables and page are drawn by one job per lesson (`render`), then the summary page:
     # no replay (which judges) or scan
-    assert jobs == {("render", "review"), ("index", None)}, outputs
+    assert jobs == {("render", "review"), ("index", None), ("site", None)}, outputs  # the site copies the pages
     assert {"results/review/figures", "results/review/index.md"} <= set(outputs)
 
 
 def test_page_style_reruns_the_pages_only(built):
     with edited(built / "src" / "replaylab" / "templates" / "page.css", append_comment):
         jobs, outputs = pending(built)
-    assert jobs == {("render", lesson) for lesson in LESSONS} | {("index", None)}, outputs
+    assert jobs == {("render", lesson) for lesson in LESSONS} | {("index", None), ("site", None)}, outputs
     assert {f"results/{lesson}/index.html" for lesson in LESSONS} | {"results/index.html"} <= set(outputs)
 
 
@@ -167,7 +167,7 @@ def test_code_inputs_are_precise_per_lesson_and_stage(built):
             assert "src/replaylab/index_page.py" not in files, output
         # only the jobs that write pages depend on the HTML page's code, template and style
         writes_pages = output.endswith(("index.md", "index.html")) or lesson_of(output) and output.endswith(
-            ("results.json", "figures", "tables", "scorecard.csv", "scorecard.json", "runs.csv.gz")
+            ("results.json", "figures", "tables", "scorecard.csv", "scorecard.json", "runs.csv.gz", "runs")
         )
         for page_file in ("src/replaylab/html_page.py", "src/replaylab/templates/page.css"):
             assert (page_file in files) == bool(writes_pages), (output, page_file)
@@ -262,6 +262,13 @@ def test_report_holds_every_figure_and_page(built):
     with zipfile.ZipFile(built / "results" / "report.zip") as archive:
         names = archive.namelist()
     assert "report/report.html" in names
+    # the site (results/site/, every page with what it links, its links working): a folder of its own
+    (site,) = {n[: -len(f"{LESSONS[0]}/index.html")] for n in names if n.endswith(f"/{LESSONS[0]}/index.html")}
+    with zipfile.ZipFile(built / "results" / "report.zip") as archive:
+        assert archive.read(site + "index.html") == (built / "results" / "index.html").read_bytes()
+        for lesson in LESSONS:
+            assert archive.read(f"{site}{lesson}/index.html") == (built / "results" / lesson / "index.html").read_bytes()
+    names = [n for n in names if not n.startswith(site)]
     figures = sorted(p.name for p in (built / "results").glob("*/figures/*.png"))
     assert figures and sorted(Path(n).name for n in names if n.endswith(".png")) == figures
     # the pages and the index, as HTML (the report's viewer shows them), each the page of results/

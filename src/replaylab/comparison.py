@@ -1,77 +1,33 @@
-"""The comparison of a campaign's models: a page, a scorecard (CSV and JSON) and a figure.
+"""The comparison of a campaign's models: a page, tables (CSV, and the same columns in JSON) and a figure.
 
 Every number comes from the per-run tables that the render jobs of the campaign's lessons wrote
 (one row per judged run, right or wrong as decided from recomputed numbers). The scorecard is a
 group-by of their concatenation by lesson, task and model (`lessons.scorecard.scorecard`, as a
-lesson's scorecard is by model and task). Whether two models' shares of right runs differ beyond
-chance is Fisher's exact test, two-sided, computed exactly here from binomial coefficients.
+lesson's scorecard is by model and task); the statistics are `replaylab.statistics` on its counts
+(a task is a lesson's variant, or one agent of a lesson that scores several agents per run): per task Wilson intervals, pass@k and
+pass^k; per pair of models and task Newcombe's interval of the difference and Fisher's exact test;
+across tasks a stratified comparison (tasks are never pooled); Holm's correction over all of them.
 """
 
+import dataclasses
 import math
 import zlib
-from fractions import Fraction
-from itertools import combinations
 from pathlib import Path
 
 import pandas as pd
 from matplotlib.figure import Figure
 
-from replaylab import pipeline, render
+from replaylab import pipeline, render, statistics
 from replaylab.agents import clients
 from replaylab.agents.recording import LABELS, printable
 from replaylab.inputs import DamagedResult, made_by
 from replaylab.lessons import counted
-from replaylab.lessons.markdown import Md, cell, code, interval, name, table, text
+from replaylab.lessons.markdown import Md, cell, code, interval, name, run_link, table, text
 from replaylab.lessons.scorecard import read_runs_table, scorecard, wilson
 
-SIGNIFICANCE = 0.05  # the level at which a difference counts as beyond chance
 MEANS = ("calls", "budget_used", "tokens", "input_tokens", "output_tokens", "cost_usd")
 RUNS_LISTED = 200  # per lesson; the per-run tables hold every run
-
-
-# ---------------------------------------------------------------------------------------------
-# Fisher's exact test
-
-
-def fisher_exact(right_a, runs_a, right_b, runs_b):
-    """Two-sided p-value of Fisher's exact test of right_a/runs_a against right_b/runs_b: the
-    chance, with the margins fixed, of a split at most as likely as the one observed."""
-    right = right_a + right_b
-
-    def weight(x):  # tables with x right runs in a: proportional to their probability
-        return math.comb(runs_a, x) * math.comb(runs_b, right - x)
-
-    observed = weight(right_a)
-    possible = range(max(0, right - runs_b), min(runs_a, right) + 1)
-    extreme = sum(w for w in map(weight, possible) if w <= observed)
-    return float(Fraction(extreme, math.comb(runs_a + runs_b, right)))
-
-
-def smallest_p(runs_a, runs_b):
-    """The smallest p-value any outcome could give with these numbers of runs: all of one model's
-    runs right and none of the other's."""
-    return min(fisher_exact(runs_a, runs_a, 0, runs_b), fisher_exact(0, runs_a, runs_b, runs_b))
-
-
-def compare_pair(a, b):
-    """What the build can say about two scorecard rows of one task."""
-    p = fisher_exact(a["right"], a["runs"], b["right"], b["runs"])
-    if smallest_p(a["runs"], b["runs"]) >= SIGNIFICANCE:
-        verdict = "too few runs"
-    elif p < SIGNIFICANCE:
-        verdict = "differ beyond chance"
-    else:
-        verdict = "no difference beyond chance"
-    return {
-        "lesson": a["lesson"],
-        "task": a["task"],
-        "models": [a["model"], b["model"]],
-        "right": [a["right"], b["right"]],
-        "runs": [a["runs"], b["runs"]],
-        "p_value": p,
-        "smallest_possible_p_value": smallest_p(a["runs"], b["runs"]),
-        "verdict": verdict,
-    }
+DETECT = 0.2  # the difference of rates the runs needed are given for, unless the campaign says otherwise
 
 
 # ---------------------------------------------------------------------------------------------
@@ -103,29 +59,109 @@ def runs_table(path):
 
 
 def compare(runs, models):
-    """(scorecard rows per lesson, task and model, in the order of `models`; the comparisons of
-    every pair of models on each task)."""
+    """Scorecard rows per lesson, task and model, in the order of the lessons, then tasks, then
+    `models`."""
     rows = scorecard(runs, keys=("lesson", "task", "model"), means=MEANS[2:])
     order = {model: i for i, model in enumerate(models)}
     lessons = list(dict.fromkeys(runs["lesson"]))
     rows.sort(key=lambda r: (lessons.index(r["lesson"]), r["task"], order.get(r["model"], len(order)), r["model"]))
-    pairs = []
-    for lesson, task in dict.fromkeys((r["lesson"], r["task"]) for r in rows):
-        of_task = [r for r in rows if (r["lesson"], r["task"]) == (lesson, task)]
-        pairs += [compare_pair(a, b) for a, b in combinations(of_task, 2)]
-    return rows, pairs
+    return rows
 
 
-def overall(runs, models):
-    """Per model, every task together: runs, right and the interval."""
+def task_key(lesson, task):
+    """One task of the campaign as the statistics name it: the lesson and its variant (or agent)."""
+    return f"{lesson}/{task}"
+
+
+def statistics_of(rows, models, detect):
+    """`statistics.compare_models` on the scorecard's counts, the models in the campaign's order."""
+    present = {r["model"] for r in rows}
+    ordered = [m for m in models if m in present] + sorted(present - set(models))
+    rank = {m: i for i, m in enumerate(ordered)}
+    tasks = list(dict.fromkeys(task_key(r["lesson"], r["task"]) for r in rows))
+    counts = sorted((statistics.Counts(r["model"], task_key(r["lesson"], r["task"]), r["right"], r["runs"]) for r in rows),
+                    key=lambda c: (rank[c.model], tasks.index(c.task)))
+    return statistics.compare_models(counts, detect=detect)
+
+
+# ---------------------------------------------------------------------------------------------
+# The tables: one name per column, the same in the CSV files and in scorecard.json
+
+SCORECARD_COLUMNS = {
+    "lesson": "The lesson (its page is <lesson>/index.md).",
+    "task": "The task: a variant of the lesson (in a lesson of several agents per run, an agent scored on its own answer).",
+    "model": "The model (or scripted program) that made the runs.",
+    "runs": "Runs judged (n).",
+    "answered": "Runs that submitted an answer with the tool `answer`.",
+    "right": "Runs judged right (k): the lesson's own decision from numbers this build recomputed.",
+    "rate": "k/n, the share of runs that were right.",
+    "rate_low": "Lower end of the 95 % Wilson score interval of the rate.",
+    "rate_high": "Upper end of the 95 % Wilson score interval of the rate.",
+    "rule_of_three_high": "Only at 0 of n right: 3/n, the rule of three's one-sided 95 % upper bound on the rate; empty otherwise.",
+    "rule_of_three_low": "Only at n of n right: 1 - 3/n, the rule of three's one-sided 95 % lower bound; empty otherwise.",
+    "supported": "Answered runs whose own replayed experiments point at their answer.",
+    "right_unsupported": "Runs right but not supported by their own experiments (lucky or unexplained).",
+    "supported_wrong": "Runs supported by their own experiments but wrong (careful work answered carelessly, or misled).",
+    "mean_calls": "Mean tool calls per run, every call the run made (refused ones included).",
+    "mean_budget_used": "Mean tool calls per run that ran an experiment and so counted against the lesson's budget.",
+    "mean_input_tokens": "Mean input tokens per run, as the provider reported them; empty when none were reported.",
+    "mean_output_tokens": "Mean output tokens per run, as the provider reported them; empty when none were reported.",
+    "mean_tokens": "Mean input plus output tokens per run; empty when none were reported.",
+    "mean_cost_usd": "Mean cost per run in USD at the configured prices; empty without a price for the model.",
+    "mistakes": "What the wrong runs got wrong, each with its number of runs.",
+}
+PASS_K_COLUMNS = {"lesson": SCORECARD_COLUMNS["lesson"], "task": SCORECARD_COLUMNS["task"],
+                  **{k: v for k, v in statistics.explain(statistics.PassK).items() if k != "task"}}
+PAIR_COLUMNS = {"lesson": SCORECARD_COLUMNS["lesson"], "task": SCORECARD_COLUMNS["task"],
+                **{k: v for k, v in statistics.explain(statistics.Pair).items() if k != "task"}}
+ACROSS_COLUMNS = statistics.explain(statistics.AcrossTasks)
+TABLES = {"scorecard": SCORECARD_COLUMNS, "pass_k": PASS_K_COLUMNS, "pairs": PAIR_COLUMNS, "across_tasks": ACROSS_COLUMNS}
+
+
+def _empty(value):
+    return None if value is None or (isinstance(value, float) and not math.isfinite(value)) else value
+
+
+def scorecard_rows(rows, result):
+    """The scorecard as flat rows, the columns of SCORECARD_COLUMNS."""
+    rates = {(r.model, r.task): r for r in result.rates}
     found = []
-    for model in models:
-        mine = runs[runs["model"] == model]
-        right, count = int(mine["right"].sum()), len(mine)
-        low, high = wilson(right, count)
-        found.append({"model": model, "runs": count, "right": right, "rate": right / count if count else None,
-                      "low": low, "high": high})
+    for r in rows:
+        rate = rates[(r["model"], task_key(r["lesson"], r["task"]))]
+        tokens = None if r["mean_input_tokens"] is None or r["mean_output_tokens"] is None else r["mean_tokens"]
+        found.append({
+            "lesson": r["lesson"], "task": r["task"], "model": r["model"], "runs": r["runs"], "answered": r["answered"],
+            "right": r["right"], "rate": rate.rate, "rate_low": rate.rate_low, "rate_high": rate.rate_high,
+            "rule_of_three_high": rate.rule_of_three_high, "rule_of_three_low": rate.rule_of_three_low,
+            "supported": r["supported"], "right_unsupported": r["right_unsupported"], "supported_wrong": r["supported_wrong"],
+            "mean_calls": r["mean_calls"], "mean_budget_used": r["mean_budget_used"],
+            "mean_input_tokens": _empty(r["mean_input_tokens"]), "mean_output_tokens": _empty(r["mean_output_tokens"]),
+            "mean_tokens": _empty(tokens), "mean_cost_usd": _empty(r["mean_cost_usd"]),
+            "mistakes": "; ".join(f"{m['what']} ({m['runs']})" for m in r["mistakes"]),
+        })
     return found
+
+
+def _split(record):
+    """A statistics record as a flat row, its task split into lesson and task."""
+    row = dataclasses.asdict(record)
+    lesson, _, task = row.pop("task").partition("/")
+    return {"lesson": lesson, "task": task, **row}
+
+
+def tables_of(rows, result):
+    """{table: flat rows} of everything the page shows, with the columns of TABLES."""
+    return {
+        "scorecard": scorecard_rows(rows, result),
+        "pass_k": [_split(r) for r in result.pass_k],
+        "pairs": [_split(p) for p in result.pairs],
+        "across_tasks": [dataclasses.asdict(a) for a in result.across_tasks],
+    }
+
+
+def csv_rows(rows):
+    """Flat rows for a CSV file: None empty, a list as 'a; b'."""
+    return [{k: "" if v is None else "; ".join(map(str, v)) if isinstance(v, list) else v for k, v in row.items()} for row in rows]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -136,121 +172,274 @@ def percent(value):
     return "n/a" if value is None else f"{100 * value:.0f} %"
 
 
-def share(row):
-    return f"{row['right']} of {row['runs']} ({percent(row['rate'])}; 95 % interval {interval(row)})"
+def points(value):
+    """A difference of rates in percentage points, signed."""
+    return "n/a" if value is None else f"{100 * value:+.0f} points"
 
 
 def p_text(p):
-    return f"p = {p:.2g}" if p >= 0.001 else "p < 0.001"
+    return "no test" if p is None else f"{p:.2g}" if p >= 0.001 else "< 0.001"
 
 
-def pair_sentence(pair, rows_by_model):
-    a, b = (rows_by_model[m] for m in pair["models"])
-    if a["rate"] == b["rate"]:
-        lead = f"{text(a['model'])} and {text(b['model'])} were right equally often ({a['right']} of {a['runs']}, {b['right']} of {b['runs']})"
-    else:
-        better, worse = (a, b) if a["rate"] > b["rate"] else (b, a)
-        lead = (f"**{text(better['model'])}** was right more often than {text(worse['model'])} "
-                f"({better['right']} of {better['runs']} against {worse['right']} of {worse['runs']})")
-    if pair["verdict"] == "too few runs":
-        return (f"{lead}; **too few runs to tell them apart**: with {a['runs']} and {b['runs']} runs even the most "
-                f"lopsided outcome gives p = {pair['smallest_possible_p_value']:.2g} or more (Fisher's exact test).")
-    if pair["verdict"] == "differ beyond chance":
-        return f"{lead}; **the difference is beyond chance** (Fisher's exact test, two-sided, {p_text(pair['p_value'])})."
-    return (f"{lead}; the difference is **not beyond chance** (Fisher's exact test, two-sided, {p_text(pair['p_value'])}): "
-            "more runs would be needed to tell them apart, if they differ at all.")
+def rate_text(rate, short=False):
+    """k of n, the rate and its Wilson interval; at 0 of n the rule of three's bound too. `short`:
+    for a cell of a table a phone shows ("2/2 · 100 % (34–100)")."""
+    if not rate.runs:
+        return "no runs"
+    if short:
+        found = f"{rate.right}/{rate.runs} · {percent(rate.rate)} ({100 * rate.rate_low:.0f}–{100 * rate.rate_high:.0f})"
+        return found + (f", ≤ {percent(rate.rule_of_three_high)} by the rule of three" if rate.rule_of_three_high is not None else "")
+    found = f"{rate.right} of {rate.runs} ({percent(rate.rate)}, {percent(rate.rate_low)} to {percent(rate.rate_high)}"
+    if rate.rule_of_three_high is not None:
+        found += f"; at most {percent(rate.rule_of_three_high)} by the rule of three"
+    return found + ")"
 
 
-def glance_section(rows, pairs, models, totals):
-    out = ["## At a glance", ""]
-    tasks = list(dict.fromkeys((r["lesson"], r["task"]) for r in rows))
-    grid = []
-    for lesson, task in tasks:
-        entry = {"task": Md(f"[{text(lesson)}]({lesson}/index.md) {code(task)}")}
-        mine = {r["model"]: r for r in rows if (r["lesson"], r["task"]) == (lesson, task)}
-        best = max((r["rate"] for r in mine.values()), default=None)
-        for model in models:
-            r = mine.get(model)
-            if r is None:
-                entry[model] = "no runs"
-                continue
-            shown = f"{r['right']}/{r['runs']} ({percent(r['rate'])}, {interval(r)})"
-            entry[model] = Md(f"**{shown}**" if r["rate"] == best and len(mine) > 1 else shown)
-        grid.append(entry)
-    columns = [("task", "lesson and task")] + [(m, text(m)) for m in models]
-    out += ["Runs right, as the build decides from recomputed numbers, with the 95 % Wilson interval; "
-            "the highest share of each task in bold.", "", table(grid, columns), ""]
-    out += ["**Every task together:** " + "; ".join(f"{text(t['model'])} {share(t)}" for t in totals) + ".", ""]
-    together = {t["model"]: t for t in totals}
-    for a, b in combinations(totals, 2):
-        pair = compare_pair({**a, "lesson": "", "task": ""}, {**b, "lesson": "", "task": ""})
-        out.append(f"- Every task together (runs of all tasks pooled): {pair_sentence(pair, together)}")
-    for lesson, task in tasks:
-        mine = {r["model"]: r for r in rows if (r["lesson"], r["task"]) == (lesson, task)}
-        for pair in (p for p in pairs if (p["lesson"], p["task"]) == (lesson, task)):
-            out.append(f"- {text(lesson)} {code(task)}: {pair_sentence(pair, mine)}")
+def verdict(comparison):
+    """What one comparison (a Pair or AcrossTasks record) lets one say."""
+    if comparison.p_value is None:
+        return "no test (a model without runs)"
+    if comparison.significant:
+        return "differ beyond chance"
+    if comparison.smallest_p_value is not None and comparison.smallest_p_value > statistics.ALPHA:
+        return "too few runs to tell apart"
+    return "not beyond chance"
+
+
+def p_phrase(p):
+    """A p-value in a sentence: 'p = 0.14', 'p < 0.001'."""
+    text_ = p_text(p)
+    return f"p {text_}" if text_.startswith("<") else f"p = {text_}"
+
+
+def interval_text(low, high):
+    return "n/a" if low is None else f"{100 * low:+.0f} to {100 * high:+.0f}"
+
+
+def summary(result, rows, detect):
+    """The page's one-paragraph answer: who is right more often, by how much, how sure that is,
+    and how many runs would settle it."""
+    models = result.models
     if len(models) < 2:
-        out.append("- One model only: nothing to compare it with.")
-    out += ["", "![The share of right runs per task and model, with 95 % intervals](figures/comparison.png)", ""]
+        return f"One model only ({text(models[0]) if models else 'none'}): nothing to compare it with."
+    said = []
+    if result.across_tasks:
+        for c in result.across_tasks:
+            ahead, behind, by = (c.model_a, c.model_b, c.difference) if (c.difference or 0) >= 0 else (c.model_b, c.model_a, -c.difference)
+            if c.difference is None:
+                said.append(f"{text(c.model_a)} and {text(c.model_b)} share no task with runs of both.")
+                continue
+            low, high = (c.difference_low, c.difference_high) if ahead == c.model_a else (-c.difference_high, -c.difference_low)
+            how = ("beyond chance" if c.significant else "not beyond chance")
+            lead = (f"{text(c.model_a)} and {text(c.model_b)} were right equally often" if by == 0 else
+                    f"**{text(ahead)}** was right more often than {text(behind)}, by {100 * by:.0f} points")
+            said.append(f"{lead} across the {c.tasks} tasks both ran (95 % interval {100 * low:+.0f} to {100 * high:+.0f} "
+                        f"points): {how} (exact stratified test, Holm-adjusted {p_phrase(c.p_holm)}).")
+    else:
+        for p in result.pairs:
+            if p.difference is None:
+                continue
+            ahead, behind, by = (p.model_a, p.model_b, p.difference) if p.difference >= 0 else (p.model_b, p.model_a, -p.difference)
+            low, high = (p.difference_low, p.difference_high) if ahead == p.model_a else (-p.difference_high, -p.difference_low)
+            lead = (f"{text(p.model_a)} and {text(p.model_b)} were right equally often" if by == 0 else
+                    f"**{text(ahead)}** was right more often than {text(behind)}, by {100 * by:.0f} points")
+            said.append(f"{lead} on the one task (95 % interval {100 * low:+.0f} to {100 * high:+.0f} points): "
+                        f"{verdict(p)} (Fisher's exact test, Holm-adjusted {p_phrase(p.p_holm)}).")
+    overall = result.ties[-1]
+    if len(overall.groups) == 1 and len(overall.groups[0]) > 1:
+        said.append("No test separates any two of the models: they are **tied**.")
+    detectable = [p.detectable_difference for p in result.pairs if p.detectable_difference is not None]
+    needed = [p.runs_needed for p in result.pairs if p.runs_needed is not None]
+    runs = sorted({r["runs"] for r in rows})
+    if detectable:
+        low, high = f"{100 * min(detectable):.0f}", f"{100 * max(detectable):.0f}"
+        said.append(f"With {', '.join(map(str, runs))} runs per model and task, the smallest difference on a task "
+                    f"these runs detect (power 0.8) is about {low if low == high else f'{low} to {high}'} points.")
+    if needed:
+        said.append(f"To detect {100 * detect:.0f} points on every task, about {max(needed)} runs per model and task "
+                    "would be needed.")
+    return " ".join(s for s in said if s)
+
+
+def glance_section(result, rows):
+    out = ["## At a glance", ""]
+    rates = {(r.model, r.task): r for r in result.rates}
+    grid = []
+    for key in result.tasks:
+        lesson, _, task = key.partition("/")
+        entry = {"task": Md(f"[{text(lesson)}]({lesson}/index.md) {code(task)}")}
+        mine = [rates[(m, key)] for m in result.models]
+        best = max((r.rate for r in mine if r.rate is not None), default=None)
+        for r in mine:
+            shown = rate_text(r, short=True)
+            entry[r.model] = Md(f"**{shown}**" if r.rate == best and r.rate is not None and len(mine) > 1 else shown)
+        grid.append(entry)
+    columns = [("task", "lesson and task")] + [(m, text(m)) for m in result.models]
+    out += ["Runs right (k/n · rate), as the build decides from recomputed numbers, with the 95 % Wilson interval "
+            "in per cent (at 0 of n also the rule of three's 95 % upper bound); the highest share of each task in "
+            "bold.", "",
+            table(grid, columns), ""]
+    out += ["![The share of right runs per task and model, with 95 % intervals](figures/comparison.png)", ""]
     return out
 
 
-def scorecard_section(rows, priced):
-    out = ["## Scorecard", "", "Per lesson task and model. Tokens are those the provider reported (means over the "
-           "runs that reported them)" + (", and the cost follows from the configured prices." if priced else "."), ""]
+def across_section(result):
+    if not result.across_tasks:
+        return []
     shown = []
-    for r in rows:
-        mistakes = "; ".join(f"{text(m['what'])} ({m['runs']})" for m in r["mistakes"]) or "none"
+    for c in result.across_tasks:
         shown.append({
-            "lesson": Md(f"[{text(r['lesson'])}]({r['lesson']}/index.md)"),
-            "task": code(r["task"]),
-            "model": r["model"],
-            "runs": r["runs"],
-            "answered": r["answered"],
-            "right": f"{r['right']} ({percent(r['rate'])})",
-            "interval": interval(r),
-            "supported": r["supported"],
-            "right_unsupported": r["right_unsupported"],
-            "supported_wrong": r["supported_wrong"],
-            "calls": f"{r['mean_calls']:.3g}",
-            "tokens": "not reported" if r["mean_tokens"] is None else f"{r['mean_tokens']:.4g}",
-            "cost": "no price" if r["mean_cost_usd"] is None else f"{r['mean_cost_usd']:.4g}",
-            "mistakes": mistakes,
+            "pair": Md(f"{text(c.model_a)} − {text(c.model_b)}"),
+            "tasks": c.tasks if not c.tasks_left_out else Md(f"{c.tasks} (left out: {', '.join(code(t) for t in c.tasks_left_out)})"),
+            "difference": points(c.difference),
+            "interval": interval_text(c.difference_low, c.difference_high),
+            "p": p_text(c.p_value),
+            "holm": p_text(c.p_holm),
+            "verdict": verdict(c),
+        })
+    return ["## Across tasks", "",
+            "Each pair of models compared task by task, the per-task differences combined (Mantel-Haenszel weights), "
+            "never one test over pooled counts of different tasks; `tasks` is the number of tasks combined.", "",
+            table(shown, [("pair", "a − b"), ("tasks", "tasks"), ("difference", "difference"),
+                          ("interval", "95 % interval (points)"), ("p", "exact stratified test p"),
+                          ("holm", "Holm-adjusted p"), ("verdict", "verdict")]), ""]
+
+
+def pairs_section(result, detect):
+    shown = []
+    for p in result.pairs:
+        lesson, _, task = p.task.partition("/")
+        shown.append({
+            "task": Md(f"{text(lesson)} {code(task)}"),
+            "pair": Md(f"{text(p.model_a)} − {text(p.model_b)}"),
+            "counts": f"{p.right_a}/{p.runs_a} − {p.right_b}/{p.runs_b}",
+            "difference": points(p.difference),
+            "interval": interval_text(p.difference_low, p.difference_high),
+            "p": p_text(p.p_value),
+            "holm": p_text(p.p_holm),
+            "verdict": verdict(p),
+            "detectable": "n/a" if p.detectable_difference is None else f"{100 * p.detectable_difference:.0f} points",
+            "needed": "n/a" if p.runs_needed is None else p.runs_needed,
+        })
+    if not shown:
+        return ["## Per task", "", "One model only: nothing to compare it with.", ""]
+    return ["## Per task", "",
+            f"Each pair of models on each task: the difference of their rates with Newcombe's 95 % interval, Fisher's "
+            f"exact test, and Holm's correction over all {result.comparisons} tests of this page (pairs and tasks, and "
+            f"the comparisons across tasks). The last two columns: the smallest difference these runs detect, and "
+            f"the runs per model needed to detect {100 * detect:.0f} points (`campaign.detect`), both at power 0.8.", "",
+            table(shown, [("task", "task"), ("pair", "a − b"), ("counts", "right/runs"), ("difference", "difference"),
+                          ("interval", "95 % interval (points)"), ("p", "Fisher p"), ("holm", "Holm-adjusted p"),
+                          ("verdict", "verdict"), ("detectable", "detectable now"),
+                          ("needed", f"runs needed for {100 * detect:.0f} points")]), ""]
+
+
+def ties_section(result):
+    if len(result.models) < 2:
+        return []
+    out = ["## Tied", "", "Models that no test (Holm-adjusted) separates, per task and across tasks:", ""]
+    for t in result.ties:
+        where = "across tasks" if t.task is None else f"{text(t.task.partition('/')[0])} {code(t.task.partition('/')[2])}"
+        groups = "; ".join(", ".join(text(m) for m in g) for g in t.groups if len(g) > 1)
+        out.append(f"- {where}: " + (f"tied: {groups}" if groups else "every two models are told apart"
+                                     if t.groups else "no runs"))
+    return out + [""]
+
+
+def _number(value, digits=3):
+    return "" if value is None else f"{value:.{digits}g}"
+
+
+def scorecard_section(flat, priced):
+    out = ["## Scorecard", "", "Per lesson task and model (`scorecard.csv`; the columns are explained below). Tokens "
+           "are those the provider reported" + (", and the cost follows from the configured prices." if priced else "."), ""]
+    shown = []
+    for r in flat:
+        shown.append({
+            "lesson": Md(f"[{text(r['lesson'])}]({r['lesson']}/index.md)"), "task": code(r["task"]), "model": r["model"],
+            "runs": r["runs"], "answered": r["answered"], "right": r["right"], "rate": percent(r["rate"]),
+            "interval": f"{percent(r['rate_low'])} to {percent(r['rate_high'])}",
+            "three": "" if r["rule_of_three_high"] is None else f"≤ {percent(r['rule_of_three_high'])}",
+            "supported": r["supported"], "right_unsupported": r["right_unsupported"],
+            "supported_wrong": r["supported_wrong"], "calls": _number(r["mean_calls"]),
+            "budget": _number(r["mean_budget_used"]),
+            "tokens": "not reported" if r["mean_tokens"] is None else _number(r["mean_tokens"], 4),
+            "cost": "no price" if r["mean_cost_usd"] is None else _number(r["mean_cost_usd"], 4),
+            "mistakes": r["mistakes"] or "none",
         })
     columns = [("lesson", "lesson"), ("task", "task"), ("model", "model"), ("runs", "runs"), ("answered", "answered"),
-               ("right", "right"), ("interval", "95 % interval"), ("supported", "supported by its own experiments"),
-               ("right_unsupported", "right, not supported"), ("supported_wrong", "supported, wrong"),
-               ("calls", "mean tool calls"), ("tokens", "mean tokens")]
-    columns += [("cost", "mean cost (USD)")] if priced else []
-    columns += [("mistakes", "what the wrong runs got wrong")]
+               ("right", "right"), ("rate", "rate"), ("interval", "rate_low to rate_high"),
+               ("three", "rule_of_three_high"), ("supported", "supported"), ("right_unsupported", "right_unsupported"),
+               ("supported_wrong", "supported_wrong"), ("calls", "mean_calls"), ("budget", "mean_budget_used"),
+               ("tokens", "mean_tokens")]
+    columns += [("cost", "mean_cost_usd")] if priced else []
+    columns += [("mistakes", "mistakes")]
     return out + [table(shown, columns), ""]
+
+
+def pass_k_section(result):
+    ks = sorted({p.k for p in result.pass_k})
+    if not ks:
+        return []
+    grid = {}
+    for p in result.pass_k:
+        lesson, _, task = p.task.partition("/")
+        entry = grid.setdefault((p.task, p.model), {"task": Md(f"{text(lesson)} {code(task)}"), "model": p.model})
+        entry[p.k] = f"{p.pass_at_k:.2f} / {p.pass_hat_k:.2f}"
+    rows = [{**entry, **{k: entry.get(k, "") for k in ks}} for entry in grid.values()]
+    return ["## pass@k and pass^k", "",
+            "Per task and model, for each k the runs allow (`pass_k.csv`): pass@k / pass^k, the chance that k runs "
+            "drawn from the recorded ones include a right one / are all right.", "",
+            table(rows, [("task", "task"), ("model", "model")] + [(k, f"k = {k}") for k in ks]), ""]
 
 
 def method_section(settings):
     limits = [f"{code(k)} {settings[k]:g}" for k in ("max_tokens_per_run", "max_seconds_per_run") if settings.get(k)]
-    return [
+    out = [
         "## How the build decides",
         "",
         "- Each run was recorded once, then replayed by this build: every tool call went again through the "
         "allowlist and the simulation, and every result was recomputed and compared with the recording.",
         "- Each run is judged on the answer it submitted with the tool `answer`, never on its words. **Right** is "
         "the lesson's own decision from recomputed numbers (its page says what is right); a run with no answer is "
-        "not right. **Supported** says whether the run's own replayed experiments point at its answer: a right "
-        "answer its experiments do not support was a lucky or unexplained one, and a supported answer that is "
-        "wrong came from careful work answered carelessly, or from experiments that misled it.",
-        "- The interval is the 95 % Wilson score interval of the share of right runs.",
-        "- Two models differ **beyond chance** on a task when Fisher's exact test (two-sided, computed exactly) "
-        f"gives p < {SIGNIFICANCE:g}; each pair is tested on its own, with no correction for testing several "
-        "pairs. **Too few runs** means that even all runs of one model right and none of the other's could not "
-        "reach that level.",
+        "not right. **Supported** says whether the run's own replayed experiments point at its answer.",
+        "- Runs of two models on one task are independent samples; a task is a lesson's variant (in a lesson of several "
+        "agents per run, each agent). Tasks are never pooled: across tasks, the per-task differences are combined, with the number "
+        "of tasks stated.",
         "- Per-run limits: " + (", ".join(limits) + "; a run stopped by one is not right." if limits else "none."),
-        "",
     ]
+    out += [f"- {key.replace('_', ' ')}: {text(method)}" for key, method in statistics.METHODS.items()]
+    return out + [""]
+
+
+def columns_section():
+    out = ["## The columns of the tables", "",
+           "The CSV files and `scorecard.json` use the same column names (in the JSON, a list for `tasks_left_out`; "
+           "an empty CSV cell is `null`).", ""]
+    files = {"scorecard": "scorecard.csv", "pass_k": "pass_k.csv", "pairs": "pairs.csv", "across_tasks": "across_tasks.csv"}
+    for name_, columns in TABLES.items():
+        out += [f"### [{files[name_]}]({files[name_]})", ""]
+        out += [f"- {code(column)}: {text(explanation)}" for column, explanation in columns.items()]
+        out.append("")
+    return out
+
+
+def not_counted_section(not_counted):
+    if not any(not_counted.values()):
+        return []
+    out = ["## Recorded runs not counted", ""]
+    for lesson, names in not_counted.items():
+        if names:
+            out.append(f"- {text(lesson)}: **{len(names)} recorded runs are not counted** here: the configuration no "
+                       f"longer asks for them (their index is above `campaign.runs`, or their model is not among "
+                       f"`campaign.models`). They stay on disk in `recordings/{lesson}/`; raise `campaign.runs` again "
+                       "to count them.")
+    return out + [""]
 
 
 def runs_section(runs, links):
-    out = ["## The runs", "", "Each run links to its transcript as this build replayed it; every run is in "
-           "`<lesson>/runs.csv.gz`.", ""]
+    out = ["## The runs", "", "Each run links to its page as this build replayed it (or, for a run its lesson's page "
+           "does not show, to its transcript as replayed); every run is in `<lesson>/runs.csv.gz`.", ""]
     for lesson, mine in runs.groupby("lesson", sort=False):
         out += [f"### {text(lesson)} ({len(mine)} runs; [its page]({lesson}/index.md))", ""]
         listed = mine.sort_values("right", kind="stable").head(RUNS_LISTED)  # the wrong ones first
@@ -273,9 +462,10 @@ def runs_section(runs, links):
     return out
 
 
-def page(settings, lessons, runs, rows, pairs, totals, links):
+def page(settings, lessons, runs, rows, result, links, not_counted, summary_page=True):
     models = list(settings["models"])
     priced = bool(settings.get("prices"))
+    detect = settings.get("detect", DETECT)
     providers = {entry["name"]: entry["provider"] for entry in settings.get("entries", ())}
     labels = {m: LABELS[clients.load_provider(providers.get(m, settings["provider"])).kind_for(m)] for m in models}
     if len(set(labels.values())) == 1:
@@ -283,16 +473,28 @@ def page(settings, lessons, runs, rows, pairs, totals, links):
     else:  # providers, or a provider (inspect_ai), whose runs are a model's or a program's, by model
         who = (", ".join(f"{text(m)} (**{text(labels[m])}**)" for m in models)
                + f", through the provider {code(settings['provider'])}")
+    flat = scorecard_rows(rows, result)
     out = [
         f"# Campaign {text(settings['name'])}: which model gets the lessons right more often",
         "",
+        *(["[← All lessons and campaigns](../../index.md)", ""] if summary_page else []),
         f"Models: {who}. {counted(settings['runs'], 'run', 'runs')} per model and variant of each lesson "
-        f"({', '.join(text(lesson) for lesson in lessons)}).",
+        f"({', '.join(text(lesson) for lesson in lessons)}); {len(result.tasks)} tasks.",
+        "",
+        "## Summary",
+        "",
+        summary(result, rows, detect),
         "",
     ]
-    out += glance_section(rows, pairs, models, totals)
-    out += scorecard_section(rows, priced)
+    out += glance_section(result, rows)
+    out += across_section(result)
+    out += pairs_section(result, detect)
+    out += ties_section(result)
+    out += scorecard_section(flat, priced)
+    out += pass_k_section(result)
+    out += not_counted_section(not_counted)
     out += method_section(settings)
+    out += columns_section()
     out += runs_section(runs, links)
     return "\n".join(out).rstrip() + "\n"
 
@@ -301,35 +503,37 @@ def page(settings, lessons, runs, rows, pairs, totals, links):
 # The figure
 
 
-def figure(rows, models):
-    tasks = list(dict.fromkeys((r["lesson"], r["task"]) for r in rows))
-    height = 2.5 + 0.45 * max(1, len(tasks) * len(models))
-    drawing = Figure(figsize=(9, height), layout="constrained")
+def figure(result):
+    """Bars of the rate per task and model with the Wilson interval: narrow, with large labels, so
+    that it reads on a phone (390 px) as on a desktop."""
+    tasks, models = result.tasks, result.models
+    rates = {(r.model, r.task): r for r in result.rates}
+    height = 1.6 + 0.5 * max(1, len(tasks) * len(models))
+    drawing = Figure(figsize=(5.2, height), layout="constrained")
     axes = drawing.add_subplot()
     width = 0.8 / max(1, len(models))
-    colors = [f"C{i}" for i in range(len(models))]
     for i, model in enumerate(models):
-        mine = {(r["lesson"], r["task"]): r for r in rows if r["model"] == model}
-        positions, rates, low, high, counts = [], [], [], [], []
+        positions, values, low, high, counts = [], [], [], [], []
         for t, key in enumerate(tasks):
-            if key in mine:
-                r = mine[key]
+            r = rates[(model, key)]
+            if r.runs:
                 positions.append(t + (i - (len(models) - 1) / 2) * width)
-                rates.append(100 * r["rate"])
-                low.append(max(0.0, 100 * (r["rate"] - r["low"])))
-                high.append(max(0.0, 100 * (r["high"] - r["rate"])))
-                counts.append(f"{r['right']}/{r['runs']}")
-        axes.barh(positions, rates, height=width, color=colors[i], alpha=0.7, label=model)
-        axes.errorbar(rates, positions, xerr=[low, high], fmt="none", ecolor="black", capsize=3)
+                values.append(100 * r.rate)
+                low.append(max(0.0, 100 * (r.rate - r.rate_low)))
+                high.append(max(0.0, 100 * (r.rate_high - r.rate)))
+                counts.append(f"{r.right}/{r.runs}")
+        axes.barh(positions, values, height=width, color=f"C{i}", alpha=0.7, label=model)
+        axes.errorbar(values, positions, xerr=[low, high], fmt="none", ecolor="black", capsize=3)
         for position, count in zip(positions, counts):
-            axes.text(1, position, count, va="center", fontsize=8)
-    axes.set_yticks(range(len(tasks)), [f"{lesson}\n{task}" for lesson, task in tasks], fontsize=8)
+            axes.text(1, position, count, va="center", fontsize=11)
+    axes.set_yticks(range(len(tasks)), [key.replace("/", "\n") for key in tasks], fontsize=11)
     axes.invert_yaxis()
     axes.set_xlim(0, 100)
-    axes.set_xlabel("runs right, judged from recomputed numbers (%), with the 95 % Wilson interval")
+    axes.tick_params(axis="x", labelsize=11)
+    axes.set_xlabel("runs right (%), 95 % Wilson interval", fontsize=11)
     axes.grid(axis="x", alpha=0.3)
-    drawing.legend(loc="outside lower center", ncols=min(4, max(1, len(models))), fontsize=8)
-    drawing.suptitle("Which model is right more often (decided by this build)")
+    drawing.legend(loc="outside lower center", ncols=min(2, max(1, len(models))), fontsize=11)
+    drawing.suptitle("Which model is right more often", fontsize=12)
     return drawing
 
 
@@ -338,44 +542,49 @@ def figure(rows, models):
 
 
 def transcript_links(lessons, folders, root):
-    """{(lesson, run): the transcript's path relative to the campaign's folder}."""
+    """{(lesson, run): the run's page (<lesson>/runs/<run>.md, the render job's) relative to the
+    campaign's folder, or its transcript as replayed where the lesson's page shows no page of it}."""
     links = {}
     for folder in map(Path, folders):
         lesson = folder.parent.parent.name  # <root>/<lesson>/transcripts/<batch>
         for path in sorted(folder.glob("*.json")):
-            links[(lesson, path.stem)] = path.relative_to(root).as_posix()
+            page = Path(root) / lesson / "runs" / f"{path.stem}.md"
+            links[(lesson, path.stem)] = run_link(path.stem, f"{lesson}/") if page.is_file() else path.relative_to(root).as_posix()
     return links
 
 
-def scorecard_rows(rows):
-    """The scorecard as flat rows for a CSV file."""
-    return [
-        {
-            "lesson": r["lesson"], "task": r["task"], "model": r["model"], "runs": r["runs"], "answered": r["answered"],
-            "right": r["right"], "rate": r["rate"], "wilson95_low": r["low"], "wilson95_high": r["high"],
-            "conclusive": r["conclusive"], "supported": r["supported"], "right_unsupported": r["right_unsupported"],
-            "supported_wrong": r["supported_wrong"],
-            "mean_calls": r["mean_calls"], "mean_calls_that_ran": r["mean_budget_used"],
-            "mean_input_tokens": "" if r["mean_input_tokens"] is None else r["mean_input_tokens"],
-            "mean_output_tokens": "" if r["mean_output_tokens"] is None else r["mean_output_tokens"],
-            "mean_cost_usd": "" if r["mean_cost_usd"] is None else r["mean_cost_usd"],
-            "mistakes": "; ".join(f"{m['what']} ({m['runs']})" for m in r["mistakes"]),
-        }
-        for r in rows
-    ]
+def not_counted_runs(lessons, runs, folder):
+    """{lesson: names of the recordings on disk that the per-run tables do not hold} (a lowered
+    `campaign.runs`, or a model taken off the list)."""
+    counted = set(runs["recording"].astype(str))
+    return {lesson: sorted(p.stem for p in (folder / "recordings" / lesson).glob("*.json") if p.stem not in counted)
+            for lesson in lessons}
 
 
 def write(settings, lessons, tables, transcripts, folder):
     """The comparison of a campaign into `folder`: index.md (and index.html), scorecard.csv,
-    scorecard.json and figures/comparison.png. Returns the seconds the HTML took."""
+    pass_k.csv, pairs.csv, across_tasks.csv, scorecard.json (every table, the same columns) and
+    figures/comparison.png. Returns the seconds the HTML took."""
     folder = Path(folder)
     models = list(settings["models"])
+    detect = settings.get("detect", DETECT)
     runs = runs_of(lessons, tables, settings.get("prices", {}))
-    rows, pairs = compare(runs, models)
-    totals = overall(runs, models)
-    pipeline.write_json(folder / "scorecard.json", {"campaign": settings["name"], "settings": settings,
-                                                    "scorecard": rows, "comparisons": pairs, "overall": totals})
-    pipeline.recording_io.write_atomic(folder / "scorecard.csv", pipeline.csv_text(scorecard_rows(rows)))
-    render.save_figure(figure(rows, models), folder / "figures" / "comparison.png")
-    links = transcript_links(lessons, transcripts, folder)
-    return render.write_markdown_and_html(folder / "index.md", page(settings, lessons, runs, rows, pairs, totals, links))
+    rows = compare(runs, models)
+    result = statistics_of(rows, models, detect)
+    found = tables_of(rows, result)
+    not_counted = not_counted_runs(lessons, runs, folder)
+    summary_page = (folder.parent.parent / "index.md").is_file()  # results/index.md: linked only where it is
+    text_ = page(settings, lessons, runs, rows, result, transcript_links(lessons, transcripts, folder), not_counted,
+                 summary_page)
+    pipeline.write_json(folder / "scorecard.json", {
+        "campaign": settings["name"], "settings": settings, "detect": detect, "summary": summary(result, rows, detect),
+        "tests": result.comparisons, **found,
+        "ties": [dataclasses.asdict(t) for t in result.ties],
+        "not_counted": {lesson: len(names) for lesson, names in not_counted.items()},
+        "columns": TABLES, "methods": statistics.METHODS,
+    })
+    for name_, flat in found.items():
+        pipeline.recording_io.write_atomic(folder / f"{name_}.csv", pipeline.csv_text(csv_rows(flat)) if flat else
+                                           ",".join(TABLES[name_]) + "\n")
+    render.save_figure(figure(result), folder / "figures" / "comparison.png")
+    return render.write_markdown_and_html(folder / "index.md", text_)

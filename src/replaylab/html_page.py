@@ -10,7 +10,8 @@ of its own accord. The page's Content-Security-Policy lets no script run and not
 the embedded figures.
 
 What the HTML adds to the Markdown, from the structure of the page alone:
-- tables scroll inside a box of their own instead of widening the page;
+- tables scroll inside a box of their own instead of widening the page; a wide one says so on a
+  narrow screen, and shadows mark the edges with more columns behind them;
 - each figure (a PNG file next to the page) is embedded as a data URI, so the page shows it
   wherever it is opened: in results/, in the Snakemake report (whose viewer copies each result
   into a folder of its own), or as a mailed file;
@@ -50,8 +51,26 @@ def _template():
     return Template((folder / "page.html").read_text(encoding="utf-8")), (folder / "page.css").read_text(encoding="utf-8")
 
 
+WIDE = 4  # columns from which a table may not fit a phone: it says that it scrolls
+
+def _columns(tokens, idx):
+    """The number of header cells of the table that opens at tokens[idx]."""
+    count = 0
+    for token in tokens[idx + 1 :]:
+        if token.type == "th_open":
+            count += 1
+        elif token.type == "thead_close":
+            break
+    return count
+
+
 def _wrap_table(self, tokens, idx, options, env):
+    """A table inside a box that scrolls sideways; a wide one with a hint saying so (shown on a
+    narrow screen) and shadows at the edges that have more columns behind them."""
     if tokens[idx].nesting == 1:
+        if _columns(tokens, idx) >= WIDE:
+            return ('<div class="table wide">\n<p class="scroll-hint">Scroll sideways for every column →</p>\n'
+                    + self.renderToken(tokens, idx, options, env))
         return '<div class="table">\n' + self.renderToken(tokens, idx, options, env)
     return self.renderToken(tokens, idx, options, env) + "</div>\n"
 

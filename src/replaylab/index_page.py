@@ -1,11 +1,13 @@
 """The summary page of a build (results/index.md and index.html): one entry per lesson, written
-from results.json alone.
+from results.json alone, then one per campaign found in results/campaigns/ (its scorecard.json).
 
 Each entry gives the lesson's question, what the build decided with the evidence label of each
 statement (none for an inconclusive hunt or an unchecked conclusion), and a link to the lesson's page.
 """
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 from replaylab.lessons import registry
 from replaylab.lessons.markdown import code, counted, interval, text
@@ -51,14 +53,48 @@ def index(all_results):
     return "\n".join(out).rstrip() + "\n"
 
 
+def campaigns_section(campaigns):
+    """One entry per campaign: its models, tasks and the comparison's summary, linked to its page."""
+    out = ["## Campaigns", ""]
+    if not campaigns:
+        return out + ["No campaign in `results/campaigns/` when this page was written (`snakemake campaign` makes one; "
+                      "this page lists it the next time it is written).", ""]
+    out += ["Found in `results/campaigns/` when this page was written; each compares models on the same tasks.", ""]
+    for folder, data in campaigns:
+        settings = data["settings"]
+        out += [f"### [Campaign {text(data['campaign'])}](campaigns/{folder}/index.md)", "",
+                f"Models: {', '.join(text(m) for m in settings['models'])}; {settings['runs']} runs per model and "
+                f"task; {len({(r['lesson'], r['task']) for r in data['scorecard']})} tasks.", "",
+                data["summary"], ""]
+    return out
+
+
+def read_campaigns(root):
+    """[(folder name, scorecard.json data)] of the campaigns under `root`, by name; a scorecard
+    that is not the comparison's (unreadable, or of an older format) is left out."""
+    found = []
+    for path in sorted(Path(root).glob("*/scorecard.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if {"campaign", "settings", "summary", "scorecard"} <= set(data):
+                found.append((path.parent.name, data))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
 @dataclass(frozen=True)
 class Index:
     """The index stage: the summary page of every lesson, from their results.json files."""
 
     results: list
     index: str  # output: index.md, and index.html next to it
+    campaigns: str | None = None  # the folder of the campaigns (results/campaigns), read when the page is written
 
 
 def write_index(stage):
     """Returns the seconds the HTML page took (for the job's log)."""
-    return write_markdown_and_html(stage.index, index([load(path) for path in stage.results]))
+    text_ = index([load(path) for path in stage.results])
+    if stage.campaigns is not None:
+        text_ = text_ + "\n" + "\n".join(campaigns_section(read_campaigns(stage.campaigns))).rstrip() + "\n"
+    return write_markdown_and_html(stage.index, text_)

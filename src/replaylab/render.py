@@ -41,6 +41,7 @@ class Render:
     page: str  # index.md, and index.html next to it
     index: str | None = "../index.md"  # the summary page, as the page links to it (None: no link)
     runs: list | None = None  # the names of every run of the lesson, each of which must have its transcript
+    index_label: str = "All lessons"  # the words of the link to `index` (a campaign's lesson page: its campaign)
 
     @classmethod
     def in_folder(cls, lesson, folder, tolerance, transcripts, judged, scans, exercises, index="../index.md", runs=None):
@@ -193,12 +194,12 @@ def write_markdown_and_html(target, text):
     return seconds
 
 
-def write_page(lesson, results, target, index=None):
+def write_page(lesson, results, target, index=None, label="All lessons"):
     """A lesson's page, as Markdown and HTML; `index`: the path from the page to the summary of
     every lesson, linked at the top and the bottom (None: no link). Returns the seconds the HTML took."""
     text = registry.lesson(lesson).page(results)
     if index is not None:
-        link = f"[← All lessons]({index})"
+        link = f"[← {label}]({index})"
         text = f"{link}\n\n{text}\n{link}\n"
     return write_markdown_and_html(target, text)
 
@@ -209,4 +210,19 @@ def render_lesson(stage):
     results = collect_results(stage)  # the data as written, used by every writer below
     write_tables(stage.lesson, results, stage.tables)
     write_figures(stage.lesson, results, stage.figures)
-    return write_page(stage.lesson, results, stage.page, stage.index)
+    write_run_pages(stage.lesson, results, Path(stage.page).parent / "runs")
+    return write_page(stage.lesson, results, stage.page, stage.index, stage.index_label)
+
+
+def write_run_pages(lesson, results, folder):
+    """A page of each run the lesson's page shows (runs/<run>.md and .html), into a folder that
+    appears whole or not at all; the lesson's page links to each."""
+    from replaylab.html_page import html_page
+    from replaylab.lessons.markdown import run_page
+
+    heading = registry.lesson(lesson).heading
+    with whole_folder(folder) as building:
+        for run_name in results["runs"]:
+            page = run_page(run_name, results, heading)
+            (building / f"{run_name}.md").write_text(page, encoding="utf-8")
+            (building / f"{run_name}.html").write_text(html_page(page, building), encoding="utf-8")

@@ -75,6 +75,7 @@ use rule render as campaign_render with:
         tables=directory("results/campaigns/{campaign}/{lesson}/tables"),
         figures=directory("results/campaigns/{campaign}/{lesson}/figures"),
         page="results/campaigns/{campaign}/{lesson}/index.md",
+        runs=directory("results/campaigns/{campaign}/{lesson}/runs"),
         html="results/campaigns/{campaign}/{lesson}/index.html",
     log:
         "logs/campaigns/{campaign}/{lesson}/render.log",
@@ -104,6 +105,7 @@ rule campaign_compare:
         "../envs/replaylab.yaml"
     params:
         settings=CAMPAIGN.shown,
+        detect=config["campaign"].get("detect", 0.2),
         lessons=CAMPAIGN.lessons,
     message:
         "Comparing the models of the campaign {wildcards.campaign}"

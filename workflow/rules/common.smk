@@ -260,4 +260,5 @@ def all_outputs(wildcards):
     return [file for lesson in LESSONS for file in lesson_outputs(lesson)] + [
         "results/index.md",
         "results/index.html",
+        "results/site",
     ]

@@ -42,6 +42,7 @@ rule render:
             labels={"lesson": "{lesson}", "figure": "{name}"},
         ),
         page="results/{lesson}/index.md",
+        runs=directory("results/{lesson}/runs"),
         html=report(
             "results/{lesson}/index.html",
             caption="../report/page.rst",
@@ -85,3 +86,30 @@ rule index:
         "Writing results/index.md and index.html, the summary of every lesson"
     script:
         "../../scripts/index.py"
+
+
+rule site:
+    """The pages as one folder for `snakemake --report` (results/site/): the summary and every file a chain of links from it reaches, so that every link works inside the report."""
+    input:
+        index="results/index.html",
+        pages=expand("results/{lesson}/index.html", lesson=LESSONS),
+        code=code("site"),
+    output:
+        site=report(
+            directory("results/site"),
+            htmlindex="index.html",
+            caption="../report/site.rst",
+            category="site",
+            labels={"page": "every page, linked"},
+        ),
+    log:
+        "logs/site.log",
+    benchmark:
+        "benchmarks/site.tsv"
+    localrule: True
+    conda:
+        "../envs/replaylab.yaml"
+    message:
+        "Copying every page and what it links into results/site/, for the report"
+    script:
+        "../../scripts/site.py"

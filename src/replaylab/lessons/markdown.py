@@ -14,6 +14,7 @@ a missing one is an error that names it; only a key the schema makes optional is
 import json
 import math
 import re
+import urllib.parse
 
 from replaylab.agents.live import how_it_ended
 from replaylab.agents.recording import model_shown, printable
@@ -471,6 +472,63 @@ def run_section(run_name, run, results):
     return "\n".join(out).rstrip() + "\n"
 
 
+def run_link(run_name, prefix=""):
+    """The path of a run's own page from its lesson's folder (`prefix` from elsewhere): its stable id
+    is its name, runs/<run>.md (and .html)."""
+    return prefix + "runs/" + urllib.parse.quote(str(run_name), safe="") + ".md"
+
+
+def judgement_lines(run_name, results):
+    """A run's answer as submitted and both judgements of it: right (against the build's own
+    computation) and supported (by the run's own replayed experiments)."""
+    score = score_of(results, run_name)
+    verdict = results["verdicts"].get(run_name, {})
+    if score["answer"] is None:
+        answer = "no answer (scored as not right)"
+    else:
+        answer = Md(code(json.dumps(score["answer"], ensure_ascii=False, sort_keys=True)))
+    lines = [
+        f"- Answer, as submitted with the tool `answer`: {answer}",
+        f"- Right: **{'right' if score['right'] else 'wrong'}**"
+        + ("" if score["right"] else f" ({text(score['wrong'])})") + ", decided from numbers this build recomputed.",
+        "- Supported by its own replayed experiments: "
+        + ("not applicable (no answer)" if score["supported"] is None else "yes" if score["supported"] else "no")
+        + (f" ({text(verdict['support'])})" if verdict.get("support") else "") + ".",
+    ]
+    if verdict.get("explanation"):
+        lines += ["", quote(verdict["explanation"], "The agent's explanation, given with its answer (not a result, never judged):")]
+    return lines
+
+
+def run_page(run_name, results, heading):
+    """The page of one run (runs/<run>.md): what it was asked, its messages with every call and
+    recomputed result, its answer, both judgements and its provenance, linked back to its lesson."""
+    run = dict(results["runs"][run_name], file="../" + results["runs"][run_name]["file"])
+    back = f"[← {heading}](../index.md)"  # the lesson's heading: Markdown from the code, trusted
+    out = [f"# Run {name(run_name)} of {heading}", "", back, "", "## What the build decided", ""]
+    out += judgement_lines(run_name, results) + ["", "## The run as replayed", ""]
+    out += [run_section(run_name, run, results).replace(f"### Run {name(run_name)}\n\n", "", 1), "", back]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def runs_list(results, names):
+    """The runs shown on the lesson's page: a table, each linked to its own page."""
+    rows = []
+    for run_name in names:
+        score = score_of(results, run_name)
+        rows.append({
+            "run": Md(f"[{name(run_name)}]({run_link(run_name)})"),
+            "model": score["model"],
+            "task": code(score["task"]),
+            "answer": Md(text(json.dumps(score["answer"], ensure_ascii=False))) if score["answer"] else "no answer",
+            "decided": "right" if score["right"] else Md("wrong: " + cell(score["wrong"])),
+            "supported": "" if score["supported"] is None else score["supported"],
+            "messages": len(results["runs"][run_name]["transcript"]["steps"]),
+        })
+    return table(rows, [("run", "run (its page)"), ("model", "produced by"), ("task", "task"), ("answer", "answer"),
+                        ("decided", "decided by the build"), ("supported", "supported"), ("messages", "messages")])
+
+
 def sample_note(results):
     """One line when the page shows a sample of the runs: how many of how many, and where the rest are."""
     counts = results["counts"]
@@ -503,8 +561,9 @@ def runs_section(results, order=None):
         out += [f"{counts['runs']} runs in all. {note}", ""]
     if not names:
         out += ["*(no runs)*", ""]
-    for run_name in names:
-        out += [run_section(run_name, runs[run_name], results), ""]
+    if names:
+        out += ["Each run has a page of its own: what it was asked, its messages with every call and recomputed "
+                "result, its answer, both judgements and its provenance.", "", runs_list(results, names), ""]
     listed = results["listed"]
     if listed:
         one, many = results["score_unit"]
@@ -584,7 +643,11 @@ def scorecard_section(results):
     if few:
         out.append("")
     out += [figure("scorecard", "scorecard", f"Share of {many} that reached the right answer, with its 95 % interval."), ""]
-    return "\n".join(out)
+    from replaylab.lessons.scorecard import SCORECARD_COLUMNS  # pandas: only the render job writes this page
+
+    out += ["The columns of `scorecard.csv` and `scorecard.json` (the same names in both):", ""]
+    out += [f"- {code(column)}: {text(explanation)}" for column, explanation in SCORECARD_COLUMNS.items()]
+    return "\n".join(out + [""])
 
 
 def recording_section(results):
@@ -616,10 +679,12 @@ def recording_section(results):
     return "\n".join(out)
 
 
-def tables_section(lesson_tables, shown_here, extra=(), sampled=False):
-    """A list of the CSV files of the page (full precision), and the tables not shown above."""
+def tables_section(lesson_tables, shown_here, extra=(), sampled=False, empty=()):
+    """A list of the CSV files of the page (full precision), and the tables not shown above; a
+    table with no rows in this build is named, not linked (its file is empty)."""
     out = ["## Tables", "", "Every table is also a CSV file with values at full precision:", ""]
-    out += [f"- [{t}](tables/{t}.csv)" + (" (shown above)" if t in shown_here else "") for t in lesson_tables]
+    out += [f"- {t}: no rows in this build" if t in empty else
+            f"- [{t}](tables/{t}.csv)" + (" (shown above)" if t in shown_here else "") for t in lesson_tables]
     if sampled:
         out += ["- [runs.csv.gz](runs.csv.gz): every judged run, its score and the tokens reported "
                 "(the tables above hold the runs this page shows)"]
@@ -644,6 +709,13 @@ def conclusion_lines(statement, run, rows, table_name):
             table(mine, [("quantity", "quantity"), ("shown", "value"), ("unit", "unit")]), ""]
 
 
+def empty_tables(results):
+    """The lesson's tables that have no rows in this build."""
+    from replaylab.lessons import registry
+
+    return {name for name, rows in registry.lesson(results["lesson"]).tables(results).items() if not rows}
+
+
 def section(lines_or_text):
     return lines_or_text if isinstance(lines_or_text, str) else "\n".join(lines_or_text)
 
@@ -660,14 +732,14 @@ def lesson_page(results, *, title, question, intro, decisions, demos, tables, fi
         intro,
         "",
         allowlist_section(results, allowlist_intro),
-        runs_section(results, runs_order),
         section(decisions),
         *([sample_note(results), ""] if sample_note(results) else []),
         figure,
         "",
         scorecard_section(results),
+        runs_section(results, runs_order),
         section(demos),
-        tables_section(*tables, sampled=bool(sample_note(results))),
+        tables_section(*tables, sampled=bool(sample_note(results)), empty=empty_tables(results)),
         recording_section(results),
     ]
     return "\n".join(parts).rstrip() + "\n"

@@ -181,24 +181,33 @@ def scorecard(table, keys=("model", "task"), means=()):
     return rows
 
 
+# The columns of a lesson's scorecard, the same names in scorecard.csv and scorecard.json (where
+# `mistakes` is a list of {what, runs}); the page prints these explanations.
+SCORECARD_COLUMNS = {
+    "model": "The model or program that made the runs.",
+    "task": "The task: a variant of the lesson (in a lesson of several agents per run, an agent scored on its own answer).",
+    "runs": "Runs judged (n).",
+    "answered": "Runs that submitted an answer with the tool `answer`.",
+    "right": "Runs judged right (k), decided from numbers this build recomputed.",
+    "rate": "k/n, the share of runs that were right.",
+    "low": "Lower end of the 95 % Wilson score interval of the rate.",
+    "high": "Upper end of the 95 % Wilson score interval of the rate.",
+    "conclusive": f"Whether that interval is at most {100 * TOO_WIDE:.0f} points wide; wider, the runs are too few "
+                  "to conclude anything about the rate.",
+    "supported": "Answered runs whose own replayed experiments point at their answer.",
+    "right_unsupported": "Runs right but not supported by their own experiments.",
+    "supported_wrong": "Runs supported by their own experiments but wrong.",
+    "mean_calls": "Mean tool calls per run, every call made (refused ones included).",
+    "mean_budget_used": "Mean tool calls per run that ran an experiment, and so counted against the budget.",
+    "mistakes": "What the wrong runs got wrong, each with its number of runs.",
+}
+
+
 def scorecard_table(rows):
-    """The scorecard as flat rows for a CSV file."""
+    """The scorecard as flat rows for a CSV file: the columns of SCORECARD_COLUMNS, named as in the JSON."""
     return [
         {
-            "model": r["model"],
-            "task": r["task"],
-            "runs": r["runs"],
-            "answered": r["answered"],
-            "right": r["right"],
-            "rate": r["rate"],
-            "wilson95_low": r["low"],
-            "wilson95_high": r["high"],
-            "conclusive": r["conclusive"],
-            "supported": r["supported"],
-            "right_unsupported": r["right_unsupported"],
-            "supported_wrong": r["supported_wrong"],
-            "mean_calls": r["mean_calls"],
-            "mean_calls_that_ran": r["mean_budget_used"],
+            **{key: r[key] for key in SCORECARD_COLUMNS if key != "mistakes"},
             "mistakes": "; ".join(f"{m['what']} ({m['runs']})" for m in r["mistakes"]),
         }
         for r in rows

@@ -1,0 +1,615 @@
+"""Statistics for comparing the models of a campaign, from counts of right runs.
+
+Pure functions on counts (how many of a model's runs of a task were right): no files, no tables.
+Every record is a frozen dataclass whose fields are JSON-ready (int, str, finite float, bool, None,
+or lists of those): `dataclasses.asdict` gives what a JSON file or a CSV row holds, under the same
+names. Each field carries its explanation (`explain(Record)`), so a page can print a legend in the
+words used here; `METHODS` names each method and its reference.
+
+The methods are library calls (statsmodels, scipy) wherever a library has the method. Runs of two
+models on one task are independent samples (nothing pairs run i of one model with run i of the
+other). Tasks are never pooled: across tasks, two models are compared task by task and the per-task
+differences combined, with the number of tasks stated.
+"""
+
+import dataclasses
+import math
+import operator
+from dataclasses import dataclass, field
+from itertools import combinations
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.stats import fisher_exact, hypergeom, norm
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.power import NormalIndPower
+from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
+
+ALPHA = 0.05  # two-sided: 95 % intervals, tests significant at 0.05 (after Holm's correction)
+POWER = 0.8  # the chance of detecting a difference that the power calculations aim at
+TIE_TOLERANCE = 1 + 1e-7  # outcomes this close in probability to the observed one count as as likely (as scipy's fisher_exact)
+
+METHODS = {
+    "rate_interval": "Wilson score interval, 95 % (Wilson 1927, JASA 22:209-212; method 3 of Newcombe 1998, "
+    "Stat Med 17:857-872), statsmodels proportion_confint(method='wilson').",
+    "rule_of_three": "Rule of three (Hanley & Lippman-Hand 1983, JAMA 249:1743-1745): at 0 of n right, 3/n bounds "
+    "the rate from above with about 95 % confidence (one-sided); always at or above the exact one-sided bound "
+    "1 - 0.05^(1/n). At n of n, 1 - 3/n bounds it from below.",
+    "pass_at_k": "pass@k, the unbiased estimator of Chen et al. 2021 (arXiv 2107.03374): 1 - C(n-c,k)/C(n,k), "
+    "the chance that k runs drawn without replacement from the n include a right one.",
+    "pass_hat_k": "pass^k of tau-bench (Yao et al. 2024, arXiv 2406.12045): C(c,k)/C(n,k), the chance that k runs "
+    "drawn without replacement from the n are all right.",
+    "difference_interval": "Newcombe's hybrid score interval for a difference of two independent proportions, 95 % "
+    "(method 10 of Newcombe 1998, Stat Med 17:873-890), statsmodels confint_proportions_2indep(method='newcomb').",
+    "exact_test": "Fisher's exact test, two-sided (the p-value sums the probabilities, given the margins, of every "
+    "table at most as likely as the one observed), scipy.stats.fisher_exact.",
+    "combined_difference": "Mantel-Haenszel weighted mean of the per-task differences, weight n_a*n_b/(n_a+n_b) per "
+    "task (Greenland & Robins 1985, Biometrics 41:55-68), with a 95 % interval that combines the per-task Wilson "
+    "intervals (MOVER-Wilson for a linear function of proportions: Zou, Huang & Zhang 2009, CSDA 53:1080-1085; "
+    "with one task it is Newcombe's method 10).",
+    "stratified_test": "Exact conditional test of no difference on any task (the exact Cochran-Mantel-Haenszel test; "
+    "Mehta, Patel & Gray 1985, JASA 80:969-973): model a's right runs summed over the tasks, whose null "
+    "distribution given every task's margins is the convolution of the tasks' hypergeometric distributions; "
+    "two-sided as Fisher's (with one task it is Fisher's test).",
+    "multiple_comparisons": "Holm's step-down correction (Holm 1979, Scand J Stat 6:65-70) over every p-value of one "
+    "comparison (all pairs of models on all tasks, and the comparisons across tasks), statsmodels "
+    "multipletests(method='holm'); a comparison is significant when its adjusted p-value is at most 0.05.",
+    "power": "Normal approximation on Cohen's h = 2 asin(sqrt p1) - 2 asin(sqrt p2) (Cohen 1988, ch. 6), statsmodels "
+    "NormalIndPower, two-sided 0.05, power 0.8. It is optimistic for the exact test reported here, the more so at "
+    "small n: at 12 runs each from a rate of 0.5, Fisher's test detects the difference called detectable (0.45) "
+    "with power about 0.6, not 0.8; at the 93 runs each said to be needed for 0.5 against 0.7, about 0.75. Treat "
+    "the detectable difference and the runs needed as lower bounds.",
+    "tied": "Models no test separates: the largest groups of models no two of which a significant (Holm-adjusted) "
+    "comparison separates (maximal cliques, Bron & Kerbosch 1973); a model can be in several groups.",
+}
+
+
+def doc(text):
+    """A dataclass field that carries its explanation (see `explain`)."""
+    return field(metadata={"doc": text})
+
+
+def explain(record):
+    """{field name: explanation} of a record class or record, for a page's legend."""
+    return {f.name: f.metadata["doc"] for f in dataclasses.fields(record)}
+
+
+def _documented(cls):
+    """Append each field's explanation to the class's docstring (one source for both)."""
+    lines = [f"    {name}: {text}" for name, text in explain(cls).items()]
+    cls.__doc__ = (cls.__doc__ or "").rstrip() + "\n\n    Fields:\n" + "\n".join(lines) + "\n"
+    return cls
+
+
+def _number(value):
+    """A finite Python float, or None (never NaN or infinity, which JSON does not allow)."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Input
+
+
+@_documented
+@dataclass(frozen=True)
+class Counts:
+    """How many of a model's runs of a task were right: what every statistic here starts from."""
+
+    model: str = doc("The model (or scripted program) that made the runs.")
+    task: str = doc("The task the runs were of (a lesson variant).")
+    right: int = doc("How many of the runs were judged right.")
+    runs: int = doc("How many runs were judged (right or wrong).")
+
+    def __post_init__(self):
+        for name in ("model", "task"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name):
+                raise ValueError(f"counts: '{name}' must be a non-empty string, not {getattr(self, name)!r}")
+        for name in ("right", "runs"):
+            value = getattr(self, name)
+            if isinstance(value, bool):
+                raise ValueError(f"counts of {self.model} on {self.task}: '{name}' must be a whole number, not {value!r}")
+            try:
+                value = operator.index(value)
+            except TypeError:
+                raise ValueError(f"counts of {self.model} on {self.task}: '{name}' must be a whole number, not {value!r}") from None
+            if value < 0:
+                raise ValueError(f"counts of {self.model} on {self.task}: '{name}' must be 0 or more, not {value}")
+            object.__setattr__(self, name, value)
+        if self.right > self.runs:
+            raise ValueError(f"counts of {self.model} on {self.task}: 'right' ({self.right}) exceeds 'runs' ({self.runs})")
+
+
+# ---------------------------------------------------------------------------------------------
+# One model on one task
+
+
+@_documented
+@dataclass(frozen=True)
+class Rate:
+    """A model's share of right runs on one task, with its 95 % Wilson interval."""
+
+    model: str = doc("The model.")
+    task: str = doc("The task.")
+    right: int = doc("Runs judged right (k).")
+    runs: int = doc("Runs judged (n).")
+    rate: float | None = doc("k/n, the share of runs that were right; None without runs.")
+    rate_low: float | None = doc("Lower end of the 95 % Wilson score interval of the rate; None without runs.")
+    rate_high: float | None = doc("Upper end of the 95 % Wilson score interval of the rate; None without runs.")
+    rule_of_three_high: float | None = doc(
+        "Only at 0 of n right: 3/n (at most 1), the rule of three's one-sided 95 % upper bound on the rate; None otherwise."
+    )
+    rule_of_three_low: float | None = doc(
+        "Only at n of n right: 1 - 3/n (at least 0), the rule of three's one-sided 95 % lower bound on the rate; None otherwise."
+    )
+
+
+def wilson(right, runs):
+    """The 95 % Wilson score interval (low, high) of right/runs; (None, None) without runs. The ends
+    are exactly 0 at 0 of n and exactly 1 at n of n, where the score interval touches them."""
+    if runs == 0:
+        return None, None
+    low, high = proportion_confint(right, runs, alpha=ALPHA, method="wilson")
+    low = 0.0 if right == 0 else min(max(float(low), 0.0), right / runs)
+    high = 1.0 if right == runs else max(min(float(high), 1.0), right / runs)
+    return low, high
+
+
+def rate(counts):
+    """k of n, the rate and its 95 % Wilson interval; the rule of three at 0 of n and n of n."""
+    right, runs = counts.right, counts.runs
+    low, high = wilson(right, runs)
+    return Rate(
+        model=counts.model,
+        task=counts.task,
+        right=right,
+        runs=runs,
+        rate=right / runs if runs else None,
+        rate_low=low,
+        rate_high=high,
+        rule_of_three_high=min(1.0, 3 / runs) if runs and right == 0 else None,
+        rule_of_three_low=max(0.0, 1 - 3 / runs) if runs and right == runs else None,
+    )
+
+
+@_documented
+@dataclass(frozen=True)
+class PassK:
+    """pass@k and pass^k of a model on one task, for one k."""
+
+    model: str = doc("The model.")
+    task: str = doc("The task.")
+    k: int = doc("How many runs are drawn (1 to the number of runs).")
+    pass_at_k: float = doc(
+        "pass@k: the chance that k runs drawn at random (without replacement) from this model's runs include at "
+        "least one right run, 1 - C(n-c,k)/C(n,k) (Chen et al. 2021)."
+    )
+    pass_hat_k: float = doc(
+        "pass^k: the chance that k runs drawn at random (without replacement) from this model's runs are all "
+        "right, C(c,k)/C(n,k) (tau-bench); it measures consistency."
+    )
+
+
+def shown_ks(runs, every=20):
+    """The k for which pass@k and pass^k are given: every k up to `every`, then 1-2-5 steps and n
+    itself (thousands of runs would otherwise give thousands of rows of huge binomials)."""
+    ks = set(range(1, min(runs, every) + 1))
+    step = 10
+    while step <= runs:
+        ks.update(k for k in (step, 2 * step, 5 * step) if k <= runs)
+        step *= 10
+    return sorted(ks | ({runs} if runs else set()))
+
+
+def pass_k(counts, ks=None):
+    """pass@k and pass^k for each k of `ks` (by default every k the runs allow, 1..n); none without
+    runs. Ratios of whole numbers (binomial coefficients), each rounded once: pass@1 and pass^1 are
+    exactly c/n."""
+    n, c = counts.runs, counts.right
+    ks = range(1, n + 1) if ks is None else [k for k in ks if 1 <= k <= n]
+    return [
+        PassK(
+            model=counts.model,
+            task=counts.task,
+            k=k,
+            pass_at_k=(math.comb(n, k) - math.comb(n - c, k)) / math.comb(n, k),  # C(n-c, k) is 0 for k > n-c
+            pass_hat_k=math.comb(c, k) / math.comb(n, k),
+        )
+        for k in ks
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Two models on one task
+
+
+def fisher_p(a, b):
+    """Two-sided p-value of Fisher's exact test of a.right/a.runs against b.right/b.runs; None when
+    either has no runs."""
+    if a.runs == 0 or b.runs == 0:
+        return None
+    table = [[a.right, a.runs - a.right], [b.right, b.runs - b.right]]
+    return min(1.0, float(fisher_exact(table, alternative="two-sided").pvalue))
+
+
+def newcombe(a, b):
+    """The 95 % interval (low, high) of a's rate minus b's by Newcombe's hybrid score method
+    (method 10); (None, None) when either has no runs."""
+    if a.runs == 0 or b.runs == 0:
+        return None, None
+    low, high = confint_proportions_2indep(a.right, a.runs, b.right, b.runs, method="newcomb", compare="diff", alpha=ALPHA)
+    difference = a.right / a.runs - b.right / b.runs
+    return max(-1.0, min(float(low), difference)), min(1.0, max(float(high), difference))
+
+
+def smallest_fisher_p(runs_a, runs_b):
+    """The smallest p-value Fisher's test can give with these numbers of runs (every run of one
+    model right, every run of the other wrong); None when either has no runs."""
+    if runs_a == 0 or runs_b == 0:
+        return None
+    ahead, behind = Counts("a", "t", runs_a, runs_a), Counts("b", "t", 0, runs_b)  # and the other way round:
+    return min(fisher_p(ahead, behind), fisher_p(Counts("a", "t", 0, runs_a), Counts("b", "t", runs_b, runs_b)))  # equal but for rounding
+
+
+def detectable_difference(baseline, runs_a, runs_b):
+    """The smallest difference from `baseline` (model a's rate) that a two-sided test at 0.05 with
+    these runs detects with power 0.8 (Cohen's h, normal approximation), in whichever direction is
+    smaller; None without runs, or when no rate in [0, 1] is far enough from the baseline."""
+    if baseline is None or runs_a == 0 or runs_b == 0:
+        return None
+    h = _effect_detected(runs_a, runs_b)
+    phi = math.asin(math.sqrt(baseline))
+    reachable = []
+    if phi + h / 2 <= math.pi / 2:
+        reachable.append(math.sin(phi + h / 2) ** 2 - baseline)
+    if phi - h / 2 >= 0:
+        reachable.append(baseline - math.sin(phi - h / 2) ** 2)
+    return _number(min(reachable)) if reachable else None
+
+
+def _power(h, runs_a, runs_b):
+    """Power of the two-sided test at 0.05 for Cohen's h with these runs (statsmodels)."""
+    return NormalIndPower().power(h, nobs1=runs_a, alpha=ALPHA, ratio=runs_b / runs_a, alternative="two-sided")
+
+
+def _effect_detected(runs_a, runs_b):
+    """The Cohen's h detected with power 0.8: the root of statsmodels' power function, found to
+    1e-12 (its own solve_power stops about 1e-6 short in power)."""
+    return brentq(lambda h: _power(h, runs_a, runs_b) - POWER, 1e-9, 100.0, xtol=1e-12)
+
+
+def runs_needed(baseline, difference):
+    """Runs per model (on one task) that a two-sided test at 0.05 needs to detect a rate
+    `difference` away from `baseline` with power 0.8 (Cohen's h, normal approximation). Where both
+    baseline + difference and baseline - difference are rates, the direction needing more runs;
+    None when neither is, or without a baseline."""
+    if baseline is None:
+        return None
+    if not 0 <= baseline <= 1:
+        raise ValueError(f"runs needed: the baseline rate must be between 0 and 1, not {baseline!r}")
+    if not (isinstance(difference, (int, float)) and not isinstance(difference, bool) and 0 < difference <= 1):
+        raise ValueError(f"runs needed: the difference to detect must be a number above 0 and at most 1, not {difference!r}")
+    phi = math.asin(math.sqrt(baseline))
+    effects = [abs(2 * math.asin(math.sqrt(other)) - 2 * phi) for other in (baseline + difference, baseline - difference) if 0 <= other <= 1]
+    effects = [e for e in effects if e > 0]  # a difference below float resolution moves no rate
+    if not effects:
+        return None
+    h = min(effects)
+    # A start, 2 ((z_0.975 + z_0.8) / h)^2 (one tail), then the fewest runs whose power by statsmodels is 0.8:
+    # its solve_power warns of a negative square root on the way at large h.
+    runs = max(1, math.ceil(2 * ((norm.ppf(1 - ALPHA / 2) + norm.ppf(POWER)) / h) ** 2))
+    while runs > 1 and _power(h, runs - 1, runs - 1) >= POWER:
+        runs -= 1
+    while _power(h, runs, runs) < POWER:
+        runs += 1
+    return runs
+
+
+@_documented
+@dataclass(frozen=True)
+class Pair:
+    """Two models on one task: the difference of their rates, its interval and an exact test."""
+
+    task: str = doc("The task.")
+    model_a: str = doc("The first model of the pair.")
+    model_b: str = doc("The second model of the pair.")
+    right_a: int = doc("Model a's runs judged right.")
+    runs_a: int = doc("Model a's runs judged.")
+    right_b: int = doc("Model b's runs judged right.")
+    runs_b: int = doc("Model b's runs judged.")
+    difference: float | None = doc("Model a's rate minus model b's (from -1 to 1); None when either has no runs.")
+    difference_low: float | None = doc(
+        "Lower end of the 95 % interval of the difference (Newcombe's hybrid score method); None when either has no runs."
+    )
+    difference_high: float | None = doc(
+        "Upper end of the 95 % interval of the difference (Newcombe's hybrid score method); None when either has no runs."
+    )
+    p_value: float | None = doc(
+        "Two-sided p-value of Fisher's exact test of equal rates, before any correction; None when either has no runs."
+    )
+    smallest_p_value: float | None = doc(
+        "The smallest p-value Fisher's test could give with these numbers of runs; at 0.05 or above no outcome "
+        "could be significant: too few runs. None when either has no runs."
+    )
+    p_holm: float | None = doc(
+        "The p-value adjusted by Holm's correction over every comparison of the campaign; None when no test ran."
+    )
+    significant: bool = doc("Whether the Holm-adjusted p-value is at most 0.05: the rates differ beyond chance.")
+    detectable_difference: float | None = doc(
+        "The smallest difference from model a's rate that these numbers of runs detect with 80 % power (two-sided "
+        "0.05, Cohen's h); None when no difference can be detected or either has no runs."
+    )
+    detect: float | None = doc("The difference asked about (runs_needed is for it); None when none was asked.")
+    runs_needed: int | None = doc(
+        "Runs per model on this task needed to detect a difference of `detect` from model a's rate with 80 % power "
+        "(two-sided 0.05, Cohen's h); None when none was asked or model a has no runs."
+    )
+
+
+def compare_pair(a, b, detect=None):
+    """Two models' counts on one task compared: Newcombe's interval of the difference, Fisher's
+    exact test, the detectable difference and (for `detect`) the runs needed. `p_holm` and
+    `significant` are for one comparison alone here; `compare_models` corrects them over all."""
+    if a.task != b.task:
+        raise ValueError(f"compare_pair: counts of two tasks ({a.task!r}, {b.task!r}); compare tasks with compare_across_tasks")
+    low, high = newcombe(a, b)
+    p = fisher_p(a, b)
+    baseline = a.right / a.runs if a.runs else None
+    return Pair(
+        task=a.task,
+        model_a=a.model,
+        model_b=b.model,
+        right_a=a.right,
+        runs_a=a.runs,
+        right_b=b.right,
+        runs_b=b.runs,
+        difference=a.right / a.runs - b.right / b.runs if a.runs and b.runs else None,
+        difference_low=low,
+        difference_high=high,
+        p_value=p,
+        smallest_p_value=smallest_fisher_p(a.runs, b.runs),
+        p_holm=p,
+        significant=p is not None and p <= ALPHA,
+        detectable_difference=detectable_difference(baseline, a.runs, b.runs),
+        detect=_number(detect),
+        runs_needed=runs_needed(baseline, detect) if detect is not None else None,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Two models across tasks
+
+
+@_documented
+@dataclass(frozen=True)
+class AcrossTasks:
+    """Two models compared across tasks: per-task differences combined, never pooled counts."""
+
+    model_a: str = doc("The first model of the pair.")
+    model_b: str = doc("The second model of the pair.")
+    tasks: int = doc("How many tasks (strata) the comparison combines: those where both models have runs.")
+    tasks_left_out: list[str] = doc("Tasks left out because one of the two models has no runs of them.")
+    difference: float | None = doc(
+        "Mantel-Haenszel weighted mean over the tasks of model a's rate minus model b's, weight "
+        "n_a*n_b/(n_a+n_b) per task; None when no task has runs of both."
+    )
+    difference_low: float | None = doc(
+        "Lower end of the 95 % interval of the combined difference (per-task Wilson intervals combined, "
+        "MOVER-Wilson); None when no task has runs of both."
+    )
+    difference_high: float | None = doc(
+        "Upper end of the 95 % interval of the combined difference (per-task Wilson intervals combined, "
+        "MOVER-Wilson); None when no task has runs of both."
+    )
+    p_value: float | None = doc(
+        "Two-sided p-value of the exact stratified (Cochran-Mantel-Haenszel) test of no difference on any task, "
+        "before any correction; None when no task has runs of both."
+    )
+    smallest_p_value: float | None = doc(
+        "The smallest p-value the stratified test could give with these numbers of runs; at 0.05 or above no "
+        "outcome could be significant. None when no task has runs of both."
+    )
+    p_holm: float | None = doc(
+        "The p-value adjusted by Holm's correction over every comparison of the campaign; None when no test ran."
+    )
+    significant: bool = doc("Whether the Holm-adjusted p-value is at most 0.05: the models differ beyond chance across tasks.")
+
+
+def _both_ran(a_counts, b_counts):
+    """[(a, b)] of the tasks both models have runs of, and the tasks left out (in a's order, then b's)."""
+    a_by_task = {c.task: c for c in a_counts}
+    b_by_task = {c.task: c for c in b_counts}
+    if len(a_by_task) < len(a_counts) or len(b_by_task) < len(b_counts):
+        raise ValueError("compare_across_tasks: a task appears twice in one model's counts")
+    tasks = list(a_by_task) + [t for t in b_by_task if t not in a_by_task]
+    pairs, left_out = [], []
+    for task in tasks:
+        a, b = a_by_task.get(task), b_by_task.get(task)
+        if a and b and a.runs and b.runs:
+            pairs.append((a, b))
+        else:
+            left_out.append(task)
+    return pairs, left_out
+
+
+def stratified_p(strata):
+    """Two-sided p-value of the exact conditional test of no difference in any stratum, for
+    strata [(right_a, runs_a, right_b, runs_b)] each with runs of both: the sum over strata of
+    right_a, whose null distribution given each stratum's margins is the convolution of the
+    strata's hypergeometric distributions; p sums the probabilities of every sum at most as
+    likely as the observed one (Fisher's rule, scipy's tolerance). 1.0 when no stratum varies."""
+    distribution = np.ones(1)
+    lowest = observed = 0
+    for right_a, runs_a, right_b, runs_b in strata:
+        right = right_a + right_b
+        low, high = max(0, right - runs_b), min(runs_a, right)
+        support = np.arange(low, high + 1)
+        distribution = np.convolve(distribution, hypergeom.pmf(support, runs_a + runs_b, right, runs_a))
+        lowest += low
+        observed += right_a
+    here = distribution[observed - lowest]
+    return min(1.0, float(distribution[distribution <= here * TIE_TOLERANCE].sum()))
+
+
+def compare_across_tasks(a_counts, b_counts):
+    """Two models compared over the tasks both ran: the Mantel-Haenszel weighted difference with
+    its MOVER-Wilson interval and the exact stratified test (see METHODS). A task one model did not
+    run is left out and named; a task where a rate is 0 or 1 counts like any other (its Wilson
+    interval is not empty, its hypergeometric distribution may be a single point, adding nothing)."""
+    if not a_counts or not b_counts:
+        raise ValueError("compare_across_tasks: each side needs the counts of its model (0 of 0 for a task it did not run)")
+    pairs, left_out = _both_ran(a_counts, b_counts)
+    model_a, model_b = a_counts[0].model, b_counts[0].model
+    if {c.model for c in a_counts} - {model_a} or {c.model for c in b_counts} - {model_b}:
+        raise ValueError("compare_across_tasks: each side must hold the counts of one model")
+    if not pairs:
+        return AcrossTasks(model_a, model_b, 0, left_out, None, None, None, None, None, None, False)
+    weights = np.array([a.runs * b.runs / (a.runs + b.runs) for a, b in pairs])
+    weights = weights / weights.sum()
+    difference = low_squares = high_squares = 0.0
+    for w, (a, b) in zip(weights, pairs):
+        rate_a, rate_b = a.right / a.runs, b.right / b.runs
+        (low_a, high_a), (low_b, high_b) = wilson(a.right, a.runs), wilson(b.right, b.runs)
+        difference += w * (rate_a - rate_b)
+        low_squares += w * w * ((rate_a - low_a) ** 2 + (high_b - rate_b) ** 2)
+        high_squares += w * w * ((high_a - rate_a) ** 2 + (rate_b - low_b) ** 2)
+    p = stratified_p([(a.right, a.runs, b.right, b.runs) for a, b in pairs])
+    return AcrossTasks(
+        model_a=model_a,
+        model_b=model_b,
+        tasks=len(pairs),
+        tasks_left_out=left_out,
+        difference=_number(difference),
+        difference_low=_number(max(-1.0, difference - math.sqrt(low_squares))),
+        difference_high=_number(min(1.0, difference + math.sqrt(high_squares))),
+        p_value=p,
+        smallest_p_value=min(
+            stratified_p([(a.runs, a.runs, 0, b.runs) for a, b in pairs]),
+            stratified_p([(0, a.runs, b.runs, b.runs) for a, b in pairs]),
+        ),
+        p_holm=p,
+        significant=p <= ALPHA,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Many comparisons
+
+
+def holm(p_values):
+    """Holm-adjusted p-values and whether each stays significant at 0.05, for a list of p-values
+    in which None (no test) is passed through as (None, False) and is not counted in the family."""
+    tested = [i for i, p in enumerate(p_values) if p is not None]
+    adjusted = [None] * len(p_values)
+    significant = [False] * len(p_values)
+    if tested:
+        reject, corrected, _, _ = multipletests([p_values[i] for i in tested], alpha=ALPHA, method="holm")
+        for i, r, c in zip(tested, reject, corrected):
+            adjusted[i], significant[i] = min(1.0, float(c)), bool(r)
+    return list(zip(adjusted, significant))
+
+
+def with_holm(comparisons):
+    """The comparisons (Pair or AcrossTasks records) with `p_holm` and `significant` set by Holm's
+    correction over all of them together."""
+    return [
+        dataclasses.replace(c, p_holm=adjusted, significant=significant)
+        for c, (adjusted, significant) in zip(comparisons, holm([c.p_value for c in comparisons]))
+    ]
+
+
+def tied(models, comparisons):
+    """The groups of `models` that no significant comparison separates: the maximal sets of models
+    no two of which some comparison in `comparisons` (records with model_a, model_b, significant)
+    finds different. Every model is in at least one group; groups and their members keep the order
+    of `models`. Which comparisons count is the caller's choice (one task's pairs, or the
+    comparisons across tasks)."""
+    models = list(dict.fromkeys(models))
+    if not models:
+        return []
+    separated = {frozenset((c.model_a, c.model_b)) for c in comparisons if c.significant}
+    close = {m: {o for o in models if o != m and frozenset((m, o)) not in separated} for m in models}
+    groups = []
+
+    def grow(group, candidates, excluded):  # Bron-Kerbosch: every maximal clique of `close`
+        if not candidates and not excluded:
+            groups.append(group)
+        for m in list(candidates):
+            grow(group + [m], candidates & close[m], excluded & close[m])
+            candidates = candidates - {m}
+            excluded = excluded | {m}
+
+    grow([], set(models), set())
+    order = {m: i for i, m in enumerate(models)}
+    return sorted((sorted(g, key=order.__getitem__) for g in groups), key=lambda g: [order[m] for m in g])
+
+
+@_documented
+@dataclass(frozen=True)
+class Ties:
+    """Which models no (Holm-adjusted) test separates, on one task or across tasks."""
+
+    task: str | None = doc("The task whose comparisons were used; None for the comparisons across tasks.")
+    groups: list[list[str]] = doc(
+        "Groups of models that no significant comparison separates (each as large as it can be); a model can be "
+        "in more than one group. One group holding every model: no test tells any two apart. Only models with "
+        "runs (of this task; across tasks, of any task) are grouped."
+    )
+
+
+@_documented
+@dataclass(frozen=True)
+class Comparison:
+    """Everything a campaign's comparison page shows, from its counts."""
+
+    models: list[str] = doc("The models, in the order first met in the counts.")
+    tasks: list[str] = doc("The tasks, in the order first met in the counts.")
+    rates: list[Rate] = doc("One rate per model and task (a model with no runs of a task: 0 of 0, no rate).")
+    pass_k: list[PassK] = doc("pass@k and pass^k per model, task and k (every k up to 20, then 1-2-5 steps and n).")
+    pairs: list[Pair] = doc("Every pair of models on every task, Holm-corrected over all comparisons.")
+    across_tasks: list[AcrossTasks] = doc(
+        "Every pair of models across tasks (only when there are two tasks or more), Holm-corrected over all comparisons."
+    )
+    ties: list[Ties] = doc("Per task, then across tasks: the models no significant comparison separates.")
+    comparisons: int = doc("How many p-values Holm's correction was over (the family size).")
+
+
+def compare_models(counts, detect=None):
+    """The whole comparison of a campaign from its counts (one Counts per model and task; a
+    model without counts for a task is taken as 0 of 0). `detect`: a difference of rates the user
+    wants to be able to detect (e.g. 0.2), for the runs needed; None for none."""
+    counts = list(counts)
+    if detect is not None:
+        runs_needed(0.5, detect)  # a bad difference is one clear error before any work
+    models = list(dict.fromkeys(c.model for c in counts))
+    tasks = list(dict.fromkeys(c.task for c in counts))
+    grid = {}
+    for c in counts:
+        if (c.model, c.task) in grid:
+            raise ValueError(f"counts: {c.model} on {c.task} appears twice")
+        grid[(c.model, c.task)] = c
+    cell = {(m, t): grid.get((m, t), Counts(m, t, 0, 0)) for m in models for t in tasks}
+    pairs = [compare_pair(cell[(a, t)], cell[(b, t)], detect) for t in tasks for a, b in combinations(models, 2)]
+    across = []
+    if len(tasks) >= 2:
+        across = [
+            compare_across_tasks([cell[(a, t)] for t in tasks], [cell[(b, t)] for t in tasks])
+            for a, b in combinations(models, 2)
+        ]
+    corrected = with_holm(pairs + across)
+    pairs, across = corrected[: len(pairs)], corrected[len(pairs):]
+    ties = [Ties(t, tied([m for m in models if cell[(m, t)].runs], [p for p in pairs if p.task == t])) for t in tasks]
+    if across:
+        ties.append(Ties(None, tied([m for m in models if any(cell[(m, t)].runs for t in tasks)], across)))
+    return Comparison(
+        models=models,
+        tasks=tasks,
+        rates=[rate(cell[(m, t)]) for t in tasks for m in models],
+        pass_k=[row for t in tasks for m in models for row in pass_k(cell[(m, t)], shown_ks(cell[(m, t)].runs))],
+        pairs=pairs,
+        across_tasks=across,
+        ties=ties,
+        comparisons=sum(c.p_value is not None for c in corrected),
+    )
