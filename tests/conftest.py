@@ -9,6 +9,7 @@ own (`helpers.workflow.copy_project`).
 """
 
 import fcntl
+import os
 import shutil
 
 import pytest
@@ -21,7 +22,10 @@ def built(tmp_path_factory):
     """A copy of the project with every result built (`snakemake --cores 2`), its reference runs
     replayed in batches of one run (one replay job per run, or per group of a lesson judged per
     group)."""
-    shared = tmp_path_factory.getbasetemp().parent  # the same folder for every worker of this run
+    # the same folder for every pytest-xdist worker of this run (their base folders share a parent
+    # of this run's own); without xdist, this run's base folder: never one of another run
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     with open(shared / "built.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         once = shared / "built-once" / "project"
