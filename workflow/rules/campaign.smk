@@ -113,15 +113,6 @@ rule campaign_compare:
         "../../scripts/compare.py"
 
 
-def campaign_targets(wildcards):
-    """The campaign's targets; first, for a provider whose runs are imported (inspect_ai), the one
-    line that names a run no rule can record, if one is missing."""
-    problem = campaign.missing_imports(CAMPAIGN)
-    if problem:
-        stop(problem)
-    return CAMPAIGN.targets(wildcards)
-
-
 rule campaign:
     """Target: record what is missing of the campaign, then replay, judge, score and compare it."""
     input:

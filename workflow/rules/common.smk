@@ -262,3 +262,12 @@ def all_outputs(wildcards):
         "results/index.html",
         "results/site",
     ]
+
+
+def campaign_targets(wildcards):
+    """The campaign's targets; first, for a provider whose runs are imported (inspect_ai), the one
+    line that names a run no rule can record, if one is missing."""
+    problem = campaign.missing_imports(CAMPAIGN)  # CAMPAIGN: campaign.smk
+    if problem:
+        stop(problem)
+    return CAMPAIGN.targets(wildcards)
