@@ -18,6 +18,7 @@ import pytest
 from mcp import ClientSession, MCPError
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from helpers.pages import with_run_pages
 from helpers import cli, environment
 from helpers.mcp import RawServer, readme_server
 from helpers.workflow import copy_project, snakemake
@@ -368,7 +369,7 @@ def test_the_workflow_replays_and_judges_mcp_runs(tmp_path):
     assert left_run["experiments"]["outcome"] == "inconclusive" and left_run["answer"] is None and left_run["supported"] is None
     (row,) = [r for r in results["scorecard"] if r["model"] == "model-m (declared, not verified)"]
     assert (row["runs"], row["answered"], row["right"], row["supported"]) == (2, 1, 1, 1)
-    page = (copy / "results" / "hunter" / "index.md").read_text()
+    page = with_run_pages(copy / "results" / "hunter")
     assert "Through the MCP client test-client 9.9 (its name and version as it reported them)" in page
     assert "Messages produced by: model-m (declared, not verified)" in page
     assert "not finished: the client closed the session without calling answer" in page

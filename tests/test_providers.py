@@ -4,19 +4,17 @@ provider answers, through the real command line and the official SDK."""
 
 import json
 import shutil
-from fractions import Fraction
-from math import comb
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from helpers.pages import with_run_pages
 from helpers import ROOT, cli, environment
 from helpers.model_server import ModelServer
 from replaylab.build import build
 from replaylab.agents import clients, recording
 from replaylab.agents.names import file_safe, model_of
-from replaylab.comparison import compare_pair, fisher_exact, smallest_p
 
 KEY = "sk-test-PROVIDERS0123456789abcdef"
 
@@ -188,7 +186,7 @@ def test_a_run_stopped_by_its_token_limit_replays_and_is_not_right(tmp_path):
     scores = {s["run"]: s for s in json.loads((tmp_path / "results" / "projectile" / "results.json").read_text())["scores"]}
     assert scores["full"]["right"]
     assert scores["capped"]["wrong"] == "stopped by its limit max_tokens_per_run (1500)"
-    page = (tmp_path / "results" / "projectile" / "index.md").read_text()
+    page = with_run_pages(tmp_path / "results" / "projectile")
     assert "stopped by its limit max_tokens_per_run (1500; the run used" in page
 
 
@@ -201,42 +199,3 @@ def test_a_run_stopped_by_its_time_limit(tmp_path):
     # Every answer takes at least 0.3 s, so the second has always reached 0.5 s; on a slow machine
     # the first may reach it already. The run stops at the first answer past the limit, no later.
     assert 1 <= len(run.transcript.steps) <= 2 and not run.transcript.finished
-
-
-# ---------------------------------------------------------------------------------------------
-# Fisher's exact test, against a computation by enumeration of every table
-
-
-def fisher_by_enumeration(a, n, b, m):
-    """Two-sided Fisher p-value: the probability of every table with the same margins that is at
-    most as likely as the observed one."""
-    total = comb(n + m, a + b)
-    chance = {x: Fraction(comb(n, x) * comb(m, a + b - x), total) for x in range(0, n + 1) if 0 <= a + b - x <= m}
-    return float(sum(p for p in chance.values() if p <= chance[a]))
-
-
-@pytest.mark.parametrize("a,n,b,m", [(5, 5, 2, 5), (3, 4, 1, 4), (0, 10, 10, 10), (7, 12, 7, 12), (1, 9, 11, 14), (0, 1, 1, 1)])
-def test_fisher_exact(a, n, b, m):
-    assert fisher_exact(a, n, b, m) == fisher_by_enumeration(a, n, b, m)
-
-
-def test_fisher_known_values():
-    assert fisher_exact(5, 5, 2, 5) == pytest.approx(1 / 6)  # 20 of the 120 tables
-    assert fisher_exact(3, 4, 1, 4) == pytest.approx(0.4857142857)  # the tea-tasting lady
-    assert fisher_exact(5, 5, 5, 5) == 1.0
-
-
-def test_the_smallest_possible_p_value_is_that_of_the_most_lopsided_outcome():
-    for n, m in [(2, 2), (3, 5), (5, 5), (4, 7)]:
-        every = min(fisher_by_enumeration(a, n, b, m) for a in range(n + 1) for b in range(m + 1))
-        assert smallest_p(n, m) == pytest.approx(every)
-
-
-def row(model, right, runs):
-    return {"lesson": "projectile", "task": "default", "model": model, "right": right, "runs": runs}
-
-
-def test_what_the_comparison_can_say():
-    assert compare_pair(row("a", 2, 2), row("b", 0, 2))["verdict"] == "too few runs"
-    assert compare_pair(row("a", 5, 5), row("b", 2, 5))["verdict"] == "no difference beyond chance"
-    assert compare_pair(row("a", 10, 10), row("b", 2, 10))["verdict"] == "differ beyond chance"

@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from helpers.pages import with_run_pages
 from helpers.model_server import FakeProvider, completion
 from replaylab.agents import recording as recording_io
 from helpers import environment
@@ -80,7 +81,7 @@ def test_recording_through_the_workflow_keeps_the_key_out_of_every_file(tmp_path
         first = run.transcript.steps[0]
         assert [r.ok for r in first.results] == [False, True, True]  # the leaky call was refused, the others ran
         assert run.transcript.finished
-    page = (live / "new" / "index.md").read_text(encoding="utf-8")
+    page = with_run_pages(live / "new")
     assert "**Recorded run**" in page
     assert "- Messages produced by: fake-model" in page
     assert (copy / "logs" / "live" / "hunter" / "new-symplectic-euler.record.log").is_file()

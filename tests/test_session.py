@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from helpers.pages import with_run_pages
 from helpers import RECORDINGS, cli
 from replaylab.agents import recording
 from replaylab.build import build
@@ -366,7 +367,7 @@ def test_declared_models_are_recorded_as_declared_shown_so_and_scored_apart(tmp_
     assert rows[("model-a (declared, not verified)", "symplectic-euler claim")] == (2, 2, 1, 2)  # none found is supported, and wrong
     assert rows[("model-b (declared, not verified)", "symplectic-euler claim")] == (1, 1, 1, 1)
     assert rows[("interactive session (a person or a program on stdin)", "symplectic-euler claim")][:3] == (1, 0, 0)  # not finished
-    page = (tmp_path / "built" / "hunter" / "index.md").read_text()
+    page = with_run_pages(tmp_path / "built" / "hunter")
     assert "Messages produced by: model-a (declared, not verified)" in page
     assert "not finished: the input ended before the agent ended the run" in page
 

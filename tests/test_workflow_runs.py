@@ -7,6 +7,7 @@ import shutil
 import pandas as pd
 import pytest
 
+from helpers.pages import with_run_pages
 from helpers.workflow import batch_of, configure, copy_project, first_error_line, forge, job_times, pending, snakemake
 
 pytestmark = pytest.mark.workflow
@@ -176,7 +177,7 @@ def test_record_target_with_the_scripted_provider_needs_no_key(tmp_path):
     assert "record_run" in result.stdout + result.stderr
     live = copy / "results" / "live" / "hunter"
     assert sorted(p.name for p in live.glob("*.json")) == ["new-symplectic-euler.json", "new-velocity-verlet.json"]
-    page = (live / "new" / "index.md").read_text()
+    page = with_run_pages(live / "new")
     assert "**Scripted baseline (a program, not a language model)**" in page
     assert "- Messages produced by: hunter baseline, coarse-first (a scripted program, not a language model)" in page
     assert "- How: Scripted baseline: replaylab's built-in program" in page

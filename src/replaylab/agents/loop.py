@@ -86,7 +86,7 @@ def run(client, system, task, allowlist, max_steps, on_step=None, limits=NO_LIMI
     results as they happen.
     """
     start = time.monotonic()
-    if getattr(limits, "max_seconds", None) is not None and hasattr(client, "deadline"):
+    if isinstance(limits, Limits) and limits.max_seconds is not None and hasattr(client, "deadline"):
         client.deadline = start + limits.max_seconds
     steps = []
     for _ in range(max_steps):

@@ -1,5 +1,5 @@
 """`--model replaylab/<program>`: replaylab's scripted baselines as an Inspect model, so that a
-lesson runs under Inspect with no key and no network (`inspect eval replaylab/projectile --model
+lesson runs under Inspect with no key and no network (`inspect eval replaylab/<lesson> --model
 replaylab/scripted-careful`). A program, not a language model: its runs are labelled scripted.
 
 The program is found from the sample's system text and task, and reads the conversation so far,

@@ -23,11 +23,8 @@ one (negative, absurd) is recorded as null, calls past the recording's limit are
 character is replaced; each with a note in the recording (`notes`).
 """
 
-import functools
 import json
 import logging
-import threading
-import time
 
 from replaylab.agents import environment
 from replaylab.agents.clients import Options, Provider, ProviderError, record_command, register
@@ -58,99 +55,18 @@ def _sdk():
     return openai
 
 
-_deadlines = threading.local()  # the thread's request in flight: .request_s (its timeout), .run_at, .at
-
-
-class _RunOver(BaseException):
-    """The run's deadline passed during a request: a BaseException, so that neither the HTTP
-    library nor the SDK takes it for a failure worth retrying (both close the connection)."""
-
-
-def _bounded(timeout, error):
-    """The timeout of one read or write: what is left until the thread's deadline, at most `timeout`.
-    Past the run's deadline, `_RunOver`; past the request's, `error` (a timeout the SDK retries)."""
-    at = getattr(_deadlines, "at", None)
-    if at is None:
-        return timeout
-    left = at - time.monotonic()
-    if left <= 0:
-        if at == _deadlines.run_at:
-            raise _RunOver()
-        raise error("the request's deadline passed")
-    return left if timeout is None else min(timeout, left)
-
-
-def _deadline_backend():
-    """httpcore's network backend, with every connect, read and write bounded by `_bounded`."""
-    httpcore = __import__("httpcore2")
-
-    class Stream(httpcore.NetworkStream):
-        def __init__(self, inner):
-            self.inner = inner
-
-        def _io(self, action, timeout, error):
-            try:
-                return action(_bounded(timeout, error))
-            except (httpcore.ReadTimeout, httpcore.WriteTimeout, httpcore.ConnectTimeout):
-                _bounded(None, error)  # the run's deadline passed while it waited: no retry
-                raise
-
-        def read(self, max_bytes, timeout=None):
-            return self._io(lambda t: self.inner.read(max_bytes, t), timeout, httpcore.ReadTimeout)
-
-        def write(self, buffer, timeout=None):
-            return self._io(lambda t: self.inner.write(buffer, t), timeout, httpcore.WriteTimeout)
-
-        def close(self):
-            self.inner.close()
-
-        def start_tls(self, ssl_context, server_hostname=None, timeout=None):
-            return Stream(self._io(lambda t: self.inner.start_tls(ssl_context, server_hostname, t), timeout,
-                                   httpcore.ConnectTimeout))
-
-        def get_extra_info(self, info):
-            return self.inner.get_extra_info(info)
-
-    class Backend(httpcore.NetworkBackend):
-        def __init__(self, inner):
-            self.inner = inner
-
-        def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
-            return Stream(self.inner.connect_tcp(host, port, _bounded(timeout, httpcore.ConnectTimeout), local_address,
-                                                 socket_options))
-
-        def connect_unix_socket(self, path, timeout=None, socket_options=None):
-            return Stream(self.inner.connect_unix_socket(path, _bounded(timeout, httpcore.ConnectTimeout), socket_options))
-
-        def sleep(self, seconds):
-            self.inner.sleep(seconds)
-
-    return Backend(httpcore.SyncBackend())
-
-
-@functools.cache
 def _http_client():
-    """One HTTP client per process, shared by the SDK clients of every run (it is thread-safe):
-    making one loads the system's certificates, about 0.1 s of a processor, which a campaign's job
-    recording many runs at once would otherwise pay for each run. Its transport starts each
-    request's deadline, and its connections wait no longer than the deadlines (`_bounded`)."""
-    httpx = __import__("httpx2")
+    """The process's one HTTP client, bounded in time (replaylab.http_deadlines)."""
     from openai._constants import DEFAULT_CONNECTION_LIMITS
 
-    class Transport(httpx.HTTPTransport):
-        def handle_request(self, request):
-            seconds, run_at = getattr(_deadlines, "request_s", None), getattr(_deadlines, "run_at", None)
-            at = None if seconds is None else time.monotonic() + seconds
-            _deadlines.at = min((t for t in (at, run_at) if t is not None), default=None)
-            return super().handle_request(request)
+    return _http().http_client(_sdk().DefaultHttpxClient, DEFAULT_CONNECTION_LIMITS)
 
-    transport = Transport(limits=DEFAULT_CONNECTION_LIMITS)
-    transport._pool = __import__("httpcore2").ConnectionPool(
-        ssl_context=transport._pool._ssl_context, max_connections=DEFAULT_CONNECTION_LIMITS.max_connections,
-        max_keepalive_connections=DEFAULT_CONNECTION_LIMITS.max_keepalive_connections,
-        keepalive_expiry=DEFAULT_CONNECTION_LIMITS.keepalive_expiry, network_backend=_deadline_backend(),
-    )
-    return _sdk().DefaultHttpxClient(transport=transport)
+
+def _http():
+    """The HTTP layer bounded in time (replaylab.http_deadlines), imported with the SDK."""
+    from replaylab import http_deadlines
+
+    return http_deadlines
 
 
 def _clean_log_records(secrets):
@@ -283,8 +199,7 @@ def _served(response, secrets):
     `system_fingerprint` where given; each cleaned of the key, printable and cut to 200 characters
     (a server's text, shown on pages), None when absent or not text."""
     found = {}
-    for field in ("model", "system_fingerprint"):
-        value = getattr(response, field, None)
+    for field, value in (("model", response.model), ("system_fingerprint", response.system_fingerprint)):
         if isinstance(value, str) and value:
             found[field] = printable(clean_text(value, secrets))[:200]
     return found
@@ -311,7 +226,8 @@ class OpenAIClient:
 
     def complete(self, system, conversation, tools):
         step = sum(1 for item in conversation if item["role"] == "assistant")  # the step this answer becomes
-        _deadlines.request_s, _deadlines.run_at = self._timeout, self.deadline
+        deadlines = _http().deadlines
+        deadlines.request_s, deadlines.run_at = self._timeout, self.deadline
         try:
             response = self._sdk.chat.completions.create(
                 model=self.model,
@@ -319,7 +235,7 @@ class OpenAIClient:
                 tools=[{"type": "function", "function": spec} for spec in tools],
                 **_settings_sent(self.settings),
             )
-        except _RunOver:
+        except _http().RunOver:
             raise OutOfTime(f"the run's time ran out while the provider answered request {step + 1}") from None
         except _sdk().OpenAIError as error:
             raise ProviderError(clean_text(_describe(error, self._timeout), self.secrets)) from None
@@ -328,7 +244,7 @@ class OpenAIClient:
         except RecursionError:  # the SDK's JSON parser, on a body of arrays inside arrays
             raise ProviderError("the provider's answer is not JSON: nested too deep for a chat completion") from None
         finally:
-            _deadlines.request_s = _deadlines.run_at = _deadlines.at = None
+            deadlines.request_s = deadlines.run_at = deadlines.at = None
         message = _message(response)
         self._note_served(response)
         request_id = response._request_id  # from the x-request-id header; None when absent
