@@ -16,6 +16,7 @@ from helpers import cli, environment
 from helpers.model_server import FakeProvider, ModelServer, completion
 from helpers.workflow import copy_project, snakemake
 from replaylab.agents import recording as recording_io
+from replaylab.lessons.markdown import provenance_lines
 
 KEY = "sk-test-FAKEKEY-answers"
 
@@ -53,6 +54,9 @@ def test_usage_that_is_not_a_count_is_recorded_as_null_with_a_note(tmp_path, rep
     assert run.provenance["usage"] == {"input_tokens": None, "output_tokens": 20}
     what = notes(path)["$.provenance.usage.input_tokens"]
     assert "not a count of tokens" in what and "recorded as null" in what
+    shown = provenance_lines({"label": run.label, "provenance": {**run.provenance, "how": "recorded"}})
+    assert shown[-1] == (
+        "- Provider-reported usage: input_tokens unknown (not a count as reported), output_tokens 20")
     replays(path)
     if reported == 10**30:
         assert "a number of 31 digits" in what

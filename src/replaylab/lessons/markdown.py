@@ -431,7 +431,9 @@ def provenance_lines(run):
                      "(its name and version as it reported them)")
     usage = p.get("usage")
     if usage:
-        lines.append("- Provider-reported usage: " + ", ".join(f"{text(k)} {text(v)}" for k, v in usage.items()))
+        # null: the provider reported a value that is not a count (the recording's notes say which)
+        lines.append("- Provider-reported usage: " + ", ".join(
+            f"{text(k)} {'unknown (not a count as reported)' if v is None else text(v)}" for k, v in usage.items()))
     return lines
 
 
