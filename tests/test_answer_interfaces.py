@@ -6,11 +6,8 @@ the project (the runs in results/live), which also runs a campaign of the script
 run must be scored as its answer deserves, never as its experiments happen to cover the truth."""
 
 import json
-import os
-import select
 import subprocess
 import sys
-import time
 
 import anyio
 import pandas as pd
@@ -20,7 +17,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 import mcp_types as types
-from helpers import cli, environment
+from helpers import cli, environment, read_json_line
 from helpers.model_server import FakeProvider, completion
 from helpers.workflow import copy_project, snakemake
 from replaylab.agents import recording
@@ -107,18 +104,8 @@ class Session:
 
     def read(self):
         """The next JSON line on stdout, or None once stdout is closed."""
-        deadline = time.monotonic() + TIMEOUT
-        while b"\n" not in self.buffer:
-            left = deadline - time.monotonic()
-            assert left > 0, f"no line within {TIMEOUT} s"
-            ready, _, _ = select.select([self.process.stdout], [], [], left)
-            if ready:
-                chunk = os.read(self.process.stdout.fileno(), 65536)
-                if not chunk:
-                    return None
-                self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return json.loads(line)
+        value, self.buffer = read_json_line(self.process, self.buffer, TIMEOUT)
+        return value
 
     def ask(self, message):
         self.process.stdin.write(json.dumps(message).encode() + b"\n")

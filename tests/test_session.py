@@ -2,19 +2,16 @@
 written, its answer read, then the next. Every point of issue 11's first list has a test here."""
 
 import json
-import os
 import re
-import select
 import shutil
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
 from helpers.pages import with_run_pages
-from helpers import RECORDINGS, cli
+from helpers import RECORDINGS, cli, read_json_line
 from replaylab.agents import recording
 from replaylab.build import build
 from replaylab.lessons import registry
@@ -40,18 +37,8 @@ class Session:
 
     def read(self):
         """The next JSON line on stdout, or None when stdout closed."""
-        deadline = time.monotonic() + TIMEOUT
-        while b"\n" not in self.buffer:
-            left = deadline - time.monotonic()
-            assert left > 0, f"no answer within {TIMEOUT} s"
-            ready, _, _ = select.select([self.process.stdout], [], [], left)
-            if ready:
-                chunk = os.read(self.process.stdout.fileno(), 65536)
-                if not chunk:
-                    return None
-                self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return json.loads(line)
+        value, self.buffer = read_json_line(self.process, self.buffer, TIMEOUT)
+        return value
 
     def ask(self, message):
         self.send(message)

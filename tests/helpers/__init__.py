@@ -41,3 +41,23 @@ def cli(*args, stdin=None, cwd=ROOT, env=None):
         env=env if env is not None else environment(),
         timeout=120,
     )
+
+
+def read_json_line(process, buffer, timeout):
+    """The next JSON line on `process`'s stdout, and what was read past it: (value, buffer), the
+    value None once stdout is closed. A driver's wait for one answer, bounded by `timeout`."""
+    import os
+    import select
+    import time
+
+    deadline = time.monotonic() + timeout
+    while b"\n" not in buffer:
+        left = deadline - time.monotonic()
+        assert left > 0, f"no answer within {timeout} s"
+        if select.select([process.stdout], [], [], left)[0]:
+            chunk = os.read(process.stdout.fileno(), 1 << 16)
+            if not chunk:
+                return None, buffer
+            buffer += chunk
+    line, buffer = buffer.split(b"\n", 1)
+    return json.loads(line), buffer

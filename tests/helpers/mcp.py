@@ -2,7 +2,7 @@
 
 import json
 
-from helpers import ROOT
+from helpers import ROOT, read_json_line
 
 
 def readme_server(tmp_path):
@@ -39,21 +39,8 @@ class RawServer:
 
     def read(self, timeout=None):
         """The next message on stdout, or None when stdout closed."""
-        import os
-        import select
-        import time
-
-        deadline = time.monotonic() + (timeout or self.timeout)
-        while b"\n" not in self.buffer:
-            left = deadline - time.monotonic()
-            assert left > 0, "no answer in time"
-            if select.select([self.process.stdout], [], [], left)[0]:
-                chunk = os.read(self.process.stdout.fileno(), 1 << 16)
-                if not chunk:
-                    return None
-                self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return json.loads(line)
+        value, self.buffer = read_json_line(self.process, self.buffer, timeout or self.timeout)
+        return value
 
     def answer(self, request_id):
         """The answer to request `request_id` (notifications the server sends are passed over)."""

@@ -513,6 +513,15 @@ def run_page(run_name, results, heading):
     return "\n".join(out).rstrip() + "\n"
 
 
+def verdict_cells(score):
+    """A run's answer, decision and support, as the cells of a table of runs."""
+    return {
+        "answer": Md(text(json.dumps(score["answer"], ensure_ascii=False))) if score["answer"] else "no answer",
+        "decided": "right" if score["right"] else Md("wrong: " + cell(score["wrong"])),
+        "supported": "" if score["supported"] is None else score["supported"],
+    }
+
+
 def runs_list(results, names):
     """The runs shown on the lesson's page: a table, each linked to its own page."""
     rows = []
@@ -522,9 +531,7 @@ def runs_list(results, names):
             "run": Md(f"[{name(run_name)}]({run_link(run_name)})"),
             "model": score["model"],
             "task": code(score["task"]),
-            "answer": Md(text(json.dumps(score["answer"], ensure_ascii=False))) if score["answer"] else "no answer",
-            "decided": "right" if score["right"] else Md("wrong: " + cell(score["wrong"])),
-            "supported": "" if score["supported"] is None else score["supported"],
+            **verdict_cells(score),
             "messages": len(results["runs"][run_name]["transcript"]["steps"]),
         })
     return table(rows, [("run", "run (its page)"), ("model", "produced by"), ("task", "task"), ("answer", "answer"),
@@ -575,9 +582,7 @@ def runs_section(results, order=None):
                 "entry": Md(f"[{text(entry['run'])}]({entry['file']})"),
                 "model": entry["model"],
                 "task": code(entry["task"]),
-                "answer": Md(text(json.dumps(entry["answer"], ensure_ascii=False))) if entry["answer"] else "no answer",
-                "decided": "right" if entry["right"] else Md("wrong: " + cell(entry["wrong"])),
-                "supported": "" if entry["supported"] is None else entry["supported"],
+                **verdict_cells(entry),
                 "messages": entry["messages"],
             }
             for entry in listed
