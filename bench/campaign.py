@@ -89,7 +89,7 @@ def main():
         "| goal | measured | target | |",
         "|---|---|---|---|",
         f"| the recording part's throughput against the most max_connections allows ({most:g} requests a second) "
-        f"| {100 * reached:.0f} % | at least 70 % | {'met' if reached >= 0.7 else 'not met'} |",
+        f"| {100 * reached:.1f} % | at least 70 % | {'met' if reached >= 0.7 else 'not met'} |",
         "",
         "| campaign from clean | its recording part | recording jobs | requests | requests a second | most in flight |",
         "|---|---|---|---|---|---|",

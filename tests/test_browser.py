@@ -258,12 +258,13 @@ def site(built, tmp_path_factory):
     shutil.copytree(built, project, symlinks=True)
     snakemake(project, "--cores", "1", "record", "--config", "provider=scripted",
               f"record_lesson={LESSONS[0]}", f"record_run={LIVE_RUN}")
-    config = project / "config" / "config.yaml"  # a small campaign of the scripted programs, then the index again
+    config = project / "config" / "config.yaml"  # a small campaign of the scripted programs, then the summary
     config.write_text(config.read_text().replace("  runs: 5 # per model", "  runs: 3 # per model"))
     snakemake(project, "--cores", "2", "campaign")
     config.write_text(config.read_text().replace("  runs: 3 # per model", "  runs: 2 # per model"))  # one run less:
     snakemake(project, "--cores", "2", "campaign")  # the comparison says that 3rd runs are recorded, not counted
-    snakemake(project, "--cores", "1", "--forcerun", "index", "results/index.html", "results/site")
+    # the summary page is made again on its own: the campaign's scorecard changed since
+    snakemake(project, "--cores", "1", "results/index.html", "results/site")
     return project / "results"
 
 

@@ -5,6 +5,7 @@ command again, and a changed campaign refused."""
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -158,3 +159,17 @@ def test_a_dry_run_bounds_the_cost_at_the_configured_prices(tmp_path):
     assert (found["to_record"], found["cost_at_most_usd"], found["sent"]) == (24, 0.72, False)
     assert [m["cost_at_most_usd"] for e in found["endpoints"] for m in e["models"]] == [0.48, 0.24]
     assert not (copy / "results").exists()
+
+
+def test_a_campaign_run_in_a_built_folder_is_listed_on_the_summary_page(built, tmp_path):
+    copy = tmp_path / "project"
+    shutil.copytree(built, copy, symlinks=True)
+    summary = copy / "results" / "index.md"
+    assert "Campaign scripted" not in summary.read_text()
+    result = subprocess.run([sys.executable, "-m", "replaylab", "campaign", "--provider", "scripted", "--model",
+                             "scripted-careful,scripted-mixed", "--lesson", "projectile", "--runs", "2", "--name",
+                             "scripted", "--cores", "2"], cwd=copy, env=environment(PYTHONPATH=str(copy / "src")),
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "### [Campaign scripted](campaigns/scripted/index.md)" in summary.read_text()
+    assert 'href="campaigns/scripted/index.html"' in (copy / "results" / "index.html").read_text()

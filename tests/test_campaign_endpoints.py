@@ -122,6 +122,22 @@ def test_a_model_entry_that_cannot_work_stops_a_dry_run_with_one_line(tmp_path):
     assert not (copy / "results").exists()
 
 
+def test_an_unset_key_stops_snakemake_campaign_before_any_job_and_a_dry_run_names_it(tmp_path):
+    copy = copy_project(tmp_path / "project", batch_size=50)
+    with ModelServer(KEY_A) as server:
+        set_campaign(copy, lessons=["projectile"], runs=2, models=[
+            {"name": "model-a", "provider": "openai", "base_url": server.base_url, "key_env": "KEY_OF_A"}])
+        result = run_snakemake(copy, "--cores", 2, "campaign", env=environment(), check=False)
+        dry = run_snakemake(copy, "-n", "campaign", env=environment(), check=False)
+        assert server.requests == 0
+    assert result.returncode == 1
+    line = "campaign baseline: KEY_OF_A is not set: it holds the key of model-a; nothing was sent"
+    assert line in result.stderr.splitlines() and "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert not (copy / "results" / "campaigns").exists() and not (copy / "logs").exists()
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    assert line in dry.stderr.splitlines() and "campaign_record" in dry.stdout
+
+
 def a_recording():
     path = next(iter(sorted((RECORDINGS / "projectile").glob("*.json"))))
     return json.loads(path.read_text())

@@ -364,6 +364,7 @@ def test_what_the_agent_sees_never_names_the_answer():
 
 def test_reproduce_check_names_every_check_by_number_and_in_every_result():
     from replaylab.agents.messages import ToolCall
+    from replaylab.physics.integrators import STEPPERS
     from replaylab.lessons.review import lab
     from replaylab.verification.checks import CHECK_NAMES
 
@@ -376,3 +377,45 @@ def test_reproduce_check_names_every_check_by_number_and_in_every_result():
         result = allowlist.dispatch(ToolCall("1", "reproduce_check", {"check": number, "candidate": 2}))
         assert result.ok and result.content["check"] == name
         assert list(result.content) == ["check", "measured", "tolerance", "passed"]
+
+
+def test_the_drift_tool_gives_every_thread_its_answer(monkeypatch):
+    """A campaign's recording job runs its runs in threads of one process: the drift tool's
+    shared tables (filled one run at a time, then whole) must answer every call of every thread,
+    with the bits a thread alone gets."""
+    import sys
+    import threading
+
+    from replaylab.agents.messages import ToolCall
+    from replaylab.physics.integrators import STEPPERS
+
+    steps = range(20, 20 + 2 * hunter_lab.WHOLE_TABLE_AFTER)  # finite energy for every method
+    calls = [(method, n, 50) for n in steps for method in STEPPERS]
+    alone = {call: hunter_lab._max_energy_drift(*call) for call in calls}
+    monkeypatch.setattr(hunter_lab, "_TABLES", {})
+    monkeypatch.setattr(hunter_lab, "_TRACES", {})
+    monkeypatch.setattr(sys, "getswitchinterval", sys.getswitchinterval)  # put back below
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch as often as they can
+    found, start = [], threading.Barrier(8)
+
+    def run(offset):
+        start.wait()
+        tools = hunter_lab.all_tools()
+        tools.budget = None
+        for i, (method, steps, periods) in enumerate(calls[offset:] + calls[:offset]):
+            arguments = {"method": method, "steps_per_period": steps, "periods": periods}
+            found.append(((method, steps, periods), tools.dispatch(ToolCall(f"c{i}", hunter_lab.TOOL_NAME, arguments))))
+
+    try:
+        threads = [threading.Thread(target=run, args=(k * 17,)) for k in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert len(found) == 8 * len(calls)
+    refused = [result.content for _, result in found if not result.ok]
+    assert refused == []
+    assert all(result.content == {hunter_lab.RESULT_KEY: alone[call]} for call, result in found)

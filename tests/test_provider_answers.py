@@ -221,3 +221,10 @@ def test_a_campaign_keeps_a_run_whose_answer_no_recording_holds_and_never_pays_f
         assert run.transcript.steps == () and not run.transcript.finished
         assert run.ended.startswith("message 1 was not recorded, and the run ended before it: the recording would hold")
         replays(recorded)
+    # its page says what the recorder kept otherwise than it came, as the recording's notes say
+    pages = sorted((copy / "results" / "campaigns" / "baseline" / "projectile" / "runs").glob("huge__*.md"))
+    assert pages
+    for page in pages:
+        shown = page.read_text()
+        assert "- Kept otherwise than it came, as the recorder noted (1 note):" in shown
+        assert "  - at \\$.steps\\[0\\]: message 1 was not recorded, and the run ended before it" in shown

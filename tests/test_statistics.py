@@ -3,6 +3,7 @@ worked examples, exact enumeration with math.comb and fractions, and scipy calls
 not make (scipy's binomtest for Wilson intervals, scipy.stats.norm for power)."""
 
 import dataclasses
+import gc
 import json
 import math
 from fractions import Fraction
@@ -19,6 +20,16 @@ from replaylab.statistics import Counts
 pytestmark = pytest.mark.filterwarnings("error")  # a RuntimeWarning (0/0, NaN) is a failure here
 
 Z = norm.ppf(0.975)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def few_objects_to_collect():
+    """statsmodels' Holm correction calls gc.collect() on every call: in a test process that has
+    loaded many modules that is about 0.1 s a call, and the property tests below make hundreds.
+    The objects there before this module's tests are frozen (left out of every collection)."""
+    gc.freeze()
+    yield
+    gc.unfreeze()
 
 
 def scipy_wilson(right, runs):

@@ -309,7 +309,8 @@ def test_the_workflow_runs_as_a_module_of_a_users_folder(built, tmp_path):
 # A forged recording: its replay fails, the rest is still built
 
 
-MARKER = '\nimport sys as _sys\n\nprint(f"replaylab imported from {__file__}", file=_sys.stderr)\n'
+# one write of the whole line: the jobs and Snakemake share stderr (print writes the end apart)
+MARKER = '\nimport sys as _sys\n\n_sys.stderr.write(f"replaylab imported from {__file__}\\n")\n'
 
 
 @pytest.fixture(scope="module")

@@ -379,6 +379,27 @@ def missing_imports(campaign):
             f"--epochs {campaign.settings['runs']}) and brought in with: replaylab import-inspect LOG... --campaign {campaign.name}")
 
 
+def unset_for_missing_runs(campaign):
+    """One line if a model with runs not on disk needs an environment variable (its key, its
+    server's URL) that is not set, else None: the campaign target checks it before any job runs."""
+    waiting = {run.model for lesson in campaign.lessons for name, run in campaign.runs(lesson).items()
+               if not os.path.lexists(campaign.recording(lesson, name))}
+    unset = unset_variables([model for model in campaign.models if model.name in waiting])
+    return f"campaign {campaign.name}: {unset[0]}; nothing was sent" if unset else None
+
+
+def scorecard_digests(root):
+    """{campaign folder: digest of its scorecard.json} of every campaign under `root` (a file the
+    summary page's job takes as input, so that a campaign compared anew rewrites the summary)."""
+    found = {}
+    for path in sorted(Path(root).glob("*/scorecard.json")):
+        try:
+            found[path.parent.name] = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            continue
+    return found
+
+
 def model_option(provider, model):
     """What the `record` target passes as --model: the configured model for a provider that asks a
     server for any model, nothing (its default program) for one with models of its own."""

@@ -367,6 +367,22 @@ def run_workflow(campaign, written, cores, watch, out=sys.stdout):
     return process.returncode
 
 
+SUMMARY = Path("results/index.html")
+
+
+def refresh_summary(written, cores, log):
+    """After a campaign, the summary page of the build (results/index.html), when there is one,
+    made again by Snakemake so that it lists the campaign as compared now; the exit code."""
+    if not SUMMARY.exists():
+        return 0
+    command = [sys.executable, "-m", "snakemake", str(SUMMARY), "--configfile", str(written), "--cores", str(cores)]
+    with open(log, "a") as stream:
+        code = subprocess.run(command, stdout=stream, stderr=subprocess.STDOUT).returncode
+    if code:
+        print(f"replaylab: {SUMMARY} was not made again (exit {code}); its log: {log}", file=sys.stderr)
+    return code
+
+
 def command(args):
     """`replaylab campaign`: the exit code."""
     from replaylab import configuration  # the schema's checker: only when the command runs
@@ -410,6 +426,7 @@ def command(args):
     watch = Watch(campaign)
     watch.clear()
     code = run_workflow(campaign, written, args.cores, watch, out=open(os.devnull, "w") if args.json else sys.stdout)
+    code = code or refresh_summary(written, args.cores, watch.log)
     page = folder / "index.html"
     page = page if page.exists() else folder / "index.md"
     said = summary(folder) if code == 0 else None

@@ -299,7 +299,10 @@ def across_section(result):
         })
     return ["## Across tasks", "",
             "Each pair of models compared task by task, the per-task differences combined (Mantel-Haenszel weights), "
-            "never one test over pooled counts of different tasks; `tasks` is the number of tasks combined.", "",
+            "never one test over pooled counts of different tasks; `tasks` is the number of tasks combined. "
+            "The verdict is the exact stratified test's, after Holm's correction; the interval is built another way "
+            "(from the per-task Wilson intervals), so with few runs it may exclude 0 where the test does not separate "
+            "the models, or include 0 where it does: the verdict is what the page concludes.", "",
             table(shown, [("pair", "a − b"), ("tasks", "tasks"), ("difference", "difference"),
                           ("interval", "95 % interval (points)"), ("p", "exact stratified test p"),
                           ("holm", "Holm-adjusted p"), ("verdict", "verdict")]), ""]

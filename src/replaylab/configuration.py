@@ -4,6 +4,7 @@ The first problem is one `InputError` line naming the configuration's files and 
 
 import math
 import re
+from functools import cache
 
 import jsonschema
 
@@ -83,6 +84,15 @@ def _as_written(config, path):
     return path
 
 
+@cache
+def _schema(path):
+    """The schema as data, read once per process (libyaml's parser where PyYAML has it)."""
+    import yaml
+
+    with open(path, encoding="utf-8") as stream:
+        return yaml.load(stream, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def check(config, source, schema):
     """The workflow's configuration, checked against its schema (`schema`, the path of
     workflow/schemas/config.schema.yaml) with Snakemake's `validate`, then for what a schema cannot
@@ -94,9 +104,7 @@ def check(config, source, schema):
     from snakemake.utils import validate
 
     check_size(config, source)
-    import yaml
-
-    config.update(coerce(config, yaml.safe_load(open(schema, encoding="utf-8"))))
+    config.update(coerce(config, _schema(str(schema))))
     checked = {**config, "campaign": campaign.normalized(config.get("campaign"))} if isinstance(config, dict) else config
     try:
         validate(checked, str(schema), set_default=False)

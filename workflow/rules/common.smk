@@ -68,6 +68,14 @@ LESSONS = tuple(config["lessons"])
 # date does not import pandas (Snakemake's comparison of params imports it, about 0.4 s).
 SETTINGS = ".snakemake/replaylab/settings.json"
 write_if_changed(SETTINGS, json.dumps({"tolerance": config["tolerance"]}) + "\n")
+# The campaigns the summary page lists, as found on disk (each scorecard's digest): a file the
+# index job takes as input, so that the first run after a campaign is compared anew rewrites the
+# summary, while the index never depends on a campaign's jobs (`snakemake` never records).
+CAMPAIGNS_FOUND = ".snakemake/replaylab/campaigns.json"
+write_if_changed(
+    CAMPAIGNS_FOUND,
+    json.dumps(campaign.scorecard_digests("results/campaigns"), sort_keys=True) + "\n",
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -266,8 +274,15 @@ def all_outputs(wildcards):
 
 def campaign_targets(wildcards):
     """The campaign's targets; first, for a provider whose runs are imported (inspect_ai), the one
-    line that names a run no rule can record, if one is missing."""
+    line that names a run no rule can record, if one is missing; and the one line that names a
+    key or server variable that is not set for a model with runs to record."""
     problem = campaign.missing_imports(CAMPAIGN)  # CAMPAIGN: campaign.smk
     if problem:
         stop(problem)
+    # a key or a server's URL not set: before any job
+    unset = campaign.unset_for_missing_runs(CAMPAIGN)
+    if unset and DRY_RUN:
+        print(printable(unset), file=sys.stderr)  # a dry run shows it, and the plan
+    elif unset:
+        stop(unset)
     return CAMPAIGN.targets(wildcards)

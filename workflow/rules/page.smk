@@ -63,9 +63,10 @@ rule render:
 
 
 rule index:
-    """The summary of every lesson, results/index.md and index.html."""
+    """The summary of every lesson, results/index.md and index.html, and of every campaign found in results/campaigns/."""
     input:
         results=expand("results/{lesson}/results.json", lesson=LESSONS),
+        campaigns=CAMPAIGNS_FOUND,
         code=code("index", "page", every_lesson=True, data=TEMPLATES),
     output:
         index="results/index.md",

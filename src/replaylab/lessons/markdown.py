@@ -437,6 +437,21 @@ def provenance_lines(run):
     return lines
 
 
+NOTES_SHOWN = 10
+
+
+def notes_lines(notes):
+    """What the recorder kept otherwise than the provider sent it (a usage that is not a count, a
+    text cut to fit the format, ...), as its notes say: where in the recording, and what."""
+    if not notes:
+        return []
+    lines = [f"- Kept otherwise than it came, as the recorder noted ({counted(len(notes), 'note', 'notes')}):"]
+    lines += [f"  - at {text(note['where'])}: {text(note['what'])}" for note in notes[:NOTES_SHOWN]]
+    if len(notes) > NOTES_SHOWN:
+        lines.append(f"  - and {len(notes) - NOTES_SHOWN} more, in the recording")
+    return lines
+
+
 def run_section(run_name, run, results):
     """One run: provenance, prompts, and each message with its calls and recomputed results."""
     transcript = run["transcript"]
@@ -453,6 +468,7 @@ def run_section(run_name, run, results):
         f"- Replayed by this build: every call went again through a fresh allowlist and the simulation; "
         f"each recomputed result agreed with the recording within {number(tolerance, '%g')} (relative and absolute). "
         f"The results below are the recomputed ones; the transcript as replayed: [{text(run['file'])}]({run['file']}).",
+        *notes_lines(transcript.get("notes", ())),
         "",
     ]
     messages = counted(len(transcript["steps"]), "message", "messages")

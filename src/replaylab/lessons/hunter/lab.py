@@ -1,5 +1,6 @@
 """The hunter lab: the drift tool, the two claims, and the prompts of a hunt."""
 
+import threading
 from dataclasses import dataclass
 
 from replaylab.agents.tools import Allowlist, Choice, Parameter, Refused, Tool, answer_tool
@@ -29,6 +30,10 @@ _STEPS = range(PARAMETERS[1].low, PARAMETERS[1].high + 1)
 _PERIODS = range(PARAMETERS[2].low, PARAMETERS[2].high + 1)
 _TABLES = {}  # method: {steps per period: (drift after 1, 2, ... periods)}
 _TRACES = {}  # (method, steps per period): (drift after 1, 2, ... periods), one by one
+# A campaign's recording job runs its runs in threads of one process: one at a time in the tables
+# (a count over _TRACES while another thread adds to it raised "dictionary changed size during
+# iteration", which the harness would record as the tool's answer).
+_TABLES_LOCK = threading.Lock()
 
 
 def _whole_table(method):
@@ -40,6 +45,11 @@ def _whole_table(method):
 
 
 def _drift_by_period(method, steps_per_period):
+    with _TABLES_LOCK:
+        return _drift_by_period_unlocked(method, steps_per_period)
+
+
+def _drift_by_period_unlocked(method, steps_per_period):
     table = _TABLES.get(method)
     if table is not None:
         return table[steps_per_period]
