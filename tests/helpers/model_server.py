@@ -121,11 +121,11 @@ class ModelServer(Local):
                     number = server.requests
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                self.in_flight = True
                 try:
                     server.answer(self, number)
                 finally:
-                    with server.lock:
-                        server.in_flight -= 1
+                    server.done(self)
 
         self.serve(Handler)
 
@@ -212,9 +212,18 @@ class ModelServer(Local):
             self.statuses[status] += 1
             self.log.append((time.monotonic(), model, status, seed))
 
+    def done(self, handler):
+        """A request is no longer in flight once its answer starts (or it ends unanswered): its
+        client may send the next one as soon as it has the answer, before the handler returns."""
+        with self.lock:
+            if getattr(handler, "in_flight", False):
+                handler.in_flight = False
+                self.in_flight -= 1
+
     def send(self, handler, number, status, answer, model, headers=None, seed=None):
         self.note(model, status, seed)
         data = json.dumps(answer).encode()
+        self.done(handler)
         try:
             handler.send_response(status)
             handler.send_header("Content-Type", "application/json")

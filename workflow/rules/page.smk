@@ -43,13 +43,7 @@ rule render:
         ),
         page="results/{lesson}/index.md",
         runs=directory("results/{lesson}/runs"),
-        html=report(
-            "results/{lesson}/index.html",
-            caption="../report/page.rst",
-            category="{lesson}",
-            subcategory="page",
-            labels={"lesson": "{lesson}", "page": "index.html"},
-        ),
+        html="results/{lesson}/index.html",
     log:
         "logs/{lesson}/render.log",
     benchmark:
@@ -70,12 +64,7 @@ rule index:
         code=code("index", "page", every_lesson=True, data=TEMPLATES),
     output:
         index="results/index.md",
-        html=report(
-            "results/index.html",
-            caption="../report/index.rst",
-            category="summary",
-            labels={"page": "index.html"},
-        ),
+        html="results/index.html",
     log:
         "logs/index.log",
     benchmark:
