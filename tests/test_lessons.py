@@ -394,7 +394,6 @@ def test_the_drift_tool_gives_every_thread_its_answer(monkeypatch):
     alone = {call: hunter_lab._max_energy_drift(*call) for call in calls}
     monkeypatch.setattr(hunter_lab, "_TABLES", {})
     monkeypatch.setattr(hunter_lab, "_TRACES", {})
-    monkeypatch.setattr(sys, "getswitchinterval", sys.getswitchinterval)  # put back below
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)  # threads switch as often as they can
     found, start = [], threading.Barrier(8)

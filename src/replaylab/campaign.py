@@ -379,12 +379,21 @@ def missing_imports(campaign):
             f"--epochs {campaign.settings['runs']}) and brought in with: replaylab import-inspect LOG... --campaign {campaign.name}")
 
 
+def missing_runs(campaign):
+    """{model: [Run not on disk]}, in the order of the campaign's models."""
+    found = {model.name: [] for model in campaign.models}
+    for lesson in campaign.lessons:
+        for name, run in campaign.runs(lesson).items():
+            if not os.path.lexists(campaign.recording(lesson, name)):
+                found[run.model].append(run)
+    return found
+
+
 def unset_for_missing_runs(campaign):
     """One line if a model with runs not on disk needs an environment variable (its key, its
     server's URL) that is not set, else None: the campaign target checks it before any job runs."""
-    waiting = {run.model for lesson in campaign.lessons for name, run in campaign.runs(lesson).items()
-               if not os.path.lexists(campaign.recording(lesson, name))}
-    unset = unset_variables([model for model in campaign.models if model.name in waiting])
+    missing = missing_runs(campaign)
+    unset = unset_variables([model for model in campaign.models if missing[model.name]])
     return f"campaign {campaign.name}: {unset[0]}; nothing was sent" if unset else None
 
 

@@ -162,16 +162,6 @@ def check_servers(campaign, missing):
             break
 
 
-def missing_runs(campaign):
-    """{model: [Run not on disk]}, in the order of the campaign's models."""
-    found = {model.name: [] for model in campaign.models}
-    for lesson in campaign.lessons:
-        for name, run in campaign.runs(lesson).items():
-            if not os.path.lexists(campaign.recording(lesson, name)):
-                found[run.model].append(run)
-    return found
-
-
 def plan_of(campaign, missing):
     """What a run of the campaign would send, per endpoint and model, and what it costs at most
     at the configured prices (None where no bound is known), as data (`--json`)."""
@@ -327,12 +317,17 @@ def summary(folder):
     return "\n".join(kept).replace("**", "").replace("`", "") or None  # for a terminal
 
 
+def snakemake_command(target, written, cores):
+    """Snakemake for one target of the workflow, with the campaign's file as configuration."""
+    return [sys.executable, "-m", "snakemake", target, "--configfile", str(written), "--cores", str(cores)]
+
+
 def run_workflow(campaign, written, cores, watch, out=sys.stdout):
     """Snakemake's `campaign` target with the campaign's file, in a process group of its own,
     watched until it ends; its output goes to the campaign's log. The exit code."""
     log = watch.log
     log.parent.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "snakemake", "campaign", "--configfile", str(written), "--cores", str(cores)]
+    command = snakemake_command("campaign", written, cores)
     tty = out.isatty()
     with open(log, "w") as stream:
         process = subprocess.Popen(command, stdout=stream, stderr=subprocess.STDOUT, start_new_session=True)
@@ -375,9 +370,8 @@ def refresh_summary(written, cores, log):
     made again by Snakemake so that it lists the campaign as compared now; the exit code."""
     if not SUMMARY.exists():
         return 0
-    command = [sys.executable, "-m", "snakemake", str(SUMMARY), "--configfile", str(written), "--cores", str(cores)]
     with open(log, "a") as stream:
-        code = subprocess.run(command, stdout=stream, stderr=subprocess.STDOUT).returncode
+        code = subprocess.run(snakemake_command(str(SUMMARY), written, cores), stdout=stream, stderr=subprocess.STDOUT).returncode
     if code:
         print(f"replaylab: {SUMMARY} was not made again (exit {code}); its log: {log}", file=sys.stderr)
     return code
@@ -396,7 +390,7 @@ def command(args):
     folder = Path(campaign.folder)
     written = folder / "campaign.yaml"
     same = compare_with_recorded(section, written)
-    missing = missing_runs(campaign)
+    missing = plan.missing_runs(campaign)
     check_servers(campaign, missing)
     found = plan_of(campaign, missing)
     unset = plan.unset_variables([m for m in campaign.models if missing[m.name]])
