@@ -482,7 +482,7 @@ def page(settings, lessons, runs, rows, result, links, not_counted, summary_page
         "",
         *(["[← All lessons and campaigns](../../index.md)", ""] if summary_page else []),
         f"Models: {who}. {counted(settings['runs'], 'run', 'runs')} per model and variant of each lesson "
-        f"({', '.join(text(lesson) for lesson in lessons)}); {len(result.tasks)} tasks.",
+        f"({', '.join(text(lesson) for lesson in lessons)}); {counted(len(result.tasks), 'task', 'tasks')}.",
         "",
         "## Summary",
         "",

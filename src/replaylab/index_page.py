@@ -64,7 +64,7 @@ def campaigns_section(campaigns):
         settings = data["settings"]
         out += [f"### [Campaign {text(data['campaign'])}](campaigns/{folder}/index.md)", "",
                 f"Models: {', '.join(text(m) for m in settings['models'])}; {settings['runs']} runs per model and "
-                f"task; {len({(r['lesson'], r['task']) for r in data['scorecard']})} tasks.", "",
+                f"task; {counted(len({(r['lesson'], r['task']) for r in data['scorecard']}), 'task', 'tasks')}.", "",
                 data["summary"], ""]
     return out
 
