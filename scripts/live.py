@@ -19,7 +19,6 @@ def main(job, log):
         scans=job.input.scans,
         exercises=job.input.exercises,
         progress=lambda text: None,
-        index=None,  # no summary lists a new run's page
     )
 
 

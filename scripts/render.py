@@ -12,6 +12,14 @@ from replaylab.jobs import run, settings  # noqa: E402
 from replaylab.render import Render, render_lesson  # noqa: E402
 
 
+def back_to_campaign(wildcards):
+    """A campaign's lesson page links back to its campaign's page, which the campaign target always
+    makes with it; a plain lesson's page links nowhere up (`snakemake LESSON` makes no summary)."""
+    if "campaign" not in wildcards.keys():
+        return {}
+    return {"index": "../index.md", "index_label": f"Campaign {wildcards.campaign}"}
+
+
 def main(job, log):
     seconds = render_lesson(
         Render(
@@ -28,7 +36,7 @@ def main(job, log):
             tables=job.output.tables,
             figures=job.output.figures,
             page=job.output.page,
-            index_label=f"Campaign {job.wildcards.campaign}" if "campaign" in job.wildcards.keys() else "All lessons",
+            **back_to_campaign(job.wildcards),
         )
     )
     return f"HTML page: {seconds:.3f} s"

@@ -29,7 +29,7 @@ import pytest
 import websocket
 
 from helpers import ROOT
-from helpers.workflow import snakemake
+from helpers.workflow import copy_project, snakemake
 from replaylab import pipeline, render
 from replaylab.build import build
 from replaylab.html_page import html_page
@@ -477,10 +477,28 @@ def test_every_link_inside_the_report_works(browser, site, tmp_path):
     assert len(reached) == len({p.relative_to(site).as_posix() for p in crawl(browser, site / "index.html")[0]})
 
 
-def test_each_lesson_page_links_back_to_the_summary(browser, site):
-    for lesson in LESSONS:
-        links = links_on(browser, page_path(site, lesson))
-        assert links.count(f"file://{site}/index.html") == 2, links  # at the top and at the bottom
+def test_a_campaigns_lesson_page_links_back_to_its_campaign_and_a_lessons_page_links_nowhere_up(browser, site):
+    campaign = site / "campaigns" / CAMPAIGN
+    for lesson in ("projectile", "hunter", "review"):
+        links = links_on(browser, campaign / lesson / "index.html")
+        assert links.count(f"file://{campaign}/index.html") == 2, links  # at the top and at the bottom
+    for lesson in LESSONS:  # `snakemake LESSON` makes its page without the summary: no link to it
+        folder = site / lesson
+        links = links_on(browser, folder / "index.html")
+        assert links and all(unquote(urlparse(link).path).startswith(f"{folder}/") for link in links), links
+
+
+def test_every_link_of_one_lesson_built_alone_works(browser, tmp_path):
+    """`snakemake LESSON` in a copy built from clean: every link of every page it made leads to a
+    file it made, followed in Chromium."""
+    lesson = LESSONS[0]
+    project = copy_project(tmp_path / "project")
+    snakemake(project, "--cores", "2", lesson)
+    assert not (project / "results" / "index.html").exists()  # the summary needs every lesson
+    seen, broken = crawl(browser, project / "results" / lesson / "index.html")
+    assert not broken, broken
+    runs = {p.resolve() for p in (project / "results" / lesson / "runs").glob("*.html")}
+    assert runs and runs <= seen
 
 
 def a_right_page(folder):

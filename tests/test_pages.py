@@ -543,12 +543,13 @@ def test_control_characters_are_shown_not_passed_on():
 
 @pytest.fixture(scope="module")
 def html_pages(results, tmp_path_factory):
-    """Each lesson's page written by the pipeline (Markdown and HTML), with its figures."""
+    """Each lesson's page written by the pipeline (Markdown and HTML), with its figures, as a
+    campaign's lesson page (linked back to its campaign's page)."""
     folder = tmp_path_factory.mktemp("html")
     written = {}
     for lesson in registry.names():
         render.write_figures(lesson, results[lesson], folder / lesson / "figures")
-        render.write_page(lesson, results[lesson], folder / lesson / "index.md", "../index.md")
+        render.write_page(lesson, results[lesson], folder / lesson / "index.md", "../index.md", "Campaign baseline")
         written[lesson] = (folder / lesson / "index.md").read_text(encoding="utf-8"), (folder / lesson / "index.html").read_text(encoding="utf-8")
     return written
 
@@ -556,7 +557,7 @@ def html_pages(results, tmp_path_factory):
 @pytest.mark.parametrize("lesson", registry.names())
 def test_the_html_page_is_the_markdown_page_rendered(results, pages, html_pages, lesson):
     markdown, html = html_pages[lesson]
-    assert pages[lesson] in markdown and markdown.startswith("[← All lessons](../index.md)\n\n# Lesson")
+    assert pages[lesson] in markdown and markdown.startswith("[← Campaign baseline](../index.md)\n\n# Lesson")
     assert html.count('href="../index.html"') == 2 and "index.md" not in html
     wide = html.count('<div class="table wide">\n<p class="scroll-hint">Scroll sideways for every column →</p>\n<table>')
     assert html.count('<div class="table">\n<table>') + wide == html.count("<table>") == len(tables_of(markdown))

@@ -16,10 +16,10 @@ from replaylab.lessons import registry
 from replaylab.render import Render, render_lesson
 
 
-def build_lesson(lesson, recordings, folder, tolerance, scans=None, exercises=None, progress=print, index="../index.md"):
+def build_lesson(lesson, recordings, folder, tolerance, scans=None, exercises=None, progress=print, index=None):
     """Every result of one lesson from the given recordings, into `folder` as the workflow names
     them; `scans` and `exercises` may be the files of an earlier build (they never depend on a run).
-    `index`: the summary page the lesson's page links to (None for a page that no summary lists)."""
+    `index`: the page the lesson's page links back to (None: none, as the workflow writes a lesson's page)."""
     folder = Path(folder)
     runs = [Path(recording).stem for recording in recordings]
     batch = "batch0of1"  # one batch, named as the workflow names the batch of a small lesson

@@ -39,12 +39,12 @@ class Render:
     tables: str  # a folder
     figures: str  # a folder
     page: str  # index.md, and index.html next to it
-    index: str | None = "../index.md"  # the summary page, as the page links to it (None: no link)
+    index: str | None = None  # the page the lesson's page links back to (a campaign's lesson page: its campaign; None: no link)
     runs: list | None = None  # the names of every run of the lesson, each of which must have its transcript
-    index_label: str = "All lessons"  # the words of the link to `index` (a campaign's lesson page: its campaign)
+    index_label: str = ""  # the words of the link to `index`
 
     @classmethod
-    def in_folder(cls, lesson, folder, tolerance, transcripts, judged, scans, exercises, index="../index.md", runs=None):
+    def in_folder(cls, lesson, folder, tolerance, transcripts, judged, scans, exercises, index=None, runs=None):
         """The stage that writes every output under `folder` (results/<lesson>), as the workflow names them."""
         folder = Path(folder)
         return cls(
@@ -194,9 +194,11 @@ def write_markdown_and_html(target, text):
     return seconds
 
 
-def write_page(lesson, results, target, index=None, label="All lessons"):
-    """A lesson's page, as Markdown and HTML; `index`: the path from the page to the summary of
-    every lesson, linked at the top and the bottom (None: no link). Returns the seconds the HTML took."""
+def write_page(lesson, results, target, index=None, label=""):
+    """A lesson's page, as Markdown and HTML; `index`: the path from the page to the page that lists
+    it, linked at the top and the bottom with the words `label` (None: no link). A plain lesson's
+    page has none: `snakemake LESSON` builds it without the summary, and a page links only to files
+    made whenever it is. Returns the seconds the HTML took."""
     text = registry.lesson(lesson).page(results)
     if index is not None:
         link = f"[← {label}]({index})"
@@ -206,7 +208,7 @@ def write_page(lesson, results, target, index=None, label="All lessons"):
 
 def render_lesson(stage):
     """What a lesson shows, from its judged runs: results.json, the scorecard, tables, figures, page
-    (Markdown and HTML, linked to the summary `stage.index`). Returns the seconds the HTML took."""
+    (Markdown and HTML; a campaign's, linked to its campaign `stage.index`). Returns the seconds the HTML took."""
     results = collect_results(stage)  # the data as written, used by every writer below
     write_tables(stage.lesson, results, stage.tables)
     write_figures(stage.lesson, results, stage.figures)
