@@ -16,10 +16,10 @@ from replaylab.lessons import registry
 from replaylab.render import Render, render_lesson
 
 
-def build_lesson(lesson, recordings, folder, tolerance, scans=None, exercises=None, progress=print, index=None):
+def build_lesson(lesson, recordings, folder, tolerance, scans=None, exercises=None, progress=print):
     """Every result of one lesson from the given recordings, into `folder` as the workflow names
     them; `scans` and `exercises` may be the files of an earlier build (they never depend on a run).
-    `index`: the page the lesson's page links back to (None: none, as the workflow writes a lesson's page)."""
+    The lesson's page links to no summary, as the workflow writes it."""
     folder = Path(folder)
     runs = [Path(recording).stem for recording in recordings]
     batch = "batch0of1"  # one batch, named as the workflow names the batch of a small lesson
@@ -29,7 +29,7 @@ def build_lesson(lesson, recordings, folder, tolerance, scans=None, exercises=No
     if scans is None or exercises is None:
         scans, exercises = folder / "scans.json", folder / "exercises.json"
         pipeline.scan_lesson(pipeline.Scan(lesson, scans, exercises))
-    render_lesson(Render.in_folder(lesson, folder, tolerance, [transcripts], [judged], scans, exercises, index, runs))
+    render_lesson(Render.in_folder(lesson, folder, tolerance, [transcripts], [judged], scans, exercises, runs))
     progress(f"{lesson}: results in {folder}")
 
 

@@ -44,13 +44,13 @@ class Render:
     index_label: str = ""  # the words of the link to `index`
 
     @classmethod
-    def in_folder(cls, lesson, folder, tolerance, transcripts, judged, scans, exercises, index=None, runs=None):
+    def in_folder(cls, lesson, folder, tolerance, transcripts, judged, scans, exercises, runs=None):
         """The stage that writes every output under `folder` (results/<lesson>), as the workflow names them."""
         folder = Path(folder)
         return cls(
             lesson, transcripts, judged, scans, exercises, tolerance, folder / "results.json",
             folder / "scorecard.csv", folder / "scorecard.json", folder / RUNS_TABLE, folder / "tables", folder / "figures",
-            folder / "index.md", index, runs,
+            folder / "index.md", runs=runs,
         )
 
 
