@@ -137,7 +137,7 @@ def test_every_lesson_goes_through_generate_and_the_workflow(generated, name):
     assert sum(row["runs"] for row in results["scorecard"]) == len(results["verdicts"])
     assert sorted(p.stem for p in (folder / "figures").glob("*.png")) == sorted(lesson.figures)
     assert sorted(p.stem for p in (folder / "tables").glob("*.csv")) == sorted(lesson.table_names)
-    assert f"\n# {lesson.heading}\n" in (folder / "index.md").read_text() and (folder / "index.html").is_file()
+    assert (folder / "index.md").read_text().startswith(f"# {lesson.heading}\n") and (folder / "index.html").is_file()
     assert f"## [{lesson.heading}]({name}/index.md)" in (generated / "results" / "index.md").read_text()
 
 
