@@ -434,7 +434,8 @@ def test_interactive_client_reads_messages_and_answers_bad_lines_with_one_error_
     assert out[0]["error"].startswith("line 2: the line is not valid JSON")
     del out[1]  # a blank line gets its answer too (test_session.py says which)
     assert out[1]["error"] == "line 4: a message must be a JSON object"
-    assert out[2]["error"] == "line 5: unknown fields: extra"
+    assert out[2]["error"] == ('line 5: unknown fields: \'extra\'; a message is {"text": "...", "tool_calls": '
+                               '[{"id": "1", "name": "TOOL", "arguments": {"ARGUMENT": "VALUE"}}]}')
     assert out[3]["error"] == "line 6: the line is not valid UTF-8 (byte 0xff at 0)"
     assert out[4]["error"] == "line 7: $.text: a lone surrogate is not text"
     assert out[5]["error"] == "line 8: $[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0]: nested more than 24 levels deep"

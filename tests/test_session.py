@@ -264,7 +264,7 @@ def test_bad_lines_get_one_error_line_each_and_the_run_is_never_lost(tmp_path):
         b'{"text": "cut off"': "line 6: the line is not valid JSON: Expecting ',' delimiter at the end of the line",
         b'{"text" "a"}': "line 7: the line is not valid JSON: Expecting ':' delimiter at character 9",
         b'{"text": "cut': "line 8: the line is not valid JSON: Unterminated string starting at character 10",
-        b'{"text": "a", "api_key": "x"}': "line 9: unknown fields: api_key",
+        b'{"text": "a", "api_key": "x"}': "line 9: unknown fields: 'api_key'; a message is {",
         b'{"text": "a", "text": "b"}': "line 10: the key 'text' appears twice",
     }
     for line, start in bad.items():
@@ -430,6 +430,8 @@ def test_a_call_in_openais_shape_is_taken_and_a_malformed_one_is_shown_the_shape
     }
     for start, message in bad.items():
         assert s.ask(message) == {"error": start + shape, "line": int(start.split()[1][:-1])}
+    call = shape.removeprefix("a call is ").split(", or in OpenAI")[0]  # a message with the wrong fields: its shape
+    assert s.ask({"calls": [openai]}) == {"error": f'line 8: unknown fields: \'calls\'; a message is {{"text": "...", "tool_calls": [{call}]}}', "line": 8}
     s.close_input()
     assert s.read()["end"]["finished"] is False and s.wait()[0] == 0
     run = saved(tmp_path, "hunter", "shapes")

@@ -97,6 +97,11 @@ def call_shapes(example=None):
     return f"a call is {json.dumps(example)}, or in OpenAI's shape {json.dumps(openai)}"
 
 
+def message_shape(example=None):
+    """The shape of a message, as one line with an example (a call of the lesson, `example`)."""
+    return f'a message is {{"text": "...", "tool_calls": [{json.dumps(example or CALL_EXAMPLE)}]}}'
+
+
 def message_from_data(data, example=None):
     """A `ModelMessage` from {"text": ..., "tool_calls": [...]}, or ValueError naming what is wrong
     (a call that is wrong says the shape a call has, with `example`, a call of the lesson)."""
@@ -104,7 +109,7 @@ def message_from_data(data, example=None):
         raise ValueError("a message must be a JSON object")
     unknown = sorted(set(data) - {"text", "tool_calls"})
     if unknown:
-        raise ValueError(f"unknown fields: {', '.join(unknown)}")
+        raise ValueError(f"unknown fields: {', '.join(map(short, unknown))}; {message_shape(example)}")
     text = data.get("text", "")
     calls = data.get("tool_calls", [])
     if not isinstance(text, str):
