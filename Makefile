@@ -78,9 +78,11 @@ chromium:
 # The tests in 3 processes on 2 cores (pytest-xdist: much of their time is spent waiting on
 # Snakemake runs and local servers), the slowest listed at the end. Nothing is installed on the
 # system and no cluster is started: that is `make test-cluster`; the Inspect AI tests are
-# `make inspect-test` (REPLAYLAB_INSPECT=0 skips them here).
+# `make inspect-test` (REPLAYLAB_INSPECT=0 skips them here). Python keeps its bytecode even where
+# the shell sets PYTHONDONTWRITEBYTECODE: else each worker, and each of the hundreds of processes
+# the tests start, compiles the test modules (pytest rewrites their asserts) and src/ again.
 test: $(STAMP)
-	REPLAYLAB_INSPECT=0 $(BIN)/python -m pytest -n 3 --durations=10 --ignore=tests/test_slurm.py
+	env -u PYTHONDONTWRITEBYTECODE REPLAYLAB_INSPECT=0 $(BIN)/python -m pytest -n 3 --durations=10 --ignore=tests/test_slurm.py
 
 # The cluster tests, on a real one-node SLURM cluster on this machine (cluster/slurm-local.sh: as
 # root, it installs Debian's munge and SLURM if they are missing, and stops what it started).

@@ -12,8 +12,9 @@ with exit code 2. Exit code 3 is the one other outcome: a recording that loads b
 replays, whose one line is the mismatch and the command that records the run again. Never a
 traceback, a hang (an alarm stops the test), or another exit code.
 
-The seed and the number of examples are fixed (SEED, EXAMPLES) and printed, so that a failure in
-CI is the same failure on a developer's machine. Hypothesis also draws, now and then, a constant
+The seed and the numbers of examples are fixed (SEED, and SCALE times the counts below) and
+printed, so that a failure in CI is the same failure on a developer's machine. `make test` runs
+the counts as they stand (SCALE 1); `.ci/run` three times as many (REPLAYLAB_FUZZ_SCALE=3). Hypothesis also draws, now and then, a constant
 it found in the code of the modules imported so far (replaylab's, not the tests'): every module of
 replaylab is imported first (`same_constants`), so that the examples do not depend on which
 tests ran before.
@@ -43,8 +44,9 @@ from replaylab.lessons import registry
 from replaylab.render import Render, collect_results, write_tables
 
 SEED = 20261130
-EXAMPLES = int(os.environ.get("REPLAYLAB_FUZZ_EXAMPLES", "600"))
-CONFIG_EXAMPLES = 500
+SCALE = int(os.environ.get("REPLAYLAB_FUZZ_SCALE", "1"))
+EXAMPLES = 200 * SCALE
+CONFIG_EXAMPLES = 160 * SCALE
 SOURCES = sorted(RECORDINGS.glob("*/*.json"))
 TEXTS = {path: path.read_text(encoding="utf-8") for path in SOURCES}
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=False,
@@ -370,8 +372,8 @@ def test_fuzzed_configurations_are_usable_or_refused_on_one_line(capsys):
 # ---------------------------------------------------------------------------------------------
 # What an agent sends: the lines of a session, the requests of an MCP client (issue 25)
 
-SESSION_EXAMPLES = int(os.environ.get("REPLAYLAB_FUZZ_SESSION_EXAMPLES", "100"))
-MCP_EXAMPLES = int(os.environ.get("REPLAYLAB_FUZZ_MCP_EXAMPLES", "60"))
+SESSION_EXAMPLES = 35 * SCALE
+MCP_EXAMPLES = 20 * SCALE
 VARIANTS = [(lesson, name) for lesson in registry.names() for name in registry.lesson(lesson).variants]
 CALL_IDS = st.sampled_from(["1", "2", "a", "call-1", "\u202e", "x" * 300])
 
