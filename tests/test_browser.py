@@ -7,7 +7,8 @@ websocket-client. On each page: no console error, every image loaded, every link
 resolves and none leaves the machine, the page is no wider than the screen (with its folded runs
 closed and open), and the key numbers of the lesson, read from its results.json, are in the text
 the browser shows. Under CI=true (.ci/run) full-page screenshots of every page are kept in
-test-artifacts/screenshots/, CI's artefacts (a sixth of this module's CPU time, so not in a plain `make test`).
+test-artifacts/screenshots/, CI's artefacts; not in a plain `make test` (they cost a sixth of
+this module's CPU time).
 
 Without Chromium the tests skip and say how to install it (`make chromium`); under CI=true they
 fail instead.

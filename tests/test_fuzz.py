@@ -14,10 +14,10 @@ traceback, a hang (an alarm stops the test), or another exit code.
 
 The seed and the numbers of examples are fixed (SEED, and SCALE times the counts below) and
 printed, so that a failure in CI is the same failure on a developer's machine. `make test` runs
-the counts as they stand (SCALE 1); `.ci/run` three times as many (REPLAYLAB_FUZZ_SCALE=3). Hypothesis also draws, now and then, a constant
-it found in the code of the modules imported so far (replaylab's, not the tests'): every module of
-replaylab is imported first (`same_constants`), so that the examples do not depend on which
-tests ran before.
+the counts as they stand (SCALE 1); `.ci/run` three times as many (REPLAYLAB_FUZZ_SCALE=3).
+Hypothesis also draws, now and then, a constant it found in the code of the modules imported so
+far (replaylab's, not the tests'): every module of replaylab is imported first
+(`same_constants`), so that the examples do not depend on which tests ran before.
 """
 
 import contextlib
