@@ -79,8 +79,8 @@ chromium:
 # Snakemake runs and local servers), the slowest listed at the end. Nothing is installed on the
 # system and no cluster is started: that is `make test-cluster`; the Inspect AI tests are
 # `make inspect-test` (REPLAYLAB_INSPECT=0 skips them here). Python keeps its bytecode even where
-# the shell sets PYTHONDONTWRITEBYTECODE: else each worker, and each of the hundreds of processes
-# the tests start, compiles the test modules (pytest rewrites their asserts) and src/ again.
+# the shell sets PYTHONDONTWRITEBYTECODE: else each of the 3 workers rewrites the asserts of every
+# test module again (collecting the tests took 9.7 s that way, 5.7 s with the cache).
 test: $(STAMP)
 	env -u PYTHONDONTWRITEBYTECODE REPLAYLAB_INSPECT=0 $(BIN)/python -m pytest -n 3 --durations=10 --ignore=tests/test_slurm.py
 

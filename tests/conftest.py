@@ -14,7 +14,12 @@ import shutil
 
 import pytest
 
+from helpers import fuzz_scale
 from helpers.workflow import copy_project, snakemake
+
+
+def pytest_configure(config):
+    fuzz_scale()  # a bad REPLAYLAB_FUZZ_SCALE is one line before any test runs
 
 
 @pytest.fixture(scope="session")

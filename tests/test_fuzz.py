@@ -24,7 +24,6 @@ import contextlib
 import io
 import json
 import math
-import os
 import pkgutil
 import re
 import shutil
@@ -35,7 +34,7 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from helpers import RECORDINGS, ROOT
+from helpers import RECORDINGS, ROOT, fuzz_scale
 from helpers.bad import NOT_A_FILE, make_not_a_file
 import replaylab
 from replaylab import cli, configuration, inputs, pipeline
@@ -44,13 +43,21 @@ from replaylab.lessons import registry
 from replaylab.render import Render, collect_results, write_tables
 
 SEED = 20261130
-SCALE = int(os.environ.get("REPLAYLAB_FUZZ_SCALE", "1"))
+
+
+SCALE = fuzz_scale()  # checked before the tests start (tests/conftest.py)
 EXAMPLES = 200 * SCALE
 CONFIG_EXAMPLES = 160 * SCALE
+
+
+def fuzzing(examples):
+    """The settings of every fuzz test: `examples` examples, no deadline, no example database
+    (the seed alone decides them), no health check (slow, large inputs are the point)."""
+    return settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+
+
 SOURCES = sorted(RECORDINGS.glob("*/*.json"))
 TEXTS = {path: path.read_text(encoding="utf-8") for path in SOURCES}
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=False,
-                suppress_health_check=list(HealthCheck))
 COUNTS = {"accepted and built": 0, "refused": 0, "mismatch": 0}
 
 
@@ -265,7 +272,7 @@ def alarm(seconds):
 def test_fuzzed_recordings_are_built_or_refused_on_one_line(workspace, capsys):
     root, scans = workspace
 
-    @FUZZ
+    @fuzzing(EXAMPLES)
     @seed(SEED)
     @given(recordings())
     def check(case):
@@ -342,7 +349,7 @@ def configurations(draw):
 def test_fuzzed_configurations_are_usable_or_refused_on_one_line(capsys):
     counts = {"accepted": 0, "refused": 0}
 
-    @settings(max_examples=CONFIG_EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @fuzzing(CONFIG_EXAMPLES)
     @seed(SEED)
     @given(configurations())
     def check(config):
@@ -483,7 +490,7 @@ def test_fuzzed_session_lines_each_get_one_answer_and_the_run_replays(tmp_path, 
     counts = {"sessions": 0, "lines": 0, "refused lines": 0, "calls": 0, "answered runs": 0}
     made = iter(range(10**9))
 
-    @settings(max_examples=SESSION_EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @fuzzing(SESSION_EXAMPLES)
     @seed(SEED)
     @given(sessions())
     def check(case):
@@ -571,7 +578,7 @@ def test_fuzzed_mcp_requests_each_get_one_answer_and_the_runs_replay(tmp_path, c
         else:
             assert "no call was made" in err.splitlines()[1], err
 
-    @settings(max_examples=MCP_EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @fuzzing(MCP_EXAMPLES)
     @seed(SEED)
     @given(st.sampled_from(VARIANTS).flatmap(lambda lv: st.tuples(st.just(lv), st.lists(mcp_lines(specs_of(*lv)), min_size=1, max_size=4))))
     def check(case):

@@ -24,6 +24,17 @@ def environment(**changes):
     return env
 
 
+def fuzz_scale():
+    """REPLAYLAB_FUZZ_SCALE, which multiplies the fuzz tests' numbers of examples: a whole number
+    of at least 1, 1 when unset (`make test`; `.ci/run` sets 3)."""
+    import pytest
+
+    text = os.environ.get("REPLAYLAB_FUZZ_SCALE", "1")
+    if not (text.isascii() and text.isdigit() and int(text) >= 1):
+        raise pytest.UsageError(f"REPLAYLAB_FUZZ_SCALE: {text!r} is not a whole number of at least 1")
+    return int(text)
+
+
 def python(code, cwd=ROOT, timeout=120):
     """`python -c CODE` in a fresh process (what a module imports, or leaves out, shows only
     there); its CompletedProcess (text)."""
