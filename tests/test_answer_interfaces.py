@@ -69,12 +69,18 @@ RUNS = {
                     (True, True, True), "none found"),
     "projectile-silent": ("projectile", "default", [[rng(40), rng(41)], "The best angle is between 40 and 41 degrees."],
                           (False, False, None), None),
+    # data that fall across the bracket: 41 beats 42 but nothing below 41 was measured, so the top may lie below 41
+    "projectile-across": ("projectile", "default", [[rng(41), rng(42)], [answer(low=41, high=42)]],
+                          (True, False, False), "41 to 42 degrees"),
+    # more experiments around the same top keep the support of the bracket they locate
+    "projectile-more": ("projectile", "default", [[rng(38), rng(39), rng(40), rng(41)], [rng(42), rng(43), rng(40.5), rng(40.25)],
+                                                  [answer(low=40, high=41)]], (True, True, True), "40 to 41 degrees"),
 }
-REFUSED = answer(low=41, high=40)  # high < low
-REFUSAL = "high must be at least low, got low 41 and high 40"
+REFUSED = answer(low=40, high=42)  # a form the task rules out: not two adjacent whole degrees
+REFUSAL = "high must be low + 1 (two adjacent whole degrees), got low 40 and high 42"
 
 SESSION_RUNS = list(RUNS)
-MCP_RUNS = ["projectile-covered", "hunter-none", "pendulum-fine"]  # MCP has no message without a call
+MCP_RUNS = ["projectile-covered", "hunter-none", "pendulum-fine", "projectile-across"]  # MCP has no message without a call
 OPENAI_RUNS = ["projectile-fine", "hunter-false"]
 LIMITED = "o-limited"  # the OpenAI run stopped by --max-tokens-per-run
 LIMIT = 200  # tokens: more than one completion reports (120), less than two (240)
@@ -298,7 +304,7 @@ def test_session_header_lists_the_answer_tool_with_its_schema(sessions):
     projectile = {t["name"]: t for t in sessions["projectile-fine"]["header"]["tools"]}["answer"]["parameters"]
     assert projectile["required"] == ["low", "high"]
     assert [(projectile["properties"][k]["type"], projectile["properties"][k]["minimum"], projectile["properties"][k]["maximum"])
-            for k in ("low", "high")] == [("integer", 1, 89)] * 2
+            for k in ("low", "high")] == [("integer", 1, 88), ("integer", 2, 89)]
     hunter = {t["name"]: t for t in sessions["hunter-none"]["header"]["tools"]}["answer"]["parameters"]
     assert hunter["required"] == ["outcome"] and hunter["properties"]["outcome"]["enum"] == ["counterexample", "none found"]
 
@@ -315,7 +321,8 @@ def test_session_an_accepted_answer_ends_the_session_with_end(copy, sessions):
     for name in ("projectile-fine", "projectile-covered", "hunter-false", "hunter-none", "pendulum-fine"):
         s = sessions[name]
         last = s["replies"][-1]
-        assert last["results"][-1] == {"call_id": last["results"][-1]["call_id"], "ok": True, "content": {}}, name
+        echoed = {"accepted": f"{RUNS[name][4]}; the run has ended"}  # the answer in the agent's own terms
+        assert last["results"][-1] == {"call_id": last["results"][-1]["call_id"], "ok": True, "content": echoed}, name
         assert last["end"] == {"finished": True, "reason": ANSWERED, "recording": f"{LIVE}/{RUNS[name][0]}/s-{name}.json"}, name
         assert all("end" not in reply for reply in s["replies"][:-1]), name
         assert s["after"] is None and s["code"] == 0, (name, s["stderr"])
@@ -389,6 +396,8 @@ def test_mcp_the_answer_ends_the_run_and_later_calls_get_the_run_has_ended_error
         accepted = found["results"][-1]
         assert not accepted.is_error and accepted.structured_content["finished"] is True, name
         assert accepted.structured_content["ended"] == ANSWERED
+        echoed = f"{RUNS[name][4]}; the run has ended"  # the answer in the agent's own terms
+        assert accepted.structured_content["accepted"] == echoed and text_of(accepted)[0].startswith(f"Accepted: {echoed}. "), name
         after = found["after"]
         assert after.is_error and text_of(after)[0] == f"the run has ended ({ANSWERED}); nothing more is recorded", name
         run = recording.load(path_of(copy, lesson, f"m-{name}"))
@@ -458,17 +467,45 @@ def test_openai_a_token_limit_reached_by_the_last_message_voids_its_answer(copy,
 # A campaign of the scripted programs: careful experiments, careless answers
 
 
-def test_a_campaign_shows_the_careless_program_as_supported_but_wrong(copy, built):
+def test_a_campaign_shows_the_careless_program_as_wrong_and_unsupported(copy, built):
+    # careful experiments, a careless answer: its own data locate the maximum on the other side of its best angle
     folder = copy / "results" / "campaigns" / CAMPAIGN
     runs = runs_csv(folder / "projectile" / "runs.csv.gz")
     assert sorted(runs["model"].unique()) == ["scripted-careful", "scripted-careless"]
-    for model, cells in {"scripted-careful": ("True", "True", "True"), "scripted-careless": ("True", "False", "True")}.items():
+    for model, cells in {"scripted-careful": ("True", "True", "True"), "scripted-careless": ("True", "False", "False")}.items():
         rows = runs[runs["model"] == model]
         assert len(rows) == 2
         assert {tuple(r) for r in rows[["answered", "right", "supported"]].itertuples(index=False)} == {cells}, model
     card = pd.read_csv(folder / "scorecard.csv").set_index("model")
-    assert card.loc["scripted-careless", ["runs", "answered", "right", "supported", "supported_wrong"]].tolist() == [2, 2, 0, 2, 2]
+    assert card.loc["scripted-careless", ["runs", "answered", "right", "supported", "supported_wrong"]].tolist() == [2, 2, 0, 0, 0]
     assert card.loc["scripted-careful", ["runs", "answered", "right", "supported", "right_unsupported", "supported_wrong"]].tolist() == [
         2, 2, 2, 2, 0, 0]
     lesson_card = pd.read_csv(folder / "projectile" / "scorecard.csv").set_index("model")
-    assert lesson_card.loc["scripted-careless", "supported_wrong"] == 2 and lesson_card.loc["scripted-careful", "right"] == 2
+    assert lesson_card.loc["scripted-careless", "right"] == 0 and lesson_card.loc["scripted-careful", "right"] == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# The pages of these runs: what was answered, right or not, and why it is supported or not
+
+
+def test_the_page_of_an_mcp_run_shows_the_instructions_its_client_received_and_its_calls_one_by_one(copy, built):
+    page = (copy / "results" / "projectile" / "runs" / "m-projectile-across.md").read_text()
+    v = registry.lesson("projectile").variant("default")
+    assert "Instructions the MCP client received" in page and "System prompt given to the model" not in page
+    assert "you may make at most 48 tool calls in all" in page and "**Message" not in page
+    assert "| call | tool call (as the client sent it) |" in page and "| 3 | answer(" in page
+    assert "System prompt given to the model" in (copy / "results" / "projectile" / "runs" / "s-projectile-across.md").read_text()
+    assert v.task.split(" It is supported")[0] in " ".join(page.split())
+
+
+def test_the_page_of_a_run_says_what_it_answered_whether_it_is_right_and_why_it_is_or_is_not_supported(copy, built):
+    page = " ".join((copy / "results" / "projectile" / "runs" / "s-projectile-across.md").read_text().split())
+    assert "Answer, as submitted with the tool `answer`: `{\"high\": 42, \"low\": 41}`" in page
+    assert "Right: **wrong** (the best angle of the build's scan lies outside its bracket)" in page
+    assert ("Supported by its own replayed experiments: no (its data do not locate the maximum: its longest throw at dt "
+            "0.001 s is at 41 degrees, and it measured no shorter throw below that angle at dt 0.001 s)") in page
+    lesson = " ".join((copy / "results" / "projectile" / "index.md").read_text().split())
+    assert "Where the experiments of run `s-projectile-more` locate the maximum" in lesson
+    assert "agent's bracket" not in lesson
+    pendulum = " ".join((copy / "results" / "pendulum" / "index.md").read_text().split())
+    assert "agent's bracket" not in pendulum and "not two adjacent whole degrees" not in pendulum

@@ -80,9 +80,12 @@ def test_every_variant_has_the_answer_tool_and_its_task_states_the_rule():
 
 @pytest.mark.parametrize("lesson, arguments, reason", [
     (PROJECTILE, {"low": 40}, "missing arguments: high"),
-    (PROJECTILE, {"low": 41, "high": 40}, "high must be at least low, got low 41 and high 40"),
+    (PROJECTILE, {"low": 41, "high": 40}, "high must be low + 1 (two adjacent whole degrees), got low 41 and high 40"),
+    (PROJECTILE, {"low": 40, "high": 42}, "high must be low + 1 (two adjacent whole degrees), got low 40 and high 42"),
+    (PROJECTILE, {"low": 40, "high": 40}, "high must be low + 1 (two adjacent whole degrees), got low 40 and high 40"),
+    (PENDULUM, {"low": 22, "high": 24}, "high must be low + 1 (two adjacent whole degrees), got low 22 and high 24"),
     (PROJECTILE, {"low": 40.5, "high": 41}, "low must be an integer, got 40.5"),
-    (PROJECTILE, {"low": 40, "high": 90}, "high must be between 1 and 89, got 90"),
+    (PROJECTILE, {"low": 40, "high": 90}, "high must be between 2 and 89, got 90"),
     (PROJECTILE, {"low": 40, "high": 41, "explanation": 7}, "explanation must be text, got int"),
     (PROJECTILE, {"low": 40, "high": 41, "explanation": "x" * 4001}, "explanation has at most 4000 characters, got 4001"),
     (PROJECTILE, {"low": 40, "high": 41, "best": 40.5}, "unknown arguments: best"),
@@ -96,8 +99,8 @@ def test_every_variant_has_the_answer_tool_and_its_task_states_the_rule():
 ])
 def test_a_bad_answer_is_refused_with_the_allowlists_reason_and_the_run_goes_on(lesson, arguments, reason):
     variant = "physics" if lesson is REVIEW else next(iter(lesson.variants))
-    fixed = {"low": 40, "high": 41} if lesson is PROJECTILE else {"outcome": "none found"} if lesson is HUNTER else {
-        "piece_1_failed": [], "piece_2_failed": ["bounded-energy"]}
+    fixed = {"low": 40, "high": 41} if lesson is PROJECTILE else {"low": 22, "high": 23} if lesson is PENDULUM else {
+        "outcome": "none found"} if lesson is HUNTER else {"piece_1_failed": [], "piece_2_failed": ["bounded-energy"]}
     run = run_of(lesson, [message(answer(**arguments)), message(answer(**fixed))], variant)
     first, second = run.transcript.steps
     assert not first.results[0].ok and first.results[0].content == {"error": reason}
@@ -166,13 +169,12 @@ def test_projectile_right_answers_stay_right_and_a_wrong_answer_is_never_right_f
     fine = [message(rng(39), rng(40), rng(40.75), rng(41)), message(rng(42), answer(low=40, high=41))]
     score, verdict = judged(PROJECTILE, fine)
     assert score["right"] and score["supported"] and verdict["experiments"]["bracket"] == [40.75, 41]
+    assert verdict["located"]["best"]["angle"] == 40.75 and 40 <= verdict["located"]["top"]["value"] <= 41
     assert verdict["answer"] == {"low": 40, "high": 41}
     covered = [message(rng(40), rng(41), rng(45)), message(answer(low=45, high=46, explanation="The best angle is 45 degrees."))]
     score, verdict = judged(PROJECTILE, covered)
     assert not score["right"] and score["wrong"] == "the best angle of the build's scan lies outside its bracket"
     assert score["supported"] is False and verdict["explanation"] == "The best angle is 45 degrees."
-    wide, _ = judged(PROJECTILE, [message(rng(40), rng(41)), message(answer(low=40, high=42))])
-    assert not wide["right"] and wide["wrong"] == "its bracket is not two adjacent whole degrees" and wide["supported"]
 
 
 def test_a_best_angle_exactly_on_a_whole_degree_makes_both_brackets_around_it_right():
@@ -239,8 +241,9 @@ def test_review_groups_are_decided_per_model_and_list_every_run_of_a_role():
 
 def test_the_per_run_table_carries_answered_right_supported_and_the_answer():
     found = []
-    for name, messages in {"right": [message(rng(40), rng(41)), message(answer(low=40, high=41))],
-                           "silent": [message(rng(40)), message(text="40 to 41.")], "wide": [message(rng(40), rng(41)), message(answer(low=39, high=41))]}.items():
+    for name, messages in {"right": [message(rng(40), rng(41), rng(42)), message(answer(low=40, high=41))],
+                           "silent": [message(rng(40)), message(text="40 to 41.")],
+                           "across": [message(rng(41), rng(42)), message(answer(low=41, high=42))]}.items():
         score, _ = judged(PROJECTILE, messages)
         found.append({**score, "run": name})
     table = runs_table(found)
@@ -248,7 +251,7 @@ def test_the_per_run_table_carries_answered_right_supported_and_the_answer():
     rows = table.set_index("run")
     assert rows.loc["right", ["answered", "right", "supported", "answer_low", "answer_high"]].tolist() == [True, True, True, "40", "41"]
     assert not rows.loc["silent", "answered"] and rows.loc["silent", "supported"] is pd.NA
-    assert not rows.loc["wide", "right"] and rows.loc["wide", "supported"]
+    assert not rows.loc["across", "right"] and not rows.loc["across", "supported"]
 
 
 @pytest.mark.parametrize("path", sorted(RECORDINGS.glob("*/*.json")), ids=lambda p: f"{p.parent.name}/{p.stem}")

@@ -150,7 +150,7 @@ def test_the_mcp_texts_of_the_page_are_what_a_real_client_reads(tmp_path):
     assert shown == ['{"max_energy_drift": 0.05156720861978181}', "Calls left, the answer included: 47.",
                      "steps_per_period must be between 4 and 200, got 2",
                      "a counterexample names its experiment: missing steps_per_period, periods",
-                     "The run has ended: finished: the agent called answer, which ends the run.", "the run has ended"]
+                     "Accepted: counterexample symplectic Euler, 64 steps per period, 20 periods; the run has ended.", "the run has ended"]
     page = " ".join(SESSION_AND_MCP.split())  # the page's lines joined, as a reader reads them
     for text in [*shown, texts[0][1]]:
         assert f"`{text}" in page, text

@@ -217,7 +217,8 @@ def test_hunter_judge_skips_refused_uncovered_and_over_budget_calls():
 def test_projectile_best_angle_on_the_edge_of_the_bracket_is_inside():
     """A real agent's run: 40.5, 41 and 45 at dt 0.001; the scan's best is exactly 40.50, the
     bracket's lower edge, and the edges belong to the bracket (issue 16, case 18). The answer 40 to
-    41 is then right, and supported: the edges of the agent's bracket may be those of its answer."""
+    41 is then right; it is supported only where the run measured a shorter throw on each side of its
+    best angle."""
     from replaylab.agents import loop
     from replaylab.agents.clients.authored import client as make_client
     from replaylab.agents.messages import ModelMessage, ToolCall
@@ -236,12 +237,16 @@ def test_projectile_best_angle_on_the_edge_of_the_bracket_is_inside():
     assert conclusion["bracket"] == [40.5, 41] and conclusion["best_angle"]["value"] == 40.5
     assert conclusion["inside"] is True and conclusion["verdict"] == "verified"
     verdict = projectile_judge.verdict_of(run)
-    assert verdict["supported"] is True and projectile_judge.score(verdict, scans) is None
+    # right; not supported, though: nothing was measured below its best angle, 40.5
+    assert verdict["supported"] is False and projectile_judge.score(verdict, scans) is None
     # and on the upper edge: 40, 40.5 (the best) and 45
     run = run_of(40, 40.5, 45)
     conclusion = projectile_judge.agent_conclusion(run.transcript)
     assert conclusion["bracket"] == [40, 40.5] and conclusion["best_angle"]["value"] == 40.5 and conclusion["inside"] is True
     assert projectile_judge.verdict_of(run)["supported"] is True
+    # the best measured angle may be an edge of the answer: 41, with 40 and 42 around it, the top at 40.54
+    run = run_of(40, 41, 42)
+    assert projectile_judge.verdict_of(run)["located"]["best"]["angle"] == 41 and projectile_judge.verdict_of(run)["supported"] is True
 
 
 def test_hunter_judge_counts_only_the_budget_of_accepted_calls():

@@ -89,12 +89,18 @@ def test_tools_carry_the_allowlists_schemas_and_the_prompt_holds_system_and_task
     assert listed["answer"].input_schema == v.answer.spec()["parameters"]
     assert listed["answer"].input_schema["properties"]["piece_2_failed"]["items"]["enum"] == [
         "clock", "purity", "limits", "convergence-order", "bounded-energy"]
-    assert v.system in init.instructions and v.task in init.instructions
-    assert "at most 48 calls in all, the answer call included" in init.instructions
-    assert "The run ends when answer is accepted" in init.instructions and not re.search(r"\bfinish\b", init.instructions)
+    # a client that makes calls is told its limit in calls, never in messages
+    assert v.system_for("mcp") in init.instructions and v.task in init.instructions
+    assert "you may make at most 48 tool calls in all, the answer call included" in init.instructions
+    assert not re.search(r"\bmessages?\b", init.instructions) and not re.search(r"\bfinish\b", init.instructions)
+    assert "an accepted answer is echoed back, and ends the run" in init.instructions
     assert [p.name for p in prompts.prompts] == ["review-evidence"]
     (message,) = prompt.messages
-    assert v.system in message.content.text and v.task in message.content.text
+    assert message.content.text == init.instructions
+    # every call changes the run (budget, calls, its end): nothing is read-only or idempotent; the answer ends it
+    hints = {name: tool.annotations for name, tool in listed.items()}
+    assert all(h.read_only_hint is False and h.idempotent_hint is False and h.open_world_hint is False for h in hints.values())
+    assert [name for name, h in hints.items() if h.destructive_hint] == ["answer"]
     # nothing else is exposed
     assert init.capabilities.resources is None and init.capabilities.tools is not None
     assert not live(tmp_path, "review", "look").exists()  # no call, no run
@@ -151,8 +157,11 @@ def test_valid_and_hostile_calls_budget_and_answer(tmp_path):
     assert (bad.structured_content["budget_left"], bad.structured_content["calls_left"]) == (0, 29)
     done = out["answer"]
     assert not done.is_error and done.structured_content == {
+        "accepted": "counterexample symplectic Euler, 64 steps per period, 20 periods; the run has ended",
         "ended": "finished: the agent called answer, which ends the run", "finished": True,
         "recording": "results/live/hunter/hunt.json"}
+    assert texts(done) == ["Accepted: counterexample symplectic Euler, 64 steps per period, 20 periods; the run has ended. "
+                           "Recorded as results/live/hunter/hunt.json."]
     assert out["after"].is_error
     assert texts(out["after"])[0] == "the run has ended (finished: the agent called answer, which ends the run); nothing more is recorded"
 
@@ -209,10 +218,10 @@ def test_the_message_limit_ends_the_run_with_the_call_that_reaches_it(tmp_path):
     assert not answers[47].is_error
     assert answers[47].structured_content["result"] == {"range_m": range_without_drag(25, 48)}
     assert texts(answers[47])[1] == (
-        "The run has ended: the message limit is reached (12 messages): the run has ended, not finished, with no answer. "
+        "The run has ended: the call limit is reached (48 calls): the run has ended, not finished, with no answer. "
         "Nothing more is recorded."
     )
-    assert answers[48].is_error and late.is_error and texts(late)[0].startswith("the run has ended (the message limit is reached")
+    assert answers[48].is_error and late.is_error and texts(late)[0].startswith("the run has ended (the call limit is reached")
     run = recording.load(live(tmp_path, "projectile", "limit"))
     assert [len(s.results) for s in run.transcript.steps] == [4] * 12 and not run.transcript.finished
     out = replay(tmp_path, live(tmp_path, "projectile", "limit"))
@@ -570,7 +579,7 @@ def test_a_signal_ends_an_idle_server_at_once_with_its_recording_on_disk(tmp_pat
     assert time.monotonic() - started < 10 and exit_code == code
     reason = f"the server was {how} before the agent ended the run: recorded as not finished, with no answer"
     assert stderr.splitlines()[-1] == (f"replaylab mcp: stopped by {signal.Signals(signum).name}; wrote "
-                                       f"results/live/hunter/idle.json (1 message(s); {reason})")
+                                       f"results/live/hunter/idle.json (1 call; {reason})")
     assert len(stderr.splitlines()) == 2 and "nothing half-written" not in stderr
     out = replay(tmp_path, live(tmp_path, "hunter", "idle"))
     assert out.returncode == 0 and f"not finished: {reason}" in out.stdout

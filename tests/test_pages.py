@@ -330,8 +330,12 @@ def test_projectile_page(results, pages):
     assert ("**Run `reference` answered: the best angle lies between 40 and 41 degrees.** "
             "**The agent's answer is right, and its own experiments support it.**") in decided
     assert "puts the best angle at 40.50 degrees" in decided
-    assert "What the experiments of run `reference` show: at the smallest step it used (dt 0.001 s), its two best angles " \
-           "are 40 and 41 degrees" in decided and "finds the best angle at 40.50 degrees, between them" in decided
+    assert ("Where the experiments of run `reference` locate the maximum: at the smallest step it used (dt 0.001 s), its "
+            "longest throw is at 41 degrees (35.7328 m), between shorter throws at 40 degrees (35.7315 m) and 45 degrees "
+            "(35.4032 m); the parabola through these three points tops at 40.54 degrees.") in decided
+    assert "The seeds' check of the two best angles run `reference` measured: at the smallest step it used (dt 0.001 s), " \
+           "they are 40 and 41 degrees" in decided and "finds the best angle at 40.50 degrees, between them" in decided
+    assert "agent's bracket" not in decided
     assert "I halved dt from 0.01 s" in decided.split("not a result, never judged")[1]  # the explanation, labelled
     for shown in ("40.50", "35.74", "35.4", "0.3332", "0.9411"):
         assert f"| {shown} |" in decided
@@ -352,11 +356,11 @@ def test_projectile_statement_follows_the_judge(results):
     page = registry.lesson("projectile").page
     data = copy.deepcopy(results["projectile"])
     verdict, [score] = data["verdicts"]["reference"], data["scores"]
-    experiments = section(page(data), "What the build decided").split("What the experiments of run `reference` show")[1]
+    experiments = section(page(data), "What the build decided").split("The seeds' check of the two best angles run `reference`")[1]
     assert "numerically verified" in experiments
     verdict["experiments"].update(inside=False, verdict="refuted", evidence=None)
     decided = section(page(data), "What the build decided")
-    experiments = decided.split("What the experiments of run `reference` show")[1]
+    experiments = decided.split("The seeds' check of the two best angles run `reference`")[1]
     assert "finds the best angle at 40.50 degrees, outside them" in experiments and "numerically verified" not in experiments
     verdict["supported"] = False
     decided = section(page(data), "What the build decided")
@@ -369,7 +373,10 @@ def test_projectile_statement_follows_the_judge(results):
     assert "**A supported answer that is wrong** (the best angle of the build's scan lies outside its bracket)" in decided
     verdict["experiments"] = {"checkable": False, "reason": "the agent made no accepted call"}
     decided = section(page(data), "What the build decided")
-    assert "no bracket, the agent made no accepted call. This is not a result." in decided
+    assert "The seeds' check of the two best angles run `reference` measured: not made, the agent made no accepted call." in decided
+    verdict["located"] = {"located": False, "reason": "it made no accepted range_with_drag call at 25 m/s"}
+    decided = section(page(data), "What the build decided")
+    assert "locate the maximum: nowhere, it made no accepted range_with_drag call at 25 m/s." in decided
     verdict.update(answer=None, no_answer="no answer: the run ended without an accepted call of answer", supported=None)
     decided = section(page(data), "What the build decided")
     assert "**Run `reference` gave no answer**: no answer: the run ended without an accepted call of answer" in decided

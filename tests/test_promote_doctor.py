@@ -34,7 +34,7 @@ def test_promote_shows_the_change_then_moves(tmp_path):
     assert "messages: 4 -> 3" in dry.stdout
     assert ("verdict: answer none found: right (the build's scan of the whole domain finds at most 0.0385531 (16 steps per "
             "period, 50 periods) against the limit 0.04); supported: none of the hunt's 8 counted experiments broke the claim") in dry.stdout
-    assert "  now: message 3, call 1: answer(outcome='none found') -> accepted: the answer, which ends the run" in dry.stdout
+    assert "  now: message 3, call 1: answer(outcome='none found') -> accepted: none found; the run has ended" in dry.stdout
     assert (recordings / "hunter" / "velocity-verlet.json").read_text() == before
 
     recorded = new.read_bytes()
@@ -94,7 +94,8 @@ def test_doctor_fails_on_a_recording_that_does_not_replay(tmp_path):
     "run, expected",
     [
         ("projectile/reference", "answer 40 to 41 degrees: right (the build's converged scan puts the best angle at 40.50 degrees); "
-                                 "supported: its two best angles at dt 0.001 s, 40 and 41 degrees, lie in its answer"),
+                                 "supported: at dt 0.001 s its longest throw is at 41 degrees, between shorter ones at 40 and 45, "
+                                 "and the parabola through them tops at 40.54 degrees, inside its answer"),
         ("hunter/symplectic-euler", "answer counterexample symplectic Euler, 64 steps per period, 20 periods: right (the build ran "
                                     "it again: 0.0515672 against the limit 0.05, inside the claim's domain); supported: the hunt ran "
                                     "its counterexample and saw it break the claim (0.0515672)"),
@@ -106,7 +107,7 @@ def test_doctor_fails_on_a_recording_that_does_not_replay(tmp_path):
                            "pieces and named exactly the ones that failed [its checks: piece 1 limits passed; piece 2 limits "
                            "passed; piece 1 bounded-energy passed; piece 2 bounded-energy failed]"),
         ("pendulum/reference", "answer 22 to 23 degrees: right (the exact crossing is at 22.8138 degrees); supported: its "
-                               "experiments at dt 0.01 s put the crossing between 22 and 23 degrees, which lies in its answer"),
+                               "own periods at dt 0.01 s put the crossing between 22 and 23 degrees, which lies in its answer"),
     ],
 )
 def test_the_verdict_line_of_each_lesson(run, expected):
@@ -135,13 +136,22 @@ def test_the_verdict_lines_of_runs_without_an_answer_or_without_support():
     one = authored_run("projectile", "default", [ModelMessage("", (ToolCall("1", "range_with_drag", {"speed": 25, "angle": 40, "dt": 0.01}),)),
                                                  ModelMessage("", (answer(2, low=40, high=41),))])
     assert verdict(one) == ("answer 40 to 41 degrees: right (the build's converged scan puts the best angle at 40.50 degrees); not "
-                            "supported: its experiments show no bracket: fewer than two distinct angles at the smallest dt the agent used (0.01 s)")
+                            "supported: its data do not locate the maximum: its longest throw at dt 0.01 s is at 40 degrees, and it "
+                            "measured no shorter throw below that angle at dt 0.01 s")
     wide = authored_run("projectile", "default", [ModelMessage("", (ToolCall("1", "range_with_drag", {"speed": 25, "angle": 40, "dt": 0.01}),
                                                                      ToolCall("2", "range_with_drag", {"speed": 25, "angle": 45, "dt": 0.01}))),
                                                   ModelMessage("", (answer(3, low=44, high=45),))])
     assert verdict(wide) == ("answer 44 to 45 degrees: wrong, the best angle of the build's scan lies outside its bracket (the build's "
-                             "converged scan puts the best angle at 40.50 degrees); not supported: its two best angles at dt 0.01 s, 40 "
-                             "and 45 degrees, do not both lie in its answer")
+                             "converged scan puts the best angle at 40.50 degrees); not supported: its data do not locate the "
+                             "maximum: its longest throw at dt 0.01 s is at 40 degrees, and it measured no shorter throw below "
+                             "that angle at dt 0.01 s")
+    across = authored_run("projectile", "default", [ModelMessage("", tuple(ToolCall(str(i), "range_with_drag", {"speed": 25, "angle": a, "dt": 0.001})
+                                                                           for i, a in enumerate((39, 40, 41, 42), start=1))),
+                                                    ModelMessage("", (answer(5, low=41, high=42),))])
+    assert verdict(across) == ("answer 41 to 42 degrees: wrong, the best angle of the build's scan lies outside its bracket (the build's "
+                               "converged scan puts the best angle at 40.50 degrees); not supported: at dt 0.001 s its longest throw is "
+                               "at 41 degrees, between shorter ones at 40 and 42, and the parabola through them tops at 40.54 degrees, "
+                               "outside its answer")
     hunt = authored_run("hunter", "symplectic-euler", [ModelMessage("", (answer(1, outcome="none found"),))])
     assert verdict(hunt) == ("answer none found: wrong, none found, but the claim's domain has a counterexample (the build's scan of the "
                              "whole domain finds at most 0.244321 (16 steps per period, 50 periods) against the limit 0.05); not "
@@ -171,7 +181,7 @@ def test_describe_changes_shows_every_changed_call_and_the_verdict():
         "  was: (none)",
         "  now: message 2, call 1: oscillator_energy_drift(method='symplectic Euler', steps_per_period=16, periods=20) -> max_energy_drift 0.244321",
         "  was: (none)",
-        "  now: message 3, call 1: answer(outcome='counterexample', method='symplectic Euler', steps_per_period=32, periods=20) -> accepted: the answer, which ends the run",
+        "  now: message 3, call 1: answer(outcome='counterexample', method='symplectic Euler', steps_per_period=32, periods=20) -> accepted: counterexample symplectic Euler, 32 steps per period, 20 periods; the run has ended",
         "  verdict: no answer: the run ended without an accepted call of answer: not right -> answer counterexample symplectic Euler, "
         "32 steps per period, 20 periods: right (the build ran it again: 0.108862 against the limit 0.05, inside the claim's domain); "
         "supported: the hunt ran its counterexample and saw it break the claim (0.108862)",
@@ -190,7 +200,7 @@ def test_describe_changes_shows_every_changed_call_and_the_verdict():
     assert fewer[-5:-1] == [
         "  was: message 2, call 1: oscillator_energy_drift(method='symplectic Euler', steps_per_period=16, periods=20) -> max_energy_drift 0.244321",
         "  now: (none)",
-        "  was: message 3, call 1: answer(outcome='counterexample', method='symplectic Euler', steps_per_period=32, periods=20) -> accepted: the answer, which ends the run",
+        "  was: message 3, call 1: answer(outcome='counterexample', method='symplectic Euler', steps_per_period=32, periods=20) -> accepted: counterexample symplectic Euler, 32 steps per period, 20 periods; the run has ended",
         "  now: (none)",
     ]
     refused = authored_run("hunter", "symplectic-euler", [ModelMessage("", (drift(1, 200), drift(2, 2))), ModelMessage("done")])

@@ -27,7 +27,7 @@ from replaylab.physics import projectile
 
 def record(tmp_path, lesson, chosen, messages, run="reference", kind="authored", seed=None):
     """A run made with the authored client through the variant, saved and loaded back."""
-    transcript = loop.run(authored.client(messages), chosen.system, chosen.task, chosen.allowlist(), chosen.max_steps)
+    transcript = loop.run(authored.client(messages), chosen.system_for(kind), chosen.task, chosen.allowlist(), chosen.max_steps)
     provenance = recording.provenance(kind, authored.MODEL, authored.HOW, seed=seed)
     path = tmp_path / f"{run}.json"
     recording.save(Recording(lesson, run, chosen.name, "reference", provenance, transcript), path)
@@ -323,7 +323,7 @@ def test_the_counting_tools_do_count(projectile_run):
 @pytest.mark.parametrize(
     "field, text",
     [("task", "the task has changed since the run was recorded"),
-     ("system", "the system prompt has changed since the run was recorded")],
+     ("intro", "the system prompt has changed since the run was recorded")],
 )
 def test_a_changed_prompt_fails_before_anything_runs(projectile_run, field, text):
     tools = CountingTools()
@@ -336,23 +336,32 @@ def test_a_changed_prompt_fails_before_anything_runs(projectile_run, field, text
 
 
 def test_a_step_limit_below_the_recording_fails(projectile_run):
+    """The system text states the message limit, so a changed limit is a changed prompt; a recording of
+    format 1, whose prompts are fixed, meets the limit itself."""
     assert len(projectile_run.transcript.steps) == 3
     chosen = dataclasses.replace(projectile_default(), max_steps=2)
-    assert mismatch(projectile_run, chosen) == (
-        "the run had 3 messages when recorded and has 2 now. "
-        f"If the change is intended, record the run again with: {command(projectile_run)}"
-    )
-    replay(projectile_run, dataclasses.replace(projectile_default(), max_steps=3))
+    assert mismatch(projectile_run, chosen).startswith("the system prompt has changed since the run was recorded. ")
+    old = recording.load(ROOT / "tests" / "data" / "format1" / "projectile" / "reference.json")
+    steps = len(old.transcript.steps)
+    assert mismatch(old, dataclasses.replace(projectile_default(), max_steps=steps - 1)).startswith(
+        f"the run had {steps} messages when recorded and has {steps - 1} now. ")
+    replay(old, dataclasses.replace(projectile_default(), max_steps=steps))
 
 
 def test_a_step_limit_above_an_unfinished_recording_fails(tmp_path):
-    short = dataclasses.replace(projectile_default(), max_steps=2)
-    messages = [ModelMessage("again", (call("1", "range_without_drag", speed=25, angle=45),))] * 3
-    rec = record(tmp_path, "projectile", short, messages, run="short")
-    assert not rec.transcript.finished and len(rec.transcript.steps) == 2
+    """A run of format 1 that its step limit stopped, replayed with a higher limit, runs out of messages."""
+    old = recording.load(ROOT / "tests" / "data" / "format1" / "projectile" / "reference.json")
+    messages = [step.message for step in old.transcript.steps[:-1]]  # its last message (no call) left out
+    short = dataclasses.replace(projectile_default(), max_steps=len(messages))
+    transcript = loop.run(authored.client(messages), old.transcript.system, old.transcript.task, short.allowlist(answer=False),
+                          short.max_steps)
+    assert not transcript.finished and len(transcript.steps) == len(messages)
+    path = tmp_path / "short.json"
+    recording.save(dataclasses.replace(old, run="short", transcript=transcript), path)
+    rec = recording.load(path)
     replay(rec, short)
     assert mismatch(rec, projectile_default()).startswith(
-        "the recording ends before the run does (the run has 2 messages and the loop asked for message 3). "
+        f"the recording ends before the run does (the run has {len(messages)} messages and the loop asked for message {len(messages) + 1}). "
     )
 
 
@@ -367,7 +376,8 @@ def test_a_session_whose_input_ended_replays_where_it_ended(tmp_path, kind):
     ended = recording.load(rec.source)
     now = replay(ended, projectile_default())
     assert len(now.steps) == 2 and not now.finished
-    authored_run = dataclasses.replace(ended, provenance={**ended.provenance, "kind": "authored"})
+    authored_run = dataclasses.replace(ended, provenance={**ended.provenance, "kind": "authored"},
+                                       transcript=dataclasses.replace(ended.transcript, system=projectile_default().system))
     assert mismatch(authored_run, projectile_default()).startswith("the recording ends before the run does")
 
 

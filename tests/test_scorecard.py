@@ -32,7 +32,6 @@ TOLERANCE = 1e-6
 SE, VV = "symplectic Euler", "velocity Verlet"
 
 NO_ANSWER = "no answer"
-WIDE = "its bracket is not two adjacent whole degrees"
 OUTSIDE = "the best angle of the build's scan lies outside its bracket"
 NOT_FOUND = "none found, but the claim's domain has a counterexample"
 DOES_NOT_BREAK = "its counterexample does not break the claim"
@@ -115,9 +114,10 @@ def bracket(low, high):
 
 
 PROJECTILE = {
-    "right": ([("Both sides of the best angle at the finest step.", angles((40, 0.001), (41, 0.001)))],
+    "right": ([("Both sides of the best angle at the finest step.", angles((40, 0.001), (41, 0.001), (42, 0.001)))],
               "The best angle lies between 40 and 41 degrees.", bracket(40, 41)),
-    "wide": ([("A wide bracket.", angles((35, 0.001), (45, 0.001)))], "Between 35 and 45 degrees.", bracket(35, 45)),
+    # its data fall across the bracket: 41 beats 42, and nothing below 41 was measured
+    "across": ([("Two angles.", angles((41, 0.001), (42, 0.001)))], "Between 41 and 42 degrees.", bracket(41, 42)),
     "far": ([("Low angles, coarse step.", angles((30, 0.05), (31, 0.05)))], "Between 30 and 31 degrees.", bracket(30, 31)),
     "one-angle": ([("One angle is enough.", angles((40, 0.001)))], "It is between 40 and 41 degrees.", bracket(40, 41)),
     "silent": ([("Both sides of the best angle at the finest step.", angles((40, 0.001), (41, 0.001)))],
@@ -247,10 +247,11 @@ def test_projectile_right_and_wrong_runs():
     right = scores["right"]
     assert (right["answered"], right["right"], right["supported"], right["wrong"]) == (True, True, True, None)
     assert right["answer"] == {"low": 40, "high": 41} and verdicts["right"]["experiments"]["bracket"] == [40, 41]
-    # a supported answer that is wrong: its experiments show 35 to 45, and so does its answer
-    assert scores["wide"]["wrong"] == WIDE and scores["wide"]["supported"] is True
-    assert verdicts["wide"]["experiments"]["inside"]
-    assert scores["far"]["wrong"] == OUTSIDE and scores["far"]["supported"] is True
+    assert verdicts["right"]["located"]["top"]["shown"] == "40.54"
+    # wrong, and not supported: its data fall across the bracket, or sit at its coarse edge
+    assert scores["across"]["wrong"] == OUTSIDE and scores["across"]["supported"] is False
+    assert not verdicts["across"]["located"]["located"]
+    assert scores["far"]["wrong"] == OUTSIDE and scores["far"]["supported"] is False
     far = verdicts["far"]["experiments"]
     assert far["bracket"] == [30, 31] and far["smallest_dt"] == 0.05 and not 30 <= far["best_angle"]["value"] <= 31
     # a right answer its experiments do not support: one angle shows no bracket
@@ -262,11 +263,11 @@ def test_projectile_right_and_wrong_runs():
     assert verdicts["silent"]["experiments"]["bracket"] == [40, 41]
     (row,) = rows
     assert (row["model"], row["task"], row["runs"], row["answered"], row["right"], row["rate"]) == ("hand-made", "default", 5, 4, 2, 0.4)
-    assert (row["supported"], row["right_unsupported"], row["supported_wrong"]) == (3, 1, 2)
+    assert (row["supported"], row["right_unsupported"], row["supported_wrong"]) == (1, 1, 0)
     assert (row["low"], row["high"]) == pytest.approx(wilson_reference(2, 5))
     assert row["conclusive"] is False
-    assert sorted((m["what"], m["runs"]) for m in row["mistakes"]) == sorted([(WIDE, 1), (OUTSIDE, 1), (NO_ANSWER, 1)])
-    assert row["mean_calls"] == (2 + 2 + 2 + 1 + 2) / 5 and row["mean_budget_used"] == row["mean_calls"]  # the answer is no call
+    assert sorted((m["what"], m["runs"]) for m in row["mistakes"]) == sorted([(OUTSIDE, 2), (NO_ANSWER, 1)])
+    assert row["mean_calls"] == (3 + 2 + 2 + 1 + 2) / 5 and row["mean_budget_used"] == row["mean_calls"]  # the answer is no call
 
 
 def test_scores_are_per_model():
@@ -295,19 +296,19 @@ def many(kinds, model):
 
 
 def test_many_runs_are_conclusive_and_mistakes_are_counted_by_reason():
-    verdicts = many(["right"] * 28 + ["wide"] * 8 + ["silent"] * 4, "many") | many(["right", "wide", "one-angle"], "few")
+    verdicts = many(["right"] * 28 + ["across"] * 8 + ["silent"] * 4, "many") | many(["right", "across", "one-angle"], "few")
     found, rows = score("projectile", verdicts)
     assert len(found) == 43
     lots, few = row_of(rows, "many"), row_of(rows, "few")
     assert (lots["runs"], lots["answered"], lots["right"], lots["rate"]) == (40, 36, 28, 0.7)
-    assert (lots["supported"], lots["right_unsupported"], lots["supported_wrong"]) == (36, 0, 8)
+    assert (lots["supported"], lots["right_unsupported"], lots["supported_wrong"]) == (28, 0, 0)
     assert (lots["low"], lots["high"]) == pytest.approx(wilson_reference(28, 40))
     assert lots["low"] == pytest.approx(0.5457, abs=1e-4) and lots["high"] == pytest.approx(0.8193, abs=1e-4)
     assert lots["conclusive"] is True
-    assert lots["mistakes"] == [{"what": WIDE, "runs": 8}, {"what": NO_ANSWER, "runs": 4}]
-    assert lots["mean_calls"] == pytest.approx((28 * 2 + 8 * 2 + 4 * 2) / 40)
+    assert lots["mistakes"] == [{"what": OUTSIDE, "runs": 8}, {"what": NO_ANSWER, "runs": 4}]
+    assert lots["mean_calls"] == pytest.approx((28 * 3 + 8 * 2 + 4 * 2) / 40)
     assert (few["runs"], few["right"], few["right_unsupported"], few["conclusive"]) == (3, 2, 1, False)
-    assert few["mean_calls"] == pytest.approx((2 + 2 + 1) / 3)
+    assert few["mean_calls"] == pytest.approx((3 + 2 + 1) / 3)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -445,7 +446,7 @@ def section_for(rows):
 
 
 def test_page_says_too_few_runs_only_when_a_row_is_not_conclusive():
-    many_runs = many(["right" if i % 4 else "wide" for i in range(40)], "many")
+    many_runs = many(["right" if i % 4 else "across" for i in range(40)], "many")
     _, many_rows = score("projectile", many_runs)
     assert [r["conclusive"] for r in many_rows] == [True]
     section = section_for(many_rows)

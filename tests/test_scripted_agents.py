@@ -348,16 +348,18 @@ def test_reviewer_verdict_text_comes_from_the_results():
 # The strategies that are wrong on purpose
 
 
-def test_projectile_stops_early_brackets_too_wide():
+def test_projectile_stops_early_answers_from_its_coarse_survey():
+    """Its survey's best angle and the degree next to it towards the runner-up: wrong, and its own
+    survey locates the top elsewhere (the parabola through 37, 43 and 49 degrees)."""
     assert projectile_agent.strategy(1) == "stops-early"
     transcript = run_agent("projectile", "default", 1)
     assert len(transcript.steps) == 2  # one survey, then the answer
     conclusion = projectile_judge.agent_conclusion(transcript)
     low, high = conclusion["bracket"]
-    assert high - low > 1 and answer_of(transcript) == {"low": low, "high": high}
+    assert high - low > 1 and answer_of(transcript) == {"low": 42, "high": 43}
     verdict, wrong = judged("projectile", "default", transcript)
-    assert wrong == "its bracket is not two adjacent whole degrees"
-    assert verdict["supported"] is True  # its coarse survey does point at that answer
+    assert wrong == "the best angle of the build's scan lies outside its bracket"
+    assert verdict["supported"] is False and verdict["located"]["top"]["shown"] == "40.50"
 
 
 def test_projectile_wrong_neighbour_brackets_the_wrong_side():
@@ -367,19 +369,20 @@ def test_projectile_wrong_neighbour_brackets_the_wrong_side():
     assert conclusion["bracket"] == [41, 42] and conclusion["best_angle"]["value"] == 40.5
     assert answer_of(transcript) == {"low": 41, "high": 42}
     verdict, wrong = judged("projectile", "default", transcript)
-    assert wrong == "the best angle of the build's scan lies outside its bracket" and verdict["supported"] is True
+    assert wrong == "the best angle of the build's scan lies outside its bracket" and verdict["supported"] is False
+    assert not verdict["located"]["located"]  # at the finest step it measured nothing below 41
 
 
-def test_projectile_careless_experiments_well_and_answers_two_degrees_wide():
-    """Supported but wrong: its experiments find 40 to 41 at the finest step, and it answers the
-    two degrees around its best angle."""
+def test_projectile_careless_experiments_well_and_answers_the_wrong_side():
+    """Not supported, and wrong: its experiments at the finest step locate the top at 40.54, and it
+    answers the degree on the other side of its best angle."""
     transcript = run_agent("projectile", "default", 3)
     conclusion = projectile_judge.agent_conclusion(transcript)
     assert conclusion["bracket"] == [40, 41] and conclusion["smallest_dt"] == 0.001 and conclusion["inside"]
-    answer = answer_of(transcript)
-    assert answer["high"] - answer["low"] == 2 and answer["low"] + 1 in (40, 41)
+    assert answer_of(transcript) == {"low": 41, "high": 42}
     verdict, wrong = judged("projectile", "default", transcript)
-    assert wrong == "its bracket is not two adjacent whole degrees" and verdict["supported"] is True
+    assert wrong == "the best angle of the build's scan lies outside its bracket" and verdict["supported"] is False
+    assert verdict["located"]["top"]["shown"] == "40.54"
 
 
 def test_hunter_safe_region_finds_no_counterexample_to_the_false_claim():

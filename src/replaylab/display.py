@@ -8,6 +8,7 @@ colour nor clear the terminal.
 import sys
 
 from replaylab.agents.recording import printable
+from replaylab.agents.tools import ACCEPTED_KEY
 
 
 def number_text(value):
@@ -29,8 +30,8 @@ def call_line(call):
 def result_line(result):
     if not result.ok:
         return printable(f"refused: {result.content['error']}")
-    if not result.content:  # the answer: it holds no number
-        return "accepted: the answer, which ends the run"
+    if ACCEPTED_KEY in result.content:  # the answer, echoed in words
+        return printable(f"accepted: {result.content[ACCEPTED_KEY]}")
     return printable(", ".join(f"{k} {number_text(v)}" for k, v in result.content.items()))
 
 

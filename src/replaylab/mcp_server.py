@@ -24,9 +24,9 @@ from mcp.server import Server
 
 from replaylab import __version__
 from replaylab.agents.clients.interactive import data_problem
-from replaylab.agents.live import CLIENT_CLOSED, LiveRun, Unrecordable, stopped
+from replaylab.agents.live import CLIENT_CLOSED, LiveRun, Unrecordable, client_instructions, stopped
 from replaylab.agents.messages import ToolCall, stored
-from replaylab.agents.tools import ANSWER
+from replaylab.agents.tools import ACCEPTED_KEY, ANSWER
 from replaylab.mcp_stdio import error_line, read_message, stdio_lines
 
 UNDECLARED = "unknown (not declared)"
@@ -40,17 +40,8 @@ CLIENT_TEXT_MAX = 200
 
 
 def instructions(live):
-    v, limits = live.variant, live.limits()
-    calls = v.max_steps * limits["calls_per_message"]
-    return (
-        f"{v.system}\n\nThe task: {v.task}\n\n"
-        f"How this session maps onto that: each tool call you make is a call of the run; the calls are recorded "
-        f"in the order they come, {limits['calls_per_message']} to a message, so the run holds at most {calls} "
-        f"calls in all, the {ANSWER} call included, and every call counts, a refused one too. Every call is "
-        "checked against the bounds in its schema before it runs; a call that fails is refused with the reason. "
-        f"Each result says what is left. The run ends when {ANSWER} is accepted; closing the session before "
-        "that records the run as not finished, with no answer."
-    )
+    """What the client is given before its first call (agents/live.py says it in the same words for the pages)."""
+    return client_instructions(live.system, live.variant.task)
 
 
 MAX_NAME_TRIES = 1000
@@ -96,6 +87,14 @@ def _answer(live, result=None, error=None):
     )
 
 
+def annotations(ends_run):
+    """What a client may assume of a tool: none changes anything outside the run, but every call
+    changes the run (an experiment uses its budget and calls; the answer ends it, and a second call
+    is an error), so none is read-only or idempotent."""
+    return types.ToolAnnotations(read_only_hint=False, destructive_hint=ends_run, idempotent_hint=False,
+                                 open_world_hint=False)
+
+
 class LessonServer:
     """The handlers of one MCP session: every call goes to the live run."""
 
@@ -104,12 +103,8 @@ class LessonServer:
         self.calls = 0
         specs = live.allowlist.specs()
         self.tools = [
-            types.Tool(
-                name=spec["name"],
-                description=spec["description"],
-                input_schema=spec["parameters"],
-                annotations=types.ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
-            )
+            types.Tool(name=spec["name"], description=spec["description"], input_schema=spec["parameters"],
+                       annotations=annotations(live.allowlist.ends_run(spec["name"])))
             for spec in specs
         ]
 
@@ -156,10 +151,12 @@ class LessonServer:
         self.calls += 1
         if not result.ok:
             return _answer(live, error=result.content["error"])
-        if live.finished:  # the answer was accepted
+        if live.finished:  # the answer was accepted: echoed in its own words
+            accepted = result.content[ACCEPTED_KEY]
             return types.CallToolResult(
-                content=[types.TextContent(text=f"The run has ended: {live.ended}. Recorded as {live.path}.")],
-                structured_content={"ended": live.ended, "finished": live.finished, "recording": str(live.path)},
+                content=[types.TextContent(text=f"Accepted: {accepted}. Recorded as {live.path}.")],
+                structured_content={ACCEPTED_KEY: accepted, "ended": live.ended, "finished": live.finished,
+                                    "recording": str(live.path)},
             )
         return _answer(live, result=result.content)
 
@@ -207,7 +204,8 @@ def run(live):
             return code, f"{how}no call was made, and the empty recording it had claimed, {live.path}, is gone"
         return code, f"{how}no call was made: the empty recording it had claimed, {live.path}, was removed"
     live.input_ended(CLIENT_CLOSED if signum is None else stopped("server", signum))
-    return code, f"{how}wrote {live.path} ({len(live.steps)} message(s); {live.ended})"
+    calls = sum(len(step.results) for step in live.steps)
+    return code, f"{how}wrote {live.path} ({calls} call{'' if calls == 1 else 's'}; {live.ended})"
 
 
 def start(lesson, v, group, provenance, path=None, folder=None):

@@ -39,8 +39,9 @@ A call may also come in OpenAI's shape, {{"id": "1", "type": "function", "functi
 A refused call has "ok": false and "content": {{"error": REASON}}; it costs no experiment, but
 its message counts against the message limit. Calls after the {calls}th of one message are refused.
 End the run by calling the tool "answer" with your answer's fields (the tools list gives them): an
-accepted answer ends the run; a refused one says why, and the run goes on. A message without tool
-calls ends the run with no answer. The line of the message that ends the run, like the line of the
+accepted answer ends the run, and its result echoes it ("accepted"); a refused one says why, and the
+run goes on. A message without tool calls ends the run with no answer. The answer to the message
+before the last one the limit allows carries "warning": "{last}". The line of the message that ends the run, like the line of the
 last message the limit allows, carries why it ended:
   > {answer_message}
   < {end}
@@ -88,9 +89,10 @@ def help_text():
     answer = {"message": 1, "results": results_data((result,)), **left}
     fields = v.answer.spec()["parameters"]["properties"]
     required = [key for key in fields if key in v.answer.spec()["parameters"]["required"]]
-    # the n-th number its minimum plus n: a bracket's low and high are then two adjacent values
+    # the n-th number the first number's minimum plus n: a bracket's low and high are then two adjacent values
+    first = next((fields[key]["minimum"] for key in required if "minimum" in fields[key]), 0)
     example = {key: fields[key]["enum"][0] if "enum" in fields[key] else [] if fields[key]["type"] == "array"
-               else fields[key]["minimum"] + n for n, key in enumerate(required)}
+               else first + n for n, key in enumerate(required)}
     answer_call = ToolCall("2", ANSWER, example)
     answer_message = {"text": "My answer.", "tool_calls": [{"id": "2", "name": ANSWER, "arguments": example}]}
     answered = allowlist.dispatch(answer_call)
@@ -99,7 +101,7 @@ def help_text():
     return HELP.format(
         header=json.dumps(header), message=json.dumps(message), answer=json.dumps(answer), end=json.dumps(end),
         answer_message=json.dumps(answer_message), calls=loop.MAX_CALLS_PER_MESSAGE, refused=MAX_REFUSED_LINES,
-        mib=recording_io.MAX_BYTES >> 20,
+        mib=recording_io.MAX_BYTES >> 20, last=LAST_MESSAGE,
     )
 
 
@@ -111,7 +113,7 @@ def header(live):
         "variant": v.name,
         "run": live.run,
         "recording": str(live.path),
-        "system": v.system,
+        "system": live.system,
         "task": v.task,
         "tools": live.allowlist.specs(),
         "limits": live.limits(),
@@ -144,7 +146,12 @@ def result_line(live, step):
     }
     if live.ended:
         line["end"] = end_data(live)
+    elif live.messages_left() == 1:
+        line["warning"] = LAST_MESSAGE
     return line
+
+
+LAST_MESSAGE = f"one message is left: call {ANSWER} in it, or the run ends with no answer"
 
 
 @contextlib.contextmanager

@@ -14,7 +14,7 @@ import json
 import signal
 
 from replaylab.agents import recording as recording_io
-from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE, dispatch_message
+from replaylab.agents.loop import CALLS_ONLY, MAX_CALLS_PER_MESSAGE, dispatch_message
 from replaylab.agents.messages import ModelMessage, Step, Transcript
 from replaylab.agents.replay import compare_result
 from replaylab.agents.tools import ANSWER
@@ -23,6 +23,7 @@ LIVE_KINDS = ("interactive", "mcp")  # runs recorded as they happen, by a sessio
 ANSWERED = f"finished: the agent called {ANSWER}, which ends the run"
 NO_ANSWER = f"finished without an answer: a message without a tool call ends the run, and {ANSWER} was not called"
 MESSAGE_LIMIT = "the message limit is reached ({limit} messages): the run has ended, not finished, with no answer"
+CALL_LIMIT = "the call limit is reached ({limit} calls): the run has ended, not finished, with no answer"
 INPUT_ENDED = "the input ended before the agent ended the run: recorded as not finished, with no answer"
 CLIENT_CLOSED = f"the client closed the session without calling {ANSWER}: recorded as not finished, with no answer"
 STOPPED = "the {who} was {how} before the agent ended the run: recorded as not finished, with no answer"
@@ -57,6 +58,18 @@ def how_it_ended(kind, finished, steps, max_steps, stopped_by=None, answered=Fal
         return ("not finished: its recorder stopped without saying why (it was killed, or its machine stopped); "
                 "what was recorded until then is kept")
     return "not finished: the input ended before the agent ended the run"
+
+
+def client_instructions(system, task):
+    """What an MCP client is given before its first call (the server's instructions, and its prompt):
+    the system text in the words of calls, the task, and how the session records the run. Pages
+    show an MCP run's prompts in these words."""
+    return (
+        f"{system}\n\nThe task: {task}\n\n"
+        "Each call you make is recorded as a call of the run, in the order it comes; every call is checked against "
+        f"the bounds in its schema before it runs, and each result says what is left. Closing the session before "
+        f"{ANSWER} is accepted records the run as not finished, with no answer."
+    )
 
 
 def ended_with_answer(step):
@@ -97,6 +110,7 @@ class LiveRun:
         self.provenance = provenance
         self.path = path
         self.allowlist = variant.allowlist()
+        self.system = variant.system_for(provenance["kind"])  # what this kind of agent is told
         self.steps = []
         self.finished = False
         self.ended = None  # why the run ended, once it has
@@ -172,6 +186,8 @@ class LiveRun:
         if not step.message.tool_calls:
             return True, NO_ANSWER
         if len(steps) >= self.variant.max_steps and full:
+            if self.provenance["kind"] == CALLS_ONLY:
+                return False, CALL_LIMIT.format(limit=self.variant.max_steps * MAX_CALLS_PER_MESSAGE)
             return False, MESSAGE_LIMIT.format(limit=self.variant.max_steps)
         return False, None
 
@@ -195,7 +211,7 @@ class LiveRun:
         """(the recording's text with these steps and end, the recording the reader reads from it),
         with `room` bytes to spare; `Unrecordable` saying why otherwise."""
         v = self.variant
-        transcript = Transcript(self.provenance["model"], v.system, v.task, tuple(steps), finished)
+        transcript = Transcript(self.provenance["model"], self.system, v.task, tuple(steps), finished)
         run = recording_io.Recording(self.lesson, self.run, v.name, self.group, self.provenance, transcript,
                                      str(self.path), ended=ended, notes=self.notes if notes is None else notes)
         try:

@@ -13,6 +13,7 @@ from replaylab.agents.secrets import clean_message
 from replaylab.agents.tools import refused
 
 MAX_CALLS_PER_MESSAGE = 4
+CALLS_ONLY = "mcp"  # the kind of run whose agent makes calls one at a time and never sends a message (its texts count calls)
 TOO_MANY_CALLS = f"at most {MAX_CALLS_PER_MESSAGE} tool calls per message"
 AFTER_ANSWER = "the run ended with the answer before this call: it did not run"
 

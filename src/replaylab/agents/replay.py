@@ -56,7 +56,7 @@ def replay(recording, variant, tolerance=DEFAULT_TOLERANCE, **settings):
     def fail(text, difference=None):
         raise ReplayMismatch(f"{text}. If the change is intended, record the run again with: {command}", difference)
 
-    prompts = variant.format1 if recording.format1 else variant
+    prompts = variant.prompts(recording.provenance["kind"], recording.format1)
     if prompts is None:
         fail("the run was recorded in format 1, and this variant has no prompts of format 1")
     if recorded.system != prompts.system:

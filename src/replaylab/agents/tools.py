@@ -217,14 +217,27 @@ EXPLANATION = Text(
 )
 
 
-def answer_tool(description, parameters, check=None):
+ACCEPTED_KEY = "accepted"  # the key of an accepted answer's result: the answer echoed in words
+
+
+def answer_tool(description, parameters, check=None, echo=None):
     """The answer tool of a variant: its fields (`parameters`, then the optional explanation),
-    typed and bounded; its accepted call ends the run. It runs nothing: its result is empty."""
+    typed and bounded; its accepted call ends the run. It runs nothing: its result echoes the
+    answer in words (`echo(fields)`, the fields as validated, without the explanation), so that an
+    agent and its operator see what was taken."""
 
     def answer(**fields):
-        return {}
+        fields.pop(EXPLANATION.name, None)
+        words = echo(fields) if echo is not None else ", ".join(f"{k} {_echoed(v)}" for k, v in fields.items())
+        return {ACCEPTED_KEY: f"{words}; the run has ended"}
 
     return Tool(ANSWER, description, tuple(parameters) + (EXPLANATION,), answer, ends_run=True, check=check)
+
+
+def _echoed(value):
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) or "none"
+    return str(value)
 
 
 class Allowlist:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Callable
 
-from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
+from replaylab.agents.loop import CALLS_ONLY, MAX_CALLS_PER_MESSAGE
 from replaylab.agents.tools import ANSWER, Allowlist, Refused, Tool
 
 
@@ -28,17 +28,37 @@ class Prompts:
 @dataclass(frozen=True)
 class Variant:
     """What one kind of run of a lesson gets: prompts, tools (built with settings), the answer tool,
-    budget, step limit. `format1`: the prompts of recordings of format 1, made before runs ended
-    with an answer (they replay against those prompts and an allowlist without the answer tool)."""
+    budget, step limit. `intro`: the lesson's own part of the system text, which ends with the
+    harness's rules (`harness_rules`) in the words of the interface the agent uses. `format1`: the
+    prompts of recordings of format 1, made before runs ended with an answer (they replay against
+    those prompts and an allowlist without the answer tool)."""
 
     name: str
-    system: str
+    intro: str
     task: str
     tools: Callable
     answer: Tool
     budget: int | None = None
     max_steps: int = 12
     format1: Prompts | None = None
+
+    @property
+    def system(self):
+        """The system text of a run whose agent sends messages (a provider, a session, a program)."""
+        return f"{self.intro} {harness_rules(self.max_steps, self.budget)}"
+
+    def system_for(self, kind):
+        """The system text as an agent of this kind of run reads it: an MCP client makes calls, never
+        messages, so its text counts calls."""
+        if kind == CALLS_ONLY:
+            return f"{self.intro} {harness_rules(self.max_steps, self.budget, calls=True)}"
+        return self.system
+
+    def prompts(self, kind, format1=False):
+        """The `Prompts` a recording of this kind (and format) was made with: what its replay compares."""
+        if format1:
+            return self.format1
+        return Prompts(self.system_for(kind), self.task)
 
     def allowlist(self, answer=True, **settings):
         """A fresh allowlist (and budget): the experiment tools built with `settings`, and the answer
@@ -47,22 +67,33 @@ class Variant:
         return Allowlist(tools + [self.answer] if answer else tools, budget=self.budget)
 
 
-def harness_rules(max_steps, budget=None):
-    """How a run works, the same words for every lesson and interface (the end of every system
-    text): messages, calls, refusals, the budget, and how the run ends."""
+def harness_rules(max_steps, budget=None, calls=False):
+    """How a run works, the same words for every lesson (the end of every system text): its limit,
+    refusals, the budget, and how the run ends. `calls`: in the words of an agent that makes calls
+    one at a time (an MCP client), never messages."""
     spent = (
         f"You have a budget of {budget} experiments: each accepted call of an experiment tool uses one, "
         f"and the {ANSWER} tool uses none. "
         if budget is not None
         else f"There is no budget of experiments; the {ANSWER} tool is not an experiment either. "
     )
+    answer = (
+        f"End the run by calling the tool {ANSWER} with your answer: its fields are the only thing judged, never "
+        "your words. An answer in a form the task rules out is refused with the reason, and the run goes on; an "
+        "accepted answer is echoed back, and ends the run."
+    )
+    if calls:
+        return (
+            f"How the run works: you may make at most {max_steps * MAX_CALLS_PER_MESSAGE} tool calls in all, the "
+            f"{ANSWER} call included. Every call counts against that limit, a refused one too; a refused call runs "
+            f"nothing and costs no experiment, and its result says why it was refused. Each result says how many "
+            f"calls are left. {spent}{answer}"
+        )
     return (
         f"How the run works: you may send at most {max_steps} messages, each with at most "
         f"{MAX_CALLS_PER_MESSAGE} tool calls. Every message counts against that limit, whatever its calls; "
         f"a refused call runs nothing and costs no experiment, but it does use its message, and its result "
-        f"says why it was refused. {spent}End the run by calling the tool {ANSWER} with your answer: its "
-        "fields are the only thing judged, never your words; a refused answer says why, and the run goes "
-        f"on. A message without a tool call also ends the run, with no answer."
+        f"says why it was refused. {spent}{answer} A message without a tool call also ends the run, with no answer."
     )
 
 

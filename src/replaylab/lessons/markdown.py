@@ -16,7 +16,9 @@ import math
 import re
 import urllib.parse
 
-from replaylab.agents.live import how_it_ended
+from replaylab.agents.live import client_instructions, how_it_ended
+from replaylab.agents.loop import CALLS_ONLY
+from replaylab.agents.tools import ACCEPTED_KEY
 from replaylab.agents.recording import model_shown, printable
 from replaylab.lessons import counted
 
@@ -28,7 +30,6 @@ FOLDED = "The messages of run"  # a heading that starts so: its section is folde
 EVIDENCE = "Evidence:"  # the paragraph that gives a statement's evidence label (`evidence`)
 EVIDENCE_LABEL = "numerically verified"  # every evidence label a judge gives starts so
 NOT_A_RESULT = "not a result"  # in a bold statement: what follows is not a result
-ANSWER_ACCEPTED = "accepted: the answer, which ends the run"  # the result of an accepted answer (it holds no number)
 # How a page states the build's judgement of an answer (the HTML page colours each: right, caution, wrong).
 RIGHT_AND_SUPPORTED = "The agent's answer is right, and its own experiments support it."
 RIGHT_UNSUPPORTED = "A right answer its experiments do not support"
@@ -208,8 +209,8 @@ def result_text(result):
     ran, as it is); None for a refusal."""
     if not result["ok"]:
         return None
-    if not result["content"]:
-        return ANSWER_ACCEPTED
+    if ACCEPTED_KEY in result["content"]:  # the answer, echoed in words
+        return f"accepted: {result['content'][ACCEPTED_KEY]}"
     return ", ".join(f"{k} = {v if isinstance(v, str) else number(v)}" for k, v in result["content"].items())
 
 
@@ -471,6 +472,8 @@ def run_section(run_name, run, results):
         *notes_lines(transcript.get("notes", ())),
         "",
     ]
+    if run["provenance"]["kind"] == CALLS_ONLY:
+        return "\n".join(out + calls_only_lines(run_name, run)).rstrip() + "\n"
     messages = counted(len(transcript["steps"]), "message", "messages")
     out += [f"#### {FOLDED} {name(run_name)}: the prompts and {messages} with every result recomputed", ""]
     out += [quote(transcript["system"], "System prompt given to the model (from the code):"), ""]
@@ -488,6 +491,23 @@ def run_section(run_name, run, results):
         else:
             out += ["No tool call: this message ends the run, with no answer.", ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+def calls_only_lines(run_name, run):
+    """An MCP run as its client saw it: the instructions it received, then its calls one by one (a
+    client makes calls, never messages; the recording holds them up to 4 to a step)."""
+    transcript = run["transcript"]
+    calls = [(call, result) for step in transcript["steps"] for call, result in zip(step["tool_calls"], step["results"])]
+    out = [f"#### {FOLDED} {name(run_name)}: the instructions and {counted(len(calls), 'call', 'calls')} with every result recomputed", ""]
+    out += [quote(client_instructions(transcript["system"], transcript["task"]),
+                  "Instructions the MCP client received, as its server's instructions and prompt (from the code):"), ""]
+    if calls:
+        rows = [{"n": index, "call": call_text(call["name"], call["arguments"]), "result": result_cell(result)}
+                for index, (call, result) in enumerate(calls, start=1)]
+        out += [table(rows, [("n", "call"), ("call", "tool call (as the client sent it)"), ("result", "result, recomputed by this build")]), ""]
+    else:
+        out += ["No call.", ""]
+    return out
 
 
 def run_link(run_name, prefix=""):

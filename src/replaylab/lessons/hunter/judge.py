@@ -148,11 +148,7 @@ def truth(verdict, scans):
             f"per period, {worst['periods']} periods) against the limit {limit}")
 
 
-def answer_text(answer):
-    if answer["outcome"] == lab.COUNTEREXAMPLE:
-        return (f"counterexample {answer['method']}, {answer['steps_per_period']} steps per period, "
-                f"{counted(answer['periods'], 'period', 'periods')}")
-    return lab.NONE_FOUND
+answer_text = lab.answer_text
 
 
 def judge(runs, tolerance=None):

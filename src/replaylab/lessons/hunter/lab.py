@@ -4,7 +4,7 @@ import threading
 from dataclasses import dataclass
 
 from replaylab.agents.tools import Allowlist, Choice, Parameter, Refused, Tool, answer_tool
-from replaylab.lessons import Prompts, Variant, harness_rules
+from replaylab.lessons import Prompts, Variant
 from replaylab.physics.drift import max_energy_drift_by_period, max_energy_drifts_at
 from replaylab.physics.integrators import STEPPERS
 
@@ -104,11 +104,21 @@ def _experiment_goes_with_outcome(fields):
         raise Refused(f"{NONE_FOUND} names no experiment: remove {', '.join(given)}")
 
 
+def answer_text(answer):
+    """An answer as submitted, in words."""
+    if answer["outcome"] == COUNTEREXAMPLE:
+        periods = answer["periods"]
+        return (f"counterexample {answer['method']}, {answer['steps_per_period']} steps per period, "
+                f"{periods} {'period' if periods == 1 else 'periods'}")
+    return NONE_FOUND
+
+
 ANSWER = answer_tool(
     f"Your answer; it ends the run. outcome {COUNTEREXAMPLE} with the experiment that breaks the claim "
     f"(method, steps_per_period, periods), or outcome {NONE_FOUND} with no experiment.",
     (OUTCOME, *EXPERIMENT),
     _experiment_goes_with_outcome,
+    answer_text,
 )
 
 
@@ -152,11 +162,11 @@ CLAIMS = {
     ),
 }
 
-SYSTEM = (
+INTRO = (
     "You hunt for counterexamples. You are given a claim about a numerical integrator and a tool "
     "that measures the largest energy error of a simulated oscillator. Each call of the tool is "
     "one experiment, and calls outside the tool's bounds are refused. Look for one experiment inside "
-    "the claim's domain whose result breaks the claim. " + harness_rules(MAX_STEPS, BUDGET)
+    "the claim's domain whose result breaks the claim."
 )
 
 
@@ -168,7 +178,10 @@ def task(claim):
         f"with outcome {NONE_FOUND!r}. A counterexample is right when the build runs that experiment itself "
         "and its result breaks the claim; any experiment inside the claim's domain whose result is above the "
         f"limit counts. {NONE_FOUND!r} is right when the build's own scan of the whole domain finds no "
-        "experiment that breaks the claim."
+        "experiment that breaks the claim. A counterexample is supported when it is one of your own experiments "
+        f"inside the domain (the first {claim.budget} of them count) and you saw its result break the claim; "
+        f"{NONE_FOUND!r} is supported when you ran at least one experiment inside the domain and none of those "
+        "that count broke it."
     )
 
 
@@ -195,7 +208,7 @@ def tools():
 
 
 VARIANTS = {
-    name: Variant(name, SYSTEM, task(claim), tools, ANSWER, budget=BUDGET, max_steps=MAX_STEPS,
+    name: Variant(name, INTRO, task(claim), tools, ANSWER, budget=BUDGET, max_steps=MAX_STEPS,
                   format1=Prompts(FORMAT1_SYSTEM, format1_task(claim)))
     for name, claim in CLAIMS.items()
 }

@@ -5,9 +5,11 @@ narrows the crossing of 1 % to two adjacent whole degrees (guessing where it lie
 growing about as the square of the amplitude), then halves dt twice and measures the bracket again
 each time, moving it by a degree if the crossing left it, deciding each message from the results
 it has read so far, and answers with that bracket. The others are wrong on purpose, to test the
-scorecard: `coarse-dt` does the same narrowing at dt 0.1 s and never refines it;
-`stops-at-20-and-30` checks convergence in dt, but only at 20 and 30 degrees, and answers with that
-bracket; `careless` does the careful work and answers a bracket one degree wider on each side.
+scorecard: `coarse-dt` does the same narrowing at dt 0.1 s and never refines it (its own periods
+support its answer, which the coarse step may have moved); `stops-at-20-and-30` checks convergence
+in dt, but only at 20 and 30 degrees, and answers the two whole degrees where the excess would reach
+1 % if it grew as the square of the amplitude, never measured there (right by luck, not supported);
+`careless` does the careful work and answers the bracket one degree higher (wrong, not supported).
 """
 
 import math
@@ -84,8 +86,10 @@ def _calls(amplitudes, dt, start):
     )
 
 
-def _conclude(found, reference, dts, done, careless=False):
-    """The answer, from the finest dt at which a bracket was found (careless: a degree wider on each side)."""
+def _conclude(found, reference, dts, done, careless=False, guessed=False):
+    """The answer, from the finest dt at which a bracket was found (careless: a degree higher; guessed:
+    the two whole degrees where the excess would reach 1 % between the ends if it grew as the square of
+    the amplitude)."""
     finest = dts[done - 1]
     excesses = _excesses(found[finest], reference)
     low, high = _ends(excesses)
@@ -94,11 +98,15 @@ def _conclude(found, reference, dts, done, careless=False):
         if done > 1
         else "I did not check it at a smaller dt"
     )
-    answer = {"low": low - 1, "high": high + 1} if careless else {"low": low, "high": high}
+    if guessed:
+        guess = _guess(excesses, low, high)[0]
+        answer = {"low": guess, "high": guess + 1}
+    else:
+        answer = {"low": low + 1, "high": high + 1} if careless else {"low": low, "high": high}
     return ModelMessage(
         f"At dt = {finest:g} s the period exceeds the small-angle period by {100 * excesses[low]:.3f} % at {low} degrees "
         f"and by {100 * excesses[high]:.3f} % at {high} degrees, so the 1 % crossing lies between {low} and {high} "
-        f"degrees; {checked}.",
+        f"degrees; {checked}. I answer {answer['low']} to {answer['high']} degrees.",
         (ToolCall("answer", ANSWER, answer),),
     )
 
@@ -127,7 +135,7 @@ def _narrowing(dts, first, careless=False):
 
 
 def _wide(dts):
-    """Measures 20 and 30 degrees at two dt, and answers with that bracket."""
+    """Measures 20 and 30 degrees at two dt, and answers two whole degrees guessed between them."""
 
     def program(conversation):
         reference, found, ran = _seen(conversation)
@@ -136,7 +144,7 @@ def _wide(dts):
             return ModelMessage(f"The small-angle period, and {WIDE[0]} and {WIDE[1]} degrees at dt = {dts[0]:g} s.", calls)
         if dts[1] not in found:
             return ModelMessage(f"The same two amplitudes at dt = {dts[1]:g} s.", _calls(WIDE, dts[1], ran + 1))
-        return _conclude(found, reference, dts[:2], 2)
+        return _conclude(found, reference, dts[:2], 2, guessed=True)
 
     return program
 

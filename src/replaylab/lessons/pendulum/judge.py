@@ -1,12 +1,13 @@
 """What the build decides about a pendulum run, from numbers it recomputes (never the model's words),
 against the exact crossing from the arithmetic-geometric mean, which no simulation produced.
 
-Two judgements, kept apart. `right` (score): the answer is two adjacent whole degrees with the
-exact crossing between them, both included. `supported` (judge): what the agent's experiments
+Two judgements, kept apart. `right` (score): the exact crossing lies in the answer's two adjacent
+whole degrees (the answer tool refuses any other pair), both included. `supported` (judge): what the agent's experiments
 show lies in its answer: take the accepted `pendulum_period` calls at the smallest dt the agent
 used, recompute each period, and divide by the small-angle period (the build's own). Ordered by
-amplitude, the agent's experimental bracket is the pair of neighbouring amplitudes between which
-the excess goes from at most 1 % to above 1 %. Not checkable: no such call, fewer than two
+amplitude, the bracket its experiments put the crossing in (derived by the build, never stated by
+the agent) is the pair of neighbouring amplitudes between which the excess goes from at most 1 %
+to above 1 %; the answer is supported when that bracket lies in it. Not checkable: no such call, fewer than two
 amplitudes at that dt, or no crossing (or more than one) among them; then no answer is supported.
 """
 
@@ -20,7 +21,7 @@ from replaylab.lessons.pendulum import lab, physics
 DEMONSTRATION_GROUP = REFERENCE_GROUP  # the runs the page's demonstrations are made with
 CHANGED_G = 9.80  # m/s^2, the changed simulation the replay must catch
 EVIDENCE = "numerically verified against an exact formula"
-VERIFIED, TOO_COARSE, REFUTED = "verified", "too coarse", "refuted"
+VERIFIED, TOO_COARSE, REFUTED = "verified", "too coarse", "refuted"  # too coarse: wider than one whole degree
 
 
 @cache
@@ -34,7 +35,8 @@ def _percent(value):
 
 
 def agent_conclusion(transcript):
-    """What the agent's experiments show: its bracket at its smallest dt, recomputed, against the exact crossing."""
+    """Where the run's own periods put the crossing (a bracket the build derives from its calls at its
+    smallest dt, recomputed), against the exact crossing."""
     tools = {t.name: t for t in lab.tools()}
     calls = [args for _, call, args in validated_calls(transcript, tools) if call.name == lab.PERIOD_TOOL]
     if not calls:
@@ -60,8 +62,8 @@ def agent_conclusion(transcript):
         return {"checkable": False, "smallest_dt": smallest, "reason": f"its calls {at} do not bracket a crossing of 1 %: {where}"}
     (low, high), exact = crossings[0], exact_crossing()
     inside = low <= exact <= high
-    whole = float(low).is_integer() and float(high).is_integer() and high - low == 1
-    verdict = REFUTED if not inside else VERIFIED if whole else TOO_COARSE
+    within = within_a_degree(low, high)
+    verdict = REFUTED if not inside else VERIFIED if within else TOO_COARSE
     return {
         "checkable": True,
         "smallest_dt": smallest,
@@ -70,12 +72,18 @@ def agent_conclusion(transcript):
             {"amplitude": a, "period_s": shown(p, f"{p:.6g}"), "excess_percent": _percent(e)} for a, p, e in rows
         ],
         "bracket": [low, high],
-        "whole_degrees": whole,
+        "within_a_degree": within,
         "exact_crossing": shown(exact, f"{exact:.4f}"),
         "inside": inside,
         "verdict": verdict,
         "evidence": EVIDENCE if inside else None,
     }
+
+
+def within_a_degree(low, high):
+    """Whether a bracket lies within two adjacent whole degrees (22 to 23, or 22.7 to 22.9): an answer of
+    those two degrees can hold it."""
+    return math.floor(low) + 1 >= high
 
 
 def period_errors(transcript):
@@ -101,13 +109,14 @@ def changed_gravity(run, tolerance):
 
 
 def support(answer, experiments):
-    """(supported, why): whether the agent's bracket at its smallest dt lies in its answer; None without an answer."""
+    """(supported, why): whether the bracket the run's own periods put the crossing in lies in its answer; None
+    without an answer."""
     if answer is None:
         return None, "no answer to support"
     if not experiments["checkable"]:
         return False, f"its experiments show no bracket: {experiments['reason']}"
     low, high = experiments["bracket"]
-    at = f"its experiments at dt {experiments['smallest_dt']:g} s put the crossing between {low:g} and {high:g} degrees, which"
+    at = f"its own periods at dt {experiments['smallest_dt']:g} s put the crossing between {low:g} and {high:g} degrees, which"
     if answer["low"] <= low and high <= answer["high"]:
         return True, f"{at} lies in its answer"
     return False, f"{at} does not lie in its answer"
@@ -134,14 +143,10 @@ def judge(runs, tolerance):
 
 
 RIGHT_ANSWER = (
-    "the answer's low and high are two adjacent whole degrees (high = low + 1), and the exact 1 % crossing (from "
-    "the arithmetic-geometric mean, no simulation) lies between them, both included."
+    "the exact 1 % crossing (from the arithmetic-geometric mean, no simulation) lies between the answer's low and "
+    "high (two adjacent whole degrees), both included."
 )
-NO_ANSWER, NOT_ADJACENT, OUTSIDE = (
-    "no answer",
-    "its bracket is not two adjacent whole degrees",
-    "the exact crossing lies outside its bracket",
-)
+NO_ANSWER, OUTSIDE = "no answer", "the exact crossing lies outside its bracket"
 
 
 def whole_degrees_around(amplitude):
@@ -156,15 +161,12 @@ def score(entry, scans):
     answer = entry["answer"]
     if answer is None:
         return NO_ANSWER
-    if answer["high"] != answer["low"] + 1:
-        return NOT_ADJACENT
     if not answer["low"] <= scans["exact"]["crossing"]["value"] <= answer["high"]:
         return OUTSIDE
     return None
 
 
-def answer_text(answer):
-    return f"{answer['low']:g} to {answer['high']:g} degrees"
+answer_text = lab.answer_text
 
 
 def verdict_line(recording, scans):

@@ -31,26 +31,27 @@ def question(results):
     exact = results["scans"]["exact"]
     return (
         f"A pendulum of length {md.number(exact['length'], '%g')} m under g = {md.number(exact['g'], '%g')} m/s² is "
-        f"released at rest from an amplitude θ0. From which amplitude on does the small-angle period 2π√(L/g) "
-        f"understate the true period by more than {md.number(100 * exact['excess'], '%g')} %, to within one degree?"
+        f"released at rest from an amplitude θ0. From which amplitude on does the true period exceed the small-angle "
+        f"period 2π√(L/g) by more than {md.number(100 * exact['excess'], '%g')} % of the small-angle period, to within one degree?"
     )
 
 
 def experiments_statement(run, conclusion):
-    """What the agent's own experiments show about the crossing (markdown lines)."""
+    """Where the run's own periods put the crossing, as the build derives it from them (markdown lines)."""
     if not conclusion["checkable"]:
-        return [f"What the experiments of run {name(run)} show: no bracket, {text(conclusion['reason'])}. This is not a result."]
+        return [f"Where the periods of run {name(run)} put the 1 % crossing: nowhere, {text(conclusion['reason'])}."]
     dt = md.number(conclusion["smallest_dt"], "%g")
     low, high = conclusion["bracket"]
     exact = conclusion["exact_crossing"]["shown"]
     found = (
-        f"What the experiments of run {name(run)} show: at the smallest step it used (dt {dt} s), its recomputed periods "
-        f"cross 1 % above the small-angle period between {_degrees(low)} and {_degrees(high)} degrees"
+        f"Where the periods of run {name(run)} put the 1 % crossing, as the build derives it from them: at the smallest "
+        f"step it used (dt {dt} s), its recomputed periods cross 1 % above the small-angle period between the amplitudes "
+        f"{_degrees(low)} and {_degrees(high)} degrees"
     )
     if conclusion["verdict"] == "verified":
         lines = [f"{found}; the exact crossing, {exact} degrees, lies between them."]
     elif conclusion["verdict"] == "too coarse":
-        lines = [f"{found}; the exact crossing, {exact} degrees, lies between them, but they are not two adjacent whole degrees."]
+        lines = [f"{found}; the exact crossing, {exact} degrees, lies between them, but they are more than a whole degree apart."]
     else:
         lines = [
             f"{found}; the exact crossing, {exact} degrees, lies outside. Its numbers replayed within the tolerance: the "
@@ -111,12 +112,13 @@ def _decisions(results, rows):
         "",
         *_exact_lines(results, rows),
         "The build judges the answer each run submitted with the tool `answer`, never the agent's words, and judges "
-        "it twice. **Right**: the answer's two amplitudes are adjacent whole degrees and the exact crossing lies "
-        "between them. **Supported**: the agent's own experiments point at its answer: the build takes the "
-        f"smallest dt the agent used with {code(lab.PERIOD_TOOL)}, recomputes every period the agent asked for at "
-        "that dt, divides it by the small-angle period and, in order of amplitude, finds the two neighbouring "
-        "amplitudes between which the excess goes from at most 1 % to above 1 % (no bracket when there is no such "
-        "pair, or more than one); the answer is supported when that bracket lies in it. A run whose numbers replay "
+        "it twice. **Right**: the exact crossing lies between the answer's two amplitudes (adjacent whole degrees: "
+        "the tool refuses any other pair). **Supported**: the run's own periods put the crossing in the answer: the "
+        f"build takes the smallest dt the run used with {code(lab.PERIOD_TOOL)}, recomputes every period the run "
+        "asked for at that dt, divides it by the small-angle period and, in order of amplitude, finds the two "
+        "neighbouring amplitudes between which the excess goes from at most 1 % to above 1 % (no bracket when there "
+        "is no such pair, or more than one); the answer is supported when both lie between its low and high. This "
+        "bracket is derived by the build from the run's calls; the run never states it. A run whose numbers replay "
         "perfectly is still wrong when the step it trusted moved the crossing out of its answer: a supported "
         "answer that is wrong.",
         "",

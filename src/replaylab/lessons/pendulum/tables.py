@@ -59,12 +59,13 @@ def conclusion_rows(run, conclusion):
         add(f"period at {amplitude} deg (dt {smallest:g} s), recomputed", item["period_s"]["value"], "s", item["period_s"]["shown"])
         add(f"excess over the small-angle period at {amplitude} deg", item["excess_percent"]["value"], "%", item["excess_percent"]["shown"])
     low, high = conclusion["bracket"]
-    add("agent's bracket of the 1 % crossing, low amplitude", low, "deg", f"{low:g}")
-    add("agent's bracket of the 1 % crossing, high amplitude", high, "deg", f"{high:g}")
-    add("bracket is two adjacent whole degrees", flag(conclusion["whole_degrees"]), "", "yes" if conclusion["whole_degrees"] else "no")
+    add("1 % crossing from the run's own periods (derived by the build), low amplitude", low, "deg", f"{low:g}")
+    add("1 % crossing from the run's own periods (derived by the build), high amplitude", high, "deg", f"{high:g}")
+    within = conclusion["within_a_degree"]
+    add("that bracket lies within two adjacent whole degrees", flag(within), "", "yes" if within else "no")
     exact = conclusion["exact_crossing"]
     add("exact 1 % crossing (arithmetic-geometric mean)", exact["value"], "deg", exact["shown"])
-    add("exact crossing inside the agent's bracket", flag(conclusion["inside"]), "", "yes" if conclusion["inside"] else "no")
+    add("exact crossing inside that bracket", flag(conclusion["inside"]), "", "yes" if conclusion["inside"] else "no")
     return rows
 
 

@@ -4,10 +4,11 @@
 with a coarse step, then checks that the answer survives smaller steps, deciding each message
 from the results it has read so far, and answers with its best angle and the runner-up. The
 others are wrong on purpose, to test the scorecard: `stops-early` answers from its first coarse
-survey; `wrong-neighbour` does the careful work but, at the finest step, measures the best angle
-and its worse neighbour instead of the better one; `careless` does the careful work and answers
-carelessly, a bracket of two degrees around its best angle (its experiments support that answer,
-which is still wrong: not one degree wide).
+survey, the best angle and the whole degree next to it towards the runner-up; `wrong-neighbour`
+does the careful work but, at the finest step, measures the best angle and its worse neighbour
+instead of the better one, and answers with those two; `careless` does the careful work and answers
+carelessly, the best angle and its worse neighbour (its own experiments locate the maximum on the
+other side: not supported, and wrong).
 """
 
 from replaylab.agents.messages import ModelMessage, ToolCall, exchanges
@@ -57,10 +58,16 @@ def _around(ranges, centre, reach):
 
 
 def _conclude(ranges, dt, best, careless=False):
-    """The answer: the best angle measured and its runner-up (or, careless, the two degrees around
-    the best), with the words that go with it."""
+    """The answer: the best angle measured and the whole degree next to it towards the runner-up (or,
+    careless, away from it), with the words that go with it."""
     neighbour = max((a for a in ranges if a != best), key=lambda a: ranges[a])
-    low, high = (best - 1, best + 1) if careless else sorted((best, neighbour))
+    towards = 1 if neighbour > best else -1
+    if careless:
+        towards = -towards
+    step = best + towards
+    if not lab.ANGLE_PARAMETER.low <= step <= lab.ANGLE_PARAMETER.high:
+        step = best - towards
+    low, high = sorted((best, step))
     call = ToolCall("answer", ANSWER, {"low": low, "high": high})
     return ModelMessage(
         f"At dt = {dt:g} s the best angle I measured is {best} degrees and the runner-up {neighbour}; "

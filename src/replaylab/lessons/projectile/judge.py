@@ -1,9 +1,14 @@
 """What the build decides about a projectile run, from numbers it recomputes (never the model's words).
 
-Two judgements, kept apart. `right` (score, at render time): the answer's bracket is two adjacent
-whole degrees holding the best angle of the build's converged scan (scans.best_angle_scan).
-`supported` (judge): the agent's own experiments point at its answer: at the smallest dt it used,
-its two best angles (the seeds' check, `experiments`) lie in the answer's bracket.
+Two judgements, kept apart. `right` (score, at render time): the answer's bracket (two adjacent whole
+degrees: the answer tool refuses any other pair) holds the best angle of the build's converged scan
+(scans.best_angle_scan). `supported` (judge): the run's own replayed data locate the maximum where the
+answer says (`located`): at the smallest dt it used, its best measured angle lies in the bracket, it
+measured a shorter range on each side of that angle, and the top of the parabola through those three
+points lies in the bracket. Data that fall across the bracket (a best angle at its edge with no lower
+range measured beyond it) never support it, and more experiments never take support away from an
+answer the data locate. `experiments` keeps the seeds' check of the two best angles against a
+quarter-degree scan (golden values).
 """
 
 import numpy as np
@@ -21,9 +26,9 @@ REFERENCE_ANGLE = 45.0  # degrees: the best angle without drag, what the gain is
 EVIDENCE = "numerically verified: the simulated tennis ball, explicit Euler, no measurement"
 
 
-def agent_conclusion(transcript):
-    """What the agent's experiments show: its two best angles at the smallest dt it used, checked
-    against an independent quarter-degree scan at that dt (physics.md 1.5)."""
+def at_smallest_dt(transcript):
+    """(the smallest dt of the run's accepted range calls at the question's speed, {angle: range at
+    that dt, recomputed}), or (None, {}) without such a call."""
     tools = {t.name: t for t in lab.tools()}
     calls = [
         args
@@ -31,12 +36,52 @@ def agent_conclusion(transcript):
         if call.name == lab.RANGE_TOOL and args["speed"] == lab.SPEED
     ]
     if not calls:
-        return {"checkable": False, "reason": f"the agent made no accepted {lab.RANGE_TOOL} call at {lab.SPEED:g} m/s"}
+        return None, {}
     smallest = min(args["dt"] for args in calls)
-    at_smallest = {}
-    for args in calls:
-        if args["dt"] == smallest:
-            at_smallest[args["angle"]] = projectile.range_with_drag(args["speed"], args["angle"], smallest)
+    return smallest, {args["angle"]: projectile.range_with_drag(args["speed"], args["angle"], smallest)
+                      for args in calls if args["dt"] == smallest}
+
+
+def parabola_top(points):
+    """The angle of the top of the parabola through three (angle, range) points, the middle one the
+    highest (the vertex of the quadratic through them, by divided differences)."""
+    (a0, r0), (a1, r1), (a2, r2) = points
+    slope_left, slope_right = (r1 - r0) / (a1 - a0), (r2 - r1) / (a2 - a1)
+    curvature = (slope_right - slope_left) / (a2 - a0)
+    return (a0 + a1) / 2 - slope_left / (2 * curvature)
+
+
+def located(transcript):
+    """Where the run's own data locate the maximum: at its smallest dt, its best measured angle, the
+    nearest angle it measured on each side (each with a shorter range), and the top of the parabola
+    through those three points. Not located (`located` False, with the reason) without such a
+    neighbour on each side."""
+    smallest, at = at_smallest_dt(transcript)
+    if smallest is None:
+        return {"located": False, "reason": f"it made no accepted {lab.RANGE_TOOL} call at {lab.SPEED:g} m/s"}
+    rows = sorted(at.items())
+    best = max(range(len(rows)), key=lambda i: (rows[i][1], -i))
+    angle, top_range = rows[best]
+    found = {"smallest_dt": smallest, "best": {"angle": angle, "range_m": shown(top_range, f"{top_range:.6g}")}}
+    sides = {"below": rows[best - 1] if best > 0 else None, "above": rows[best + 1] if best + 1 < len(rows) else None}
+    at_dt = f"at dt {smallest:g} s"
+    for side, neighbour in sides.items():
+        if neighbour is None or not neighbour[1] < top_range:
+            return {**found, "located": False,
+                    "reason": f"its longest throw {at_dt} is at {angle:g} degrees, and it measured no shorter throw {side} that angle {at_dt}"}
+    top = parabola_top((sides["below"], rows[best], sides["above"]))
+    return {**found, "located": True, "below": {"angle": sides["below"][0], "range_m": shown(sides["below"][1], f"{sides['below'][1]:.6g}")},
+            "above": {"angle": sides["above"][0], "range_m": shown(sides["above"][1], f"{sides['above'][1]:.6g}")},
+            "top": shown(top, f"{top:.2f}")}
+
+
+def agent_conclusion(transcript):
+    """The seeds' check of what the agent's experiments show: its two best angles at the smallest dt
+    it used, checked against an independent quarter-degree scan at that dt (physics.md 1.5), which
+    stays within the tool's bounds."""
+    smallest, at_smallest = at_smallest_dt(transcript)
+    if smallest is None:
+        return {"checkable": False, "reason": f"the agent made no accepted {lab.RANGE_TOOL} call at {lab.SPEED:g} m/s"}
     if len(at_smallest) < 2:
         return {
             "checkable": False,
@@ -45,7 +90,8 @@ def agent_conclusion(transcript):
         }
     ranked = sorted(at_smallest.items(), key=lambda item: item[1])
     low, high = sorted(angle for angle, _ in ranked[-2:])
-    grid = np.arange(low - GRID_MARGIN, high + GRID_MARGIN + 1e-9, GRID_STEP)
+    start, stop = max(low - GRID_MARGIN, lab.ANGLE_PARAMETER.low), min(high + GRID_MARGIN, lab.ANGLE_PARAMETER.high)
+    grid = np.arange(start, stop + 1e-9, GRID_STEP)
     ranges = projectile.ranges_with_drag(lab.SPEED, grid, smallest)
     best = int(np.argmax(ranges))
     best_angle, best_range = float(grid[best]), float(ranges[best])
@@ -81,32 +127,35 @@ def rough_ball(run, tolerance):
     return {"drag_factor": ROUGH_FACTOR, "caught": False}
 
 
-def answer_text(answer):
-    """An answer as submitted, in words."""
-    return f"{answer['low']:g} to {answer['high']:g} degrees"
+answer_text = lab.answer_text
 
 
-def support(answer, experiments):
-    """(supported, why): whether the agent's two best angles at its smallest dt lie in its
-    answer's bracket; None without an answer."""
+def support(answer, where):
+    """(supported, why): whether the run's own data (`located`) locate the maximum in its answer's
+    bracket; None without an answer."""
     if answer is None:
         return None, "no answer to support"
-    if not experiments["checkable"]:
-        return False, f"its experiments show no bracket: {experiments['reason']}"
-    low, high = experiments["bracket"]
-    at = f"its two best angles at dt {experiments['smallest_dt']:g} s, {low:g} and {high:g} degrees,"
-    if answer["low"] <= low and high <= answer["high"]:
-        return True, f"{at} lie in its answer"
-    return False, f"{at} do not both lie in its answer"
+    if not where["located"]:
+        return False, f"its data do not locate the maximum: {where['reason']}"
+    low, high = answer["low"], answer["high"]
+    best, top = where["best"]["angle"], where["top"]
+    at = (f"at dt {where['smallest_dt']:g} s its longest throw is at {best:g} degrees, between shorter ones at "
+          f"{where['below']['angle']:g} and {where['above']['angle']:g}, and the parabola through them tops at {top['shown']} degrees")
+    if not low <= best <= high:
+        return False, f"{at}: its best angle lies outside its answer"
+    if not low <= top["value"] <= high:
+        return False, f"{at}, outside its answer"
+    return True, f"{at}, inside its answer"
 
 
 def verdict_of(run):
-    """Who made a replayed run, its calls, its answer, what its experiments show and whether they
-    support its answer."""
+    """Who made a replayed run, its calls, its answer, where its experiments locate the maximum (and
+    the seeds' check of them), and whether they support its answer."""
     facts = answer_facts(run, lab.VARIANTS[run.variant])
-    experiments = agent_conclusion(run.transcript)
-    supported, why = support(facts["answer"], experiments)
-    return {**run_facts(run), **facts, "supported": supported, "support": why, "experiments": experiments}
+    where = located(run.transcript)
+    supported, why = support(facts["answer"], where)
+    return {**run_facts(run), **facts, "supported": supported, "support": why, "located": where,
+            "experiments": agent_conclusion(run.transcript)}
 
 
 def judge(runs, tolerance):
@@ -121,14 +170,10 @@ def judge(runs, tolerance):
 
 
 RIGHT_ANSWER = (
-    "the answer's low and high are two adjacent whole degrees (high = low + 1), and the best angle of the "
-    "build's converged quarter-degree scan lies between them, both included."
+    "the best angle of the build's converged quarter-degree scan lies between the answer's low and high (two "
+    "adjacent whole degrees), both included."
 )
-NO_ANSWER, NOT_ADJACENT, OUTSIDE = (
-    "no answer",
-    "its bracket is not two adjacent whole degrees",
-    "the best angle of the build's scan lies outside its bracket",
-)
+NO_ANSWER, OUTSIDE = "no answer", "the best angle of the build's scan lies outside its bracket"
 
 
 def score(entry, scans):
@@ -137,8 +182,6 @@ def score(entry, scans):
     answer = entry["answer"]
     if answer is None:
         return NO_ANSWER
-    if answer["high"] != answer["low"] + 1:
-        return NOT_ADJACENT
     if not answer["low"] <= scans["best_angle"]["angle"]["value"] <= answer["high"]:
         return OUTSIDE
     return None

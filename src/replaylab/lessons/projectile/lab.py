@@ -3,7 +3,7 @@
 from functools import lru_cache
 
 from replaylab.agents.tools import Allowlist, Parameter, Refused, Tool, answer_tool
-from replaylab.lessons import Prompts, Variant, harness_rules
+from replaylab.lessons import Prompts, Variant
 from replaylab.physics import projectile
 
 SPEED = 25  # m/s, the speed of the lesson's question
@@ -15,21 +15,23 @@ MAX_STEPS = 12
 RANGE_TOOL, VACUUM_TOOL, FLIGHT_TIME_TOOL = "range_with_drag", "range_without_drag", "flight_time_without_drag"
 RANGE_KEY, TIME_KEY = "range_m", "time_s"
 
-SYSTEM = (
+INTRO = (
     "You are a careful experimental physicist with a simulator of a tennis ball (58 g, 6.7 cm) "
     "flying through air with quadratic drag, launched from the ground. You can only act through "
     "the tools you are given; every call is checked against their bounds before it runs. The "
     "simulator integrates the flight with explicit Euler steps of size dt, so its answers depend "
-    "on dt: before you trust a result, check that it no longer changes when dt gets smaller. "
-    + harness_rules(MAX_STEPS)
+    "on dt: before you trust a result, check that it no longer changes when dt gets smaller."
 )
 TASK = (
     f"At a launch speed of {SPEED} m/s, which launch angle throws this ball the furthest? Answer to "
-    "within one degree by calling answer with low and high, two whole-degree angles with high = low + 1. "
-    "Your answer is right when the best angle of the build's own converged scan (angles in quarter-degree "
-    "steps, at time steps small enough that its best angle no longer changes) lies between low and high, "
-    "both included: a best angle exactly on a whole degree makes both brackets around it right. Say in "
-    "explanation how you checked convergence in dt."
+    "within one degree by calling answer with low and high, two whole-degree angles with high = low + 1 "
+    "(any other pair is refused). Your answer is right when the best angle of the build's own converged scan "
+    "(angles in quarter-degree steps, at time steps small enough that its best angle no longer changes) lies "
+    "between low and high, both included: a best angle exactly on a whole degree makes both brackets around it "
+    f"right. It is supported when your own {RANGE_TOOL} calls at {SPEED} m/s and at the smallest dt you used "
+    "locate the maximum in it: your longest throw at that dt is at an angle between low and high, you measured "
+    "a shorter throw at an angle on each side of it at that dt, and the top of the parabola through those three "
+    "points lies between low and high. Say in explanation how you checked convergence in dt."
 )
 # The prompts of recordings of format 1, before runs ended with an answer.
 FORMAT1 = Prompts(
@@ -76,20 +78,27 @@ def tools(drag=projectile.DRAG):
     ]
 
 
-LOW = Parameter("low", "the lower whole-degree angle of your bracket, degrees", ANGLE_PARAMETER.low, ANGLE_PARAMETER.high, integer=True)
-HIGH = Parameter("high", "the upper whole-degree angle of your bracket (low + 1), degrees", ANGLE_PARAMETER.low, ANGLE_PARAMETER.high, integer=True)
+LOW = Parameter("low", "the lower whole-degree angle of your bracket, degrees", ANGLE_PARAMETER.low, ANGLE_PARAMETER.high - 1, integer=True)
+HIGH = Parameter("high", "the upper whole-degree angle of your bracket (low + 1), degrees", ANGLE_PARAMETER.low + 1, ANGLE_PARAMETER.high, integer=True)
 
 
-def _ordered(fields):
-    if fields["high"] < fields["low"]:
-        raise Refused(f"high must be at least low, got low {fields['low']} and high {fields['high']}")
+def adjacent(fields):
+    """The form the task states: two adjacent whole degrees (any other pair is refused, and the run goes on)."""
+    if fields["high"] != fields["low"] + 1:
+        raise Refused(f"high must be low + 1 (two adjacent whole degrees), got low {fields['low']} and high {fields['high']}")
+
+
+def answer_text(answer):
+    """An answer as submitted, in words."""
+    return f"{answer['low']:g} to {answer['high']:g} degrees"
 
 
 ANSWER = answer_tool(
     "Your answer; it ends the run. low and high: the two whole-degree launch angles (high = low + 1) between "
     "which the angle of the longest throw lies.",
     (LOW, HIGH),
-    _ordered,
+    adjacent,
+    answer_text,
 )
 
 
@@ -107,7 +116,7 @@ def flight_time_tool():
     )
 
 
-VARIANTS = {"default": Variant("default", SYSTEM, TASK, tools, ANSWER, budget=None, max_steps=MAX_STEPS, format1=FORMAT1)}
+VARIANTS = {"default": Variant("default", INTRO, TASK, tools, ANSWER, budget=None, max_steps=MAX_STEPS, format1=FORMAT1)}
 
 
 def all_tools():

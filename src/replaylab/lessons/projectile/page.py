@@ -27,10 +27,24 @@ def truth(results):
             f"until its best angle stopped moving) puts the best angle at {best['angle']['shown']} degrees")
 
 
+def located_statement(run, where):
+    """Where the run's own experiments locate the maximum (what `supported` is decided from), in words."""
+    if not where["located"]:
+        return f"Where the experiments of run {name(run)} locate the maximum: nowhere, {text(where['reason'])}."
+    dt = md.number(where["smallest_dt"], "%g")
+    return (
+        f"Where the experiments of run {name(run)} locate the maximum: at the smallest step it used (dt {dt} s), its "
+        f"longest throw is at {md.number(where['best']['angle'], '%g')} degrees ({where['best']['range_m']['shown']} m), "
+        f"between shorter throws at {md.number(where['below']['angle'], '%g')} degrees ({where['below']['range_m']['shown']} m) "
+        f"and {md.number(where['above']['angle'], '%g')} degrees ({where['above']['range_m']['shown']} m); the parabola "
+        f"through these three points tops at {where['top']['shown']} degrees."
+    )
+
+
 def experiments_statement(run, conclusion):
-    """What the agent's own experiments show (the seeds' check, physics.md 1.5), in markdown lines."""
+    """The seeds' check of the run's two best measured angles (physics.md 1.5), in markdown lines."""
     if not conclusion["checkable"]:
-        return [f"What the experiments of run {name(run)} show: no bracket, {text(conclusion['reason'])}. This is not a result."]
+        return [f"The seeds' check of the two best angles run {name(run)} measured: not made, {text(conclusion['reason'])}."]
     low, high = conclusion["bracket"]
     dt = md.number(conclusion["smallest_dt"], "%g")
     best = conclusion["best_angle"]["shown"]
@@ -45,8 +59,8 @@ def experiments_statement(run, conclusion):
         )
     where = "between" if conclusion["inside"] else "outside"
     lines = [
-        f"What the experiments of run {name(run)} show: at the smallest step it used (dt {dt} s), its two best angles "
-        f"are {pair}; {scan} at the same dt finds the best angle at {best} degrees, {where} them."
+        f"The seeds' check of the two best angles run {name(run)} measured: at the smallest step it used (dt {dt} s), "
+        f"they are {pair}; {scan} at the same dt finds the best angle at {best} degrees, {where} them."
     ]
     label = md.evidence(conclusion["evidence"])
     if label:
@@ -58,6 +72,7 @@ def run_lines(results, run, verdict, rows):
     answer = verdict["answer"]
     said = answer_words(answer) if answer else ""
     lines = md.answer_statement(results, run, verdict, said, truth(results), EVIDENCE)
+    lines += ["", located_statement(run, verdict["located"])]
     return lines + [""] + md.conclusion_lines(experiments_statement(run, verdict["experiments"]), run, rows, "agent-experiments")
 
 
@@ -90,11 +105,12 @@ def _decisions(results, rows):
         "## What the build decided",
         "",
         "The build judges the answer each run submitted with the tool `answer`, never the agent's words, and "
-        "judges it twice. **Right**: the answer's two angles are adjacent whole degrees and the best angle of the "
-        "build's own converged scan lies between them. **Supported**: the agent's own experiments point at its "
-        f"answer: at the smallest dt it used with {code(lab.RANGE_TOOL)}, its two best angles (recomputed) lie in "
-        "the answer's bracket. A right answer its experiments do not support, and a supported answer that is "
-        "wrong, are named as such.",
+        "judges it twice. **Right**: the best angle of the build's own converged scan lies between the answer's "
+        "two angles (adjacent whole degrees: the tool refuses any other pair). **Supported**: the run's own "
+        f"{code(lab.RANGE_TOOL)} calls at the question's speed and at the smallest dt it used, recomputed, locate "
+        "the maximum in the answer: its longest throw at that dt is at an angle of the answer, it measured a shorter "
+        "throw on each side of that angle, and the top of the parabola through those three points lies in the "
+        "answer. A right answer its experiments do not support, and a supported answer that is wrong, are named as such.",
         "",
     ]
     return out + md.judged_entries(results["verdicts"], lambda run, verdict: run_lines(results, run, verdict, rows))

@@ -4,7 +4,9 @@ Each row is a flat dict of str, int and float: floats at full precision (the CSV
 their repr), next to a "shown" column with the text the page shows where the page rounds.
 
 - answers: per run, its answer as submitted and both judgements (right, supported);
-- agent-experiments: per run, what its experiments show (physics.md 1.5: its two best angles at
+- located-maximum: per run, where its own data locate the maximum (what `supported` is decided from):
+  its best angle at its smallest dt, the nearest measured angle on each side, the parabola's top;
+- agent-experiments: per run, the seeds' check of its experiments (physics.md 1.5: its two best angles at
   its smallest dt against a quarter-degree scan at that dt);
 - experiments-scan: per run, that quarter-degree scan around the agent's two best angles;
 - best-angle-scan: the build's own answer, the converged quarter-degree scan (one row per dt);
@@ -23,6 +25,7 @@ from replaylab.lessons.projectile import lab
 
 TABLES = (
     "answers",
+    "located-maximum",
     "agent-experiments",
     "experiments-scan",
     "best-angle-scan",
@@ -63,6 +66,18 @@ def conclusion_rows(run, conclusion):
     return rows
 
 
+def located_row(run, where):
+    """Where one run's data locate the maximum, as one row (empty cells where they do not)."""
+    row = {"run": run, "located": flag(where["located"]), "smallest_dt_s": where.get("smallest_dt", ""),
+           "reason": where.get("reason", "")}
+    for side in ("below", "best", "above"):
+        point = where.get(side)
+        row[f"{side}_angle_deg"] = point["angle"] if point else ""
+        row[f"{side}_range_m"] = point["range_m"]["value"] if point else ""
+    top = where.get("top")
+    return row | {"parabola_top_deg": top["value"] if top else "", "shown": top["shown"] if top else ""}
+
+
 def rough_ball_row(run, rough):
     """The rough-ball replay of one run: where it stopped and both values, or not caught."""
     row = {"run": run, "drag_factor": rough["drag_factor"], "caught": flag(rough["caught"])}
@@ -77,6 +92,7 @@ def tables(results):
     out = {name: [] for name in TABLES}
     out["answers"] = answer_rows(results)
     for run, verdict in verdicts.items():
+        out["located-maximum"].append(located_row(run, verdict["located"]))
         conclusion = verdict["experiments"]
         out["agent-experiments"] += conclusion_rows(run, conclusion)
         if conclusion["checkable"]:

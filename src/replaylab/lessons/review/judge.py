@@ -178,8 +178,7 @@ def score(entry, scans):
     return None
 
 
-def answer_text(answer):
-    return "; ".join(f"piece {piece} fails {', '.join(answer[lab.failed_field(piece)]) or 'none'}" for piece in lab.PIECES)
+answer_text = lab.answer_text
 
 
 def truth(entry, scans):

@@ -3,14 +3,14 @@
 from functools import lru_cache
 
 from replaylab.agents.tools import Allowlist, Names, Parameter, Tool, answer_tool
-from replaylab.lessons import Prompts, Variant, harness_rules
+from replaylab.lessons import Prompts, Variant
 from replaylab.physics.integrators import symplectic_euler
 from replaylab.verification import checks
 from replaylab.verification.faulty import build_mislabelled_symplectic
 
 MAX_STEPS = 12
 # The names the agents, the judge and the pages use for the tools that are not one check each, and their results.
-REPRODUCE_TOOL, ERROR_TOOL, ERROR_KEY = "reproduce_check", "oscillator_error", "error"
+REPRODUCE_TOOL, ERROR_TOOL, ERROR_KEY = "reproduce_check", "oscillator_error", "distance_m"
 PIECES = {
     1: checks.Candidate("symplectic Euler", lambda: symplectic_euler),
     2: checks.Candidate("explicit Euler as symplectic", build_mislabelled_symplectic),
@@ -127,6 +127,11 @@ def failed_field(piece):
     return f"piece_{piece}_failed"
 
 
+def answer_text(answer):
+    """An answer as submitted, in words."""
+    return "; ".join(f"piece {piece} fails {', '.join(answer[failed_field(piece)]) or 'none'}" for piece in PIECES)
+
+
 def answer(reviewer):
     """A reviewer's answer tool: per piece, the checks of its remit that the piece fails."""
     names = remit(reviewer)
@@ -134,6 +139,7 @@ def answer(reviewer):
         "Your answer; it ends the run. For each piece, the checks of your remit (" + ", ".join(names) + ") that it "
         "fails, each list possibly empty.",
         tuple(Names(failed_field(piece), f"the checks of your remit that piece {piece} fails", names) for piece in PIECES),
+        echo=answer_text,
     )
 REVIEWER_ROLES = {
     "physics": "You review the physics: does the code reproduce the known limits, and does it keep the energy bounded?",
@@ -151,12 +157,11 @@ def reviewer_tools(reviewer):
     return tools
 
 
-def system(reviewer):
+def intro(reviewer):
     return (
         "You are one of three reviewers of two pieces of code that step a harmonic oscillator "
         f"(m = 0.5 kg, k = 2 N/m). Both {PIECE_CLAIMS}. {REVIEWER_ROLES[reviewer]} "
-        "You act only through your tools; every tolerance was fixed before the review began. "
-        + harness_rules(MAX_STEPS)
+        "You act only through your tools; every tolerance was fixed before the review began."
     )
 
 
@@ -165,8 +170,9 @@ def task(reviewer):
     return (
         "Review piece 1 and piece 2. For each, run the checks your tools allow. Answer by calling answer with "
         f"{failed_field(1)} and {failed_field(2)}: the checks of your remit ({names}) that each piece fails, each "
-        "list possibly empty. Your answer is right when each list holds exactly the checks of your remit that "
-        "fail when the build runs them itself."
+        "list possibly empty; a check outside your remit is refused. Your answer is right when each list holds "
+        "exactly the checks of your remit that fail when the build runs them itself. It is supported when you ran "
+        "every check of your remit on both pieces yourself and named as failed exactly those whose results failed."
     )
 
 
@@ -187,7 +193,7 @@ FORMAT1_TASK = (
 )
 
 VARIANTS = {
-    reviewer: Variant(reviewer, system(reviewer), task(reviewer), reviewer_tools(reviewer), answer(reviewer), budget=None,
+    reviewer: Variant(reviewer, intro(reviewer), task(reviewer), reviewer_tools(reviewer), answer(reviewer), budget=None,
                       max_steps=MAX_STEPS, format1=Prompts(format1_system(reviewer), FORMAT1_TASK))
     for reviewer in ("physics", "numerics", "evidence")
 }
