@@ -188,7 +188,7 @@ def test_every_call_goes_through_the_allowlist(logs):
     messages = logs["careless"].samples[0].messages
     errors = {m.tool_call_id: m.error.message for m in messages if m.role == "tool" and m.error}
     assert errors == {"c3": "angle must be between 1 and 89, got 95",
-                      "c4": "high must be at least low, got low 45 and high 44", "c6": AFTER_ANSWER}
+                      "c4": "high must be low + 1 (two adjacent whole degrees), got low 45 and high 44", "c6": AFTER_ANSWER}
     tool = [m for m in messages if m.role == "tool" and m.tool_call_id == "c1"][0]
     assert set(json.loads(tool.text)) == {"range_m"} and tool.error is None
     assert messages[-1].role == "tool" and messages[-1].tool_call_id == "c6"
