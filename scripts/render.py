@@ -26,6 +26,7 @@ def main(job, log):
             lesson=job.wildcards.lesson,
             transcripts=list(job.input.transcripts),
             judged=list(job.input.judged),
+            answers=job.input.answers,
             scans=job.input.scans,
             exercises=job.input.exercises,
             tolerance=settings(job)["tolerance"],

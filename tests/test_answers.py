@@ -57,7 +57,7 @@ def judged(lesson, messages, variant=None):
     """(score, verdict) of a run, scored against the lesson's own scans as a build does."""
     run = run_of(lesson, messages, variant)
     verdict = lesson.judge([run], 1e-6)["run"]
-    [score] = scores({"run": verdict}, lesson.scans(), lesson.part("judge").score)
+    [score] = scores({"run": verdict}, lesson.answers(), lesson.part("judge").score)
     return score, verdict
 
 
@@ -179,11 +179,11 @@ def test_projectile_right_answers_stay_right_and_a_wrong_answer_is_never_right_f
 
 def test_a_best_angle_exactly_on_a_whole_degree_makes_both_brackets_around_it_right():
     score = PROJECTILE.part("judge").score
-    on_the_degree = {"best_angle": {"angle": {"value": 40.0, "shown": "40.00"}}}
+    on_the_degree = {"angle": {"value": 40.0, "shown": "40.00"}}
     assert score({"answer": {"low": 39, "high": 40}}, on_the_degree) is None
     assert score({"answer": {"low": 40, "high": 41}}, on_the_degree) is None
     assert score({"answer": {"low": 41, "high": 42}}, on_the_degree) is not None
-    assert PROJECTILE.scans()["best_angle"]["angle"]["value"] == 40.5
+    assert PROJECTILE.answers()["projectile-seed"]["angle"]["value"] == 40.5
 
 
 def test_hunter_a_false_counterexample_is_wrong_and_none_found_on_a_true_claim_is_right():
@@ -247,7 +247,8 @@ def test_the_per_run_table_carries_answered_right_supported_and_the_answer():
         score, _ = judged(PROJECTILE, messages)
         found.append({**score, "run": name})
     table = runs_table(found)
-    assert list(table.columns)[:6] == ["run", "model", "task", "answered", "right", "supported"]
+    assert list(table.columns)[:8] == ["run", "model", "task", "instance", "difficulty", "answered", "right", "supported"]
+    assert set(table["instance"]) == {"projectile-seed"}
     rows = table.set_index("run")
     assert rows.loc["right", ["answered", "right", "supported", "answer_low", "answer_high"]].tolist() == [True, True, True, "40", "41"]
     assert not rows.loc["silent", "answered"] and rows.loc["silent", "supported"] is pd.NA
@@ -269,7 +270,7 @@ def test_the_reference_runs_submit_the_seeds_answers_and_are_right_and_supported
         "evidence": {"piece_1_failed": [], "piece_2_failed": ["bounded-energy"]},
     }
     assert verdict["answer"] == expected.get(run.variant, expected.get(run.lesson))
-    assert lesson.score(verdict, lesson.scans()) is None and verdict["supported"] is True
+    assert lesson.score(verdict, lesson.answers()[verdict["instance"]]) is None and verdict["supported"] is True
     assert run.format == recording.FORMAT
 
 
@@ -286,7 +287,7 @@ def test_a_recording_of_format_1_still_replays_and_is_judged_as_no_answer(path):
     replayed = dataclasses.replace(run, transcript=replay(run, lesson.variant(run.variant)))
     verdict = lesson.judge([replayed], 1e-6)[run.run]
     assert verdict["answer"] is None and verdict["no_answer"].startswith("no answer: recorded in format 1")
-    assert lesson.score(verdict, lesson.scans()) == "no answer"
+    assert lesson.score(verdict, lesson.answers()[verdict["instance"]]) == "no answer"
 
 
 def test_a_recording_of_format_1_that_called_answer_replays_as_it_was_refused(tmp_path):

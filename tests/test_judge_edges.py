@@ -120,8 +120,8 @@ def hunt_entry(answer, limit=0.04, in_domain=True, breaks=False):
     return {"answer": answer, "answer_check": check, "experiments": {"claim": "c", "limit": limit}}
 
 
-def worst(value):
-    return {"worst_case": {"c": {"value": value, "steps_per_period": 16, "periods": 50}}}
+def worst(value, limit=0.04):
+    return {"worst": {"value": value, "steps_per_period": 16, "periods": 50}, "limit": limit, "holds": value <= limit}
 
 
 NONE_FOUND = {"outcome": "none found"}
@@ -130,9 +130,15 @@ COUNTEREXAMPLE = {"outcome": "counterexample", "method": SE, "steps_per_period":
 
 def test_the_hunter_score_at_a_worst_case_exactly_on_the_limit():
     """A worst case equal to the limit breaks no claim ("within 4 %" holds at 4 %): none found is right."""
-    assert hunter_judge.score(hunt_entry(NONE_FOUND), worst(0.04)) is None
-    assert hunter_judge.score(hunt_entry(NONE_FOUND), worst(0.041)) == "none found, but the claim's domain has a counterexample"
+    from replaylab.lessons.hunter.answers import truth_of
+
     claim = hunter_lab.CLAIMS["velocity-verlet"]
+    exact = truth_of(claim)["worst"]["value"]
+    on_the_limit = truth_of(dataclasses.replace(claim, limit=exact))
+    assert on_the_limit["holds"] is True and hunter_judge.score(hunt_entry(NONE_FOUND), on_the_limit) is None
+    below = truth_of(dataclasses.replace(claim, limit=exact * (1 - 1e-12)))
+    assert below["holds"] is False
+    assert hunter_judge.score(hunt_entry(NONE_FOUND), below) == "none found, but the claim's domain has a counterexample"
     assert claim.holds_on(claim.limit) and not claim.holds_on(claim.limit + 1e-12)
 
 
@@ -170,9 +176,9 @@ def test_only_the_reference_runs_carry_the_projectile_demonstration():
     ([39, 40], "the best angle of the build's scan lies outside its bracket"),
 ])
 def test_the_projectile_score_of_a_bracket(bracket, wrong):
-    scans = {"best_angle": {"angle": {"value": 40.5, "shown": "40.50"}}}
+    truth = {"angle": {"value": 40.5, "shown": "40.50"}}
     entry = {"answer": {"low": bracket[0], "high": bracket[1]}}
-    assert projectile_judge.score(entry, scans) == wrong
+    assert projectile_judge.score(entry, truth) == wrong
 
 
 # ---------------------------------------------------------------------------------------------
@@ -208,7 +214,7 @@ def test_a_call_that_is_no_check_is_skipped_and_the_checks_after_it_count():
                      step("", ("answer", {"piece_1_failed": [], "piece_2_failed": ["bounded-energy"]}, True, {})))
     found = review_judge.verdicts("physics", run)
     assert [(v.candidate, v.check) for v in found] == [(2, "bounded-energy")]
-    line = review_judge.verdict_line(recording.Recording("review", "r", "physics", "g", {}, run), registry.lesson("review").scans())
+    line = review_judge.verdict_line(recording.Recording("review", "r", "physics", "g", {}, run), registry.lesson("review").answers()["review-seed"])
     assert line == (
         "answer piece 1 fails none; piece 2 fails bounded-energy: right (the build's own checks fail on piece 1: none of the "
         "remit; on piece 2: bounded-energy); not supported: it did not run limits on piece 1, bounded-energy on piece 1, "
@@ -300,11 +306,11 @@ def test_the_pendulum_excess_is_shown_in_percent():
 
 def test_the_pendulum_verdict_line_for_promote():
     reference = recording.load(RECORDINGS / "pendulum" / "reference.json")
-    scans = registry.lesson("pendulum").scans()
+    scans = registry.lesson("pendulum").answers()["pendulum-seed"]
     c = pendulum_judge.agent_conclusion(reference.transcript)
     low, high = c["bracket"]
     assert pendulum_judge.verdict_line(reference, scans) == (
-        f"answer 22 to 23 degrees: right (the exact crossing is at {scans['exact']['crossing']['shown']} degrees); supported: "
+        f"answer 22 to 23 degrees: right (the exact crossing is at {scans['crossing']['shown']} degrees); supported: "
         f"its own periods at dt {c['smallest_dt']:g} s put the crossing between {low:g} and {high:g} degrees, which lies in its answer")
     assert (low, high) == (22, 23) and registry.lesson("pendulum").verdict_line(reference) == pendulum_judge.verdict_line(reference, scans)
     empty = dataclasses.replace(reference, transcript=transcript(step("I give up.")))

@@ -231,7 +231,7 @@ def test_projectile_best_angle_on_the_edge_of_the_bracket_is_inside():
         transcript = loop.run(make_client([ModelMessage("", calls), answer]), v.system, v.task, v.allowlist(), 12)
         return recording.Recording("projectile", "edge", "default", "g", recording.provenance("authored", "m", "test"), transcript)
 
-    scans = registry.lesson("projectile").scans()
+    scans = registry.lesson("projectile").answers()["projectile-seed"]
     run = run_of(40.5, 41, 45)
     conclusion = projectile_judge.agent_conclusion(run.transcript)
     assert conclusion["bracket"] == [40.5, 41] and conclusion["best_angle"]["value"] == 40.5

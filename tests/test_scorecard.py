@@ -11,6 +11,7 @@ from statistics import NormalDist
 
 import pytest
 
+
 from replaylab import pipeline
 from replaylab.agents import loop
 from replaylab.agents import recording as recording_io
@@ -19,15 +20,11 @@ from replaylab.agents.messages import ModelMessage, ToolCall
 from replaylab.agents.tools import ANSWER
 from replaylab.lessons import markdown, registry
 from replaylab.lessons.hunter import judge as hunter_judge
-from replaylab.lessons.hunter import scans as hunter_scans
 from replaylab.lessons.projectile import judge as projectile_judge
-from replaylab.lessons.projectile import scans as projectile_scans
 from replaylab.lessons.review import judge as review_judge
-from replaylab.lessons.review import scans as review_scans
 from replaylab.lessons.scorecard import scores, tabulate, wilson
 
 JUDGES = {"projectile": projectile_judge, "hunter": hunter_judge, "review": review_judge}
-SCANS = {"projectile": projectile_scans, "hunter": hunter_scans, "review": review_scans}
 TOLERANCE = 1e-6
 SE, VV = "symplectic Euler", "velocity Verlet"
 
@@ -40,8 +37,8 @@ MISSES_PIECE_2 = "piece 2: misses a check that fails"
 
 @cache
 def scans(lesson):
-    """A lesson's independent scans, computed once (the hunter's take about half a second)."""
-    return SCANS[lesson].scans()
+    """The build's answer of each instance of a lesson, computed once (the hunter's take about half a second)."""
+    return registry.lesson(lesson).answers()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -326,7 +323,7 @@ def test_hunter_right_and_wrong_runs():
     # none found on a false claim: wrong, though its own experiments found nothing (supported)
     assert verdicts["se-fine"]["experiments"]["outcome"] == "inconclusive"
     assert scores["se-fine"]["wrong"] == NOT_FOUND and scores["se-fine"]["supported"] is True
-    worst = scans("hunter")["worst_case"]["velocity-verlet"]
+    worst = scans("hunter")["hunter-seed-velocity-verlet"]["worst"]
     assert (worst["steps_per_period"], worst["periods"]) == (16, 50)
     reached = verdicts["vv-worst"]["experiments"]
     assert reached["outcome"] == "inconclusive" and reached["closest"]["value"]["value"] == worst["value"]
@@ -436,7 +433,7 @@ def test_no_runs_give_an_empty_scorecard():
         found = scores({}, scans(lesson), JUDGES[lesson].score)
         rows, table = tabulate(found, {})
         assert (found, rows, len(table)) == ([], [], 0)
-        assert list(table.columns)[:6] == ["run", "model", "task", "answered", "right", "supported"]
+        assert list(table.columns)[:8] == ["run", "model", "task", "instance", "difficulty", "answered", "right", "supported"]
     section = markdown.scorecard_section({"scorecard": [], "right_answer": projectile_judge.RIGHT_ANSWER, "score_unit": ["run", "runs"]})
     assert "*(no runs)*" in section and "Too few runs" not in section
 

@@ -78,7 +78,7 @@ def answer_of(transcript):
 
 @cache
 def scans(lesson):
-    return registry.lesson(lesson).scans()
+    return registry.lesson(lesson).answers()
 
 
 def judged(lesson, variant_name, transcript, model="scripted"):
@@ -86,7 +86,7 @@ def judged(lesson, variant_name, transcript, model="scripted"):
     lesson_ = registry.lesson(lesson)
     run = recording_io.Recording(lesson, "run", variant_name, "g", recording_io.provenance("scripted", model, "a test"), transcript)
     verdict = lesson_.judge([run], 1e-6)["run"]
-    return verdict, lesson_.score(verdict, scans(lesson))
+    return verdict, lesson_.score(verdict, scans(lesson)[verdict["instance"]])
 
 
 def reference_calls(lesson, run):
@@ -217,7 +217,7 @@ def test_hunter_coarse_first_reaches_the_worst_case_of_the_open_claim():
     assert (verdict["closest"]["steps_per_period"], verdict["closest"]["periods"]) == (
         worst["steps_per_period"], worst["periods"]
     )
-    assert hunter_scans.worst_case(claim) == scans("hunter")["worst_case"]["velocity-verlet"]
+    assert hunter_scans.worst_case(claim) == scans("hunter")["hunter-seed-velocity-verlet"]["worst"]
     assert answer_of(transcript) == {"outcome": "none found"}
     judged_verdict, wrong = judged("hunter", "velocity-verlet", transcript)
     assert wrong is None and judged_verdict["supported"] is True

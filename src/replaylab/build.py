@@ -29,7 +29,9 @@ def build_lesson(lesson, recordings, folder, tolerance, scans=None, exercises=No
     if scans is None or exercises is None:
         scans, exercises = folder / "scans.json", folder / "exercises.json"
         pipeline.scan_lesson(pipeline.Scan(lesson, scans, exercises))
-    render_lesson(Render.in_folder(lesson, folder, tolerance, [transcripts], [judged], scans, exercises, runs))
+    answers = folder / "answers.json"
+    pipeline.answer_lesson(pipeline.Answers(lesson, answers, folder / "instances.csv"))
+    render_lesson(Render.in_folder(lesson, folder, tolerance, [transcripts], [judged], answers, scans, exercises, runs))
     progress(f"{lesson}: results in {folder}")
 
 

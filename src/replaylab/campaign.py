@@ -679,8 +679,10 @@ def recording_request(settings, run):
 
     model = next(m for m in models(settings) if m.name == run.model)
     lesson = registry.lesson(run.lesson)
+    instance = lesson.instance_of(run)
     options = clients.Options(run.lesson, run.variant, run.model, run.seed, (), lesson.part("agent"),
                               timeout=settings["request_timeout"], max_retries=settings["max_retries"],
-                              **model_options(model))
+                              instance=instance, **model_options(model))
     limits = loop.Limits(settings["max_tokens_per_run"], settings["max_seconds_per_run"])
-    return Request(clients.load_provider(model.provider), options, lesson.variant(run.variant), run.name, run.group, limits)
+    return Request(clients.load_provider(model.provider), options, lesson.variant_of(run), run.name, run.group, limits,
+                   instance.id)

@@ -69,6 +69,32 @@ def _print_json(data):
     print(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=str))
 
 
+def listed_instances(lesson):
+    """What `replaylab tasks` says of each instance of a lesson: what an agent may read (its task
+    text states the same numbers), never the build's answer."""
+    return [
+        {"lesson": lesson.name, "instance": i.id, "difficulty": i.difficulty, "seed": i.seed,
+         "variants": list(lesson.instance_variants(i.id)), "parameters": i.parameters}
+        for i in lesson.instances.values()
+    ]
+
+
+def cmd_tasks(args):
+    lessons = [registry.lesson(args.lesson)] if args.lesson else registry.lessons()
+    listed = [item for lesson in lessons for item in listed_instances(lesson)]
+    if args.json:
+        _print_json(listed)
+        return OK
+    for item in listed:
+        seed = " (the seeds' own question)" if item["seed"] else ""
+        parameters = ", ".join(f"{k} {v}" for k, v in item["parameters"].items())
+        print(f"{item['instance']}  {item['difficulty']:<6}  variants {', '.join(item['variants'])}"
+              f"{'; ' + parameters if parameters else ''}{seed}")
+    counts = {lesson.name: len(lesson.instances) for lesson in lessons}
+    print(f"{sum(counts.values())} instances: " + ", ".join(f"{n} of {name}" for name, n in counts.items()))
+    return OK
+
+
 def cmd_tools(args):
     from replaylab.pipeline import allowlists
 
@@ -121,7 +147,7 @@ def _load(path):
 def cmd_replay(args):
     run = _load(args.recording)
     try:
-        transcript = replay(run, registry.lesson(run.lesson).variant(run.variant), args.tolerance)
+        transcript = replay(run, registry.lesson(run.lesson).variant_of(run), args.tolerance)
     except ReplayMismatch as mismatch:
         print(f"replaylab: {recording_io.printable(f'{args.recording}: {mismatch}')}", file=sys.stderr)
         return REFUSED
@@ -139,7 +165,7 @@ def cmd_replay(args):
     for number, step in enumerate(transcript.steps, start=1):
         print_step(number, step)
     lesson = registry.lesson(run.lesson)
-    v = lesson.variant(run.variant)
+    v = lesson.variant_of(run)
     answered = submitted(replayed, v)[0] is not None
     print(how_it_ended(run.provenance["kind"], transcript.finished, len(transcript.steps), v.max_steps, transcript.stopped_by,
                        answered, run.ended))
@@ -179,13 +205,23 @@ def check_declared_model(name):
     return name
 
 
+def chosen_variant(lesson, instance, variant):
+    """(the Variant, the instance's id) that --instance and --variant choose: the instance's variant
+    of that name (its first by default), or, without --instance, the seed instance's."""
+    if instance is None:
+        v = lesson.variant(variant or next(iter(lesson.variants)))
+        return v, lesson.seed_of(v.name).id
+    found = lesson.instance(instance)
+    return lesson.variant(variant or next(iter(lesson.instance_variants(found.id))), found.id), found.id
+
+
 def live_target(args, default_run):
-    """(variant, run name, path) of a run recorded as it happens (session, mcp): the variant, run
-    name, group, model and path are all checked before the agent's first message, and a recording
-    already at the path is refused. `default_run` None: the name is chosen when it is claimed (mcp),
-    and the path is None then."""
+    """(variant, run name, path, instance id) of a run recorded as it happens (session, mcp): the
+    instance, variant, run name, group, model and path are all checked before the agent's first
+    message, and a recording already at the path is refused. `default_run` None: the name is chosen
+    when it is claimed (mcp), and the path is None then."""
     lesson = registry.lesson(args.lesson)
-    v = lesson.variant(args.variant or next(iter(lesson.variants)))
+    v, instance = chosen_variant(lesson, args.instance, args.variant)
     name = args.run or (Path(args.out).stem if args.out else default_run)
     if name is not None:
         recording_io.check_run_name(name, "--run")
@@ -199,12 +235,12 @@ def live_target(args, default_run):
     if args.model is not None:
         check_declared_model(args.model)
     if name is None:
-        return v, None, None
+        return v, None, None, instance
     path = _live_path(args.lesson, name, args.out, getattr(args, "runs", None) or "results/live")
     if os.path.lexists(path):
         raise InvalidInput(f"{path}: {ALREADY_THERE}")
     _writable_folder(path)
-    return v, name, path
+    return v, name, path, instance
 
 
 def _writable_folder(path):
@@ -239,9 +275,9 @@ def cmd_session(args):
     from replaylab.agents.live import LiveRun
     from replaylab.session import run_session
 
-    v, name, path = live_target(args, "session")
+    v, name, path, instance = live_target(args, "session")
     provenance = live_provenance(args, "interactive", MODEL, HOW)
-    live = start_live_run(path, lambda: LiveRun(args.lesson, name, v, args.group, provenance, path))
+    live = start_live_run(path, lambda: LiveRun(args.lesson, name, v, args.group, provenance, path, instance))
     signum = run_session(live)
     if signum is not None:
         print(f"replaylab: stopped by {signal.Signals(signum).name}; wrote {path} ({len(live.steps)} message(s); "
@@ -258,13 +294,14 @@ def cmd_mcp(args):
         if args.runs and args.out:
             raise InvalidInput("--runs and --out: give one of them (--out names the file, --runs the folder of runs)")
         folder = Path(args.out).parent if args.out else Path(args.runs or "results/live") / args.lesson
-        v, name, path = live_target(args, None)
+        v, name, path, instance = live_target(args, None)
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise InvalidInput(f"{path or folder}: cannot write the recording: {error.strerror or error}") from None
         provenance = live_provenance(args, "mcp", mcp_server.UNDECLARED, mcp_server.HOW)
-        live = start_live_run(path or folder, lambda: mcp_server.start(args.lesson, v, args.group, provenance, path, folder))
+        live = start_live_run(path or folder, lambda: mcp_server.start(args.lesson, v, args.group, provenance, path, folder,
+                                                                      instance))
     except (InvalidInput, ValueError) as error:
         # one line for the person, and the client's first request answered with it (it shows why)
         line = recording_io.printable(str(error))
@@ -273,7 +310,8 @@ def cmd_mcp(args):
         mcp_server.refuse(line)
         return INVALID
     # stdout carries the protocol: everything for a person goes to stderr
-    print(f"replaylab mcp: serving {args.lesson} / {v.name} over stdio; the calls are recorded in {live.path}", file=sys.stderr)
+    print(f"replaylab mcp: serving {args.lesson} / {instance} / {v.name} over stdio; the calls are recorded in {live.path}",
+          file=sys.stderr)
     code, line = mcp_server.run(live)
     print(f"replaylab mcp: {line}", file=sys.stderr)
     return code
@@ -287,10 +325,11 @@ def read_messages(path):
     if isinstance(data, dict) and "format" in data:
         run = recording_io.from_data(recording_io.validate(data, where), str(path))
         messages = [s.message for s in run.transcript.steps]
-        return {"lesson": run.lesson, "variant": run.variant, "group": run.group, "run": run.run}, messages
+        meta = {"lesson": run.lesson, "variant": run.variant, "group": run.group, "run": run.run}
+        return meta | ({"instance": run.instance} if run.instance is not None else {}), messages
     if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
         raise InvalidInput(f"{where}: $.messages: a file of messages is an object with a list of messages")
-    unknown = sorted(set(data) - {"lesson", "variant", "group", "run", "messages"})
+    unknown = sorted(set(data) - {"lesson", "instance", "variant", "group", "run", "messages"})
     if unknown:
         raise InvalidInput(f"{where}: $: unknown field {', '.join(map(recording_io.short, unknown))}")
     messages = []
@@ -299,7 +338,7 @@ def read_messages(path):
             messages.append(message_from_data(item))
         except ValueError as error:
             raise InvalidInput(f"{where}: $.messages[{i}]: {error}") from None
-    meta = {k: data[k] for k in ("lesson", "variant", "group", "run") if k in data}
+    meta = {k: data[k] for k in ("lesson", "instance", "variant", "group", "run") if k in data}
     return meta, messages
 
 
@@ -367,6 +406,7 @@ class Request:
     name: str
     group: str
     limits: loop.Limits
+    instance: str  # the id of the instance of the lesson's family
 
 
 INTERRUPTED = ("the recording was interrupted (SIGINT, Ctrl-C) while the provider was asked for message "
@@ -403,7 +443,7 @@ def record_new(request, path, on_step=None):
         if ended:
             notes.append({"where": f"$.steps[{len(transcript.steps)}]", "what": ended})
         return recording_io.Recording(options.lesson, request.name, options.variant, request.group, provenance,
-                                      transcript, str(path), ended=ended, notes=tuple(notes[-100:]))
+                                      transcript, str(path), ended=ended, notes=tuple(notes[-100:]), instance=request.instance)
 
     def keep(steps):
         """Whether the run with these steps can be recorded, with room for its end."""
@@ -451,11 +491,10 @@ def cmd_record(args):
     provider = load_provider(args.provider)
     meta, messages = _messages(args, provider)
     lesson = registry.lesson(args.lesson)
-    variant_name = args.variant or meta.get("variant") or next(iter(lesson.variants))
-    v = lesson.variant(variant_name)
+    v, instance = chosen_variant(lesson, args.instance or meta.get("instance"), args.variant or meta.get("variant"))
     options = clients.Options(
-        args.lesson, variant_name, args.model or None, args.seed, messages, lesson.part("agent"),
-        args.base_url, _limit(args.timeout, "--timeout"), args.max_retries,
+        args.lesson, v.name, args.model or None, args.seed, messages, lesson.part("agent"),
+        args.base_url, _limit(args.timeout, "--timeout"), args.max_retries, instance=lesson.instance(instance),
     )
     limits = loop.Limits(_limit(args.max_tokens_per_run, "--max-tokens-per-run"),
                          _limit(args.max_seconds_per_run, "--max-seconds-per-run"))
@@ -469,7 +508,7 @@ def cmd_record(args):
     group = args.group or meta.get("group") or provider.group
     recording_io.check_text(group, "--group", 100)  # printed, so no control character: checked now, not after the run
     printer = _printer(args.json)
-    transcript = record_new(Request(provider, options, v, name, group, limits), path, on_step=printer)
+    transcript = record_new(Request(provider, options, v, name, group, limits, instance), path, on_step=printer)
     state = "finished" if transcript.finished else (
         f"stopped by {transcript.stopped_by['limit']}" if transcript.stopped_by else "not finished")
     ended = recording_io.load(path).ended  # why the run ended early, when a message could not be recorded
@@ -624,6 +663,8 @@ def parser():
         sub.set_defaults(function=function)
         return sub
 
+    sub = verb("tasks", cmd_tasks, "list the instances of the lessons' families (id, difficulty, variants, parameters; never an answer)")
+    sub.add_argument("lesson", metavar="LESSON", nargs="?", help=f"one of {', '.join(registry.names())} (default: every lesson)")
     sub = verb("tools", cmd_tools, "print the allowlist(s) of a lesson as the model sees them")
     sub.add_argument("lesson", metavar="LESSON", help=", ".join(registry.names()))
     sub = verb("call", cmd_call, "run one tool call through a fresh allowlist with all of a lesson's tools")
@@ -638,7 +679,9 @@ def parser():
     sub.formatter_class = argparse.RawDescriptionHelpFormatter
     sub.add_argument("-h", "--help", action=SessionHelp)
     sub.add_argument("lesson", metavar="LESSON")
-    sub.add_argument("--variant", help="the lesson's variant (default: its first); see `replaylab tools LESSON`")
+    sub.add_argument("--instance", metavar="ID", help="the instance of the lesson's family (default: the seeds' own "
+                     "question); `replaylab tasks LESSON` lists them")
+    sub.add_argument("--variant", help="the instance's variant (default: its first); see `replaylab tools LESSON`")
     sub.add_argument("--run", help="the run's name (default: session)")
     sub.add_argument("--group", default="live")
     sub.add_argument("--model", help="the model that types the messages, as you declare it (recorded as declared, not verified)")
@@ -648,7 +691,9 @@ def parser():
     sub = verb("mcp", cmd_mcp, "serve one lesson's variant to an MCP client over stdio, recorded as a run "
                "(results/live/LESSON/RUN.json); exit code 130 after Ctrl-C, 143 after SIGTERM")
     sub.add_argument("lesson", metavar="LESSON")
-    sub.add_argument("--variant", help="the lesson's variant (default: its first); see `replaylab tools LESSON`")
+    sub.add_argument("--instance", metavar="ID", help="the instance of the lesson's family (default: the seeds' own "
+                     "question); `replaylab tasks LESSON` lists them")
+    sub.add_argument("--variant", help="the instance's variant (default: its first); see `replaylab tools LESSON`")
     sub.add_argument("--run", help="the run's name (default: mcp-DATE-TIME, claimed at each start, -2, -3... when "
                      "taken); a server with no call removes its empty recording")
     sub.add_argument("--group", default="live")
@@ -680,7 +725,9 @@ def parser():
     sub.add_argument("--max-seconds-per-run", type=float, metavar="S", help="end the run after S seconds (off by default)")
     sub.add_argument("--from", dest="source", metavar="FILE", help="a recording or a file of messages")
     sub.add_argument("--run", help="the run's name (default: from FILE, else from the provider, model, variant and seed)")
-    sub.add_argument("--variant", help="default: from FILE, else the lesson's first")
+    sub.add_argument("--instance", metavar="ID", help="the instance of the lesson's family (default: from FILE, else the "
+                     "seeds' own question); `replaylab tasks LESSON` lists them")
+    sub.add_argument("--variant", help="default: from FILE, else the instance's first")
     sub.add_argument("--group", help="default: from FILE, else the provider's ('reference' authored, 'scripted', 'live')")
     sub.add_argument("--out", help="where to write (default results/live/LESSON/RUN.json); never over an existing file")
     sub = verb("generate", cmd_generate, "write N scripted runs of a lesson, varied by seed (for tests and benchmarks)")
@@ -723,7 +770,7 @@ def parser():
 def main(argv=None):
     args = parser().parse_args(argv)
     try:
-        if hasattr(args, "lesson"):
+        if hasattr(args, "lesson") and not (args.verb == "tasks" and args.lesson is None):  # tasks: every lesson
             registry.lesson(args.lesson)
         return args.function(args)
     except (InvalidInput, ValueError) as error:  # RecordingError and UnknownLesson are ValueErrors

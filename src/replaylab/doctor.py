@@ -110,7 +110,7 @@ def _recordings(folder):
     for path in sorted(Path(folder).glob("*/*.json")):
         try:
             run = check_recording(path, path.parent.name)
-            replay(run, registry.lesson(run.lesson).variant(run.variant))
+            replay(run, registry.lesson(run.lesson).variant_of(run))
             checks.append((f"recording {path}", True, "loads and replays"))
         except (ValueError, ReplayMismatch) as error:
             checks.append((f"recording {path}", False, str(error)))

@@ -21,14 +21,20 @@ class DamagedResult(ValueError):
 
 
 def variant_of(run, path):
-    """The variant of its lesson that a recording names; `RecordingError` naming the file and the field."""
+    """The variant of its lesson (of its instance) that a recording names; `RecordingError` naming the
+    file and the field."""
     where = printable(str(path))
     try:
         lesson = registry.lesson(run.lesson)
     except UnknownLesson as error:
         raise RecordingError(f"{where}: $.lesson: {error}") from None
+    if run.instance is not None:
+        try:
+            lesson.instance(run.instance)
+        except UnknownLesson as error:
+            raise RecordingError(f"{where}: $.instance: {error}") from None
     try:
-        return lesson.variant(run.variant)
+        return lesson.variant_of(run)
     except UnknownLesson as error:
         raise RecordingError(f"{where}: $.variant: {error}") from None
 

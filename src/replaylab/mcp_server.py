@@ -120,7 +120,7 @@ class LessonServer:
 
     async def list_prompts(self, ctx, params):
         v = self.live.variant
-        prompt = types.Prompt(name=self.prompt_name(), description=f"The system text and the task of {self.live.lesson} / {v.name}")
+        prompt = types.Prompt(name=self.prompt_name(), description=f"The system text and the task of {self.live.lesson} / {self.live.instance} / {v.name}")
         return types.ListPromptsResult(prompts=[prompt])
 
     async def get_prompt(self, ctx, params):
@@ -128,7 +128,7 @@ class LessonServer:
             raise ValueError(f"no prompt named {params.name!r}; the prompt is {self.prompt_name()}")
         text = instructions(self.live)
         return types.GetPromptResult(
-            description=f"The system text and the task of {self.live.lesson} / {self.live.variant.name}",
+            description=f"The system text and the task of {self.live.lesson} / {self.live.instance} / {self.live.variant.name}",
             messages=[types.PromptMessage(role="user", content=types.TextContent(text=text))],
         )
 
@@ -208,15 +208,15 @@ def run(live):
     return code, f"{how}wrote {live.path} ({calls} call{'' if calls == 1 else 's'}; {live.ended})"
 
 
-def start(lesson, v, group, provenance, path=None, folder=None):
-    """The live run of an MCP session, its recording claimed now: at `path`, or under the first
-    default name free in `folder` (two servers started in the same second claim two names).
-    FileExistsError when `path` is taken."""
+def start(lesson, v, group, provenance, path=None, folder=None, instance=None):
+    """The live run of an MCP session (of `instance`, an id of the lesson's family), its recording
+    claimed now: at `path`, or under the first default name free in `folder` (two servers started in
+    the same second claim two names). FileExistsError when `path` is taken."""
     if path is not None:
-        return LiveRun(lesson, path.stem, v, group, provenance, path)
+        return LiveRun(lesson, path.stem, v, group, provenance, path, instance)
     for name in default_run_names():
         try:
-            return LiveRun(lesson, name, v, group, provenance, folder / f"{name}.json")
+            return LiveRun(lesson, name, v, group, provenance, folder / f"{name}.json", instance)
         except FileExistsError:
             continue
     raise FileExistsError(f"{folder}: {MAX_NAME_TRIES} runs were started this second; give --run")

@@ -187,10 +187,11 @@ def load_transcript(path):
         raise DamagedResult(f"{error}: delete {Path(path).parent}, or run with --forcerun {made_by(path)}") from None
 
 
-def score_batches(lesson, judged, transcripts, scans, runs=None):
+def score_batches(lesson, judged, transcripts, answers, runs=None):
     """Every batch's verdicts, scored one batch at a time (a lesson of 100,000 runs never holds
     every verdict in memory): ({run: facts}, {run: its transcript file}, [scores] in name order,
-    {run: the file of its verdict}, {group key: decision} of a lesson that decides per group). `judged` are the batches' files (judged/<batch>.json),
+    {run: the file of its verdict}, {group key: decision} of a lesson that decides per group), each
+    run scored against `answers`, the build's answer of each instance. `judged` are the batches' files (judged/<batch>.json),
     `transcripts` their folders of transcripts (transcripts/<batch>); with `runs`, the names every
     run of the lesson has, exactly those (never a shorter answer from a file changed by hand)."""
     from replaylab.lessons.scorecard import scores  # pandas: only where it tabulates
@@ -203,7 +204,7 @@ def score_batches(lesson, judged, transcripts, scans, runs=None):
         for run, fact in batch["runs"].items():
             facts[run] = fact
             files[run] = folders[path.stem] / f"{run}.json"
-        found += scores(batch["verdicts"], scans, decide, batch["runs"])
+        found += scores(batch["verdicts"], answers, decide, batch["runs"])
         where.update((entry, path) for entry in batch["verdicts"])
         groups.update(batch["groups"])
     if runs is not None:
@@ -224,6 +225,36 @@ def verdicts_of(entries, where):
             read[path] = read_json(path)["verdicts"]
         found[entry] = read[path][entry]
     return found
+
+
+@dataclass(frozen=True)
+class Answers:
+    """The answers stage: the build's answer of every instance of a lesson's family (what a run's
+    answer is scored against), and the table of the instances. Computed from the code alone."""
+
+    lesson: str
+    answers: str  # output: {instance: answer}
+    instances: str  # output: instances.csv
+
+
+def answer_lesson(stage):
+    lesson = registry.lesson(stage.lesson)
+    answers = lesson.answers()
+    write_json(stage.answers, answers)
+    recording_io.write_atomic(stage.instances, csv_text(instance_rows(lesson, answers)))
+
+
+def instance_rows(lesson, answers):
+    """One row per instance: its id, difficulty, whether it is one of the seeds' own questions, a
+    column per parameter (named as the task text names it, SI units in the name), and the build's
+    answer as JSON."""
+    columns = list(lesson.part("family").PARAMETERS)
+    return [
+        {"instance": i.id, "difficulty": i.difficulty, "seed": i.seed,
+         **{name: i.parameters.get(name, "") for name in columns},
+         "answer": json.dumps(answers[i.id], sort_keys=True, ensure_ascii=False, allow_nan=False)}
+        for i in lesson.instances.values()
+    ]
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ class Render:
     lesson: str
     transcripts: list  # the batches' folders of transcripts (transcripts/<batch>)
     judged: list  # the batches' verdicts (judged/<batch>.json)
+    answers: str  # the build's answer of each instance (answers.json)
     scans: str
     exercises: str
     tolerance: float
@@ -44,11 +45,11 @@ class Render:
     index_label: str = ""  # the words of the link to `index`
 
     @classmethod
-    def in_folder(cls, lesson, folder, tolerance, transcripts, judged, scans, exercises, runs=None):
+    def in_folder(cls, lesson, folder, tolerance, transcripts, judged, answers, scans, exercises, runs=None):
         """The stage that writes every output under `folder` (results/<lesson>), as the workflow names them."""
         folder = Path(folder)
         return cls(
-            lesson, transcripts, judged, scans, exercises, tolerance, folder / "results.json",
+            lesson, transcripts, judged, answers, scans, exercises, tolerance, folder / "results.json",
             folder / "scorecard.csv", folder / "scorecard.json", folder / RUNS_TABLE, folder / "tables", folder / "figures",
             folder / "index.md", runs=runs,
         )
@@ -62,13 +63,14 @@ def collect_results(stage):
     from replaylab.lessons.scorecard import runs_table_bytes, scorecard_table, tabulate  # pandas: only where it tabulates
 
     lesson = stage.lesson
-    scans = read_json(stage.scans)
-    facts, files, found, where, groups = score_batches(lesson, stage.judged, stage.transcripts, scans, stage.runs)
+    answers = read_json(stage.answers)
+    facts, files, found, where, groups = score_batches(lesson, stage.judged, stage.transcripts, answers, stage.runs)
     rows, table = tabulate(found, facts)
     shown, listed = choose(found, facts)
     here = Path(stage.results).parent
     runs = {run: shown_run(files[run], here) for run in shown}
     by_name = {score["run"]: score for score in found}
+    verdicts = verdicts_of(shown, where)
     data = {
         "format": FORMAT,
         "lesson": lesson,
@@ -77,13 +79,14 @@ def collect_results(stage):
         "allowlists": allowlists(lesson),
         "counts": counts(facts, found),
         "runs": runs,
-        "verdicts": verdicts_of(shown, where),
+        "verdicts": verdicts,
         "groups": groups_of({facts[run]["group_key"] for run in shown if "group_key" in facts[run]}, groups),
         "right_answer": registry.lesson(lesson).right_answer,
         "scores": [by_name[entry] for entry in shown],
         "listed": [listed_entry(by_name[entry], facts, files, here) for entry in listed],
         "scorecard": rows,
-        "scans": scans,
+        "answers": {entry["instance"]: answers[entry["instance"]] for entry in verdicts.values()},
+        "scans": read_json(stage.scans),
         "exercises": read_json(stage.exercises),
     }
     write_json(stage.results, check(data, stage.results))

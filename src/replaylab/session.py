@@ -81,7 +81,7 @@ def help_text():
     left = {"budget_left": None if v.budget is None else v.budget - allowlist.used, "messages_left": v.max_steps - 1}
     recording = f"results/live/{lesson.name}/typed.json"
     header = {
-        "lesson": lesson.name, "variant": name, "run": "typed", "recording": recording,
+        "lesson": lesson.name, "instance": lesson.seed_of(name).id, "variant": name, "run": "typed", "recording": recording,
         "system": _short(v.system), "task": _short(v.task), "tools": ["..."],
         "limits": {"messages": v.max_steps, "calls_per_message": loop.MAX_CALLS_PER_MESSAGE, "budget": v.budget},
         "protocol": "...",
@@ -110,6 +110,7 @@ def header(live):
     v = live.variant
     return {
         "lesson": live.lesson,
+        "instance": live.instance,
         "variant": v.name,
         "run": live.run,
         "recording": str(live.path),

@@ -63,6 +63,7 @@ use rule render as campaign_render with:
     input:
         transcripts=CAMPAIGN.transcripts,
         judged=CAMPAIGN.judged,
+        answers="results/{lesson}/answers.json",
         scans="results/{lesson}/scans.json",
         exercises="results/{lesson}/exercises.json",
         settings=SETTINGS,

@@ -248,6 +248,7 @@ def lesson_outputs(lesson):
         f"results/{lesson}/index.md",
         f"results/{lesson}/index.html",
         f"results/{lesson}/results.json",
+        f"results/{lesson}/instances.csv",
         f"results/{lesson}/scorecard.csv",
         f"results/{lesson}/tables",
         f"results/{lesson}/figures",

@@ -3,11 +3,13 @@ rule render:
     input:
         transcripts=transcripts,
         judged=judged,
+        answers="results/{lesson}/answers.json",
         scans="results/{lesson}/scans.json",
         exercises="results/{lesson}/exercises.json",
         settings=SETTINGS,
         code=code(
             "render",
+            "family",
             "judge",
             "tables",
             "figures",

@@ -1,4 +1,25 @@
-# Scans and exercises depend on the simulation code only, never on a recording.
+# Scans, exercises and the build's answers depend on the simulation code only, never on a recording.
+
+
+rule answers:
+    """The build's answer of every instance of the lesson's family, and the table of its instances."""
+    input:
+        code=code("answers", "family", "answers"),
+    output:
+        answers="results/{lesson}/answers.json",
+        instances="results/{lesson}/instances.csv",
+    log:
+        "logs/{lesson}/answers.log",
+    benchmark:
+        "benchmarks/{lesson}/answers.tsv"
+    # first: it needs no recording, so it runs beside the replays, not after them
+    priority: 1
+    conda:
+        "../envs/replaylab.yaml"
+    message:
+        "Computing the build's answer of every instance of {wildcards.lesson}"
+    script:
+        "../../scripts/answers.py"
 
 
 rule scan:

@@ -105,8 +105,9 @@ def _check_read_back(step, back):
 class LiveRun:
     """The steps of one run as they come, with its allowlist (and budget), written after each change."""
 
-    def __init__(self, lesson, run, variant, group, provenance, path):
+    def __init__(self, lesson, run, variant, group, provenance, path, instance=None):
         self.lesson, self.run, self.variant, self.group = lesson, run, variant, group
+        self.instance = instance  # the id of the instance of the lesson's family
         self.provenance = provenance
         self.path = path
         self.allowlist = variant.allowlist()
@@ -213,7 +214,8 @@ class LiveRun:
         v = self.variant
         transcript = Transcript(self.provenance["model"], self.system, v.task, tuple(steps), finished)
         run = recording_io.Recording(self.lesson, self.run, v.name, self.group, self.provenance, transcript,
-                                     str(self.path), ended=ended, notes=self.notes if notes is None else notes)
+                                     str(self.path), ended=ended, notes=self.notes if notes is None else notes,
+                                     instance=self.instance)
         try:
             text = recording_io.dumps(run)
             size = len(text.encode("utf-8"))

@@ -106,6 +106,7 @@ class Recording:
     format: str = FORMAT
     ended: str | None = None  # a run recorded as it happens (session, MCP): why it ended, as the agent was told
     notes: tuple = ()  # what the recording holds otherwise than it came: ({"where": JSON path, "what": ...}, ...)
+    instance: str | None = None  # the instance of the lesson's family; None: the seed instance of the variant
 
     @property
     def format1(self):
@@ -403,7 +404,7 @@ def from_data(data, source=""):
     return Recording(
         data["lesson"], data["run"], data["variant"], data["group"], dict(data["provenance"]), transcript,
         replayed["from"] if replayed else source, dict(replayed) if replayed else None, data["format"],
-        data.get("ended"), tuple(data.get("notes", ())),
+        data.get("ended"), tuple(data.get("notes", ())), data.get("instance"),
     )
 
 
@@ -547,6 +548,7 @@ def to_data(recording):
         "lesson": recording.lesson,
         "run": recording.run,
         "variant": recording.variant,
+        **({"instance": recording.instance} if recording.instance is not None else {}),
         "group": recording.group,
         "provenance": recording.provenance,
         "system": recording_text(t.system),

@@ -25,7 +25,7 @@ def judge(recording, tolerance=DEFAULT_TOLERANCE):
     from replaylab.lessons.scorecard import scores  # pandas: only here, never on the way of a replay
 
     lesson = registry.lesson(recording.lesson)
-    run = dataclasses.replace(recording, transcript=replay(recording, lesson.variant(recording.variant), tolerance))
+    run = dataclasses.replace(recording, transcript=replay(recording, lesson.variant_of(recording), tolerance))
     verdicts = lesson.judge([run], tolerance)
     stopped = {run.run: {"stopped_by": run.transcript.stopped_by}} if run.transcript.stopped_by else {}
     judge_part = lesson.part("judge")

@@ -5,7 +5,8 @@ A lesson is a package `replaylab.lessons.<name>` whose `__init__` exports one `L
 lesson through that object; nothing else names it.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cache
 from importlib import import_module
 from typing import Callable
 
@@ -23,6 +24,31 @@ class Prompts:
 
     system: str
     task: str
+
+
+DIFFICULTIES = ("easy", "medium", "hard")  # an instance's difficulty level, in this order on the pages
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One question of a lesson's family: its own numbers, drawn from the family's stated ranges by
+    the family's seed (or one of the seeds' own questions), with a difficulty level.
+
+    `parameters` are what its task text states, named as there with their SI unit in the name
+    (`launch_speed_m_s`): `replaylab tasks` lists them, and `instances.csv` has a column of each.
+    `hidden` holds what the lab needs to build the instance and the agent must never see (a piece
+    of code's faults, say): it is listed nowhere, and the build's answer is never stored in either:
+    the build computes it (`answers`)."""
+
+    id: str
+    difficulty: str
+    parameters: dict
+    seed: bool = False
+    hidden: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.difficulty not in DIFFICULTIES:
+            raise ValueError(f"instance {self.id}: difficulty must be one of {', '.join(DIFFICULTIES)}, not {self.difficulty!r}")
 
 
 @dataclass(frozen=True)
@@ -101,11 +127,13 @@ def harness_rules(max_steps, budget=None, calls=False):
 # tests/test_lesson_contract.py). They are imported when first asked for, so that a job imports
 # only the parts it uses (and the workflow reruns it only when one of those changes).
 PARTS = {
+    "family": ("SEED", "PARAMETERS", "instances", "variants"),
+    "answers": ("answers",),
     "lab": ("VARIANTS", "all_tools"),
     "judge": ("judge", "score", "RIGHT_ANSWER", "verdict_line"),
     "scans": ("scans",),
     "exercises": ("exercises",),
-    "agent": ("STRATEGIES", "strategy", "model", "baseline"),
+    "agent": ("STRATEGIES", "CAREFUL", "TRIVIAL", "strategy", "model", "baseline"),
     "tables": ("TABLES", "tables"),
     "figures": ("FIGURES",),
     "page": ("page", "question", "summary"),
@@ -145,17 +173,71 @@ class Lesson:
             raise ValueError(f"{name!r} is not a part of a lesson; the parts are: {', '.join(PARTS)}")
         return import_module(f"{self.package}.{name}")
 
+    # family
+    @property
+    def instances(self):
+        """{id: Instance} of the lesson's family: the seeds' own questions first, then the drawn ones."""
+        return _instances(self.package)
+
+    def instance(self, instance_id):
+        """The instance of that id; `UnknownLesson` (one line) for any other."""
+        found = self.instances
+        if not isinstance(instance_id, str) or instance_id not in found:
+            ids = list(found)
+            shown = ", ".join(ids) if len(ids) <= 6 else f"{', '.join(ids[:3])}, ..., {ids[-1]}"
+            raise UnknownLesson(f"lesson {self.name} has no instance {instance_id!r}; its {len(ids)} instances are "
+                                f"{shown} (`replaylab tasks {self.name}` lists them)")
+        return found[instance_id]
+
+    def instance_variants(self, instance_id):
+        """{name: Variant} of one instance: its prompts, tools and answer tool, made from its numbers."""
+        return _instance_variants(self.package, instance_id)
+
+    @property
+    def seeds(self):
+        """{variant name: the seed instance that holds it}: what a recording that names no instance
+        (made before the families, or naming only its variant) is an instance of."""
+        return {name: i for i in self.instances.values() if i.seed for name in self.instance_variants(i.id)}
+
+    def answers(self, ids=None):
+        """{id: the build's answer} of some instances (all by default), computed from the simulation
+        or an exact formula: never stored, never shown to an agent."""
+        chosen = list(self.instances.values()) if ids is None else [self.instance(i) for i in ids]
+        return self.part("answers").answers(chosen)
+
     # lab
     @property
     def variants(self):
-        """{name: Variant}, in the order the pages list them."""
-        return self.part("lab").VARIANTS
+        """{name: Variant} of the seeds' own questions, in the order the pages list them: the variants
+        a recording that names no instance may name."""
+        return {name: self.instance_variants(instance.id)[name] for name, instance in self.seeds.items()}
 
-    def variant(self, name):
-        variants = self.variants
+    def variant(self, name, instance=None):
+        """The Variant `name` of an instance (its id; None: the seed instance that holds `name`)."""
+        if instance is None:
+            return self.instance_variants(self.seed_of(name).id)[name]
+        variants = self.instance_variants(self.instance(instance).id)
         if name not in variants:
-            raise UnknownLesson(f"lesson {self.name} has no variant {name!r}; its variants are: {', '.join(variants)}")
+            raise UnknownLesson(f"instance {instance} of lesson {self.name} has no variant {name!r}; its variants are: "
+                                f"{', '.join(variants)}")
         return variants[name]
+
+    def seed_of(self, variant):
+        """The seed instance that holds a variant; `UnknownLesson` for a name no seed holds."""
+        seeds = self.seeds
+        if variant not in seeds:
+            raise UnknownLesson(f"lesson {self.name} has no variant {variant!r}; its variants are: {', '.join(seeds)}")
+        return seeds[variant]
+
+    def instance_of(self, run):
+        """The instance a recording is of: the one it names, else the seed instance of its variant."""
+        if getattr(run, "instance", None) is not None:
+            return self.instance(run.instance)
+        return self.seed_of(run.variant)
+
+    def variant_of(self, run):
+        """The Variant a recording was made with (its instance's, of its variant's name)."""
+        return self.variant(run.variant, self.instance_of(run).id)
 
     def all_tools(self):
         """Every tool of the lesson, exercise tools included, on a fresh allowlist (`replaylab call`)."""
@@ -168,9 +250,10 @@ class Lesson:
         only."""
         return self.part("judge").judge(runs, tolerance)
 
-    def score(self, entry, scans):
-        """None when a judged run's answer is right, else what it got wrong."""
-        return self.part("judge").score(entry, scans)
+    def score(self, entry, truth):
+        """None when a judged run's answer is right against `truth`, the build's answer of its
+        instance, else what it got wrong."""
+        return self.part("judge").score(entry, truth)
 
     def group_key(self, run):
         """The group a run is decided with (a lesson judged per group): its group and its model, so
@@ -193,10 +276,11 @@ class Lesson:
         return self.part("judge").RIGHT_ANSWER
 
     def verdict_line(self, recording):
-        """One line: what the build decides about this recording alone, against the lesson's own scans
-        (shown by `replaylab promote` and `replaylab replay`). The scans are computed here, never
-        imported by the judge, so that a change to them reruns no replay job."""
-        return self.part("judge").verdict_line(recording, self.scans())
+        """One line: what the build decides about this recording alone, against the build's answer of
+        its instance (shown by `replaylab promote` and `replaylab replay`). The answer is computed
+        here, never by the judge, so that a change to how it is computed reruns no replay job."""
+        instance = self.instance_of(recording).id
+        return self.part("judge").verdict_line(recording, self.answers([instance])[instance])
 
     # computed from the code alone
     def scans(self):
@@ -206,11 +290,14 @@ class Lesson:
         return self.part("exercises").exercises()
 
     # scripted baselines
-    def scripted(self, variant, seed):
-        """(the program's name, the program) of the scripted baseline for a variant and a seed."""
+    def scripted(self, variant, seed, instance=None, plan=None):
+        """(the program's name, the program) of the scripted baseline for a variant of an instance (its
+        id; None: the seed instance of the variant) and a seed; `plan` names a strategy instead of the
+        seed's (the careful one, the trivial one)."""
         agent = self.part("agent")
-        self.variant(variant)
-        return agent.model(variant, seed), agent.baseline(variant, seed)
+        found = self.instance(instance) if instance is not None else self.seed_of(variant)
+        self.variant(variant, found.id)
+        return agent.model(variant, seed, plan), agent.baseline(variant, seed, found, plan)
 
     # what the build shows
     @property
@@ -238,6 +325,21 @@ class Lesson:
     def summary(self, results):
         """Lines for the index page: what the build decided, with evidence labels."""
         return self.part("page").summary(results)
+
+
+@cache
+def _instances(package):
+    found = {}
+    for instance in import_module(f"{package}.family").instances():
+        if instance.id in found:
+            raise ValueError(f"{package}: the instance id {instance.id!r} appears twice")
+        found[instance.id] = instance
+    return found
+
+
+@cache
+def _instance_variants(package, instance_id):
+    return dict(import_module(f"{package}.family").variants(_instances(package)[instance_id]))
 
 
 def validated_calls(transcript, tools):
@@ -329,11 +431,11 @@ def shown(value, text):
 REFERENCE_GROUP = "reference"  # the group of the committed reference runs: the pages' demonstrations are made with them
 
 
-def run_facts(run, task=None):
+def run_facts(run, instance, task=None):
     """What every judge says of a run before its verdict: who made it, for which task (the variant by
-    default), its group, and its calls."""
-    return {"model": run.model, "task": run.variant if task is None else task, "group": run.group,
-            **count_calls(run.transcript)}
+    default), of which instance (and its difficulty), its group, and its calls."""
+    return {"model": run.model, "task": run.variant if task is None else task, "instance": instance.id,
+            "difficulty": instance.difficulty, "group": run.group, **count_calls(run.transcript)}
 
 
 def count_calls(transcript):

@@ -20,11 +20,12 @@ import pandas as pd
 Z95 = 1.959963984540054  # two-sided 95 % normal quantile
 TOO_WIDE = 0.5  # an interval wider than this says nothing useful
 
-# The per-run table: a run, who made it, its task, whether it answered, its score, whether its experiments
+# The per-run table: a run, who made it, its task, its instance and the instance's difficulty, whether it
+# answered, its score, whether its experiments
 # support its answer (empty without an answer), what it got wrong, the calls it made and ran, the tokens its
 # provider reported (empty when none were), its recording, then its answer's fields (answer_<field>, empty
 # without an answer; a list of names as "a;b").
-COLUMNS = ("run", "model", "task", "answered", "right", "supported", "wrong", "calls", "budget_used",
+COLUMNS = ("run", "model", "task", "instance", "difficulty", "answered", "right", "supported", "wrong", "calls", "budget_used",
            "input_tokens", "output_tokens", "recording")
 
 
@@ -41,17 +42,20 @@ def wilson(right, runs, z=Z95):
     return low, high
 
 
-def scores(verdicts, scans, decide, runs=None):
-    """One score per judged run: `decide(entry, scans)` gives what it got wrong, or None when its
-    answer is right; a run stopped by a per-run limit has no answer, so is wrong. `runs`: what the
-    batches' verdicts say of each run ({run: {group, usage, stopped_by, ...}})."""
+def scores(verdicts, answers, decide, runs=None):
+    """One score per judged run: `decide(entry, truth)` gives what it got wrong against the build's
+    answer of the run's instance (`answers[instance]`), or None when its answer is right; a run stopped
+    by a per-run limit has no answer, so is wrong. `runs`: what the batches' verdicts say of each run
+    ({run: {group, usage, stopped_by, ...}})."""
     runs = runs or {}
     found = []
     for name, entry in verdicts.items():
         stopped = runs.get(name, {}).get("stopped_by")
-        wrong = f"stopped by its limit {stopped['limit']} ({stopped['allowed']:g})" if stopped else decide(entry, scans)
+        wrong = (f"stopped by its limit {stopped['limit']} ({stopped['allowed']:g})" if stopped
+                 else decide(entry, answers[entry["instance"]]))
         answer = entry["answer"]
-        found.append({"run": name, "model": entry["model"], "task": entry["task"], "answered": answer is not None,
+        found.append({"run": name, "model": entry["model"], "task": entry["task"], "instance": entry["instance"],
+                      "difficulty": entry["difficulty"], "answered": answer is not None,
                       "right": wrong is None, "supported": entry["supported"], "wrong": wrong, "answer": answer,
                       "calls": entry["calls"], "budget_used": entry["ran"]})
     return found
@@ -97,7 +101,8 @@ def read_runs_table(path):
     """The per-run table back: names, mistakes and answers stay text (a model named "7", a run
     "001", a mistake "NA"), an empty token count or `supported` is missing."""
     columns = pd.read_csv(path, nrows=0).columns
-    text = dict.fromkeys(["run", "model", "task", "wrong", "recording"] + [c for c in columns if c.startswith("answer_")], "string")
+    text = dict.fromkeys(["run", "model", "task", "instance", "difficulty", "wrong", "recording"]
+                         + [c for c in columns if c.startswith("answer_")], "string")
     kinds = {**text, "input_tokens": "Int64", "output_tokens": "Int64", "supported": "boolean"}
     return pd.read_csv(path, dtype=kinds, keep_default_na=False, na_values={"input_tokens": [""], "output_tokens": [""], "supported": [""]})
 

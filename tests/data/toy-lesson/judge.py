@@ -1,11 +1,11 @@
-"""The toy judge: the answer against the build's own square of 3 (right), and against the run's own
-recomputed squares (supported)."""
+"""The toy judge: the answer against the build's own square of the instance's number (right), and
+against the run's own recomputed squares (supported)."""
 
 from replaylab.lessons import answer_facts, judgement_line, run_facts, validated_calls
-from replaylab.lessons.toy import lab
+from replaylab.lessons.toy import LESSON, lab
 
-RIGHT_ANSWER = "the answer's square is the build's own square of 3."
-NO_ANSWER, WRONG = "no answer", "its square is not the build's square of 3"
+RIGHT_ANSWER = "the answer's square is the build's own square of the instance's number."
+NO_ANSWER, WRONG = "no answer", "its square is not the build's square of the number"
 
 
 def squares(transcript):
@@ -16,17 +16,19 @@ def squares(transcript):
 
 
 def verdict_of(run):
-    facts = answer_facts(run, lab.VARIANTS[run.variant])
+    instance = LESSON.instance_of(run)
+    number = instance.parameters["number"]
+    facts = answer_facts(run, LESSON.variant_of(run))
     computed = squares(run.transcript)
     answer = facts["answer"]
     if answer is None:
         supported, support = None, "no answer to support"
-    elif lab.NUMBER not in computed:
-        supported, support = False, f"the run did not square {lab.NUMBER}"
+    elif number not in computed:
+        supported, support = False, f"the run did not square {number}"
     else:
-        supported = computed[lab.NUMBER] == answer["square"]
-        support = f"the run squared {lab.NUMBER} and got {computed[lab.NUMBER]:g}"
-    return {**run_facts(run), **facts, "supported": supported, "support": support,
+        supported = computed[number] == answer["square"]
+        support = f"the run squared {number} and got {computed[number]:g}"
+    return {**run_facts(run, instance), **facts, "supported": supported, "support": support,
             "largest": max(computed.values(), default=None)}
 
 
@@ -34,22 +36,17 @@ def judge(runs, tolerance):
     return {run.run: verdict_of(run) for run in runs}
 
 
-def truth(scans):
-    square = next(row[lab.KEY] for row in scans["squares"] if row["x"] == lab.NUMBER)
-    return square, f"the build computes {lab.NUMBER} squared as {square:g}"
-
-
-def score(entry, scans):
-    """None when the answer is right, else what is wrong."""
+def score(entry, truth):
+    """None when the answer is right against `truth`, the build's answer of the run's instance, else what is wrong."""
     if entry["answer"] is None:
         return NO_ANSWER
-    return None if entry["answer"]["square"] == truth(scans)[0] else WRONG
+    return None if entry["answer"]["square"] == truth["square"] else WRONG
 
 
 def answer_text(answer):
     return f"square {answer['square']:g}"
 
 
-def verdict_line(recording, scans):
+def verdict_line(recording, truth):
     verdict = verdict_of(recording)
-    return judgement_line(verdict, score(verdict, scans), answer_text, truth(scans)[1])
+    return judgement_line(verdict, score(verdict, truth), answer_text, f"the build computes the square as {truth['square']:g}")

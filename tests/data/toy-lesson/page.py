@@ -9,9 +9,8 @@ def question(results):
     return "What is 3 squared?"
 
 
-def truth(results):
-    square = next(row["value"] for row in results["scans"]["squares"] if row["x"] == 3)
-    return f"the build computes 3 squared as {md.number(square)}"
+def truth(results, verdict):
+    return f"the build computes the square as {md.number(results['answers'][verdict['instance']]['square'])}"
 
 
 def summary(results):
@@ -25,8 +24,8 @@ def summary(results):
 
 
 def run_lines(results, run, verdict):
-    said = f"3 squared is {md.number(verdict['answer']['square'])}" if verdict["answer"] else ""
-    return [*md.answer_statement(results, run, verdict, said, truth(results), None), ""]
+    said = f"the square is {md.number(verdict['answer']['square'])}" if verdict["answer"] else ""
+    return [*md.answer_statement(results, run, verdict, said, truth(results, verdict), None), ""]
 
 
 def page(results):

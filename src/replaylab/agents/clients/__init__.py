@@ -41,6 +41,7 @@ class Options:
     max_retries: int | None = None  # retries of a request that failed in a way worth retrying
     key_variable: str | None = None  # the environment variable of the key (default: the provider's)
     settings: Any = None  # generation settings sent with every request ({name: value}), and recorded
+    instance: Any = None  # the Instance of the lesson's family the run is of (None: the seed instance of the variant)
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ def make_client(options: Options):
         raise ValueError(f"--model {options.model}: the scripted provider's programs are: {', '.join(PROGRAMS)}")
     seed = program_seed(options)
     model = options.model or options.agent.model(options.variant, seed)
-    return ScriptedClient(options.agent.baseline(options.variant, seed), model, options.seed)
+    return ScriptedClient(options.agent.baseline(options.variant, seed, options.instance), model, options.seed)
 
 
 def describe(options: Options):

@@ -15,19 +15,25 @@ from replaylab.agents.tools import ANSWER
 from replaylab.lessons.hunter import lab
 
 STRATEGIES = ("coarse-first", "safe-region", "random", "careless")
+CAREFUL = "coarse-first"  # right on every instance: the proof that each is solvable as posed
+TRIVIAL = "no-experiment"  # the floor: no experiment, "none found"
 
 
 def strategy(seed):
     return STRATEGIES[seed % len(STRATEGIES)]
 
 
-def model(variant, seed=0):
-    return f"hunter baseline, {strategy(seed)} (a scripted program, not a language model)"
+def model(variant, seed=0, plan=None):
+    return f"hunter baseline, {plan or strategy(seed)} (a scripted program, not a language model)"
 
 
-def _plan(claim, seed):
+def no_experiment(conversation):
+    """The trivial program: no experiment; it answers that it found no counterexample."""
+    return ModelMessage("No experiment: I found nothing.", (ToolCall("answer", ANSWER, {"outcome": lab.NONE_FOUND}),))
+
+
+def _plan(claim, seed, plan):
     (low_n, high_n), (low_p, high_p) = claim.ranges["steps_per_period"], claim.ranges["periods"]
-    plan = strategy(seed)
     if plan in ("coarse-first", "careless"):
         points = [(low_n, high_p), (low_n + 1, high_p), (low_n, low_p), (low_n + 2, high_p)]
         points += [(low_n + 4 + 2 * i + seed // 3 % 3, high_p) for i in range(claim.budget)]
@@ -49,10 +55,14 @@ def _counterexample(call, result, claim, words):
     )
 
 
-def baseline(variant, seed=0):
+def baseline(variant, seed=0, instance=None, plan=None):
+    """A program(conversation) -> ModelMessage; `seed` picks the strategy (`plan` names one instead)."""
+    name = plan or strategy(seed)
+    if name == TRIVIAL:
+        return no_experiment
     claim = lab.CLAIMS[variant]
-    plan = _plan(claim, seed)
-    careless = strategy(seed) == "careless"
+    careless = name == "careless"
+    plan = _plan(claim, seed, name)
 
     def program(conversation):
         seen = [(c, r) for c, r in exchanges(conversation) if c is not None and r.ok]

@@ -13,7 +13,7 @@ import dataclasses
 import math
 
 from replaylab.lessons import REFERENCE_GROUP, answer_facts, counted, judgement_line, run_facts, shown, validated_calls
-from replaylab.lessons.hunter import lab
+from replaylab.lessons.hunter import LESSON, lab
 
 DEMONSTRATION_GROUP = REFERENCE_GROUP  # the runs the page's demonstrations are made with
 STRICTER_VARIANT = "velocity-verlet"  # the exercise's stricter claim: 3.5 % instead of 4 %
@@ -102,11 +102,11 @@ def verdict_of(run):
     """Who made a hunt, its calls, its answer (a counterexample run again), what its experiments show
     and whether they support its answer."""
     claim = lab.CLAIMS[run.variant]
-    facts = answer_facts(run, lab.VARIANTS[run.variant])
+    facts = answer_facts(run, LESSON.variant_of(run))
     hunt = hunt_verdict(run.transcript, claim)
     checked = check_answer(facts["answer"], claim)
     supported, why = support(facts["answer"], hunt, checked)
-    return {**run_facts(run, task=f"{run.variant} claim"), **facts, "supported": supported, "support": why,
+    return {**run_facts(run, LESSON.instance_of(run), task=f"{run.variant} claim"), **facts, "supported": supported, "support": why,
             "answer_check": checked, "experiments": hunt}
 
 
@@ -122,9 +122,10 @@ NO_ANSWER, NOT_IN_DOMAIN, DOES_NOT_BREAK, HAS_ONE = (
 )
 
 
-def score(entry, scans):
-    """None when the answer is right, else what is wrong (fixed texts, so that the scorecard counts
-    the runs that got the same thing wrong together)."""
+def score(entry, truth):
+    """None when the answer is right against `truth`, the build's answer of the run's instance (the
+    largest drift over the claim's domain), else what is wrong (fixed texts, so that the scorecard
+    counts the runs that got the same thing wrong together)."""
     answer, checked = entry["answer"], entry["answer_check"]
     if answer is None:
         return NO_ANSWER
@@ -132,18 +133,17 @@ def score(entry, scans):
         if not checked["in_domain"]:
             return NOT_IN_DOMAIN
         return None if checked["breaks"] else DOES_NOT_BREAK
-    claim = entry["experiments"]
-    return HAS_ONE if scans["worst_case"][claim["claim"]]["value"] > claim["limit"] else None
+    return None if truth["holds"] else HAS_ONE
 
 
-def truth(verdict, scans):
+def truth_text(verdict, truth):
     """What the build computed to decide an answer, in words."""
     checked = verdict["answer_check"]
     limit = f"{verdict['experiments']['limit']:g}"
     if checked is not None:
         where = "inside" if checked["in_domain"] else "outside"
         return f"the build ran it again: {checked['value']['shown']} against the limit {limit}, {where} the claim's domain"
-    worst = scans["worst_case"][verdict["experiments"]["claim"]]
+    worst = truth["worst"]
     return (f"the build's scan of the whole domain finds at most {worst['value']:.6g} ({worst['steps_per_period']} steps "
             f"per period, {worst['periods']} periods) against the limit {limit}")
 
@@ -203,7 +203,7 @@ def words_ignored(transcript, claim):
     return [{"probe": what, "outcome": hunt_verdict(changed, claim)["outcome"]} for what, changed in probes]
 
 
-def verdict_line(recording, scans):
+def verdict_line(recording, truth):
     """One line for `replaylab promote` and `replaylab replay`: the answer as submitted, both judgements."""
     verdict = verdict_of(recording)
-    return judgement_line(verdict, score(verdict, scans), answer_text, truth(verdict, scans))
+    return judgement_line(verdict, score(verdict, truth), answer_text, truth_text(verdict, truth))

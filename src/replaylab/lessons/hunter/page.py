@@ -8,7 +8,7 @@ from replaylab.lessons import counted
 from replaylab.lessons import markdown as md
 from replaylab.lessons.hunter import LESSON, lab
 from replaylab.lessons.hunter.judge import DEMONSTRATION_GROUP, DOMAIN_EVIDENCE, EVIDENCE
-from replaylab.lessons.hunter.judge import truth as judge_truth
+from replaylab.lessons.hunter.judge import truth_text
 from replaylab.lessons.hunter import tables as lesson_tables
 from replaylab.lessons.markdown import Md, name, table, text
 
@@ -89,7 +89,7 @@ def answer_evidence(verdict):
 
 def run_lines(results, run, verdict):
     said = answer_words(verdict["answer"]) if verdict["answer"] else ""
-    truth = judge_truth(verdict, results["scans"])
+    truth = truth_text(verdict, results["answers"][verdict["instance"]])
     lines = md.answer_statement(results, run, verdict, said, truth, answer_evidence(verdict) if verdict["answer"] else None)
     return [*lines, "", *verdict_lines(run, verdict["experiments"]), ""]
 

@@ -19,6 +19,8 @@ from replaylab.agents.tools import ANSWER
 from replaylab.lessons.pendulum import lab, physics
 
 STRATEGIES = ("careful", "coarse-dt", "stops-at-20-and-30", "careless")
+CAREFUL = "careful"  # right on every instance: the proof that each is solvable as posed
+TRIVIAL = "no-experiment"  # the floor: no experiment, a fixed guess
 CAREFUL_DTS = (0.01, 0.005, 0.0025)  # s: the survey's step, then halved twice
 COARSE_DT = 0.1  # s
 WIDE = (20, 30)  # degrees: where the wrong-on-purpose search stops
@@ -28,8 +30,13 @@ def strategy(seed):
     return STRATEGIES[seed % len(STRATEGIES)]
 
 
-def model(variant="default", seed=0):
-    return f"pendulum baseline, {strategy(seed)} (a scripted program, not a language model)"
+def model(variant="default", seed=0, plan=None):
+    return f"pendulum baseline, {plan or strategy(seed)} (a scripted program, not a language model)"
+
+
+def no_experiment(conversation):
+    """The trivial program: no experiment; a fixed guess of 20 to 21 degrees."""
+    return ModelMessage("A guess, without an experiment.", (ToolCall("answer", ANSWER, {"low": 20, "high": 21}),))
 
 
 def _seen(conversation):
@@ -149,10 +156,13 @@ def _wide(dts):
     return program
 
 
-def baseline(variant="default", seed=0):
-    """A program(conversation) -> ModelMessage; `seed` picks the strategy and shifts the survey's amplitudes."""
+def baseline(variant="default", seed=0, instance=None, plan=None):
+    """A program(conversation) -> ModelMessage; `seed` picks the strategy (`plan` names one instead)
+    and shifts the survey's amplitudes."""
     first = (10 + seed % 5, 20 + seed % 5, 30 + seed % 5)
-    plan = strategy(seed)
+    plan = plan or strategy(seed)
+    if plan == TRIVIAL:
+        return no_experiment
     if plan in ("careful", "careless"):
         return _narrowing(CAREFUL_DTS, first, careless=plan == "careless")
     if plan == "coarse-dt":

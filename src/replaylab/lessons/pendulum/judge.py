@@ -16,7 +16,7 @@ from functools import cache
 
 from replaylab.agents.replay import ReplayMismatch, replay
 from replaylab.lessons import REFERENCE_GROUP, answer_facts, caught, judgement_line, run_facts, shown, validated_calls
-from replaylab.lessons.pendulum import lab, physics
+from replaylab.lessons.pendulum import LESSON, lab, physics
 
 DEMONSTRATION_GROUP = REFERENCE_GROUP  # the runs the page's demonstrations are made with
 CHANGED_G = 9.80  # m/s^2, the changed simulation the replay must catch
@@ -100,7 +100,7 @@ def period_errors(transcript):
 
 def changed_gravity(run, tolerance):
     """Replay the run against a simulation with g = 9.80 m/s²: the replay must catch the change."""
-    variant = lab.VARIANTS[run.variant]
+    variant = LESSON.variant_of(run)
     try:
         replay(run, variant, tolerance, g=CHANGED_G)
     except ReplayMismatch as mismatch:
@@ -124,10 +124,10 @@ def support(answer, experiments):
 
 def verdict_of(run):
     """Who made a run, its calls, its answer, what its experiments show and whether they support it."""
-    facts = answer_facts(run, lab.VARIANTS[run.variant])
+    facts = answer_facts(run, LESSON.variant_of(run))
     experiments = agent_conclusion(run.transcript)
     supported, why = support(facts["answer"], experiments)
-    return {**run_facts(run), **facts, "supported": supported, "support": why, "experiments": experiments,
+    return {**run_facts(run, LESSON.instance_of(run)), **facts, "supported": supported, "support": why, "experiments": experiments,
             "period_errors": period_errors(run.transcript)}
 
 
@@ -155,13 +155,14 @@ def whole_degrees_around(amplitude):
     return [low, low + 1]
 
 
-def score(entry, scans):
-    """None when the answer is right, else what is wrong (fixed texts, so that the scorecard counts the
-    runs that got the same thing wrong together)."""
+def score(entry, truth):
+    """None when the answer is right against `truth`, the build's answer of the run's instance, else
+    what is wrong (fixed texts, so that the scorecard counts the runs that got the same thing wrong
+    together)."""
     answer = entry["answer"]
     if answer is None:
         return NO_ANSWER
-    if not answer["low"] <= scans["exact"]["crossing"]["value"] <= answer["high"]:
+    if not answer["low"] <= truth["crossing"]["value"] <= answer["high"]:
         return OUTSIDE
     return None
 
@@ -169,8 +170,8 @@ def score(entry, scans):
 answer_text = lab.answer_text
 
 
-def verdict_line(recording, scans):
+def verdict_line(recording, truth):
     """One line for `replaylab promote` and `replaylab replay`: the answer as submitted, both judgements."""
     verdict = verdict_of(recording)
-    truth = f"the exact crossing is at {scans['exact']['crossing']['shown']} degrees"
-    return judgement_line(verdict, score(verdict, scans), answer_text, truth)
+    said = f"the exact crossing is at {truth['crossing']['shown']} degrees"
+    return judgement_line(verdict, score(verdict, truth), answer_text, said)

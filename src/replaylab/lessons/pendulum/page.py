@@ -61,23 +61,23 @@ def experiments_statement(run, conclusion):
     return lines + (["", label] if label else [])
 
 
-def truth(results):
-    exact = results["scans"]["exact"]
+def truth(results, verdict):
+    exact = results["answers"][verdict["instance"]]
     return f"the exact crossing, from the arithmetic-geometric mean, is at {exact['crossing']['shown']} degrees"
 
 
 def run_lines(results, run, verdict, rows):
     answer = verdict["answer"]
     said = f"the crossing lies between {_bracket([answer['low'], answer['high']])}" if answer else ""
-    lines = md.answer_statement(results, run, verdict, said, truth(results), EVIDENCE if answer else None)
+    lines = md.answer_statement(results, run, verdict, said, truth(results, verdict), EVIDENCE if answer else None)
     return lines + [""] + md.conclusion_lines(experiments_statement(run, verdict["experiments"]), run, rows, "agent-experiments")
 
 
 def summary(results):
     """One line per run for the index page: its answer, whether it is right, whether it is supported."""
     lines = []
-    exact = results["scans"]["exact"]["crossing"]["shown"]
     for run, verdict in results["verdicts"].items():
+        exact = results["answers"][verdict["instance"]]["crossing"]["shown"]
         score = md.score_of(results, run)
         answer = verdict["answer"]
         if answer is None:

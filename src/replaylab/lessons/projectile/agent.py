@@ -17,14 +17,16 @@ from replaylab.lessons.projectile import lab
 
 COARSE_DT, FINE_DTS = 0.01, (0.002, 0.001)
 STRATEGIES = ("careful", "stops-early", "wrong-neighbour", "careless")
+CAREFUL = "careful"  # right on every instance: the proof that each is solvable as posed
+TRIVIAL = "no-experiment"  # the floor: no experiment, the best angle in vacuum's bracket
 
 
 def strategy(seed):
     return STRATEGIES[seed % len(STRATEGIES)]
 
 
-def model(variant="default", seed=0):
-    return f"projectile baseline, {strategy(seed)} (a scripted program, not a language model)"
+def model(variant="default", seed=0, plan=None):
+    return f"projectile baseline, {plan or strategy(seed)} (a scripted program, not a language model)"
 
 
 def _ranges(conversation):
@@ -76,10 +78,19 @@ def _conclude(ranges, dt, best, careless=False):
     )
 
 
-def baseline(variant="default", seed=0):
-    """A program(conversation) -> ModelMessage; `seed` picks the strategy and shifts the first angles."""
+def no_experiment(conversation):
+    """The trivial program: no experiment; it answers the bracket below 45 degrees, the best angle without drag."""
+    return ModelMessage("Without drag the best angle is 45 degrees; drag lowers it a little.",
+                        (ToolCall("answer", ANSWER, {"low": 44, "high": 45}),))
+
+
+def baseline(variant="default", seed=0, instance=None, plan=None):
+    """A program(conversation) -> ModelMessage; `seed` picks the strategy (`plan` names one instead)
+    and shifts the first angles."""
     first = [30 + seed % 5, 36 + seed % 5, 42 + seed % 5, 48 + seed % 5]
-    plan = strategy(seed)
+    plan = plan or strategy(seed)
+    if plan == TRIVIAL:
+        return no_experiment
 
     def program(conversation):
         found = _ranges(conversation)

@@ -15,7 +15,7 @@ import numpy as np
 
 from replaylab.agents.replay import ReplayMismatch, replay
 from replaylab.lessons import REFERENCE_GROUP, answer_facts, caught, judgement_line, run_facts, shown, validated_calls
-from replaylab.lessons.projectile import lab
+from replaylab.lessons.projectile import LESSON, lab
 from replaylab.physics import projectile
 
 GRID_STEP = 0.25  # degrees
@@ -119,7 +119,7 @@ def agent_conclusion(transcript):
 
 def rough_ball(run, tolerance):
     """Replay the run against a ball with 1.01 times the drag: the replay must catch the change."""
-    variant = lab.VARIANTS[run.variant]
+    variant = LESSON.variant_of(run)
     try:
         replay(run, variant, tolerance, drag=ROUGH_FACTOR * projectile.DRAG)
     except ReplayMismatch as mismatch:
@@ -151,10 +151,10 @@ def support(answer, where):
 def verdict_of(run):
     """Who made a replayed run, its calls, its answer, where its experiments locate the maximum (and
     the seeds' check of them), and whether they support its answer."""
-    facts = answer_facts(run, lab.VARIANTS[run.variant])
+    facts = answer_facts(run, LESSON.variant_of(run))
     where = located(run.transcript)
     supported, why = support(facts["answer"], where)
-    return {**run_facts(run), **facts, "supported": supported, "support": why, "located": where,
+    return {**run_facts(run, LESSON.instance_of(run)), **facts, "supported": supported, "support": why, "located": where,
             "experiments": agent_conclusion(run.transcript)}
 
 
@@ -176,19 +176,20 @@ RIGHT_ANSWER = (
 NO_ANSWER, OUTSIDE = "no answer", "the best angle of the build's scan lies outside its bracket"
 
 
-def score(entry, scans):
-    """None when the answer is right, else what is wrong (fixed texts, so that the scorecard counts
-    the runs that got the same thing wrong together)."""
+def score(entry, truth):
+    """None when the answer is right against `truth`, the build's answer of the run's instance, else
+    what is wrong (fixed texts, so that the scorecard counts the runs that got the same thing wrong
+    together)."""
     answer = entry["answer"]
     if answer is None:
         return NO_ANSWER
-    if not answer["low"] <= scans["best_angle"]["angle"]["value"] <= answer["high"]:
+    if not answer["low"] <= truth["angle"]["value"] <= answer["high"]:
         return OUTSIDE
     return None
 
 
-def verdict_line(recording, scans):
+def verdict_line(recording, truth):
     """One line for `replaylab promote` and `replaylab replay`: the answer as submitted, both judgements."""
     verdict = verdict_of(recording)
-    truth = f"the build's converged scan puts the best angle at {scans['best_angle']['angle']['shown']} degrees"
-    return judgement_line(verdict, score(verdict, scans), answer_text, truth)
+    said = f"the build's converged scan puts the best angle at {truth['angle']['shown']} degrees"
+    return judgement_line(verdict, score(verdict, truth), answer_text, said)

@@ -19,9 +19,9 @@ def question(results):
     )
 
 
-def truth(results):
-    """What the build computed to decide an answer, in words."""
-    best = results["scans"]["best_angle"]
+def truth(results, verdict):
+    """What the build computed to decide a run's answer (its instance's), in words."""
+    best = results["answers"][verdict["instance"]]
     return (f"the build's own converged scan ({md.number(best['low'], '%g')} to {md.number(best['high'], '%g')} degrees in "
             f"steps of {md.number(best['grid_step'], '%g')} degrees, dt halved down to {md.number(best['rows'][-1]['dt'], '%g')} s "
             f"until its best angle stopped moving) puts the best angle at {best['angle']['shown']} degrees")
@@ -71,7 +71,7 @@ def experiments_statement(run, conclusion):
 def run_lines(results, run, verdict, rows):
     answer = verdict["answer"]
     said = answer_words(answer) if answer else ""
-    lines = md.answer_statement(results, run, verdict, said, truth(results), EVIDENCE)
+    lines = md.answer_statement(results, run, verdict, said, truth(results, verdict), EVIDENCE)
     lines += ["", located_statement(run, verdict["located"])]
     return lines + [""] + md.conclusion_lines(experiments_statement(run, verdict["experiments"]), run, rows, "agent-experiments")
 
@@ -83,8 +83,8 @@ def answer_words(answer):
 def summary(results):
     """One line per run for the index page: its answer, whether it is right, whether it is supported."""
     lines = []
-    best = results["scans"]["best_angle"]["angle"]["shown"]
     for run, verdict in results["verdicts"].items():
+        best = results["answers"][verdict["instance"]]["angle"]["shown"]
         score = md.score_of(results, run)
         answer = verdict["answer"]
         if answer is None:

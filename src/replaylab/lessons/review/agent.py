@@ -15,14 +15,21 @@ from replaylab.agents.tools import ANSWER
 from replaylab.lessons.review import lab
 
 STRATEGIES = ("thorough", "hasty", "careless")
+CAREFUL = "thorough"  # right on every instance: the proof that each is solvable as posed
+TRIVIAL = "no-check"  # the floor: no check, "nothing fails"
 
 
 def strategy(seed):
     return STRATEGIES[seed % len(STRATEGIES)]
 
 
-def model(variant, seed=0):
-    return f"review baseline, {strategy(seed)} reviewer (a scripted program, not a language model)"
+def model(variant, seed=0, plan=None):
+    return f"review baseline, {plan or strategy(seed)} reviewer (a scripted program, not a language model)"
+
+
+def no_check(conversation):
+    """The trivial program: no check; it answers that nothing fails."""
+    return ModelMessage("No check: nothing fails.", (ToolCall("answer", ANSWER, {lab.failed_field(piece): [] for piece in lab.PIECES}),))
 
 
 ERROR_STEPS = (100, 50, 200, 400)  # the evidence reviewer's step counts; seed 0 takes the first
@@ -44,9 +51,13 @@ def _planned_calls(reviewer, plan, seed=0):
     return [(lab.check_tool_name(name), {"candidate": piece}) for piece in lab.PIECES for name in names]
 
 
-def baseline(variant, seed=0):
-    plan = _planned_calls(variant, strategy(seed), seed)
-    careless = strategy(seed) == "careless"
+def baseline(variant, seed=0, instance=None, plan=None):
+    """A program(conversation) -> ModelMessage; `seed` picks the strategy (`plan` names one instead)."""
+    name = plan or strategy(seed)
+    if name == TRIVIAL:
+        return no_check
+    plan = _planned_calls(variant, name, seed)
+    careless = name == "careless"
 
     def program(conversation):
         seen = exchanges(conversation)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from replaylab.agents.replay import ReplayMismatch, replay
 from replaylab.lessons import REFERENCE_GROUP, answer_facts, caught, judgement_line, run_facts, validated_calls
-from replaylab.lessons.review import lab
+from replaylab.lessons.review import LESSON, lab
 from replaylab.verification.checks import CHECK_NAMES
 
 EVIDENCE = "numerically verified: the simulated oscillator stepped by piece {piece}, no measurement"
@@ -87,7 +87,7 @@ def with_evidence(resolution):
 def replay_with_strict_exact(run, tolerance):
     """Replay a run with the exact-check tolerance made 1e-30: the replay must notice the flipped pass flag."""
     try:
-        replay(run, lab.VARIANTS[run.variant], tolerance, exact=STRICT_EXACT)
+        replay(run, LESSON.variant_of(run), tolerance, exact=STRICT_EXACT)
     except ReplayMismatch as mismatch:
         return {"exact": STRICT_EXACT, **caught(mismatch)}
     return {"exact": STRICT_EXACT, "caught": False}
@@ -117,10 +117,10 @@ def support(reviewer, answer, found):
 
 def verdict_of(run):
     """Who made a reviewer's run, its calls, its answer, its recomputed verdicts and whether they support its answer."""
-    facts = answer_facts(run, lab.VARIANTS[run.variant])
+    facts = answer_facts(run, LESSON.variant_of(run))
     found = verdicts(run.variant, run.transcript)
     supported, why = support(run.variant, facts["answer"], found)
-    return {**run_facts(run, task=f"{run.variant} reviewer"), **facts, "supported": supported, "support": why,
+    return {**run_facts(run, LESSON.instance_of(run), task=f"{run.variant} reviewer"), **facts, "supported": supported, "support": why,
             "remit": list(lab.remit(run.variant)), "verdicts": [v.as_dict() for v in found]}
 
 
@@ -162,18 +162,19 @@ RIGHT_ANSWER = (
 NO_ANSWER = "no answer"
 
 
-def score(entry, scans):
-    """None when the answer is right, else what is wrong (fixed texts, so that the scorecard counts the
-    runs that got the same thing wrong together)."""
+def score(entry, truth):
+    """None when the answer is right against `truth`, the build's answer of the run's instance (the
+    checks each piece fails), else what is wrong (fixed texts, so that the scorecard counts the runs
+    that got the same thing wrong together)."""
     answer = entry["answer"]
     if answer is None:
         return NO_ANSWER
     for piece in lab.PIECES:
-        truth = {c for c in scans["failures"][str(piece)] if c in entry["remit"]}
+        failing = {c for c in truth["failures"][str(piece)] if c in entry["remit"]}
         named = set(answer[lab.failed_field(piece)])
-        if named - truth:
+        if named - failing:
             return f"piece {piece}: names a check that passes"
-        if truth - named:
+        if failing - named:
             return f"piece {piece}: misses a check that fails"
     return None
 
@@ -181,16 +182,16 @@ def score(entry, scans):
 answer_text = lab.answer_text
 
 
-def truth(entry, scans):
+def truth_text(entry, truth):
     return "the build's own checks fail " + "; ".join(
-        f"on piece {piece}: {', '.join(c for c in scans['failures'][str(piece)] if c in entry['remit']) or 'none of the remit'}"
+        f"on piece {piece}: {', '.join(c for c in truth['failures'][str(piece)] if c in entry['remit']) or 'none of the remit'}"
         for piece in lab.PIECES
     )
 
 
-def verdict_line(recording, scans):
+def verdict_line(recording, truth):
     """One line for `replaylab promote` and `replaylab replay`: the answer as submitted, both judgements,
     and the checks this reviewer's run ran, as recomputed."""
     verdict = verdict_of(recording)
     ran = "; ".join(f"piece {v['candidate']} {v['check']} {'passed' if v['passed'] else 'failed'}" for v in verdict["verdicts"])
-    return judgement_line(verdict, score(verdict, scans), answer_text, truth(verdict, scans)) + f" [its checks: {ran or 'none'}]"
+    return judgement_line(verdict, score(verdict, truth), answer_text, truth_text(verdict, truth)) + f" [its checks: {ran or 'none'}]"

@@ -91,7 +91,7 @@ def answer_words(answer):
 
 
 def truth(results, verdict):
-    failures = results["scans"]["failures"]
+    failures = results["answers"][verdict["instance"]]["failures"]
     return "the build's own checks of this reviewer's remit fail " + "; ".join(
         f"on piece {piece}: {md.join_words([c for c in failures[piece] if c in verdict['remit']])}" for piece in sorted(failures)
     )

@@ -17,7 +17,7 @@ def judged(*messages):
     transcript = loop.run(client(list(messages)), v.system, v.task, v.allowlist(), v.max_steps)
     run = recording.Recording("toy", "run", "default", "g", recording.provenance("authored", "a test", "its messages"), transcript)
     verdict = TOY.judge([run], 1e-6)["run"]
-    return verdict, TOY.score(verdict, TOY.scans())
+    return verdict, TOY.score(verdict, TOY.answers()["toy-seed"])
 
 
 def test_the_judge_scores_the_answer_and_checks_it_against_the_runs_own_square():
@@ -25,6 +25,6 @@ def test_the_judge_scores_the_answer_and_checks_it_against_the_runs_own_square()
     verdict, wrong = judged(square, ModelMessage("", (ToolCall("2", "answer", {"square": 9}),)))
     assert (verdict["answer"], wrong, verdict["supported"], verdict["largest"]) == ({"square": 9}, None, True, 9)
     verdict, wrong = judged(square, ModelMessage("", (ToolCall("2", "answer", {"square": 6}),)))
-    assert wrong == "its square is not the build's square of 3" and verdict["supported"] is False
+    assert wrong == "its square is not the build's square of the number" and verdict["supported"] is False
     verdict, wrong = judged(square, ModelMessage("9."))
     assert (verdict["answer"], wrong, verdict["supported"]) == (None, "no answer", None)

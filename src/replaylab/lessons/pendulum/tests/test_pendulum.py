@@ -89,14 +89,14 @@ def run_of(*messages, answer=None):
 
 @cache
 def scans():
-    return LESSON.scans()
+    return LESSON.answers()
 
 
 def judged(transcript):
     """(verdict, score) of a run of this transcript, judged and scored against the lesson's scans as a build does."""
     run = recording_io.Recording(LESSON.name, "run", VARIANT.name, "g", recording_io.provenance("authored", "m", "a test"), transcript)
     verdict = LESSON.judge([run], 1e-6)["run"]
-    return verdict, LESSON.score(verdict, scans())
+    return verdict, LESSON.score(verdict, scans()[verdict["instance"]])
 
 
 @pytest.fixture(scope="module")
