@@ -27,6 +27,7 @@ def main(job, log):
             transcripts=list(job.input.transcripts),
             judged=list(job.input.judged),
             answers=job.input.answers,
+            baselines=job.input.baselines,
             scans=job.input.scans,
             exercises=job.input.exercises,
             tolerance=settings(job)["tolerance"],

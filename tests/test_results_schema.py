@@ -46,7 +46,7 @@ def first_verdict(data):
     [
         (lambda d: d.pop("scorecard"), r"\$: 'scorecard' is a required property"),
         (lambda d: d.update(extra=1), r"\$: Additional properties are not allowed \('extra' was unexpected\)"),
-        (lambda d: d.update(format="replaylab-results/3"), r"\$\.format: 'replaylab-results/4' was expected"),
+        (lambda d: d.update(format="replaylab-results/3"), r"\$\.format: 'replaylab-results/5' was expected"),
         (lambda d: d["scans"].update(renamed=d["scans"].pop(next(iter(d["scans"])))), r"\$\.scans: "),
         (lambda d: first_verdict(d).pop("calls"), r"\$\.verdicts\.[^:]+: 'calls' is a required property"),
         (lambda d: first_verdict(d).pop("supported"), r"\$\.verdicts\.[^:]+: 'supported' is a required property"),

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from replaylab import pipeline
 from replaylab.agents.replay import DEFAULT_TOLERANCE
+from replaylab.baselines import Baselines, run_baselines
 from replaylab.index_page import Index, write_index
 from replaylab.inputs import find_runs
 from replaylab.lessons import registry
@@ -29,9 +30,9 @@ def build_lesson(lesson, recordings, folder, tolerance, scans=None, exercises=No
     if scans is None or exercises is None:
         scans, exercises = folder / "scans.json", folder / "exercises.json"
         pipeline.scan_lesson(pipeline.Scan(lesson, scans, exercises))
-    answers = folder / "answers.json"
-    pipeline.answer_lesson(pipeline.Answers(lesson, answers, folder / "instances.csv"))
-    render_lesson(Render.in_folder(lesson, folder, tolerance, [transcripts], [judged], answers, scans, exercises, runs))
+    pipeline.answer_lesson(pipeline.Answers(lesson, folder / "answers.json", folder / "instances.csv"))
+    run_baselines(Baselines(lesson, folder / "answers.json", folder / "baselines.json", tolerance))
+    render_lesson(Render.in_folder(lesson, folder, tolerance, [transcripts], [judged], scans, exercises, runs))
     progress(f"{lesson}: results in {folder}")
 
 

@@ -43,6 +43,7 @@ from replaylab.batches import write_list
 from replaylab.inputs import check_recording, check_recordings
 from replaylab.jobs import Failed
 from replaylab.lessons import registry
+from replaylab.selection import SEEDS, SelectionError, select
 
 FOLDER = "results/campaigns"
 MOST_BATCHES = 32  # blocks per lesson of a campaign, unless a block would pass batch_size
@@ -114,14 +115,20 @@ class Run:
     variant: str
     model: str
     index: int  # from 1
+    instance: str | None = None  # an instance of the lesson's family; None: the seed instance of the variant
+    seed_instance: bool = True  # whether it is one of the seeds' own questions (named as before the families)
 
     @property
     def name(self):
-        return f"{file_safe(self.model)}__{self.variant}__{self.index:03d}"
+        if self.seed_instance:
+            return f"{file_safe(self.model)}__{self.variant}__{self.index:03d}"
+        return f"{file_safe(self.model)}__{self.instance}__{self.variant}__{self.index:03d}"
 
     @property
     def group(self):
-        return f"{file_safe(self.model)}__{self.index:03d}"
+        if self.seed_instance:
+            return f"{file_safe(self.model)}__{self.index:03d}"
+        return f"{file_safe(self.model)}__{self.instance}__{self.index:03d}"
 
     @property
     def seed(self):
@@ -208,8 +215,14 @@ class Campaign:
 
     # the plan
 
+    def instances(self, lesson):
+        """The ids of the instances of a lesson the campaign takes (`instances:`, the seeds' own
+        questions by default)."""
+        return select(registry.lesson(lesson), instances_of(self.settings), f"$.campaign.instances ({lesson})")
+
     def runs(self, lesson):
-        """{run name: Run} of one lesson: every model, every variant, indices 1 to `runs`."""
+        """{run name: Run} of one lesson: every model, every instance taken, every variant of it,
+        indices 1 to `runs`."""
         return self._runs[lesson]
 
     @cached_property
@@ -217,11 +230,13 @@ class Campaign:
         found = {}
         for lesson in self.lessons:
             runs = found[lesson] = {}
+            family = registry.lesson(lesson)
             for model in model_names(self.settings):
                 for index in range(1, self.settings["runs"] + 1):
-                    for variant in registry.lesson(lesson).variants:
-                        run = Run(lesson, variant, model, index)
-                        runs[run.name] = run
+                    for instance in self.instances(lesson):
+                        for variant in family.instance_variants(instance):
+                            run = Run(lesson, variant, model, index, instance, family.instance(instance).seed)
+                            runs[run.name] = run
         return found
 
     def block_size(self, lesson):
@@ -231,7 +246,8 @@ class Campaign:
         make that small), at most `batch_size` runs, doubled until a lesson has at most
         MOST_BATCHES blocks (unless a block would pass `batch_size`). Raising `runs` adds blocks or
         changes the last one only, until the block doubles."""
-        per_index = len(self.settings["models"]) * len(registry.lesson(lesson).variants)
+        family = registry.lesson(lesson)
+        per_index = len(self.settings["models"]) * sum(len(family.instance_variants(i)) for i in self.instances(lesson))
         block = max(1, math.ceil(RUNS_PER_CONNECTION * self.connections / per_index))
         block = max(1, min(block, self.batch_size // per_index))
         while math.ceil(self.settings["runs"] / block) > MOST_BATCHES and 2 * block * per_index <= self.batch_size:
@@ -456,8 +472,9 @@ def check_model(settings, index, source):
         return f"{where}: {model.name!r} is not a model of the {provider.name} provider; its models are: {', '.join(provider.models)}"
     if not file_safe(model.name)[:1].isalnum():
         return f"{where}: {model.name!r}: a model name must start with a letter or a digit"
-    longest = max((Run(lesson, v, model.name, settings["runs"]) for lesson in settings["lessons"]
-                   for v in registry.lesson(lesson).variants), key=lambda run: len(run.name))
+    families = [registry.lesson(lesson) for lesson in settings["lessons"]]
+    longest = max((Run(family.name, v, model.name, settings["runs"], i.id, i.seed) for family in families
+                   for i in family.instances.values() for v in family.instance_variants(i.id)), key=lambda run: len(run.name))
     try:
         check_run_name(longest.name, where)
     except RecordingError as error:
@@ -478,6 +495,11 @@ def check_model(settings, index, source):
     return f"{found}: nan is not a finite number" if found else None
 
 
+def instances_of(settings):
+    """The campaign's selection of instances: `instances:`, the seeds' own questions by default."""
+    return settings.get("instances", SEEDS)
+
+
 def check(settings, lessons, source):
     """The first problem of the `campaign` section that the schema cannot see, as one line
     (`source`: the configuration's files), or None. Never plans the campaign: its cost does not
@@ -491,6 +513,11 @@ def check(settings, lessons, source):
             known = "" if lesson in registry.names() else " (nor a lesson of replaylab)"
             return (f"{source}: $.campaign.lessons[{index}]: {lesson!r} is not one of the configured lessons{known}: "
                     f"{', '.join(lessons)}")
+    for lesson in settings["lessons"]:
+        try:
+            select(registry.lesson(lesson), instances_of(settings), f"{source}: $.campaign.instances ({lesson})")
+        except SelectionError as error:
+            return str(error)
     for option in ("request_timeout", "max_seconds_per_run"):  # NaN passes every bound of the schema
         value = settings[option]
         if value is not None and math.isnan(value):

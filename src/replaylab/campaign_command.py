@@ -24,6 +24,7 @@ import yaml
 from replaylab import campaign as plan
 from replaylab.agents import environment
 from replaylab.agents.recording import printable
+from replaylab import selection
 from replaylab.lessons import registry
 
 CONFIG = Path("config/config.yaml")
@@ -70,11 +71,11 @@ def section_of(args):
                 raise Refused(f"--model {args.model}: an empty model name")
             chosen.append(entries.get(name) or {"name": name, "provider": args.provider or default_provider(name)})
         section["models"] = chosen
-    for key in ("lessons", "runs", "max_connections", "name"):
+    for key in ("lessons", "instances", "runs", "max_connections", "name"):
         value = getattr(args, key)
         if value is not None:
             section[key] = [n.strip() for n in value.split(",")] if key == "lessons" else value
-    if any(getattr(args, o) is not None for o in ("model", "lessons", "runs", "max_connections", "name")):
+    if any(getattr(args, o) is not None for o in ("model", "lessons", "instances", "runs", "max_connections", "name")):
         sources.append("the options")
     return section, {**config, "campaign": section}, " + ".join(sources)
 
@@ -179,7 +180,7 @@ def plan_of(campaign, missing):
         for model in (m for m in campaign.models if m.name in names):
             runs = missing[model.name]
             sends = plan.unattended_provider(model.provider).server is not None
-            requests = sum(registry.lesson(r.lesson).variant(r.variant).max_steps for r in runs) if sends else 0
+            requests = sum(registry.lesson(r.lesson).variant_of(r).max_steps for r in runs) if sends else 0
             price = prices.get(model.name)
             cost = len(runs) * limit * max(price["input"], price["output"]) / 1e6 if price and limit else None
             endpoint["models"].append({"name": model.name, "sends": sends, "runs": len(runs), "requests_at_most": requests,
@@ -453,8 +454,11 @@ def add_arguments(sub):
                      "else scripted's programs (scripted-careful...) or models of the OpenAI-compatible server at "
                      "OPENAI_BASE_URL (key in OPENAI_API_KEY)")
     sub.add_argument("--provider", help="the provider of --model's names that the configuration does not list")
-    sub.add_argument("--lesson", dest="lessons", help="the lessons, comma-separated (every variant of each)")
-    sub.add_argument("--runs", type=positive, help="runs per model and variant")
+    sub.add_argument("--lesson", dest="lessons", help="the lessons, comma-separated (every variant of each instance taken)")
+    sub.add_argument("--instances", type=selection.option, metavar="SELECTION",
+                     help="the instances of each lesson's family: seeds, all, or a number drawn by seed 0 "
+                     "(--config takes {count, difficulty, seed})")
+    sub.add_argument("--runs", type=positive, help="runs per model, per variant of each instance")
     sub.add_argument("--max-connections", type=positive, help="requests in flight to each server at once")
     sub.add_argument("--name", help="the campaign's folder, results/campaigns/NAME/ (default the configuration's)")
     sub.add_argument("--config", metavar="FILE", help="a YAML file of campaign settings (a `campaign:` section, or its keys)")

@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from replaylab import __version__
+from replaylab import __version__, selection
 from replaylab.agents import clients, loop
 from replaylab.agents import recording as recording_io
 from replaylab.agents.clients import ProviderError, load_provider
@@ -531,7 +531,8 @@ def cmd_record(args):
 def cmd_generate(args):
     from replaylab.generate import generate
 
-    written = generate(args.lesson, args.count, args.out, args.first_seed)
+    chosen = None if args.instances == selection.SEEDS else selection.select(registry.lesson(args.lesson), args.instances, "--instances")
+    written = generate(args.lesson, args.count, args.out, args.first_seed, chosen)
     if args.json:
         _print_json({"written": [str(p) for p in written]})
     else:
@@ -735,6 +736,9 @@ def parser():
     sub.add_argument("--count", type=count, required=True, help="how many runs (or groups of runs, one per variant, for a lesson judged per group), at most 1000000")
     sub.add_argument("--out", required=True, help="folder: the runs go to OUT/LESSON/<run>.json")
     sub.add_argument("--first-seed", type=int, default=0)
+    sub.add_argument("--instances", type=selection.option, default="seeds", metavar="SELECTION",
+                     help="the instances the runs take in turn: seeds (the seeds' own questions, the default), all, or "
+                     "a number drawn by seed 0")
     sub = verb("import-inspect", cmd_import_inspect,
                "bring the samples of Inspect AI logs (inspect eval replaylab/LESSON) in as recordings, each replayed first")
     sub.add_argument("logs", nargs="+", metavar="LOG", help="Inspect logs (.eval or .json) of replaylab's tasks")

@@ -24,6 +24,7 @@ import traceback
 from pathlib import Path
 
 from replaylab.agents.recording import RecordingError, printable
+from replaylab.baselines import FamilyDefect
 from replaylab.agents.replay import ReplayMismatch
 from replaylab.inputs import DamagedResult
 from replaylab.lessons import UnknownLesson
@@ -33,7 +34,7 @@ class Failed(Exception):
     """A job's failure that its message already says in one line (a run the provider refused)."""
 
 
-EXPECTED = (ReplayMismatch, RecordingError, UnknownLesson, DamagedResult, Failed)
+EXPECTED = (ReplayMismatch, RecordingError, UnknownLesson, DamagedResult, Failed, FamilyDefect)
 STARTER = "REPLAYLAB_SNAKEMAKE_PID"  # set by the workflow in Snakemake's process, inherited by its jobs
 INTERRUPTED = 130
 WATCH_S = 0.1  # how often the watchdog looks for the Snakemake that started the job

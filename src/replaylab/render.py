@@ -14,7 +14,7 @@ from pathlib import Path
 
 from replaylab.agents import recording as recording_io
 from replaylab.agents.replay import rerecord_command
-from replaylab.lessons import registry
+from replaylab.lessons import DIFFICULTIES, registry
 from replaylab.pipeline import allowlists, csv_text, load_transcript, read_json, score_batches, verdicts_of, whole_folder, write_json
 from replaylab.results import FORMAT, check, strict
 from replaylab.sample import choose
@@ -30,6 +30,7 @@ class Render:
     transcripts: list  # the batches' folders of transcripts (transcripts/<batch>)
     judged: list  # the batches' verdicts (judged/<batch>.json)
     answers: str  # the build's answer of each instance (answers.json)
+    baselines: str  # the careful and the trivial program on every instance (baselines.json)
     scans: str
     exercises: str
     tolerance: float
@@ -45,11 +46,13 @@ class Render:
     index_label: str = ""  # the words of the link to `index`
 
     @classmethod
-    def in_folder(cls, lesson, folder, tolerance, transcripts, judged, answers, scans, exercises, runs=None):
-        """The stage that writes every output under `folder` (results/<lesson>), as the workflow names them."""
+    def in_folder(cls, lesson, folder, tolerance, transcripts, judged, scans, exercises, runs=None):
+        """The stage that writes every output under `folder` (results/<lesson>), as the workflow names
+        them (its answers and baselines there too)."""
         folder = Path(folder)
         return cls(
-            lesson, transcripts, judged, answers, scans, exercises, tolerance, folder / "results.json",
+            lesson, transcripts, judged, folder / "answers.json", folder / "baselines.json", scans, exercises, tolerance,
+            folder / "results.json",
             folder / "scorecard.csv", folder / "scorecard.json", folder / RUNS_TABLE, folder / "tables", folder / "figures",
             folder / "index.md", runs=runs,
         )
@@ -86,6 +89,7 @@ def collect_results(stage):
         "listed": [listed_entry(by_name[entry], facts, files, here) for entry in listed],
         "scorecard": rows,
         "answers": {entry["instance"]: answers[entry["instance"]] for entry in verdicts.values()},
+        "family": family_summary(registry.lesson(lesson), found, read_json(stage.baselines)),
         "scans": read_json(stage.scans),
         "exercises": read_json(stage.exercises),
     }
@@ -94,6 +98,32 @@ def collect_results(stage):
     recording_io.write_atomic(stage.scorecard_csv, csv_text(scorecard_table(rows)))
     recording_io.write_atomic(stage.runs_table, runs_table_bytes(table))
     return strict(data, stage.results)
+
+
+NEVER_RIGHT_SHOWN = 60  # instances listed by id that runs took and never got right (the rest are counted)
+
+
+def family_summary(lesson, found, baselines):
+    """The lesson's family as the page shows it: how many instances of each difficulty, the runs and
+    right ones per difficulty, the instances the runs took and never got right, and the careful and
+    the trivial program's results (baselines.json)."""
+    instances = lesson.instances
+    taken = {}
+    for score in found:
+        runs, right = taken.get(score["instance"], (0, 0))
+        taken[score["instance"]] = (runs + 1, right + score["right"])
+    by_difficulty = []
+    for level in DIFFICULTIES:
+        ids = [i for i, instance in instances.items() if instance.difficulty == level]
+        runs = [taken[i] for i in ids if i in taken]
+        by_difficulty.append({"difficulty": level, "instances": len(ids), "taken": len(runs),
+                              "runs": sum(r for r, _ in runs), "right": sum(k for _, k in runs)})
+    never = [i for i in instances if i in taken and taken[i][1] == 0]
+    programs = {name: {key: program[key] for key in ("strategy", "runs", "right", "by_difficulty")}
+                for name, program in baselines["programs"].items()}
+    return {"instances": len(instances), "seeds": [i for i, instance in instances.items() if instance.seed],
+            "by_difficulty": by_difficulty, "never_right": never[:NEVER_RIGHT_SHOWN], "never_right_count": len(never),
+            "not_taken": len(instances) - len(taken), "baselines": programs}
 
 
 def link(path, here):

@@ -20,7 +20,7 @@ from referencing.jsonschema import DRAFT202012
 from replaylab.agents.recording import json_path
 from replaylab.lessons import registry
 
-FORMAT = "replaylab-results/4"
+FORMAT = "replaylab-results/5"
 
 
 class ResultsError(ValueError):

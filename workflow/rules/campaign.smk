@@ -64,6 +64,7 @@ use rule render as campaign_render with:
         transcripts=CAMPAIGN.transcripts,
         judged=CAMPAIGN.judged,
         answers="results/{lesson}/answers.json",
+        baselines="results/{lesson}/baselines.json",
         scans="results/{lesson}/scans.json",
         exercises="results/{lesson}/exercises.json",
         settings=SETTINGS,

@@ -249,6 +249,7 @@ def lesson_outputs(lesson):
         f"results/{lesson}/index.html",
         f"results/{lesson}/results.json",
         f"results/{lesson}/instances.csv",
+        f"results/{lesson}/baselines.json",
         f"results/{lesson}/scorecard.csv",
         f"results/{lesson}/tables",
         f"results/{lesson}/figures",

@@ -4,6 +4,7 @@ rule render:
         transcripts=transcripts,
         judged=judged,
         answers="results/{lesson}/answers.json",
+        baselines="results/{lesson}/baselines.json",
         scans="results/{lesson}/scans.json",
         exercises="results/{lesson}/exercises.json",
         settings=SETTINGS,

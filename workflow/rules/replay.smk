@@ -3,7 +3,9 @@ rule replay:
     input:
         batch=batch_list,
         settings=SETTINGS,
-        code=code("replay", "family", "lab", "judge", data=["schemas/recording.schema.json"]),
+        code=code(
+            "replay", "family", "lab", "judge", data=["schemas/recording.schema.json"]
+        ),
     output:
         transcripts=directory("results/{lesson}/transcripts/{batch}"),
         judged="results/{lesson}/judged/{batch}.json",

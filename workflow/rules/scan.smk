@@ -22,6 +22,28 @@ rule answers:
         "../../scripts/answers.py"
 
 
+rule baselines:
+    """The careful and the trivial program on every instance of the family, judged against the build's answers; a careful program wrong anywhere is a defect of the family and stops the build."""
+    input:
+        answers="results/{lesson}/answers.json",
+        settings=SETTINGS,
+        code=code("baselines", "family", "lab", "judge", "agent"),
+    output:
+        baselines="results/{lesson}/baselines.json",
+    log:
+        "logs/{lesson}/baselines.log",
+    benchmark:
+        "benchmarks/{lesson}/baselines.tsv"
+    # first: it needs no recording, so it runs beside the replays, not after them
+    priority: 1
+    conda:
+        "../envs/replaylab.yaml"
+    message:
+        "Running the careful and the trivial program on every instance of {wildcards.lesson}"
+    script:
+        "../../scripts/baselines.py"
+
+
 rule scan:
     """The lesson's independent computation of the question the agent was asked, and its exercises."""
     input:

@@ -96,7 +96,7 @@ def scorer_provenance(model):
             "replaylab": "", "provider": "inspect_ai"}
 
 
-def recording(lesson, variant, run, group, provenance, transcript):
+def recording(lesson, variant, run, group, provenance, transcript, instance=None):
     from replaylab.agents.recording import Recording
 
-    return Recording(lesson, run, variant, group, provenance, transcript)
+    return Recording(lesson, run, variant, group, provenance, transcript, instance=instance)

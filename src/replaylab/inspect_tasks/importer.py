@@ -112,12 +112,12 @@ def provenance(log, sample, path):
     ) | {"recorded": _utc(log.eval.created), "replaylab": (sample.metadata or {}).get("replaylab") or log.eval.packages.get("replaylab", "unknown")}
 
 
-def names(log, sample, lesson, variant, campaign):
+def names(log, sample, lesson, variant, instance, campaign):
     """(run, group): after the eval, the sample and the epoch; or as the campaign names them."""
     if campaign:
         from replaylab.campaign import Run
 
-        run = Run(lesson, variant, log.eval.model, sample.epoch)
+        run = Run(lesson.name, variant, log.eval.model, sample.epoch, instance.id, instance.seed)
         return run.name, run.group
     return (SAFE.sub("-", f"inspect-{log.eval.eval_id}-{sample.id}-e{sample.epoch}"),
             SAFE.sub("-", f"inspect-{log.eval.eval_id}-e{sample.epoch}"))
@@ -129,19 +129,21 @@ def sample_recording(log, sample, path, out, campaign=None):
         first = (sample.error.message or "").strip().splitlines()[:1] or ["no message"]
         raise ImportRefused(f"{where}: the sample ended with an error ({printable(first[0])[:160]}); it is not a whole run")
     meta = sample.metadata or {}
-    lesson, variant = meta.get("lesson"), meta.get("variant")
+    lesson, variant, instance = meta.get("lesson"), meta.get("variant"), meta.get("instance")
     try:
-        v = registry.lesson(lesson).variant(variant)
+        family = registry.lesson(lesson)
+        found = family.instance(instance) if instance is not None else family.seed_of(variant)
+        v = family.variant(variant, found.id)
     except UnknownLesson as error:
-        raise ImportRefused(f"{where}: metadata lesson {lesson!r}, variant {variant!r}: {error}") from None
+        raise ImportRefused(f"{where}: metadata lesson {lesson!r}, instance {instance!r}, variant {variant!r}: {error}") from None
     stopped = _stopped_by(sample, where)
     finished = sample.store.get(convert.FINISHED)
     if stopped is None and not isinstance(finished, bool):
         raise ImportRefused(f"{where}: store {convert.FINISHED}: missing, so replaylab's solver did not end this sample")
     transcript = convert.transcript(sample.messages, log.eval.model, bool(finished) and stopped is None, stopped, where)
-    run, group = names(log, sample, lesson, variant, campaign)
+    run, group = names(log, sample, family, variant, found, campaign)
     recording_io.check_run_name(run, f"{where}: the run's name")
-    recording = convert.recording(lesson, variant, run, group, provenance(log, sample, path), transcript)
+    recording = convert.recording(lesson, variant, run, group, provenance(log, sample, path), transcript, found.id)
     recording_io.parse(recording_io.dumps(recording), where)  # the schema's check, naming the sample
     try:
         replay(recording, v)

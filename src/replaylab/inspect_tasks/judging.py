@@ -1,6 +1,6 @@
 """replaylab's judgement of one run, as the scorer of the Inspect tasks gives it: the run replayed
 through the current code (every result recomputed), judged by its lesson, and scored against the
-lesson's own scans, exactly as the workflow scores it (`lessons.scorecard.scores`).
+build's answer of its instance, exactly as the workflow scores it (`lessons.scorecard.scores`).
 
 Imports nothing of Inspect (it works on replaylab recordings), so that it can be checked on its own.
 """
@@ -13,9 +13,9 @@ from replaylab.lessons import registry
 
 
 @functools.cache
-def scans(lesson):
-    """A lesson's scans, computed once per process (one to three seconds each)."""
-    return registry.lesson(lesson).scans()
+def answer(lesson, instance):
+    """The build's answer of one instance, computed once per process."""
+    return registry.lesson(lesson).answers([instance])[instance]
 
 
 def judge(recording, tolerance=DEFAULT_TOLERANCE):
@@ -29,5 +29,7 @@ def judge(recording, tolerance=DEFAULT_TOLERANCE):
     verdicts = lesson.judge([run], tolerance)
     stopped = {run.run: {"stopped_by": run.transcript.stopped_by}} if run.transcript.stopped_by else {}
     judge_part = lesson.part("judge")
-    (score,) = scores(verdicts, scans(lesson.name), judge_part.score, stopped)
-    return score, verdicts[run.run], judge_part.verdict_line(run, scans(lesson.name))
+    instance = lesson.instance_of(run).id
+    truth = answer(lesson.name, instance)
+    (score,) = scores(verdicts, {instance: truth}, judge_part.score, stopped)
+    return score, verdicts[run.run], judge_part.verdict_line(run, truth)

@@ -18,7 +18,9 @@ from replaylab.lessons import registry
 
 
 def _variants():
-    return {(v.system, v.task): (lesson, name) for lesson in registry.lessons() for name, v in lesson.variants.items()}
+    """{(system, task): (lesson, variant, instance)} of every variant of every instance of every family."""
+    return {(v.system, v.task): (lesson, name, instance) for lesson in registry.lessons() for instance in lesson.instances
+            for name, v in lesson.instance_variants(instance).items()}
 
 
 def _epoch():
@@ -42,8 +44,9 @@ class ScriptedBaselines(ModelAPI):
         found = self.variants.get((system, task))
         if found is None:
             raise PrerequisiteError(f"--model replaylab/{self.model_name}: plays replaylab's tasks only (replaylab/LESSON)")
-        lesson, variant = found
-        client = make_client(Options(lesson.name, variant, model=self.model_name, seed=_epoch() - 1, agent=lesson.part("agent")))
+        lesson, variant, instance = found
+        client = make_client(Options(lesson.name, variant, model=self.model_name, seed=_epoch() - 1, agent=lesson.part("agent"),
+                                     instance=lesson.instance(instance)))
         message = client.complete(system, conversation_for(task, steps), tools)
         calls = [ToolCall(id=c.id, function=c.name, arguments=c.arguments) for c in message.tool_calls]
         return ModelOutput(model=self.model_name, choices=[ChatCompletionChoice(

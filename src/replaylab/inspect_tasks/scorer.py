@@ -31,6 +31,7 @@ def replaylab_judge():
                 state.metadata["lesson"], state.metadata["variant"], "inspect-sample", "inspect",
                 convert.scorer_provenance(str(state.model)),
                 convert.transcript(state.messages, str(state.model), bool(state.store.get(convert.FINISHED)), stopped_by, where),
+                state.metadata.get("instance"),
             )
             found, verdict, line = judging.judge(run)
         except (convert.NotARun, ReplayMismatch) as error:

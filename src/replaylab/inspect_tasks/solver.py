@@ -20,7 +20,7 @@ from replaylab.lessons import registry
 @solver
 def allowlist_loop():
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        variant = registry.lesson(state.metadata["lesson"]).variant(state.metadata["variant"])
+        variant = registry.lesson(state.metadata["lesson"]).variant(state.metadata["variant"], state.metadata.get("instance"))
         allowlist = variant.allowlist()  # a fresh budget for each sample
         state.tools = tool_defs(allowlist)
         finished = False

@@ -1,5 +1,7 @@
-"""One Inspect task per lesson, `replaylab/<lesson>`, with a sample per variant (or only the one
-named by `-T variant=NAME`). A sample's input is the variant's system text and task, verbatim;
+"""One Inspect task per lesson, `replaylab/<lesson>`, its dataset the lesson's family: a sample per
+variant of each instance `-T instances=...` takes (seeds, the default: the seeds' own questions;
+all; or a number drawn by seed 0), or only the variant of `-T variant=NAME`. A sample's input is
+the variant's system text and task, verbatim;
 its tools are the variant's allowlist (tools.py); the solver is replaylab's loop (solver.py); the
 score is replaylab's judgement (scorer.py); the variant's message limit is Inspect's turn limit
 (a turn is one model message; Inspect's own message limit counts every message)."""
@@ -14,41 +16,50 @@ from replaylab.agents.recording import FORMAT
 from replaylab.inspect_tasks.scorer import replaylab_judge
 from replaylab.inspect_tasks.solver import allowlist_loop
 from replaylab.lessons import registry
+from replaylab.selection import SEEDS, SelectionError, select
 
 
-def sample(lesson, variant):
-    v = lesson.variant(variant)
+def sample(lesson, instance, variant):
+    """The sample of one variant of an instance: its id is the variant's name for the seeds' own
+    questions (as before the families), else INSTANCE.VARIANT."""
+    v = lesson.variant(variant, instance.id)
     return Sample(
-        id=variant,
+        id=variant if instance.seed else f"{instance.id}.{variant}",
         input=[ChatMessageSystem(content=v.system), ChatMessageUser(content=v.task)],
-        metadata={"lesson": lesson.name, "variant": variant, "replaylab": __version__},
+        metadata={"lesson": lesson.name, "instance": instance.id, "difficulty": instance.difficulty, "variant": variant,
+                  "replaylab": __version__},
     )
 
 
-def lesson_task(name, variant=None):
+def lesson_task(name, variant=None, instances=SEEDS):
     lesson = registry.lesson(name)
-    if variant is None:
-        variants = list(lesson.variants)
-    elif variant in lesson.variants:
-        variants = [variant]
-    else:
-        raise PrerequisiteError(f"replaylab/{name}: -T variant={variant}: not a variant of {name} (its variants: {', '.join(lesson.variants)})")
+    if isinstance(instances, str) and instances.isdigit():
+        instances = int(instances)
+    try:
+        chosen = [lesson.instance(i) for i in select(lesson, instances, f"replaylab/{name}: -T instances")]
+    except SelectionError as error:
+        raise PrerequisiteError(str(error)) from None
+    pairs = [(i, v) for i in chosen for v in lesson.instance_variants(i.id) if variant is None or v == variant]
+    if not pairs:
+        known = sorted({v for i in chosen for v in lesson.instance_variants(i.id)})
+        raise PrerequisiteError(f"replaylab/{name}: -T variant={variant}: not a variant of {name} (its variants: {', '.join(known)})")
     return Task(
-        dataset=MemoryDataset([sample(lesson, v) for v in variants], name=name),
+        dataset=MemoryDataset([sample(lesson, i, v) for i, v in pairs], name=name),
         solver=allowlist_loop(),
         scorer=replaylab_judge(),
-        turn_limit=max(lesson.variant(v).max_steps for v in variants),  # a guard: the solver stops at its variant's own
+        turn_limit=max(lesson.variant(v, i.id).max_steps for i, v in pairs),  # a guard: the solver stops at its variant's own
         version=FORMAT,
         metadata={"lesson": name, "replaylab": __version__},
     )
 
 
 def _register(name):
-    def make(variant: str | None = None) -> Task:
-        return lesson_task(name, variant)
+    def make(variant: str | None = None, instances: str | int = SEEDS) -> Task:
+        return lesson_task(name, variant, instances)
 
     make.__name__ = make.__qualname__ = name
-    make.__doc__ = f"replaylab's lesson {name}: every variant, or the one of -T variant=NAME."
+    make.__doc__ = (f"replaylab's lesson {name}: every variant (or the one of -T variant=NAME) of the instances of -T "
+                    "instances= (seeds, all, or a number drawn by seed 0).")
     return task(name=name)(make)
 
 

@@ -177,7 +177,7 @@ class Lesson:
     @property
     def instances(self):
         """{id: Instance} of the lesson's family: the seeds' own questions first, then the drawn ones."""
-        return _instances(self.package)
+        return _instances(self)
 
     def instance(self, instance_id):
         """The instance of that id; `UnknownLesson` (one line) for any other."""
@@ -191,7 +191,7 @@ class Lesson:
 
     def instance_variants(self, instance_id):
         """{name: Variant} of one instance: its prompts, tools and answer tool, made from its numbers."""
-        return _instance_variants(self.package, instance_id)
+        return _instance_variants(self, instance_id)
 
     @property
     def seeds(self):
@@ -231,7 +231,7 @@ class Lesson:
 
     def instance_of(self, run):
         """The instance a recording is of: the one it names, else the seed instance of its variant."""
-        if getattr(run, "instance", None) is not None:
+        if run.instance is not None:
             return self.instance(run.instance)
         return self.seed_of(run.variant)
 
@@ -328,18 +328,19 @@ class Lesson:
 
 
 @cache
-def _instances(package):
+def _instances(lesson):
+    """{id: Instance} of a lesson's family, drawn once per process."""
     found = {}
-    for instance in import_module(f"{package}.family").instances():
+    for instance in lesson.part("family").instances():
         if instance.id in found:
-            raise ValueError(f"{package}: the instance id {instance.id!r} appears twice")
+            raise ValueError(f"lesson {lesson.name}: the instance id {instance.id!r} appears twice")
         found[instance.id] = instance
     return found
 
 
 @cache
-def _instance_variants(package, instance_id):
-    return dict(import_module(f"{package}.family").variants(_instances(package)[instance_id]))
+def _instance_variants(lesson, instance_id):
+    return dict(lesson.part("family").variants(_instances(lesson)[instance_id]))
 
 
 def validated_calls(transcript, tools):

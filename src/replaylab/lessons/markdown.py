@@ -693,6 +693,54 @@ def scorecard_section(results):
     return "\n".join(out + [""])
 
 
+def _share(right, runs):
+    return f"{right} of {runs} ({100 * right / runs:.0f} %)" if runs else "no run"
+
+
+def family_section(results):
+    """The lesson's family: its instances per difficulty, how the runs did on each level, the
+    instances they never got right, and the careful and the trivial program on every instance."""
+    family = results["family"]
+    one, many = results["score_unit"]
+    careful, trivial = family["baselines"]["careful"], family["baselines"]["trivial"]
+    seeds = join_words([code(i) for i in family["seeds"]])
+    out = [
+        "## The family of instances",
+        "",
+        f"This lesson is a family of {counted(family['instances'], 'instance', 'instances')}: the same question with its own "
+        f"numbers, drawn from stated ranges by the family's seed, each with a difficulty level and its answer computed by "
+        f"this build (`instances.csv`; `replaylab tasks` lists them without their answers); the seeds' own "
+        f"{'question is' if len(family['seeds']) == 1 else 'questions are'} {seeds}. Two programs ran on every instance through the same harness, judged like any run: the **careful** "
+        f"program ({code(careful['strategy'])}), right on every instance, which shows each is solvable as posed with the "
+        f"tools and the budget (an instance it got wrong would have stopped the build), and the **trivial** one "
+        f"({code(trivial['strategy'])}: no experiment, or a fixed guess), the floor a model has to beat. They are scripted "
+        "programs, not language models, and are not among the runs below.",
+        "",
+    ]
+    careful_by = {row["difficulty"]: row for row in careful["by_difficulty"]}
+    trivial_by = {row["difficulty"]: row for row in trivial["by_difficulty"]}
+    rows = [{"difficulty": row["difficulty"], "instances": row["instances"], "taken": row["taken"],
+             "right": _share(row["right"], row["runs"]),
+             "careful": _share(careful_by[row["difficulty"]]["right"], careful_by[row["difficulty"]]["runs"]),
+             "trivial": _share(trivial_by[row["difficulty"]]["right"], trivial_by[row["difficulty"]]["runs"])}
+            for row in family["by_difficulty"]]
+    rows.append({"difficulty": "all", "instances": family["instances"], "taken": family["instances"] - family["not_taken"],
+                 "right": _share(sum(r["right"] for r in family["by_difficulty"]), sum(r["runs"] for r in family["by_difficulty"])),
+                 "careful": _share(careful["right"], careful["runs"]), "trivial": _share(trivial["right"], trivial["runs"])})
+    out += [table(rows, [("difficulty", "difficulty"), ("instances", "instances"), ("taken", f"instances with {many}"),
+                         ("right", f"{many} right"), ("careful", "careful program right"), ("trivial", "trivial program right")]), ""]
+    if family["never_right_count"]:
+        listed = join_words([code(i) for i in family["never_right"]])
+        more = family["never_right_count"] - len(family["never_right"])
+        out += [f"Instances the {many} took and never got right ({family['never_right_count']}): {listed}"
+                + (f", and {more} more (`runs.csv.gz` has every run)" if more else "") + ".", ""]
+    elif family["not_taken"] < family["instances"]:
+        out += [f"The {many} got every instance they took right at least once.", ""]
+    if family["not_taken"]:
+        out += [f"{counted(family['not_taken'], 'instance', 'instances')} of the family had no run in this build.", ""]
+    return "\n".join(out)
+
+
 def recording_section(results):
     """How to record a new run: commands only, marked as not verified by the build."""
     lesson = results["lesson"]
@@ -780,6 +828,7 @@ def lesson_page(results, *, title, question, intro, decisions, demos, tables, fi
         figure,
         "",
         scorecard_section(results),
+        family_section(results),
         runs_section(results, runs_order),
         section(demos),
         tables_section(*tables, sampled=bool(sample_note(results)), empty=empty_tables(results)),
