@@ -257,7 +257,8 @@ def test_at_most_max_connections_in_flight_every_429_retried_and_the_key_nowhere
 
 
 def test_a_campaign_is_replayed_in_few_blocks_of_whole_groups():
-    settings = {"name": "big", "models": ["a", "b"], "lessons": ["hunter"], "runs": 1000, "max_connections": 8}
+    settings = {"name": "big", "models": ["a", "b"], "lessons": ["hunter"], "instances": "seeds", "runs": 1000,
+                "max_connections": 8}
     plan = Campaign(settings, batch_size=500)
     found = plan.batches["hunter"]
     assert len(found) == 32 == MOST_BATCHES  # 2 models x 2 variants x 32 indices a block

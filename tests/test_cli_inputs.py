@@ -169,7 +169,7 @@ def test_promote_names_the_file_in_its_messages(tmp_path, capsys):
     path.write_text(json.dumps(data))
     code, _, err = promote_in(tmp_path, capsys, path)
     assert code == 2
-    one_line(err, f"replaylab: {path}: $.variant: lesson hunter has no variant 'closed'")
+    one_line(err, f"replaylab: {path}: $.variant: instance hunter-seed-symplectic-euler of lesson hunter has no variant 'closed'; its variants are: symplectic-euler")
     assert not (tmp_path / "recordings").exists()
 
 

@@ -30,6 +30,11 @@ SETTINGS = {"name": "trial", "provider": "scripted", "models": MODELS, "runs": 1
             "max_seconds_per_run": None, "prices": {}, "detect": 0.2}
 
 
+def instance_of(task, i):
+    """Run i of a task is of instance i // 3 of that task's own: 4 instances of 3 runs each."""
+    return f"{task}-{i // 3:03d}"
+
+
 def scores(lesson):
     found = []
     for (name, task, model), (runs, right) in COUNTS.items():
@@ -37,7 +42,8 @@ def scores(lesson):
             continue
         for i in range(runs):
             ok = i < right
-            found.append({"run": f"{model}__{task}__{i + 1:03d}", "model": model, "task": task, "answered": True,
+            found.append({"run": f"{model}__{task}__{i + 1:03d}", "model": model, "task": task,
+                          "instance": instance_of(task, i), "difficulty": "medium", "answered": True,
                           "right": ok, "supported": ok, "wrong": None if ok else "far off", "answer": {"x": i},
                           "calls": 3, "budget_used": 2})
     return found
@@ -185,7 +191,9 @@ def test_runs_needed_and_the_detectable_difference_by_cohens_h(built):
 def test_one_name_per_column_in_csv_and_json_and_every_column_explained(built):
     data = json.loads((built / "scorecard.json").read_text())
     page = (built / "index.md").read_text()
-    for table in ("scorecard", "pass_k", "pairs", "across_tasks"):
+    assert list(data["columns"]) == ["scorecard", "pass_k", "pairs", "across_tasks", "instances", "instance_rates",
+                                     "instance_pairs"]
+    for table in data["columns"]:
         with open(built / f"{table}.csv", newline="") as handle:
             reader = csv.DictReader(handle)
             rows = list(reader)
@@ -220,3 +228,148 @@ def test_one_model_only_says_so(tmp_path):
     page = (folder / "index.md").read_text()
     assert "One model only (good): nothing to compare it with." in page
     assert (folder / "pairs.csv").read_text().startswith("lesson,task,model_a,")
+
+
+# ---------------------------------------------------------------------------------------------
+# The instance as the unit: instances.csv, and every figure by instance recomputed from it
+
+
+def instance_table(built):
+    with open(built / "instances.csv", newline="") as handle:
+        return [{**r, "runs": int(r["runs"]), "right": int(r["right"])} for r in csv.DictReader(handle)]
+
+
+def per_instance(rows, lesson, model):
+    return {r["instance"]: (r["right"], r["runs"]) for r in rows if (r["lesson"], r["model"]) == (lesson, model)}
+
+
+def test_instances_csv_counts_each_model_and_instance(built):
+    rows = instance_table(built)
+    expected = {}
+    for (lesson, task, model), (runs, right) in COUNTS.items():
+        for i in range(runs):
+            key = (lesson, model, instance_of(task, i))
+            k, n = expected.get(key, (0, 0))
+            expected[key] = (k + (i < right), n + 1)
+    assert {(r["lesson"], r["model"], r["instance"]): (r["right"], r["runs"]) for r in rows} == expected
+    assert all(r["difficulty"] == "medium" and float(r["rate"]) == r["right"] / r["runs"] for r in rows)
+    assert [(r["lesson"], r["model"]) for r in rows][:5] == [("projectile", "good")] * 4 + [("projectile", "coin")]
+    card = {(r["lesson"], r["task"], r["model"]): r for r in json.loads((built / "scorecard.json").read_text())["scorecard"]}
+    assert {r["instances"] for r in card.values()} == {4}  # each task's runs took 4 instances
+
+
+def test_each_rate_by_instance_is_the_cluster_robust_one(built):
+    import numpy as np
+    import statsmodels.api as sm
+    from scipy.stats import t
+
+    data = json.loads((built / "scorecard.json").read_text())
+    rows = instance_table(built)
+    assert [(r["lesson"], r["model"]) for r in data["instance_rates"]] == [
+        ("projectile", "good"), ("projectile", "coin"), ("hunter", "good"), ("hunter", "coin")]
+    for r in data["instance_rates"]:
+        counts = per_instance(rows, r["lesson"], r["model"])
+        y = [1.0] * sum(k for k, _ in counts.values()) + [0.0] * sum(n - k for k, n in counts.values())
+        groups = [i for i, (k, _) in enumerate(counts.values()) for _ in range(k)]
+        groups += [i for i, (k, n) in enumerate(counts.values()) for _ in range(n - k)]
+        fit = sm.OLS(np.array(y), np.ones(len(y))).fit(cov_type="cluster", cov_kwds={"groups": np.array(groups)})
+        assert (r["instances"], r["runs"], r["right"]) == (len(counts), len(y), int(sum(y)))
+        assert r["standard_error"] == pytest.approx(fit.bse[0], rel=1e-10)
+        rate = sum(y) / len(y)
+        deff = fit.bse[0] ** 2 / (rate * (1 - rate) / (len(y) - 1))
+        assert r["design_effect"] == pytest.approx(deff, rel=1e-9)
+        effective = len(y) / max(1.0, deff)
+        q = t.ppf(0.975, len(counts) - 1)
+        centre = (rate + q * q / (2 * effective)) / (1 + q * q / effective)  # Wilson's interval, written out
+        half = q / (1 + q * q / effective) * math.sqrt(rate * (1 - rate) / effective + q * q / (4 * effective**2))
+        assert (r["rate_low"], r["rate_high"]) == (pytest.approx(centre - half, abs=1e-9), pytest.approx(centre + half, abs=1e-9))
+    page = (built / "index.md").read_text()
+    assert "| [hunter](hunter/index.md) | coin | 8 | 5/24 · 21 % | 4 % to 60 % | 2.73 | 8.78 |" in page
+
+
+def test_each_pair_by_instance_is_the_paired_t_and_the_sign_test_with_holm_over_them(built):
+    from scipy.stats import binomtest, ttest_rel
+
+    data = json.loads((built / "scorecard.json").read_text())
+    rows = instance_table(built)
+    pairs = data["instance_pairs"]
+    assert [(p["lesson"], p["model_a"], p["model_b"]) for p in pairs] == [("projectile", "good", "coin"), ("hunter", "good", "coin")]
+    for p in pairs:
+        a, b = per_instance(rows, p["lesson"], "good"), per_instance(rows, p["lesson"], "coin")
+        both = sorted(set(a) & set(b))
+        rates_a, rates_b = [a[i][0] / a[i][1] for i in both], [b[i][0] / b[i][1] for i in both]
+        assert (p["instances"], p["only_a"], p["only_b"]) == (len(both), 0, 0)
+        test = ttest_rel(rates_a, rates_b)
+        ci = test.confidence_interval(0.95)
+        assert p["difference"] == pytest.approx(sum(rates_a) / len(both) - sum(rates_b) / len(both))
+        assert (p["difference_low"], p["difference_high"]) == (pytest.approx(ci.low), pytest.approx(min(1.0, ci.high)))
+        ahead = sum(x > y for x, y in zip(rates_a, rates_b))
+        behind = sum(x < y for x, y in zip(rates_a, rates_b))
+        assert (p["a_ahead"], p["b_ahead"]) == (ahead, behind)
+        assert p["p_value"] == pytest.approx(binomtest(ahead, ahead + behind).pvalue, rel=1e-12)
+        assert p["detect"] == 0.2 and p["runs_per_instance_a"] == p["runs_per_instance_b"] == 3.0
+    assert [p["p_holm"] for p in pairs] == pytest.approx(holm([p["p_value"] for p in pairs]))
+    assert data["instance_tests"] == 2 and data["tests"] == 4  # two families, each its own correction
+    hunter = pairs[1]
+    assert (hunter["a_ahead"], hunter["b_ahead"], hunter["p_value"]) == (6, 0, 2 * 0.5**6)
+    assert hunter["p_holm"] == pytest.approx(2 * 2 * 0.5**6) and not hunter["significant"]
+
+
+def test_the_page_says_the_instance_is_the_unit_and_how_many_each_figure_rests_on(built):
+    page = (built / "index.md").read_text()
+    summary = page.split("## Summary\n\n")[1].split("\n")[0]
+    assert "Counted by instance, the unit of evidence" in summary
+    assert "rest on 4 instances of projectile, 8 instances of hunter" in summary
+    assert "On hunter, paired by instance, good − coin is +58 points over 8 instances" in summary
+    assert "too few instances to tell apart (sign test, Holm-adjusted p = 0.5)" in summary
+    assert "not separated (sign test, Holm-adjusted p = 0.062)" in summary
+    assert "To detect 20 points paired by instance, about 52 instances of projectile at 3 runs per instance" in summary
+    section = page.split("## By instance\n")[1].split("\n## ")[0]
+    assert "**The instance is the unit of evidence here.**" in section and "`instances.csv`" in section
+    assert "tied" not in section and "better" not in section
+    order = [page.index(h) for h in ("## At a glance", "## By instance", "## Across tasks", "## The runs")]
+    assert order == sorted(order)
+    assert "- instance rate: " in page and "- sign test: " in page  # the methods, with their references
+
+
+def test_two_programs_with_known_rates_over_100_instances(tmp_path):
+    """careful is right with chance 0.8 on each run, careless with 0.45, two runs of each of 100
+    instances (numbers drawn once, seeded): by instance, careful is ahead, beyond chance."""
+    import random
+
+    generator = random.Random(11)
+    found = []
+    for model, chance in (("careful", 0.8), ("careless", 0.45)):
+        for i in range(100):
+            for j in range(2):
+                ok = generator.random() < chance
+                found.append({"run": f"{model}__default__{i:03d}-{j}", "model": model, "task": "default",
+                              "instance": f"projectile-{i:03d}", "difficulty": ("easy", "medium", "hard")[i % 3],
+                              "answered": True, "right": ok, "supported": ok, "wrong": None if ok else "far off",
+                              "answer": {"x": i}, "calls": 3, "budget_used": 2})
+    folder = tmp_path / "known"
+    path = folder / "projectile" / "runs.csv.gz"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(runs_table_bytes(runs_table(found)))
+    comparison.write({**SETTINGS, "models": ["careful", "careless"], "runs": 2}, ["projectile"], [path], [], folder)
+    data = json.loads((folder / "scorecard.json").read_text())
+    (pair,) = data["instance_pairs"]
+    assert (pair["model_a"], pair["model_b"], pair["instances"]) == ("careful", "careless", 100)
+    assert pair["difference"] > 0 and pair["difference_low"] > 0.15 and pair["difference_low"] < 0.35 < pair["difference_high"]
+    assert pair["a_ahead"] > 3 * pair["b_ahead"] and pair["significant"]
+    careful, careless = data["instance_rates"]
+    assert careful["instances"] == careless["instances"] == 100 and careful["rate_low"] > careless["rate_high"]
+    summary = (folder / "index.md").read_text().split("## Summary\n\n")[1].split("\n")[0]
+    assert "On projectile, paired by instance, careful − careless is +" in summary
+    assert "over 100 instances" in summary and "differ beyond chance (sign test" in summary
+    assert {r["difficulty"] for r in instance_table(folder)} == {"easy", "medium", "hard"}
+
+
+def test_a_table_whose_runs_lack_their_instance_is_one_line(tmp_path):
+    from replaylab.inputs import DamagedResult
+
+    path = tmp_path / "projectile" / "runs.csv.gz"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(runs_table_bytes(runs_table([{k: v for k, v in s.items() if k != "instance"} for s in scores("projectile")])))
+    with pytest.raises(DamagedResult, match="a run without its instance"):
+        comparison.runs_table(path)

@@ -3,11 +3,13 @@ a campaign, `generate` and Inspect take, `replaylab tasks`, and the careful prog
 instance solvable (a family whose careful program is wrong anywhere stops the build)."""
 
 import json
+import math
 import re
 
 import pytest
 
 from helpers import cli
+from replaylab.agents import recording
 from replaylab.baselines import Baselines, FamilyDefect, run_baselines
 from replaylab.lessons import DIFFICULTIES, Instance, registry
 from replaylab.pipeline import Answers, answer_lesson
@@ -172,3 +174,51 @@ def test_a_family_whose_careful_program_is_wrong_somewhere_stops_the_build(tmp_p
                         r"\((physics|numerics|evidence)\): .*; each instance must be solvable as posed: a defect of the review family",
                         str(error.value)), str(error.value)
     assert not baselines.exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# A drawn instance through `replaylab session --instance`: its own answer right, a neighbour wrong
+
+
+def answers_for(lesson, instance, variant, truth):
+    """(the build's answer of an instance as the answer tool takes it, an answer next to it that is wrong)."""
+    if lesson == "projectile":
+        low = math.floor(truth["angle"]["value"])
+        return {"low": low, "high": low + 1}, {"low": low + 1, "high": low + 2}
+    if lesson == "pendulum":
+        low, high = truth["bracket"]
+        step = high - low
+        return {"low": low, "high": high}, {"low": low + step, "high": high + step}
+    if lesson == "hunter":
+        worst = {k: truth["worst"][k] for k in ("method", "steps_per_period", "periods")}
+        counterexample = {"outcome": "counterexample", **worst}
+        return (counterexample, {"outcome": "none found"}) if not truth["holds"] else ({"outcome": "none found"}, counterexample)
+    remit = registry.lesson(lesson).part("lab").remit(variant)
+    right = {f"piece_{p}_failed": [c for c in truth["failures"][p] if c in remit] for p in ("1", "2")}
+    named = right["piece_1_failed"]
+    wrong = named[1:] if named else list(remit[:1])  # one check less, or one more: never the build's list
+    return right, {**right, "piece_1_failed": wrong}
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_a_drawn_instance_through_a_session_is_judged_against_its_own_answer(tmp_path, name):
+    lesson = registry.lesson(name)
+    drawn = [i for i in lesson.instances.values() if not i.seed]
+    instance = drawn[len(drawn) // 2]
+    variant = next(iter(lesson.instance_variants(instance.id)))
+    truth = lesson.answers([instance.id])[instance.id]
+    right, wrong = answers_for(name, instance.id, variant, truth)
+    lines = {}
+    for label, answer in (("right", right), ("wrong", wrong)):
+        message = {"text": "My answer.", "tool_calls": [{"id": "1", "name": "answer", "arguments": answer}]}
+        out = cli("session", name, "--instance", instance.id, "--variant", variant, "--run", label, stdin=json.dumps(message) + "\n",
+                  cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        header, reply = map(json.loads, out.stdout.splitlines()[:2])
+        assert header["instance"] == instance.id and header["task"] == lesson.variant(variant, instance.id).task
+        assert reply["results"][0]["ok"] and reply["end"]["finished"], reply
+        run = recording.load(tmp_path / "results" / "live" / name / f"{label}.json")
+        assert run.instance == instance.id
+        lines[label] = cli("replay", f"results/live/{name}/{label}.json", cwd=tmp_path).stdout.splitlines()[-1]
+    assert ": right (" in lines["right"], lines["right"]
+    assert ": wrong, " in lines["wrong"], lines["wrong"]

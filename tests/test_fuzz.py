@@ -39,6 +39,7 @@ from helpers.bad import NOT_A_FILE, make_not_a_file
 import replaylab
 from replaylab import cli, configuration, inputs, pipeline
 from replaylab.agents.recording import RecordingError, printable
+from replaylab.baselines import Baselines, run_baselines
 from replaylab.lessons import registry
 from replaylab.render import Render, collect_results, write_tables
 
@@ -257,6 +258,8 @@ def workspace(tmp_path_factory):
         folder = root / "scans" / lesson
         folder.mkdir(parents=True)
         pipeline.scan_lesson(pipeline.Scan(lesson, folder / "scans.json", folder / "exercises.json"))
+        pipeline.answer_lesson(pipeline.Answers(lesson, folder / "answers.json", folder / "instances.csv"))
+        run_baselines(Baselines(lesson, folder / "answers.json", folder / "baselines.json", 1e-6))
         scans[lesson] = folder
     return root, scans
 
@@ -311,7 +314,7 @@ def test_fuzzed_recordings_are_built_or_refused_on_one_line(workspace, capsys):
             folder = root / "build"
             shutil.rmtree(folder, ignore_errors=True)
             folder.mkdir()
-            for name_ in ("scans.json", "exercises.json"):
+            for name_ in ("scans.json", "exercises.json", "answers.json", "baselines.json"):
                 shutil.copy(scans[lesson] / name_, folder / name_)
             build(path, folder)
         finally:

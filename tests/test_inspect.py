@@ -464,3 +464,31 @@ def test_the_model_replaylab_plays_the_scripted_baselines(imported, logs):
         calls[(sample.id, sample.epoch)] = [c.arguments for s in run.transcript.steps for c in s.message.tool_calls]
     assert sorted(calls) == [(v, e) for v in lesson.variants for e in (1, 2)]
     assert all(calls[(v, 1)] != calls[(v, 2)] for v in lesson.variants)  # another seed, another run
+
+
+def test_a_task_takes_the_instances_of_its_family_and_each_run_is_judged_against_its_own(tmp_path):
+    """`-T instances=4`: the dataset is four instances of the pendulum's family drawn by seed 0, one
+    sample each, named by its instance; the careful program (the model replaylab/scripted-careful)
+    answers each right, and every imported run names its instance and replays against it."""
+    from replaylab.selection import select
+
+    lesson = registry.lesson("pendulum")
+    task = TASKS["pendulum"](instances="4")
+    chosen = select(lesson, 4)
+    samples = {sample.id: sample.metadata for sample in task.dataset}
+    assert sorted(samples) == sorted(f"{i}.default" for i in chosen)
+    assert all(meta["instance"] == sample_id.split(".")[0] and meta["difficulty"] == lesson.instance(meta["instance"]).difficulty
+               for sample_id, meta in samples.items())
+    (log,) = run_eval(task, "replaylab/scripted-careful", tmp_path / "logs")
+    assert all(score.value["right"] == 1.0 for score in sample_scores(log).values())
+    out = cli("import-inspect", str(log.location), "--out", str(tmp_path / "runs"))
+    assert out.returncode == 0, out.stderr
+    runs = [recording_io.load(path) for path in sorted((tmp_path / "runs" / "pendulum").glob("*.json"))]
+    assert sorted(run.instance for run in runs) == sorted(chosen)
+    for run in runs:
+        line = cli("replay", str(tmp_path / "runs" / "pendulum" / f"{run.run}.json")).stdout.splitlines()[-1]
+        assert line.startswith("decided by the build: answer ") and ": right (the exact crossing is at " in line, line
+    bad = subprocess.run([*INSPECT, "eval", "replaylab/pendulum", "-T", "instances=100000", "--model", "mockllm/model",
+                          "--log-dir", str(tmp_path / "none")], capture_output=True, text=True, env=environment(), timeout=120)
+    said = " ".join((bad.stdout + bad.stderr).split())  # Inspect wraps its lines
+    assert bad.returncode != 0 and f"-T instances: asks for 100000 instances of pendulum, whose family has {len(lesson.instances)}" in said

@@ -256,7 +256,7 @@ def test_a_new_lesson_needs_the_files_the_readme_lists_and_no_other(tmp_path):
     assert out.returncode == 0, out.stderr
     out = cli("promote", "results/live/toy/first.json", cwd=copy, env=env)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "  verdict: answer square 9: right (the build computes 3 squared as 9); supported: the run squared 3 and got 9" in out.stdout
+    assert "  verdict: answer square 9: right (the build computes the square as 9); supported: the run squared 3 and got 9" in out.stdout
     shutil.rmtree(copy / "results")
 
     changed = {path for path, data in tree(copy).items() if before.get(path) != data}
@@ -267,7 +267,7 @@ def test_a_new_lesson_needs_the_files_the_readme_lists_and_no_other(tmp_path):
     results = json.loads((copy / "results" / "toy" / "results.json").read_text())
     assert results["verdicts"]["first"]["largest"] == 9 and results["verdicts"]["first"]["answer"] == {"square": 9}
     assert [(r["runs"], r["answered"], r["right"], r["supported"]) for r in results["scorecard"]] == [(1, 1, 1, 1)]
-    assert "**Run `first` answered: 3 squared is 9.** **The agent's answer is right, and its own experiments support it.**" in (
+    assert "**Run `first` answered: the square is 9.** **The agent's answer is right, and its own experiments support it.**" in (
         copy / "results" / "toy" / "index.md").read_text()
     assert (copy / "results" / "toy" / "index.html").is_file()
     assert "## [Lesson `toy`: the square of a number](toy/index.md)" in (copy / "results" / "index.md").read_text()

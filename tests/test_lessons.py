@@ -385,20 +385,20 @@ def test_reproduce_check_names_every_check_by_number_and_in_every_result():
 
 
 def test_the_drift_tool_gives_every_thread_its_answer(monkeypatch):
-    """A campaign's recording job runs its runs in threads of one process: the drift tool's
-    shared tables (filled one run at a time, then whole) must answer every call of every thread,
-    with the bits a thread alone gets."""
+    """A campaign's recording job runs its runs in threads of one process: the drift tool's shared
+    table of each method (computed by the first call that needs it) must answer every call of every
+    thread, with the bits of a run of its own."""
     import sys
     import threading
 
     from replaylab.agents.messages import ToolCall
+    from replaylab.lessons.hunter import drift_table
+    from replaylab.physics.drift import max_energy_drift
     from replaylab.physics.integrators import STEPPERS
 
-    steps = range(20, 20 + 2 * hunter_lab.WHOLE_TABLE_AFTER)  # finite energy for every method
-    calls = [(method, n, 50) for n in steps for method in STEPPERS]
-    alone = {call: hunter_lab._max_energy_drift(*call) for call in calls}
-    monkeypatch.setattr(hunter_lab, "_TABLES", {})
-    monkeypatch.setattr(hunter_lab, "_TRACES", {})
+    calls = [(method, n, 50) for n in range(20, 52) for method in STEPPERS]  # finite energy for every method
+    alone = {call: max_energy_drift(*call) for call in calls[::7]}
+    drift_table._table.cache_clear()  # the tables are computed again, by whichever thread comes first
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)  # threads switch as often as they can
     found, start = [], threading.Barrier(8)
@@ -422,4 +422,6 @@ def test_the_drift_tool_gives_every_thread_its_answer(monkeypatch):
     assert len(found) == 8 * len(calls)
     refused = [result.content for _, result in found if not result.ok]
     assert refused == []
-    assert all(result.content == {hunter_lab.RESULT_KEY: alone[call]} for call, result in found)
+    first = {call: result.content for call, result in reversed(found)}
+    assert all(result.content == first[call] for call, result in found)  # every thread, the same bits
+    assert all(first[call] == {hunter_lab.RESULT_KEY: value} for call, value in alone.items())  # a run of its own's

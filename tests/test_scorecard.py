@@ -9,6 +9,7 @@ import math
 from functools import cache
 from statistics import NormalDist
 
+import pandas as pd
 import pytest
 
 
@@ -22,7 +23,7 @@ from replaylab.lessons import markdown, registry
 from replaylab.lessons.hunter import judge as hunter_judge
 from replaylab.lessons.projectile import judge as projectile_judge
 from replaylab.lessons.review import judge as review_judge
-from replaylab.lessons.scorecard import scores, tabulate, wilson
+from replaylab.lessons.scorecard import SCORECARD_COLUMNS, instance_interval, scorecard, scorecard_table, scores, tabulate, wilson
 
 JUDGES = {"projectile": projectile_judge, "hunter": hunter_judge, "review": review_judge}
 TOLERANCE = 1e-6
@@ -263,6 +264,8 @@ def test_projectile_right_and_wrong_runs():
     assert (row["supported"], row["right_unsupported"], row["supported_wrong"]) == (1, 1, 0)
     assert (row["low"], row["high"]) == pytest.approx(wilson_reference(2, 5))
     assert row["conclusive"] is False
+    # every hand-made run is of the seed instance: one instance, so no interval over instances
+    assert (row["instances"], row["instance_low"], row["instance_high"]) == (1, None, None)
     assert sorted((m["what"], m["runs"]) for m in row["mistakes"]) == sorted([(OUTSIDE, 2), (NO_ANSWER, 1)])
     assert row["mean_calls"] == (3 + 2 + 2 + 1 + 2) / 5 and row["mean_budget_used"] == row["mean_calls"]  # the answer is no call
 
@@ -342,6 +345,7 @@ def test_hunter_right_and_wrong_runs():
     assert (false_row["supported"], false_row["supported_wrong"]) == (2, 1)
     assert (open_row["runs"], open_row["right"], open_row["mistakes"]) == (3, 2, [{"what": DOES_NOT_BREAK, "runs": 1}])
     assert (open_row["supported"], open_row["right_unsupported"], open_row["supported_wrong"]) == (2, 0, 0)
+    assert (false_row["instances"], open_row["instances"]) == (1, 1)  # each claim is an instance of its own
     assert open_row["mean_calls"] == (2 + 3 + 1) / 3 and false_row["mean_calls"] == (1 + 2) / 2
 
 
@@ -459,3 +463,66 @@ def test_page_says_too_few_runs_only_when_a_row_is_not_conclusive():
     assert (f"**Too few runs to conclude anything** about few (`default`): with 2 runs, the share of right "
             f"answers could be anywhere from {100 * low:.0f} % to {100 * high:.0f} %.") in section
     assert "about many" not in section
+
+
+# ---------------------------------------------------------------------------------------------
+# Instances: each row says how many its runs took, and the interval clustered by them
+
+
+def instance_table(outcomes):
+    """A per-run table from {instance: [right, ...]} (one model, one task)."""
+    rows = [{"run": f"{instance}-{j}", "model": "m", "task": "t", "instance": instance, "difficulty": "medium",
+             "answered": True, "right": ok, "supported": ok, "wrong": None if ok else "off", "calls": 1, "budget_used": 1}
+            for instance, runs in outcomes.items() for j, ok in enumerate(runs)]
+    return pd.DataFrame(rows).astype({"supported": "boolean"})
+
+
+def test_the_scorecards_columns_keep_wilsons_and_add_the_instances():
+    (row,) = scorecard(instance_table({"a": [True, False], "b": [True, True], "c": [False]}))
+    flat = scorecard_table([row])[0]
+    assert list(flat) == list(SCORECARD_COLUMNS)
+    assert list(SCORECARD_COLUMNS)[:12] == ["model", "task", "runs", "answered", "right", "rate", "low", "high", "conclusive",
+                                            "supported", "right_unsupported", "supported_wrong"]  # as before
+    assert ["instances", "instance_low", "instance_high"] == list(SCORECARD_COLUMNS)[12:15]
+    assert (flat["runs"], flat["right"], flat["instances"]) == (5, 3, 3)
+    assert (flat["low"], flat["high"]) == pytest.approx(wilson_reference(3, 5))
+    assert flat["instance_low"] <= flat["low"] and flat["instance_high"] >= flat["high"]
+
+
+def test_the_scorecards_interval_is_the_statistics_modules():
+    """The render job's copy of the formula (no statsmodels) equals replaylab.statistics'."""
+    import random
+
+    from replaylab import statistics
+
+    generator = random.Random(35)
+    for _ in range(300):
+        runs = [generator.randint(1, 6) for _ in range(generator.randint(2, 12))]
+        rights = [generator.randint(0, n) for n in runs]
+        found = statistics.clustered(rights, runs)
+        assert instance_interval(rights, runs) == pytest.approx((found["low"], found["high"]), abs=1e-12)
+    assert instance_interval([3], [5]) == (None, None)
+
+
+def test_ten_identical_runs_of_one_instance_count_as_one_instance_in_the_scorecard():
+    (one,) = scorecard(instance_table({"projectile-017": [True] * 10}))
+    assert (one["runs"], one["right"], one["instances"], one["instance_low"], one["instance_high"]) == (10, 10, 1, None, None)
+    assert one["low"] == pytest.approx(wilson_reference(10, 10)[0])  # the runs' own interval stays, as narrow as 10 runs
+    (ten,) = scorecard(instance_table({f"projectile-{i:03d}": [True] for i in range(10)}))
+    assert (ten["low"], ten["high"]) == (one["low"], one["high"]) and ten["instances"] == 10
+    t9 = 2.262157162798205  # Student's t, 0.975 quantile, 9 degrees of freedom
+    assert (ten["instance_low"], ten["instance_high"]) == (pytest.approx(10 / (10 + t9 * t9)), 1.0)
+    assert ten["instance_low"] < one["low"]  # ten instances: an interval over instances, wider than the runs' own
+    # 14 of 20 runs right: ten instances run twice alike, against twenty instances run once
+    (twice,) = scorecard(instance_table({f"i{i}": [i < 7] * 2 for i in range(10)}))
+    (once,) = scorecard(instance_table({f"i{i}": [i < 14] for i in range(20)}))
+    assert (twice["instances"], once["instances"]) == (10, 20)
+    assert (twice["low"], twice["high"]) == (once["low"], once["high"])  # runs alone cannot tell them apart
+    assert twice["instance_high"] - twice["instance_low"] > 1.3 * (once["instance_high"] - once["instance_low"])
+    assert twice["instance_low"] < once["instance_low"] and twice["instance_high"] > once["instance_high"]
+
+
+def test_a_table_without_instances_has_none():
+    table = instance_table({"a": [True, False]}).drop(columns=["instance", "difficulty"])
+    (row,) = scorecard(table)
+    assert (row["instances"], row["instance_low"], row["instance_high"]) == (None, None, None)

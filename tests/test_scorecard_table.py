@@ -25,30 +25,35 @@ RUNS = {
 }
 
 
-def entry(model, task="t", calls=3, ran=2, answer=None, supported=None):
-    return {"model": model, "task": task, "calls": calls, "ran": ran, "answer": answer, "supported": supported}
+def entry(model, task="t", calls=3, ran=2, answer=None, supported=None, instance="i1"):
+    return {"model": model, "task": task, "instance": instance, "difficulty": "easy", "calls": calls, "ran": ran,
+            "answer": answer, "supported": supported}
+
+
+ANSWERS = {"i1": {"truth": 1}, "i2": {"truth": 2}}  # the build's answer of each instance
 
 
 def test_scores_say_what_is_wrong_and_a_stopped_run_is_wrong_whatever_it_computed():
     verdicts = {"a1": entry("m1", calls=4, ran=3, answer={"low": 40, "high": 41}, supported=True), "b1": entry("m2"),
-                "c1": entry("m3", answer={"low": 1, "high": 2}, supported=False)}
+                "c1": entry("m3", answer={"low": 1, "high": 2}, supported=False, instance="i2")}
     asked = []
 
-    def decide(found, scans):
-        asked.append((found["model"], scans))
+    def decide(found, truth):
+        asked.append((found["model"], truth))
         return None if found["model"] != "m3" else "far off"
 
-    found = sc.scores(verdicts, "SCANS", decide, RUNS)
+    found = sc.scores(verdicts, ANSWERS, decide, RUNS)
     assert found == [
-        {"run": "a1", "model": "m1", "task": "t", "answered": True, "right": True, "supported": True, "wrong": None,
-         "answer": {"low": 40, "high": 41}, "calls": 4, "budget_used": 3},
-        {"run": "b1", "model": "m2", "task": "t", "answered": False, "right": False, "supported": None,
-         "wrong": "stopped by its limit max_seconds (2.5)", "answer": None, "calls": 3, "budget_used": 2},
-        {"run": "c1", "model": "m3", "task": "t", "answered": True, "right": False, "supported": False, "wrong": "far off",
-         "answer": {"low": 1, "high": 2}, "calls": 3, "budget_used": 2},
+        {"run": "a1", "model": "m1", "task": "t", "instance": "i1", "difficulty": "easy", "answered": True, "right": True,
+         "supported": True, "wrong": None, "answer": {"low": 40, "high": 41}, "calls": 4, "budget_used": 3},
+        {"run": "b1", "model": "m2", "task": "t", "instance": "i1", "difficulty": "easy", "answered": False, "right": False,
+         "supported": None, "wrong": "stopped by its limit max_seconds (2.5)", "answer": None, "calls": 3, "budget_used": 2},
+        {"run": "c1", "model": "m3", "task": "t", "instance": "i2", "difficulty": "easy", "answered": True, "right": False,
+         "supported": False, "wrong": "far off", "answer": {"low": 1, "high": 2}, "calls": 3, "budget_used": 2},
     ]
-    assert asked == [("m1", "SCANS"), ("m3", "SCANS")]  # the stopped run is not asked about
-    assert [s["right"] for s in sc.scores({"b1": entry("m2")}, None, lambda e, s: None)] == [True]  # no runs: no limit known
+    # each run is decided against its own instance's answer; the stopped run is not asked about
+    assert asked == [("m1", ANSWERS["i1"]), ("m3", ANSWERS["i2"])]
+    assert [s["right"] for s in sc.scores({"b1": entry("m2")}, ANSWERS, lambda e, s: None)] == [True]  # no runs: no limit known
 
 
 def read_back(table, folder):
@@ -212,7 +217,7 @@ def test_the_flat_scorecard_rows_of_the_csv_file():
     (flat,) = sc.scorecard_table(card)
     low, high = sc.wilson(1, 4)
     assert flat == {"model": "m", "task": "t", "runs": 4, "answered": 3, "right": 1, "rate": 0.25, "low": low,
-                    "high": high, "conclusive": False, "supported": 1, "right_unsupported": 1, "supported_wrong": 1,
+                    "high": high, "conclusive": False, "instances": None, "instance_low": None, "instance_high": None, "supported": 1, "right_unsupported": 1, "supported_wrong": 1,
                     "mean_calls": 2.5, "mean_budget_used": 1.75, "mistakes": "far (2); near (1)"}
 
 

@@ -105,7 +105,7 @@ def test_help_gives_the_message_format_with_an_example_that_is_true(tmp_path):
     assert len(sent) == len(shown) == 2 and sent[1]["tool_calls"][0]["name"] == "answer"
     s = Session(tmp_path, registry.names()[0], "--run", "typed")  # the lesson and the run of the help's example
     first = s.read()
-    assert set(first) == {"lesson", "variant", "run", "recording", "system", "task", "tools", "limits", "protocol"}
+    assert set(first) == {"lesson", "instance", "variant", "run", "recording", "system", "task", "tools", "limits", "protocol"}
     assert '{"text": "...", "tool_calls": [{"id": "1", "name": TOOL,' in first["protocol"]  # as the help says
     answer = s.ask(sent[0])
     assert set(answer) == set(shown[0]) and answer["results"][0]["ok"] is True

@@ -597,3 +597,377 @@ def test_every_field_is_explained_where_a_page_can_quote_it():
 def test_bad_counts_are_one_clear_error(make, message):
     with pytest.raises(ValueError, match=message):
         make()
+
+
+# ---------------------------------------------------------------------------------------------
+# The instance as the unit: checked against statsmodels' cluster-robust OLS, scipy's paired t-test
+# and binomtest, statsmodels' exact McNemar test and its t-test power, and by hand
+
+
+I = s.InstanceCounts
+
+
+def instance_counts(model, table, lesson="l"):
+    """InstanceCounts of one model from [(right, runs)], instance i named i00, i01, ..."""
+    return [I(model, lesson, f"i{i:02d}", k, n) for i, (k, n) in enumerate(table)]
+
+
+def flags(table):
+    """The runs of a table of (right, runs) per instance as 0/1 flags, with each run's instance."""
+    y, groups = [], []
+    for i, (k, n) in enumerate(table):
+        y += [1.0] * k + [0.0] * (n - k)
+        groups += [i] * n
+    return y, groups
+
+
+def score_ends(rate, runs, q):
+    """Wilson's ends as the roots of (rate - p)^2 = q^2 p (1 - p) / runs, solved as a quadratic in p."""
+    a, b, c = 1 + q * q / runs, -(2 * rate + q * q / runs), rate * rate
+    root = math.sqrt(b * b - 4 * a * c)
+    return (-b - root) / (2 * a), (-b + root) / (2 * a)
+
+
+@st.composite
+def instance_tables(draw, min_instances=2, max_instances=12, max_runs=6):
+    size = draw(st.integers(min_instances, max_instances))
+    table = []
+    for _ in range(size):
+        n = draw(st.integers(1, max_runs))
+        table.append((draw(st.integers(0, n)), n))
+    return table
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_clustered_standard_error_is_statsmodels_cluster_robust_ols_on_a_constant(seed):
+    import numpy as np
+    import statsmodels.api as sm
+
+    rng = np.random.default_rng(seed)
+    table = []
+    for _ in range(int(rng.integers(2, 15))):
+        n = int(rng.integers(1, 8))
+        table.append((int(rng.integers(0, n + 1)), n))
+    y, groups = flags(table)
+    if len(set(y)) < 2:
+        table[0] = (1, 2) if table[0][0] != 1 else (0, 2)
+        y, groups = flags(table)
+    fit = sm.OLS(np.array(y), np.ones(len(y))).fit(cov_type="cluster", cov_kwds={"groups": np.array(groups)})
+    r = s.instance_rate(instance_counts("m", table))
+    assert r.rate == pytest.approx(fit.params[0], abs=1e-12)
+    assert r.standard_error == pytest.approx(fit.bse[0], rel=1e-10)
+    assert r.instances == len(table) and r.runs == len(y) and r.right == sum(y)
+    assert r.degrees_of_freedom == len(table) - 1 == fit.df_resid_inference
+
+
+def test_the_instance_interval_by_hand_on_a_small_table():
+    # 2 of 2, 0 of 2, 1 of 2: p = 1/2; residual sums 1, -1, 0; SE^2 = 3/2 * 2 / 36 = 1/12;
+    # independent runs: (1/4) / 5 = 1/20; design effect 5/3; effective runs 6 / (5/3) = 3.6; t on 2 df.
+    r = s.instance_rate(instance_counts("m", [(2, 2), (0, 2), (1, 2)]))
+    assert (r.instances, r.runs, r.right, r.rate) == (3, 6, 3, 0.5)
+    assert r.standard_error == pytest.approx(math.sqrt(1 / 12), rel=1e-12)
+    assert r.design_effect == pytest.approx(5 / 3, rel=1e-12) and r.effective_runs == pytest.approx(3.6, rel=1e-12)
+    t2 = 4.302652729749464  # Student's t, 0.975 quantile, 2 degrees of freedom (tables: 4.303)
+    assert (r.rate_low, r.rate_high) == pytest.approx(score_ends(0.5, 3.6, t2), abs=1e-9)
+    # centre 1/2; half width 4.3027 sqrt(0.25/3.6 + 18.513/(4 * 3.6^2)) / (1 + 18.513/3.6) = 4.3027 * 0.65312 / 6.1425
+    assert r.rate_low == pytest.approx(0.5 - 0.45749, abs=1e-4) and r.rate_high == pytest.approx(0.5 + 0.45749, abs=1e-4)
+
+
+@pytest.mark.parametrize("runs", [20, 100, 400])
+def test_with_every_instance_run_once_it_is_wilsons_interval_with_t(runs):
+    """One run per instance: the design effect is exactly 1 and the interval is Wilson's with t on
+    n-1 degrees of freedom in place of z, close to Wilson's own (METHODS says so)."""
+    from scipy.stats import t
+
+    for right in sorted({1, runs // 10, runs // 2, runs - 3}):
+        r = s.instance_rate(instance_counts("m", [(1, 1)] * right + [(0, 1)] * (runs - right)))
+        assert r.design_effect == pytest.approx(1.0, rel=1e-12) and r.effective_runs == pytest.approx(runs)
+        assert r.standard_error == pytest.approx(math.sqrt(right / runs * (1 - right / runs) / (runs - 1)), rel=1e-12)
+        assert (r.rate_low, r.rate_high) == pytest.approx(score_ends(right / runs, runs, t.ppf(0.975, runs - 1)), abs=1e-9)
+        low, high = scipy_wilson(right, runs)
+        close = {20: 0.02, 100: 0.003, 400: 0.001}[runs]
+        assert abs(r.rate_low - low) < close and abs(r.rate_high - high) < close
+        assert r.rate_low <= low and r.rate_high >= high
+
+
+def test_ten_identical_runs_of_one_instance_count_as_one_instance():
+    one = s.instance_rate(instance_counts("m", [(10, 10)]))
+    assert (one.instances, one.runs, one.right, one.rate) == (1, 10, 10, 1.0)
+    assert (one.rate_low, one.rate_high, one.standard_error) == (None, None, None)  # nothing over instances
+    # Ten instances run ten times each, every run of an instance alike (7 right, 3 wrong), against
+    # ten instances run once and against a hundred instances run once: the same 70 of 100 runs.
+    repeated = s.instance_rate(instance_counts("m", [(10, 10)] * 7 + [(0, 10)] * 3))
+    once = s.instance_rate(instance_counts("m", [(1, 1)] * 7 + [(0, 1)] * 3))
+    hundred = s.instance_rate(instance_counts("m", [(1, 1)] * 70 + [(0, 1)] * 30))
+    assert (repeated.instances, repeated.runs, hundred.instances, hundred.runs) == (10, 100, 100, 100)
+    assert repeated.design_effect == pytest.approx(11.0) and repeated.effective_runs == pytest.approx(100 / 11)
+    width = {name: r.rate_high - r.rate_low for name, r in (("repeated", repeated), ("once", once), ("hundred", hundred))}
+    assert width["repeated"] == pytest.approx(width["once"], rel=0.05)  # ten copies of a run add nearly nothing
+    assert width["repeated"] > 2.5 * width["hundred"]  # about sqrt(10) times wider than a hundred instances
+    wilson_runs = scipy_wilson(70, 100)
+    assert repeated.rate_low < wilson_runs[0] - 0.2 and repeated.rate_high > wilson_runs[1] + 0.05
+
+
+@given(instance_tables())
+@settings(max_examples=200, deadline=None)
+def test_the_instance_interval_holds_the_runs_wilson_interval(table):
+    r = s.instance_rate(instance_counts("m", table))
+    k, n = sum(x for x, _ in table), sum(y for _, y in table)
+    low, high = s.wilson(k, n)
+    assert 0.0 <= r.rate_low <= low + 1e-12 and high - 1e-12 <= r.rate_high <= 1.0
+    assert r.rate_low <= r.rate <= r.rate_high
+    assert r.effective_runs <= n + 1e-9
+    json.dumps(dataclasses.asdict(r), allow_nan=False)
+
+
+def test_all_right_or_all_wrong_has_a_wilson_interval_with_t_not_a_point():
+    right = s.instance_rate(instance_counts("m", [(3, 3)] * 5))
+    wrong = s.instance_rate(instance_counts("m", [(0, 3)] * 5))
+    assert right.standard_error == 0 and right.design_effect is None and right.effective_runs == 15
+    q = 2.7764451051977987  # t, 0.975 quantile, 4 degrees of freedom (tables: 2.776)
+    assert right.rate_high == 1.0 and right.rate_low == pytest.approx(15 / (15 + q * q), rel=1e-9)
+    assert wrong.rate_low == 0.0 and wrong.rate_high == pytest.approx(q * q / (15 + q * q), rel=1e-9)
+
+
+def test_instances_without_runs_are_not_instances():
+    r = s.instance_rate([I("m", "l", "a", 2, 3), I("m", "l", "b", 0, 0), I("m", "l", "c", 1, 3)])
+    assert (r.instances, r.runs) == (2, 6)
+    none = s.instance_rate([I("m", "l", "a", 0, 0)])
+    assert (none.instances, none.runs, none.rate, none.rate_low) == (0, 0, None, None)
+
+
+def paired_case(table_a, table_b):
+    return s.compare_by_instance(instance_counts("a", table_a), instance_counts("b", table_b), detect=0.2)
+
+
+@st.composite
+def paired_tables(draw):
+    size = draw(st.integers(1, 12))
+    runs_a, runs_b = draw(st.integers(1, 5)), draw(st.integers(1, 5))
+    a = [(draw(st.integers(0, runs_a)), runs_a) for _ in range(size)]
+    b = [(draw(st.integers(0, runs_b)), runs_b) for _ in range(size + draw(st.integers(0, 2)))]
+    return a, b
+
+
+@given(paired_tables())
+@settings(max_examples=150, deadline=None)
+def test_paired_by_instance_is_scipys_paired_t_and_sign_test(tables):
+    from scipy.stats import ttest_rel
+
+    table_a, table_b = tables
+    p = paired_case(table_a, table_b)
+    n = len(table_a)
+    rates_a, rates_b = [k / m for k, m in table_a], [k / m for k, m in table_b[:n]]
+    differences = [x - y for x, y in zip(rates_a, rates_b)]
+    assert (p.instances, p.only_a, p.only_b) == (n, 0, len(table_b) - n)
+    assert p.difference == pytest.approx(sum(differences) / n, abs=1e-12)
+    assert p.rate_a - p.rate_b == pytest.approx(p.difference, abs=1e-12)
+    ahead, behind = sum(d > 1e-12 for d in differences), sum(d < -1e-12 for d in differences)
+    assert (p.a_ahead, p.b_ahead) == (ahead, behind)
+    assert p.p_value == (1.0 if ahead + behind == 0 else pytest.approx(binomtest(ahead, ahead + behind).pvalue, rel=1e-12))
+    assert p.smallest_p_value == pytest.approx(min(1.0, 2 * 0.5**n))
+    if n >= 2 and len(set(differences)) > 1:
+        ci = ttest_rel(rates_a, rates_b).confidence_interval(0.95)
+        assert p.difference_low == pytest.approx(max(-1.0, ci.low), abs=1e-9)
+        assert p.difference_high == pytest.approx(min(1.0, ci.high), abs=1e-9)
+        assert p.spread == pytest.approx(float(__import__("numpy").std(differences, ddof=1)), rel=1e-9)
+    else:
+        assert (p.difference_low, p.difference_high) == (None, None)
+        assert p.instances_needed is None and p.instances_needed_note in (s.TOO_FEW_INSTANCES, s.NO_SPREAD)
+
+
+@given(paired_tables())
+@settings(max_examples=100, deadline=None)
+def test_swapping_the_models_negates_the_difference_and_changes_nothing_else(tables):
+    table_a, table_b = tables
+    ab = s.compare_by_instance(instance_counts("a", table_a), instance_counts("b", table_b), detect=0.2)
+    ba = s.compare_by_instance(instance_counts("b", table_b), instance_counts("a", table_a), detect=0.2)
+    assert (ba.model_a, ba.model_b) == ("b", "a")
+    assert ba.difference == pytest.approx(-ab.difference, abs=1e-15)
+    if ab.difference_low is None:
+        assert ba.difference_low is None and ba.difference_high is None
+    else:
+        assert (ba.difference_low, ba.difference_high) == pytest.approx((-ab.difference_high, -ab.difference_low), abs=1e-12)
+    assert (ba.rate_a, ba.rate_b, ba.only_a, ba.only_b) == (ab.rate_b, ab.rate_a, ab.only_b, ab.only_a)
+    assert (ba.a_ahead, ba.b_ahead) == (ab.b_ahead, ab.a_ahead)
+    assert (ba.runs_per_instance_a, ba.runs_per_instance_b) == (ab.runs_per_instance_b, ab.runs_per_instance_a)
+    for name in ("instances", "spread", "p_value", "smallest_p_value", "significant", "detectable_difference",
+                 "instances_needed", "instances_needed_note", "detect"):
+        assert getattr(ba, name) == getattr(ab, name), name
+
+
+def test_with_one_run_per_instance_the_sign_test_is_the_exact_mcnemar_test():
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    # 30 instances, one run each: both right on 12, a only on 9, b only on 2, neither on 7.
+    a = [(1, 1)] * 12 + [(1, 1)] * 9 + [(0, 1)] * 2 + [(0, 1)] * 7
+    b = [(1, 1)] * 12 + [(0, 1)] * 9 + [(1, 1)] * 2 + [(0, 1)] * 7
+    p = paired_case(a, b)
+    exact = mcnemar([[12, 9], [2, 7]], exact=True).pvalue
+    assert p.p_value == pytest.approx(exact, rel=1e-12) and p.p_value == pytest.approx(0.06543, abs=5e-5)
+    assert (p.a_ahead, p.b_ahead, p.instances) == (9, 2, 30)
+    assert p.difference == pytest.approx(7 / 30)
+
+
+def test_instances_only_one_model_ran_are_counted_and_left_out():
+    a = [I("a", "l", name, k, 2) for name, k in (("x", 2), ("y", 1), ("z", 0), ("only-a", 2))]
+    b = [I("b", "l", name, k, 3) for name, k in (("z", 3), ("y", 0), ("x", 0), ("only-b1", 1), ("only-b2", 0))]
+    p = s.compare_by_instance(a, b + [I("b", "l", "not-run", 0, 0)])
+    assert (p.instances, p.only_a, p.only_b) == (3, 1, 2)
+    assert p.difference == pytest.approx(((1 - 0) + (0.5 - 0) + (0 - 1)) / 3)
+    assert (p.runs_per_instance_a, p.runs_per_instance_b) == (2.0, 3.0)
+    none = s.compare_by_instance([I("a", "l", "x", 1, 1)], [I("b", "l", "y", 1, 1)])
+    assert (none.instances, none.difference, none.p_value, none.smallest_p_value, none.significant) == (0, None, None, None, False)
+
+
+def test_the_paired_power_is_the_noncentral_t_as_statsmodels_gives_it():
+    import numpy as np
+    from statsmodels.stats.power import TTestPower
+
+    checked = 0
+    for n in (2, 3, 5, 10, 40, 300):
+        for effect in np.linspace(0.05, 3, 25):
+            expected = TTestPower().power(effect_size=effect, nobs=n, alpha=0.05, alternative="two-sided")
+            if np.isfinite(expected):  # statsmodels gives NaN in places: the reason the module integrates
+                assert s._paired_power(float(effect), n) == pytest.approx(expected, abs=1e-8)
+                checked += 1
+    assert checked > 100
+
+
+@pytest.mark.parametrize("spread, detect", [(0.5, 0.2), (0.3, 0.2), (0.8, 0.1), (0.05, 0.2), (1.0, 1.0)])
+def test_instances_needed_is_the_fewest_with_power_0_8(spread, detect):
+    from statsmodels.stats.power import TTestPower
+
+    needed, note = s.instances_needed(spread, detect)
+    assert note is None and needed >= 2
+    power = TTestPower().power(effect_size=detect / spread, nobs=needed, alpha=0.05, alternative="two-sided")
+    assert power >= 0.8
+    if needed > 2:
+        assert TTestPower().power(effect_size=detect / spread, nobs=needed - 1, alpha=0.05, alternative="two-sided") < 0.8
+    z = norm.ppf(0.975) + norm.ppf(0.8)
+    assert (z * spread / detect) ** 2 <= needed <= (z * spread / detect) ** 2 + 3  # the normal formula, plus t's few
+
+
+def test_instances_needed_at_a_known_value():
+    # spread 0.5, detect 0.2: effect 0.4; the normal formula gives 49.05, the noncentral t 52 instances
+    # (G*Power: 52 for d = 0.4, two-sided 0.05, power 0.8, matched pairs).
+    assert s.instances_needed(0.5, 0.2) == (52, None)
+
+
+@pytest.mark.parametrize("spread, detect", [(1.0, 0.003), (1.0, 1e-4), (1.4, 1e-7), (0.01, 1.0), (0.001, 1.0)])
+def test_instances_needed_at_the_extremes_is_the_normal_count_give_or_take_an_instance(spread, detect):
+    needed, note = s.instances_needed(spread, detect)
+    normal = ((norm.ppf(0.975) + norm.ppf(0.8)) * spread / detect) ** 2
+    assert note is None and max(2, math.ceil(normal)) <= needed <= max(2, math.ceil(normal)) + 3
+
+
+def test_the_paired_power_has_no_nan_where_scipys_noncentral_t_has():
+    from scipy.special import nctdtr
+    from scipy.stats import t
+
+    assert math.isnan(nctdtr(1, 5.5 * math.sqrt(2), -t.ppf(0.975, 1)))  # scipy's NaN (its lower tail) at power about 0.46
+    found = [s._paired_power(effect, 2) for effect in (5.0, 5.5, 6.0)]
+    assert 0.4 < found[0] < found[1] < found[2] < 0.6  # a hand check: about P(|T| > 12.7) with T nc t(1, e sqrt 2)
+
+
+def test_instances_needed_cannot_always_be_estimated_and_says_why():
+    assert s.instances_needed(None, 0.2) == (None, s.TOO_FEW_INSTANCES)
+    assert s.instances_needed(0.0, 0.2) == (None, s.NO_SPREAD)
+    assert s.instances_needed(0.4, None) == (None, s.NOT_ASKED)
+    assert s.instances_needed(2.0, 5e-324) == (None, s.TOO_SMALL)
+    same = paired_case([(2, 2)] * 6, [(1, 2)] * 6)  # every instance gives +0.5: no spread
+    assert (same.difference, same.spread, same.difference_low) == (0.5, 0.0, None)
+    assert (same.instances_needed, same.instances_needed_note, same.detectable_difference) == (None, s.NO_SPREAD, None)
+    assert same.p_value == pytest.approx(2 * 0.5**6)
+    thirds = paired_case([(1, 10)] * 3, [(0, 10)] * 3)  # +0.1 on each: no spread (their mean rounds to 0.1 + 1e-17)
+    assert (thirds.spread, thirds.difference_low, thirds.instances_needed_note) == (0.0, None, s.NO_SPREAD)
+    one = paired_case([(1, 2)], [(0, 2)])
+    assert (one.instances_needed_note, one.spread, one.difference_low) == (s.TOO_FEW_INSTANCES, None, None)
+
+
+def test_the_detectable_difference_by_instances_has_the_power():
+    from statsmodels.stats.power import TTestPower
+
+    for spread, n in ((0.4, 10), (0.25, 30), (0.6, 100)):
+        found = s.detectable_by_instances(spread, n)
+        power = TTestPower().power(effect_size=found / spread, nobs=n, alpha=0.05, alternative="two-sided")
+        assert power == pytest.approx(0.8, abs=1e-6)
+    assert s.detectable_by_instances(0.5, 3) is None  # would exceed 1: nothing detectable
+
+
+def test_two_programs_with_known_rates_over_100_instances():
+    """Program a is right with chance 0.85 on easy instances and 0.55 on hard ones, program b with
+    0.6 and 0.25; half the instances hard, three runs each: a is ahead by about 0.275."""
+    import numpy as np
+
+    rng = np.random.default_rng(2025)
+    hard = [i % 2 == 1 for i in range(100)]
+    a = [(int(rng.binomial(3, 0.55 if h else 0.85)), 3) for h in hard]
+    b = [(int(rng.binomial(3, 0.25 if h else 0.6)), 3) for h in hard]
+    p = paired_case(a, b)
+    assert p.instances == 100 and p.difference > 0 and p.a_ahead > 2 * p.b_ahead
+    assert p.difference_low < 0.275 < p.difference_high and p.difference_low > 0.1
+    assert p.significant and p.p_value < 1e-6
+    assert s.instance_rate(instance_counts("a", a)).rate_low > s.instance_rate(instance_counts("b", b)).rate_high - 0.2
+    result = s.compare_instances(instance_counts("b", b) + instance_counts("a", a), detect=0.2, order=["a", "b"])
+    (pair,) = result.pairs
+    assert (pair.model_a, pair.model_b, pair.difference) == ("a", "b", p.difference) and pair.significant
+
+
+def test_instance_comparisons_of_a_campaign_with_holm_over_them():
+    counts = (instance_counts("good", [(3, 3)] * 8 + [(2, 3)] * 2) + instance_counts("coin", [(1, 3), (2, 3)] * 5)
+              + instance_counts("bad", [(0, 3)] * 9) + instance_counts("good", [(1, 1)] * 4, lesson="m"))
+    result = s.compare_instances(counts, detect=0.2)
+    assert result.models == ["good", "coin", "bad"] and result.lessons == ["l", "m"]
+    assert [(r.lesson, r.model, r.instances) for r in result.rates] == [
+        ("l", "good", 10), ("l", "coin", 10), ("l", "bad", 9), ("m", "good", 4), ("m", "coin", 0), ("m", "bad", 0)]
+    assert len(result.pairs) == 6 and result.comparisons == 3  # no instance shared on m
+    raw = [p.p_value for p in result.pairs if p.p_value is not None]
+    assert [p.p_holm for p in result.pairs if p.p_value is not None] == pytest.approx(step_down(raw))
+    good_bad = next(p for p in result.pairs if (p.lesson, p.model_a, p.model_b) == ("l", "good", "bad"))
+    assert (good_bad.instances, good_bad.only_a, good_bad.a_ahead) == (9, 1, 9) and good_bad.significant
+    json.dumps(dataclasses.asdict(result), allow_nan=False)
+
+
+@given(st.lists(st.tuples(st.sampled_from("abc"), st.sampled_from("lm"), st.sampled_from(["x", "y", "z", "w"]),
+                          counts(max_runs=5)), min_size=1, max_size=20, unique_by=lambda x: (x[0], x[1], x[2])))
+@settings(max_examples=50, deadline=None)
+def test_any_campaign_by_instance_gives_finite_json_with_ordered_intervals(found):
+    result = s.compare_instances([I(m, lesson, i, right, runs) for m, lesson, i, (runs, right) in found], detect=0.25)
+    json.dumps(dataclasses.asdict(result), allow_nan=False)
+    for r in result.rates:
+        assert r.rate_low is None or r.rate_low <= r.rate <= r.rate_high
+    for p in result.pairs:
+        assert p.difference_low is None or -1 <= p.difference_low <= p.difference <= p.difference_high <= 1
+        assert p.p_value is None or p.p_value <= p.p_holm
+
+
+def test_every_instance_field_is_explained():
+    for record in (s.InstanceCounts, s.InstanceRate, s.InstancePair, s.ByInstance):
+        explained = s.explain(record)
+        assert set(explained) == {f.name for f in dataclasses.fields(record)}
+        for name, text in explained.items():
+            assert len(text) > 5 and f"    {name}: {text}" in record.__doc__
+    for key in ("instance_rate", "instance_pair", "sign_test", "instance_power", "instance_multiple_comparisons"):
+        assert key in s.METHODS
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: I("a", "l", "x", 5, 3), "'right' \\(5\\) exceeds 'runs' \\(3\\)"),
+        (lambda: I("a", "l", "x", -1, 3), "'right' must be 0 or more"),
+        (lambda: I("a", "l", "x", 1.5, 3), "'right' must be a whole number"),
+        (lambda: I("a", "l", "", 1, 3), "'instance' must be a non-empty string"),
+        (lambda: s.instance_rate([]), "no counts"),
+        (lambda: s.instance_rate([I("a", "l", "x", 1, 3), I("a", "l", "x", 2, 3)]), "instance appears twice"),
+        (lambda: s.instance_rate([I("a", "l", "x", 1, 3), I("b", "l", "y", 2, 3)]), "one model on one lesson"),
+        (lambda: s.compare_by_instance([I("a", "l", "x", 1, 3)], [I("b", "m", "x", 1, 3)]), "two lessons"),
+        (lambda: s.compare_by_instance([I("a", "l", "x", 1, 3)], [I("b", "l", "x", 1, 3)], detect=0), "difference to detect"),
+        (lambda: s.instances_needed(-0.1, 0.2), "spread must be a number 0 or more"),
+        (lambda: s.compare_instances([I("a", "l", "x", 1, 3)], detect=1.5), "difference to detect"),
+    ],
+)
+def test_bad_instance_counts_are_one_clear_error(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()

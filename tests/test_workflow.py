@@ -33,7 +33,7 @@ from helpers.workflow import (
 from replaylab.lessons import registry
 
 LESSONS = registry.names()
-RULES = {"all", "replay", "scan", "render", "index", "site", *LESSONS}
+RULES = {"all", "replay", "scan", "answers", "baselines", "render", "index", "site", *LESSONS}
 RECORDING_RULES = {"record", "record_run", "live_page"}  # only when targeted
 CAMPAIGN_RULES = {"campaign", "campaign_record", "campaign_replay", "campaign_render", "campaign_compare"}
 
@@ -57,7 +57,7 @@ def test_full_build_writes_every_result(built):
     # every job keeps a log, with its time, and a benchmark (the time and memory of its process)
     batch = Path(batch_of(built, "hunter", "velocity-verlet")).name
     assert "replay: done in" in (built / "logs" / "hunter" / "replay" / f"{batch}.log").read_text()
-    for benchmark in (f"replay/{batch}.tsv", "scan.tsv", "render.tsv"):
+    for benchmark in (f"replay/{batch}.tsv", "scan.tsv", "answers.tsv", "baselines.tsv", "render.tsv"):
         assert (built / "benchmarks" / "hunter" / benchmark).read_text().startswith("s\th:m:s\tmax_rss"), benchmark
     assert (built / "results" / "hunter" / "scorecard.csv").is_file()
 
@@ -83,7 +83,8 @@ def test_projectile_code_reruns_projectile_only(built):
     with edited(built / "src" / "replaylab" / "physics" / "projectile.py", append_comment):
         jobs, outputs = pending(built)
     assert {lesson for _, lesson in jobs} == {"projectile", None}, outputs  # None: results/index.md
-    assert {("replay", "projectile"), ("scan", "projectile"), ("render", "projectile")} <= jobs
+    assert {("replay", "projectile"), ("scan", "projectile"), ("answers", "projectile"), ("baselines", "projectile"),
+            ("render", "projectile")} <= jobs
 
 
 def test_one_recording_reruns_its_replay_and_what_follows_and_no_scan(built):
@@ -100,7 +101,7 @@ def test_one_recording_reruns_its_replay_and_what_follows_and_no_scan(built):
     assert batch_of(built, "review", "evidence") in outputs
     assert len({batch_of(built, "review", run) for run in ("evidence", "numerics", "physics")}) == 1
     assert not [o for o in outputs if "/hunter/" in o]
-    assert {rule for rule, _ in jobs}.isdisjoint({"scan"}), outputs
+    assert {rule for rule, _ in jobs}.isdisjoint({"scan", "answers", "baselines"}), outputs
     assert {lesson for _, lesson in jobs} == {"review", None}, outputs
     assert {("replay", "review"), ("render", "review"), ("index", None)} <= jobs
 
@@ -190,7 +191,7 @@ def test_code_inputs_are_precise_per_lesson_and_stage(built):
 def test_one_lesson_target_builds_that_lesson_alone(built):
     jobs, outputs = pending(built, "--forceall", "hunter")
     assert {lesson for _, lesson in jobs} == {"hunter"}, outputs
-    assert {rule for rule, _ in jobs} == {"replay", "scan", "render"}
+    assert {rule for rule, _ in jobs} == {"replay", "scan", "answers", "baselines", "render"}
 
 
 def test_no_rule_writes_under_recordings(built):

@@ -43,7 +43,7 @@ from replaylab.batches import write_list
 from replaylab.inputs import check_recording, check_recordings
 from replaylab.jobs import Failed
 from replaylab.lessons import registry
-from replaylab.selection import SEEDS, SelectionError, select
+from replaylab.selection import SelectionError, select
 
 FOLDER = "results/campaigns"
 MOST_BATCHES = 32  # blocks per lesson of a campaign, unless a block would pass batch_size
@@ -218,7 +218,7 @@ class Campaign:
     def instances(self, lesson):
         """The ids of the instances of a lesson the campaign takes (`instances:`, the seeds' own
         questions by default)."""
-        return select(registry.lesson(lesson), instances_of(self.settings), f"$.campaign.instances ({lesson})")
+        return select(registry.lesson(lesson), self.settings["instances"], f"$.campaign.instances ({lesson})")
 
     def runs(self, lesson):
         """{run name: Run} of one lesson: every model, every instance taken, every variant of it,
@@ -495,11 +495,6 @@ def check_model(settings, index, source):
     return f"{found}: nan is not a finite number" if found else None
 
 
-def instances_of(settings):
-    """The campaign's selection of instances: `instances:`, the seeds' own questions by default."""
-    return settings.get("instances", SEEDS)
-
-
 def check(settings, lessons, source):
     """The first problem of the `campaign` section that the schema cannot see, as one line
     (`source`: the configuration's files), or None. Never plans the campaign: its cost does not
@@ -515,7 +510,7 @@ def check(settings, lessons, source):
                     f"{', '.join(lessons)}")
     for lesson in settings["lessons"]:
         try:
-            select(registry.lesson(lesson), instances_of(settings), f"{source}: $.campaign.instances ({lesson})")
+            select(registry.lesson(lesson), settings["instances"], f"{source}: $.campaign.instances ({lesson})")
         except SelectionError as error:
             return str(error)
     for option in ("request_timeout", "max_seconds_per_run"):  # NaN passes every bound of the schema

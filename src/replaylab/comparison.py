@@ -7,6 +7,13 @@ lesson's scorecard is by model and task); the statistics are `replaylab.statisti
 (a task is a lesson's variant, or one agent of a lesson that scores several agents per run): per task Wilson intervals, pass@k and
 pass^k; per pair of models and task Newcombe's interval of the difference and Fisher's exact test;
 across tasks a stratified comparison (tasks are never pooled); Holm's correction over all of them.
+
+Runs of one instance (one question of a lesson's family, with its own numbers) are not independent
+evidence, so the page also takes the instance as the unit: per lesson and model the rate with an
+interval clustered by instance, per lesson and pair of models the comparison paired by instance
+(mean of the per-instance differences, paired t interval, exact sign test, Holm's correction over
+these tests, and the instances a difference of `campaign.detect` needs), from the counts per model
+and instance that `instances.csv` holds, so that anyone can recompute every figure.
 """
 
 import dataclasses
@@ -48,9 +55,14 @@ def runs_of(lessons, tables, prices):
 
 def runs_table(path):
     """A lesson's per-run table as the build wrote it, or `DamagedResult` (one line naming it) when
-    it was emptied, cut or changed by hand."""
+    it was emptied, cut or changed by hand (or lacks the instance of its runs)."""
     try:
-        return read_runs_table(path)
+        table = read_runs_table(path)
+        if "instance" not in table.columns:
+            raise ValueError("no column 'instance'")
+        if (table["instance"].fillna("") == "").any():
+            raise ValueError("a run without its instance")
+        return table
     except (OSError, EOFError, ValueError, zlib.error) as error:  # pandas' parser errors are ValueErrors
         raise DamagedResult(
             f"{printable(str(path))}: not the table the build wrote ({printable(str(error))}): "
@@ -84,6 +96,35 @@ def statistics_of(rows, models, detect):
     return statistics.compare_models(counts, detect=detect)
 
 
+def _ordered_models(present, models):
+    """The models of `present` in the campaign's order, then any other by name."""
+    return [m for m in models if m in present] + sorted(set(present) - set(models))
+
+
+def instance_rows(runs, models):
+    """Per lesson, model and instance its runs took: the instance's difficulty, the runs and the
+    right ones (the rows of instances.csv), in the order of the lessons, the models, the instances."""
+    if runs.empty:
+        return []
+    table = runs.assign(right_count=runs["right"].astype(bool).astype(int), difficulty=runs["difficulty"].fillna(""))
+    counted = (table.groupby(["lesson", "model", "instance"], sort=False, dropna=False)
+               .agg(difficulty=("difficulty", "first"), runs=("run", "size"), right=("right_count", "sum"))
+               .reset_index())
+    lessons = list(dict.fromkeys(runs["lesson"]))
+    rank = {m: i for i, m in enumerate(_ordered_models(set(counted["model"]), models))}
+    found = [{"lesson": str(r["lesson"]), "instance": str(r["instance"]), "difficulty": str(r["difficulty"]),
+              "model": str(r["model"]), "runs": int(r["runs"]), "right": int(r["right"]),
+              "rate": int(r["right"]) / int(r["runs"])} for r in counted.to_dict("records")]
+    return sorted(found, key=lambda r: (lessons.index(r["lesson"]), rank[r["model"]], r["instance"]))
+
+
+def instance_statistics_of(instances, models, detect):
+    """`statistics.compare_instances` on the counts per instance (rows of `instance_rows`), the
+    models in the campaign's order."""
+    counts = [statistics.InstanceCounts(r["model"], r["lesson"], r["instance"], r["right"], r["runs"]) for r in instances]
+    return statistics.compare_instances(counts, detect=detect, order=models)
+
+
 # ---------------------------------------------------------------------------------------------
 # The tables: one name per column, the same in the CSV files and in scorecard.json
 
@@ -102,6 +143,11 @@ SCORECARD_COLUMNS = {
     "supported": "Answered runs whose own replayed experiments point at their answer.",
     "right_unsupported": "Runs right but not supported by their own experiments (lucky or unexplained).",
     "supported_wrong": "Runs supported by their own experiments but wrong (careful work answered carelessly, or misled).",
+    "instances": "How many distinct instances (questions of the lesson's family, each with its own numbers) these runs "
+                 "took: runs of one instance are not independent evidence.",
+    "instance_low": "Lower end of the 95 % interval of the rate clustered by instance (as in instance_rates.csv, for "
+                    "this task's runs); empty with fewer than two instances.",
+    "instance_high": "Upper end of the 95 % interval of the rate clustered by instance; empty with fewer than two instances.",
     "mean_calls": "Mean tool calls per run, every call the run made (refused ones included).",
     "mean_budget_used": "Mean tool calls per run that ran an experiment and so counted against the lesson's budget.",
     "mean_input_tokens": "Mean input tokens per run, as the provider reported them; empty when none were reported.",
@@ -115,7 +161,20 @@ PASS_K_COLUMNS = {"lesson": SCORECARD_COLUMNS["lesson"], "task": SCORECARD_COLUM
 PAIR_COLUMNS = {"lesson": SCORECARD_COLUMNS["lesson"], "task": SCORECARD_COLUMNS["task"],
                 **{k: v for k, v in statistics.explain(statistics.Pair).items() if k != "task"}}
 ACROSS_COLUMNS = statistics.explain(statistics.AcrossTasks)
-TABLES = {"scorecard": SCORECARD_COLUMNS, "pass_k": PASS_K_COLUMNS, "pairs": PAIR_COLUMNS, "across_tasks": ACROSS_COLUMNS}
+INSTANCE_COLUMNS = {
+    "lesson": SCORECARD_COLUMNS["lesson"],
+    "instance": "The instance: one question of the lesson's family, with its own numbers (`replaylab tasks` lists them).",
+    "difficulty": "The instance's difficulty (easy, medium or hard), as its family states it.",
+    "model": SCORECARD_COLUMNS["model"],
+    "runs": "The model's runs of this instance judged (of every variant of it).",
+    "right": "Of those, the runs judged right.",
+    "rate": "right/runs, the model's share of right runs on this instance: what the comparisons by instance pair.",
+}
+INSTANCE_RATE_COLUMNS = statistics.explain(statistics.InstanceRate)
+INSTANCE_PAIR_COLUMNS = statistics.explain(statistics.InstancePair)
+TABLES = {"scorecard": SCORECARD_COLUMNS, "pass_k": PASS_K_COLUMNS, "pairs": PAIR_COLUMNS, "across_tasks": ACROSS_COLUMNS,
+          "instances": INSTANCE_COLUMNS, "instance_rates": INSTANCE_RATE_COLUMNS, "instance_pairs": INSTANCE_PAIR_COLUMNS}
+FILES = {name_: f"{name_}.csv" for name_ in TABLES}
 
 
 def _empty(value):
@@ -134,6 +193,7 @@ def scorecard_rows(rows, result):
             "right": r["right"], "rate": rate.rate, "rate_low": rate.rate_low, "rate_high": rate.rate_high,
             "rule_of_three_high": rate.rule_of_three_high, "rule_of_three_low": rate.rule_of_three_low,
             "supported": r["supported"], "right_unsupported": r["right_unsupported"], "supported_wrong": r["supported_wrong"],
+            "instances": r["instances"], "instance_low": r["instance_low"], "instance_high": r["instance_high"],
             "mean_calls": r["mean_calls"], "mean_budget_used": r["mean_budget_used"],
             "mean_input_tokens": _empty(r["mean_input_tokens"]), "mean_output_tokens": _empty(r["mean_output_tokens"]),
             "mean_tokens": _empty(tokens), "mean_cost_usd": _empty(r["mean_cost_usd"]),
@@ -149,13 +209,16 @@ def _split(record):
     return {"lesson": lesson, "task": task, **row}
 
 
-def tables_of(rows, result):
+def tables_of(rows, result, instances, by_instance):
     """{table: flat rows} of everything the page shows, with the columns of TABLES."""
     return {
         "scorecard": scorecard_rows(rows, result),
         "pass_k": [_split(r) for r in result.pass_k],
         "pairs": [_split(p) for p in result.pairs],
         "across_tasks": [dataclasses.asdict(a) for a in result.across_tasks],
+        "instances": instances,
+        "instance_rates": [dataclasses.asdict(r) for r in by_instance.rates],
+        "instance_pairs": [dataclasses.asdict(p) for p in by_instance.pairs],
     }
 
 
@@ -261,6 +324,72 @@ def summary(result, rows, detect):
     return " ".join(s for s in said if s)
 
 
+def full_summary(result, rows, by_instance, detect):
+    """The summary paragraph: by task and across tasks, then by instance."""
+    parts = (summary(result, rows, detect), instance_summary(by_instance, detect) if by_instance else "")
+    return " ".join(part for part in parts if part)
+
+
+def instance_verdict(pair):
+    """What one comparison by instance lets one say: never 'tied' nor 'better' beyond its test."""
+    if pair.p_value is None:
+        return "no test (no instance both ran)"
+    if pair.significant:
+        return "differ beyond chance"
+    if pair.smallest_p_value is not None and pair.smallest_p_value > statistics.ALPHA:
+        return "too few instances to tell apart"
+    return "not separated"
+
+
+def rests_on(by_instance):
+    """'12 instances of LESSON, 8 instances of OTHER': the instances each lesson's figures rest on (a
+    range where the models took different numbers of instances; each row states its own)."""
+    said = []
+    for lesson in by_instance.lessons:
+        taken = sorted({r.instances for r in by_instance.rates if r.lesson == lesson and r.instances})
+        if not taken:
+            continue
+        many = counted(taken[0], "instance", "instances") if len(taken) == 1 else f"{taken[0]} to {taken[-1]} instances (per model)"
+        said.append(f"{many} of {text(lesson)}")
+    return ", ".join(said) if said else "no instance"
+
+
+def _runs_per_instance(value):
+    return f"{value:.3g}"
+
+
+def instance_summary(by_instance, detect):
+    """The summary's sentences by instance: the unit, each pair per lesson, the instances needed."""
+    if not by_instance.rates:
+        return ""
+    said = [f"Counted by instance, the unit of evidence (runs of one instance share its question, so they are not "
+            f"independent, and tests that count runs can overstate the evidence), the figures rest on "
+            f"{rests_on(by_instance)}."]
+    for p in by_instance.pairs:
+        where = f"On {text(p.lesson)}"
+        if not p.instances:
+            said.append(f"{where}, {text(p.model_a)} and {text(p.model_b)} share no instance.")
+            continue
+        spread = (f"95 % interval {interval_text(p.difference_low, p.difference_high)} points" if p.difference_low is not None
+                  else "no interval: " + ("one instance" if p.instances < 2 else "every instance gave the same difference"))
+        said.append(f"{where}, paired by instance, {text(p.model_a)} − {text(p.model_b)} is {points(p.difference)} over "
+                    f"{counted(p.instances, 'instance', 'instances')} ({spread}; {text(p.model_a)} ahead on {p.a_ahead}, "
+                    f"{text(p.model_b)} on {p.b_ahead}): {instance_verdict(p)} (sign test, Holm-adjusted {p_phrase(p.p_holm)}).")
+    needed = {}
+    for p in by_instance.pairs:
+        if p.instances_needed is not None:
+            runs_each = max(p.runs_per_instance_a, p.runs_per_instance_b)
+            found = needed.get(p.lesson)
+            if found is None or p.instances_needed > found[0]:
+                needed[p.lesson] = (p.instances_needed, runs_each)
+    if needed:
+        said.append(f"To detect {100 * detect:.0f} points paired by instance, about "
+                    + ", ".join(f"{n} instances of {text(lesson)} at {_runs_per_instance(r)} runs per instance"
+                                for lesson, (n, r) in needed.items())
+                    + " would be needed.")
+    return " ".join(said)
+
+
 def glance_section(result, rows):
     out = ["## At a glance", ""]
     rates = {(r.model, r.task): r for r in result.rates}
@@ -280,6 +409,73 @@ def glance_section(result, rows):
             "bold.", "",
             table(grid, columns), ""]
     out += ["![The share of right runs per task and model, with 95 % intervals](figures/comparison.png)", ""]
+    return out
+
+
+def by_instance_section(by_instance, detect):
+    if not by_instance.rates:
+        return []
+    rates = []
+    for r in by_instance.rates:
+        rates.append({
+            "lesson": Md(f"[{text(r.lesson)}]({r.lesson}/index.md)"), "model": r.model,
+            "instances": r.instances,
+            "right": "no runs" if not r.runs else f"{r.right}/{r.runs} · {percent(r.rate)}",
+            "interval": ("n/a" if not r.runs else "none: one instance" if r.rate_low is None
+                         else f"{percent(r.rate_low)} to {percent(r.rate_high)}"),
+            "deff": "" if r.design_effect is None else f"{r.design_effect:.3g}",
+            "effective": "" if r.effective_runs is None else f"{r.effective_runs:.3g}",
+        })
+    out = ["## By instance", "",
+           "**The instance is the unit of evidence here.** Runs of one instance share its question and its numbers, so "
+           "they are not independent evidence about a model: the figures of this section count instances, not runs, and "
+           f"rest on {rests_on(by_instance)} (each row states its own). Per lesson and model, the share of right runs with "
+           "its 95 % interval clustered by instance; the design effect says how many times the variance exceeds that of "
+           "as many independent runs, and the effective runs what the runs are worth as independent ones. Every count is "
+           "in `instances.csv` (per model and instance: its runs and the right ones), from which each figure here can be "
+           "recomputed.", "",
+           table(rates, [("lesson", "lesson"), ("model", "model"), ("instances", "instances"), ("right", "right/runs · rate"),
+                         ("interval", "95 % interval, clustered by instance"), ("deff", "design effect"),
+                         ("effective", "effective runs")]), ""]
+    if not by_instance.pairs:
+        return out
+    shown = []
+    for p in by_instance.pairs:
+        left_out = [f"{n} only {text(m)}" for n, m in ((p.only_a, p.model_a), (p.only_b, p.model_b)) if n]
+        if p.instances_needed is not None:
+            runs_each = _runs_per_instance(max(p.runs_per_instance_a, p.runs_per_instance_b))
+            needed = f"{p.instances_needed} (at {runs_each} runs per instance)"
+        else:
+            needed = f"n/a: {p.instances_needed_note}"
+        shown.append({
+            "lesson": text(p.lesson),
+            "pair": Md(f"{text(p.model_a)} − {text(p.model_b)}"),
+            "instances": str(p.instances) + (f" (left out: {', '.join(left_out)})" if left_out else ""),
+            "ahead": f"{p.a_ahead} / {p.b_ahead}",
+            "difference": points(p.difference),
+            "interval": interval_text(p.difference_low, p.difference_high),
+            "p": p_text(p.p_value),
+            "holm": p_text(p.p_holm),
+            "verdict": instance_verdict(p),
+            "detectable": "n/a" if p.detectable_difference is None else f"{100 * p.detectable_difference:.0f} points",
+            "needed": needed,
+        })
+    out += ["Each pair of models on each lesson, **paired by instance** on the instances both ran (an instance only one "
+            "ran is counted and left out): the mean over those instances of a's share of right runs minus b's, with its "
+            "paired t interval; how many instances favour a / b; the exact sign test over the instances where they "
+            f"differ, with Holm's correction over these {by_instance.comparisons} tests (a family apart from the tests "
+            "by task). The verdict is the test's: \"not separated\" says only that the test does not tell the two apart; the "
+            "interval is built another way (from the spread of the differences, not Holm-adjusted), so with few instances "
+            "it may exclude 0 where the test does not separate the models: the verdict is what the page concludes. "
+            "The last two columns: the smallest mean difference these instances detect, and the instances needed to "
+            f"detect {100 * detect:.0f} points (`campaign.detect`) at the current runs per instance, both at power 0.8 "
+            "(paired t-test, from the observed spread of the per-instance differences: the same whichever model is "
+            "named first).", "",
+            table(shown, [("lesson", "lesson"), ("pair", "a − b"), ("instances", "instances"), ("ahead", "a / b ahead"),
+                          ("difference", "mean difference"), ("interval", "95 % interval (points)"),
+                          ("p", "sign test p"), ("holm", "Holm-adjusted p"), ("verdict", "verdict"),
+                          ("detectable", "detectable now"), ("needed", f"instances needed for {100 * detect:.0f} points")]),
+            ""]
     return out
 
 
@@ -406,9 +602,13 @@ def method_section(settings):
         "- Each run is judged on the answer it submitted with the tool `answer`, never on its words. **Right** is "
         "the lesson's own decision from recomputed numbers (its page says what is right); a run with no answer is "
         "not right. **Supported** says whether the run's own replayed experiments point at its answer.",
-        "- Runs of two models on one task are independent samples; a task is a lesson's variant (in a lesson of several "
-        "agents per run, each agent). Tasks are never pooled: across tasks, the per-task differences are combined, with the number "
-        "of tasks stated.",
+        "- The tests by task and across tasks take the runs of two models on one task as independent samples; a task is "
+        "a lesson's variant (in a lesson of several agents per run, each agent). Tasks are never pooled: across tasks, the "
+        "per-task differences are combined, with the number of tasks stated.",
+        "- The instance is the unit of evidence: runs of one instance share its question and numbers, so they are not "
+        "independent, and where a model ran an instance several times the tests that count runs can overstate the "
+        "evidence. The section by instance counts instances: the rate's interval clustered by instance, the comparison "
+        "paired by instance, and the instances needed; each states the instances it rests on.",
         "- Per-run limits: " + (", ".join(limits) + "; a run stopped by one is not right." if limits else "none."),
     ]
     out += [f"- {key.replace('_', ' ')}: {text(method)}" for key, method in statistics.METHODS.items()]
@@ -419,9 +619,8 @@ def columns_section():
     out = ["## The columns of the tables", "",
            "The CSV files and `scorecard.json` use the same column names (in the JSON, a list for `tasks_left_out`; "
            "an empty CSV cell is `null`).", ""]
-    files = {"scorecard": "scorecard.csv", "pass_k": "pass_k.csv", "pairs": "pairs.csv", "across_tasks": "across_tasks.csv"}
     for name_, columns in TABLES.items():
-        out += [f"### [{files[name_]}]({files[name_]})", ""]
+        out += [f"### [{FILES[name_]}]({FILES[name_]})", ""]
         out += [f"- {code(column)}: {text(explanation)}" for column, explanation in columns.items()]
         out.append("")
     return out
@@ -465,7 +664,7 @@ def runs_section(runs, links):
     return out
 
 
-def page(settings, lessons, runs, rows, result, links, not_counted, summary_page=True):
+def page(settings, lessons, runs, rows, result, links, not_counted, summary_page=True, by_instance=None):
     models = list(settings["models"])
     priced = bool(settings.get("prices"))
     detect = settings.get("detect", DETECT)
@@ -486,10 +685,11 @@ def page(settings, lessons, runs, rows, result, links, not_counted, summary_page
         "",
         "## Summary",
         "",
-        summary(result, rows, detect),
+        full_summary(result, rows, by_instance, detect),
         "",
     ]
     out += glance_section(result, rows)
+    out += by_instance_section(by_instance, detect) if by_instance else []
     out += across_section(result)
     out += pairs_section(result, detect)
     out += ties_section(result)
@@ -566,7 +766,8 @@ def not_counted_runs(lessons, runs, folder):
 
 def write(settings, lessons, tables, transcripts, folder):
     """The comparison of a campaign into `folder`: index.md (and index.html), scorecard.csv,
-    pass_k.csv, pairs.csv, across_tasks.csv, scorecard.json (every table, the same columns) and
+    pass_k.csv, pairs.csv, across_tasks.csv, instances.csv, instance_rates.csv,
+    instance_pairs.csv, scorecard.json (every table, the same columns) and
     figures/comparison.png. Returns the seconds the HTML took."""
     folder = Path(folder)
     models = list(settings["models"])
@@ -574,14 +775,17 @@ def write(settings, lessons, tables, transcripts, folder):
     runs = runs_of(lessons, tables, settings.get("prices", {}))
     rows = compare(runs, models)
     result = statistics_of(rows, models, detect)
-    found = tables_of(rows, result)
+    instances = instance_rows(runs, models)
+    by_instance = instance_statistics_of(instances, models, detect)
+    found = tables_of(rows, result, instances, by_instance)
     not_counted = not_counted_runs(lessons, runs, folder)
     summary_page = (folder.parent.parent / "index.md").is_file()  # results/index.md: linked only where it is
     text_ = page(settings, lessons, runs, rows, result, transcript_links(lessons, transcripts, folder), not_counted,
-                 summary_page)
+                 summary_page, by_instance)
     pipeline.write_json(folder / "scorecard.json", {
-        "campaign": settings["name"], "settings": settings, "detect": detect, "summary": summary(result, rows, detect),
-        "tests": result.comparisons, **found,
+        "campaign": settings["name"], "settings": settings, "detect": detect,
+        "summary": full_summary(result, rows, by_instance, detect),
+        "tests": result.comparisons, "instance_tests": by_instance.comparisons, **found,
         "ties": [dataclasses.asdict(t) for t in result.ties],
         "not_counted": {lesson: len(names) for lesson, names in not_counted.items()},
         "columns": TABLES, "methods": statistics.METHODS,

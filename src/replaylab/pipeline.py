@@ -273,7 +273,14 @@ def scan_lesson(stage):
 
 
 def allowlists(lesson):
-    """The allowlists as the model sees them, printed from the code, per variant."""
+    """The allowlists as the model sees them, printed from the code, per variant name: of the seeds'
+    own questions first, then of the first instance that holds each other name (a family whose
+    instances bring variants of their own, such as claims about other integrators)."""
+    lesson = registry.lesson(lesson)
+    variants = dict(lesson.variants)
+    for instance in lesson.instances:
+        for name, v in lesson.instance_variants(instance).items():
+            variants.setdefault(name, v)
     return {
         name: {
             "tools": v.allowlist().specs(),
@@ -281,7 +288,7 @@ def allowlists(lesson):
             "max_steps": v.max_steps,
             "max_calls_per_message": MAX_CALLS_PER_MESSAGE,
         }
-        for name, v in registry.lesson(lesson).variants.items()
+        for name, v in variants.items()
     }
 
 

@@ -10,6 +10,15 @@ The methods are library calls (statsmodels, scipy) wherever a library has the me
 models on one task are independent samples (nothing pairs run i of one model with run i of the
 other). Tasks are never pooled: across tasks, two models are compared task by task and the per-task
 differences combined, with the number of tasks stated.
+
+Runs of one instance (one question of a lesson's family, with its own numbers) share that question,
+so they are not independent evidence about a model. The instance statistics (`InstanceCounts` on)
+take the instance as the unit: a model's rate with an interval clustered by instance, two models
+compared paired by instance, and the instances a paired comparison needs; each states how many
+instances it rests on. They are exact formulas on the counts (no random resampling), so anyone can
+recompute them from the per-instance table. The clustered standard error is written out here
+(statsmodels' cluster-robust OLS gives the same, as the tests check), and so is the paired t-test's
+power (scipy's and statsmodels' noncentral t give NaN in places).
 """
 
 import dataclasses
@@ -19,8 +28,11 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 import numpy as np
+from scipy.integrate import quad
 from scipy.optimize import brentq
-from scipy.stats import fisher_exact, hypergeom, norm
+from scipy.special import ndtr
+from scipy.stats import binomtest, fisher_exact, hypergeom, norm
+from scipy.stats import t as student_t
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import NormalIndPower
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
@@ -59,6 +71,41 @@ METHODS = {
     "small n: at 12 runs each from a rate of 0.5, Fisher's test detects the difference called detectable (0.45) "
     "with power about 0.6, not 0.8; at the 93 runs each said to be needed for 0.5 against 0.7, about 0.75. Treat "
     "the detectable difference and the runs needed as lower bounds.",
+    "instance_rate": "A model's rate over the instances of a lesson, the instance as the unit (runs of one instance "
+    "share its question, so they are not independent): k/n over all its runs, with the cluster-robust standard error "
+    "over instances, SE^2 = C/(C-1) * sum_i (k_i - n_i k/n)^2 / n^2 for C instances with k_i of n_i right (Liang & "
+    "Zeger 1986, Biometrika 73:13-22; the small-sample factor C/(C-1) and C-1 degrees of freedom as in Cameron & "
+    "Miller 2015, J Hum Resour 50:317-372; for evals, Miller 2024, arXiv 2411.00640, clustered standard errors). It "
+    "is the standard error of statsmodels' OLS of the right flag on a constant with cov_type='cluster'. The 95 % "
+    "interval is Wilson's score interval on the effective number of runs n/deff, where deff = SE^2 / (p(1-p)/(n-1)) is "
+    "the design effect (Kish 1965, Survey Sampling), taken as 1 when it is below 1 or cannot be estimated (every run "
+    "right, or every run wrong), with the t quantile on C-1 degrees of freedom in place of z (the effective sample "
+    "size and degrees-of-freedom adjustment of Korn & Graubard 1998, Survey Methodology 24:193-201, applied to "
+    "Wilson's interval). A normal (CLT) interval from the SE alone would be a single point at 0 % or 100 % and too "
+    "narrow with few instances (Bowyer, Aitchison & Ivanova 2025, arXiv 2503.01747); Wilson's form is not. With "
+    "every instance run once, deff is exactly 1 and the interval is Wilson's with t on n-1 degrees of freedom in "
+    "place of z (at 100 runs, t = 1.98 against z = 1.96). With one instance there is no interval.",
+    "instance_pair": "Two models paired by instance (Miller 2024, arXiv 2411.00640, paired differences): on each "
+    "instance both ran, model a's share of right runs minus model b's; their mean over the instances, with the "
+    "paired t interval (mean +- t on n-1 degrees of freedom times the standard deviation of the differences over "
+    "sqrt(n): scipy.stats.ttest_rel on the per-instance rates gives the same). Instances only one model ran are "
+    "counted and left out. When every instance gives the same difference the spread is 0 and no interval is given "
+    "(a single point would claim a precision the instances do not show).",
+    "sign_test": "The exact two-sided sign test over the instances where the two models' rates differ (Dixon & Mood "
+    "1946, JASA 41:557-566): how many favour model a, against Binomial(m, 1/2), scipy.stats.binomtest; it assumes "
+    "no normality, and with one run per instance it is the exact McNemar test (McNemar 1947, Psychometrika "
+    "12:153-157). With no instance that differs, p = 1.",
+    "instance_power": "Instances needed: the fewest instances for which a paired t-test at 0.05 (two-sided) detects a "
+    "mean difference of `detect` with power 0.8 (the noncentral t distribution, integrated numerically), taking the standard "
+    "deviation of the per-instance differences as observed at the current runs per instance (Miller 2024, arXiv "
+    "2411.00640, power analysis); it depends on the spread only, so it is the same whichever model is named first. "
+    "More runs per instance shrink the part of the spread that is run-to-run noise, not the part between instances. "
+    "The page's test is the sign test, which uses only the signs and usually detects less than the t-test: treat the "
+    "figure as a lower bound. None, with the reason, when fewer than two instances were compared or their "
+    "differences do not vary.",
+    "instance_multiple_comparisons": "Holm's step-down correction (Holm 1979) over the sign tests of the comparisons "
+    "by instance (every pair of models on every lesson), a family of its own: the tests by task and across tasks "
+    "keep their own correction.",
     "tied": "Models no test separates: the largest groups of models no two of which a significant (Holm-adjusted) "
     "comparison separates (maximal cliques, Bron & Kerbosch 1973); a model can be in several groups.",
 }
@@ -104,22 +151,28 @@ class Counts:
     runs: int = doc("How many runs were judged (right or wrong).")
 
     def __post_init__(self):
-        for name in ("model", "task"):
-            if not isinstance(getattr(self, name), str) or not getattr(self, name):
-                raise ValueError(f"counts: '{name}' must be a non-empty string, not {getattr(self, name)!r}")
-        for name in ("right", "runs"):
-            value = getattr(self, name)
-            if isinstance(value, bool):
-                raise ValueError(f"counts of {self.model} on {self.task}: '{name}' must be a whole number, not {value!r}")
-            try:
-                value = operator.index(value)
-            except TypeError:
-                raise ValueError(f"counts of {self.model} on {self.task}: '{name}' must be a whole number, not {value!r}") from None
-            if value < 0:
-                raise ValueError(f"counts of {self.model} on {self.task}: '{name}' must be 0 or more, not {value}")
-            object.__setattr__(self, name, value)
-        if self.right > self.runs:
-            raise ValueError(f"counts of {self.model} on {self.task}: 'right' ({self.right}) exceeds 'runs' ({self.runs})")
+        _check_counts(self, "counts", ("model", "task"), f"counts of {self.model} on {self.task}")
+
+
+def _check_counts(record, kind, names, where):
+    """One ValueError line for a record whose names are not non-empty strings, or whose right and
+    runs are not whole numbers with 0 <= right <= runs; the numbers are stored as plain ints."""
+    for name in names:
+        if not isinstance(getattr(record, name), str) or not getattr(record, name):
+            raise ValueError(f"{kind}: '{name}' must be a non-empty string, not {getattr(record, name)!r}")
+    for name in ("right", "runs"):
+        value = getattr(record, name)
+        if isinstance(value, bool):
+            raise ValueError(f"{where}: '{name}' must be a whole number, not {value!r}")
+        try:
+            value = operator.index(value)
+        except TypeError:
+            raise ValueError(f"{where}: '{name}' must be a whole number, not {value!r}") from None
+        if value < 0:
+            raise ValueError(f"{where}: '{name}' must be 0 or more, not {value}")
+        object.__setattr__(record, name, value)
+    if record.right > record.runs:
+        raise ValueError(f"{where}: 'right' ({record.right}) exceeds 'runs' ({record.runs})")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -613,3 +666,370 @@ def compare_models(counts, detect=None):
         ties=ties,
         comparisons=sum(c.p_value is not None for c in corrected),
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# The instance as the unit
+
+
+@_documented
+@dataclass(frozen=True)
+class InstanceCounts:
+    """How many of a model's runs of one instance were right. Runs of one instance share its
+    question and numbers, so they are not independent: the instance statistics count instances."""
+
+    model: str = doc("The model (or scripted program) that made the runs.")
+    lesson: str = doc("The lesson: the family of questions the instance is one of.")
+    instance: str = doc("The instance: one question of the lesson's family, with its own numbers (its id, as `replaylab tasks` lists it).")
+    right: int = doc("How many of the model's runs of this instance were judged right.")
+    runs: int = doc("How many of the model's runs of this instance were judged (every variant of it the model ran).")
+
+    def __post_init__(self):
+        _check_counts(self, "instance counts", ("model", "lesson", "instance"),
+                      f"instance counts of {self.model} on {self.instance}")
+
+
+def _t_quantile(degrees):
+    """The two-sided 95 % quantile of Student's t on `degrees` degrees of freedom."""
+    return float(student_t.ppf(1 - ALPHA / 2, float(degrees)))  # float: a count beyond int64 too
+
+
+def score_interval(rate, runs, quantile):
+    """Wilson's score interval of `rate` observed on `runs` (not necessarily whole) with `quantile`
+    in place of z: the rates p with |rate - p| <= quantile sqrt(p (1 - p) / runs). Exactly 0 and 1
+    at the ends, and never excluding the rate itself (rounding)."""
+    spread = quantile * quantile / runs
+    centre = (rate + spread / 2) / (1 + spread)
+    half = quantile * math.sqrt(rate * (1 - rate) / runs + spread / (4 * runs)) / (1 + spread)
+    low = 0.0 if rate == 0 else max(0.0, min(centre - half, rate))
+    high = 1.0 if rate == 1 else min(1.0, max(centre + half, rate))
+    return low, high
+
+
+def clustered(rights, runs):
+    """The rate over clusters and its clustered figures, for parallel lists of right and runs per
+    cluster (each with runs): {rate, standard_error, design_effect, effective_runs,
+    degrees_of_freedom, low, high} (see METHODS['instance_rate']); the figures beyond the rate are
+    None with fewer than two clusters, whose spread cannot be estimated."""
+    clusters, total, right = len(runs), sum(runs), sum(rights)
+    found = dict.fromkeys(("rate", "standard_error", "design_effect", "effective_runs", "degrees_of_freedom", "low", "high"))
+    if not total:
+        return found
+    rate = right / total
+    found["rate"] = rate
+    if clusters < 2:
+        return found
+    residuals = math.fsum((k - n * rate) ** 2 for k, n in zip(rights, runs))
+    variance = clusters / (clusters - 1) * residuals / (total * total)
+    binomial = rate * (1 - rate) / (total - 1)  # the variance of k/n from independent runs (unbiased form)
+    design_effect = variance / binomial if binomial > 0 else None
+    effective = total / max(1.0, design_effect) if design_effect is not None else float(total)
+    low, high = score_interval(rate, effective, _t_quantile(clusters - 1))
+    found.update(standard_error=math.sqrt(variance), design_effect=_number(design_effect), effective_runs=effective,
+                 degrees_of_freedom=clusters - 1, low=low, high=high)
+    return found
+
+
+@_documented
+@dataclass(frozen=True)
+class InstanceRate:
+    """A model's share of right runs on a lesson, with a 95 % interval that counts instances, not runs."""
+
+    lesson: str = doc("The lesson.")
+    model: str = doc("The model.")
+    instances: int = doc("How many instances the model has runs of (C): what the interval rests on.")
+    runs: int = doc("Runs judged (n), over those instances.")
+    right: int = doc("Runs judged right (k).")
+    rate: float | None = doc("k/n, the share of the runs that were right; None without runs.")
+    standard_error: float | None = doc(
+        "Cluster-robust standard error of the rate over instances, with the small-sample factor C/(C-1) (statsmodels' "
+        "OLS of the right flag on a constant, cov_type='cluster'); None with fewer than two instances."
+    )
+    design_effect: float | None = doc(
+        "The clustered variance over the variance of independent runs, p(1-p)/(n-1): about 1 when runs of one instance "
+        "vary like runs of different instances, up to about the runs per instance when they always agree (below 1, "
+        "taken as 1 in the interval); None with fewer than two instances or when every run was right, or every run "
+        "wrong (no variance to compare)."
+    )
+    effective_runs: float | None = doc(
+        "n divided by the design effect (taken as at least 1; n where it cannot be estimated): the independent runs "
+        "the evidence is worth; None with fewer than two instances."
+    )
+    degrees_of_freedom: int | None = doc("C-1, the degrees of freedom of the t quantile; None with fewer than two instances.")
+    rate_low: float | None = doc(
+        "Lower end of the 95 % interval clustered by instance (Wilson's score interval on the effective runs with the "
+        "t quantile on C-1 degrees of freedom); None with fewer than two instances."
+    )
+    rate_high: float | None = doc(
+        "Upper end of the 95 % interval clustered by instance; None with fewer than two instances."
+    )
+
+
+def _one_model_one_lesson(counts, what):
+    """The counts of one model on one lesson, checked: (model, lesson, {instance: (right, runs)})
+    of the instances with runs (an instance of 0 runs is not one the model ran)."""
+    counts = list(counts)
+    if not counts:
+        raise ValueError(f"{what}: no counts (give 0 of 0 for an instance a model did not run)")
+    if len({(c.model, c.lesson) for c in counts}) > 1:
+        raise ValueError(f"{what}: the counts must be of one model on one lesson")
+    if len({c.instance for c in counts}) < len(counts):
+        raise ValueError(f"{what}: an instance appears twice in the counts of {counts[0].model} on {counts[0].lesson}")
+    return counts[0].model, counts[0].lesson, {c.instance: (c.right, c.runs) for c in counts if c.runs}
+
+
+def instance_rate(counts):
+    """A model's rate on a lesson from its counts per instance, with the interval clustered by
+    instance (METHODS['instance_rate'])."""
+    model, lesson, ran = _one_model_one_lesson(counts, "instance_rate")
+    rights, runs = [k for k, _ in ran.values()], [n for _, n in ran.values()]
+    found = clustered(rights, runs)
+    return InstanceRate(
+        model=model, lesson=lesson, instances=len(ran), runs=sum(runs), right=sum(rights), rate=found["rate"],
+        standard_error=found["standard_error"], design_effect=found["design_effect"],
+        effective_runs=found["effective_runs"], degrees_of_freedom=found["degrees_of_freedom"],
+        rate_low=found["low"], rate_high=found["high"],
+    )
+
+
+NOT_ASKED = "no difference to detect was asked"
+TOO_FEW_INSTANCES = "fewer than two instances compared: the spread of their differences cannot be estimated"
+NO_SPREAD = "every instance compared gave the same difference: their spread cannot be estimated"
+TOO_SMALL = "the difference to detect is too small against the spread for a number of instances to be computed"
+
+
+def _paired_power(effect, instances):
+    """Power of the two-sided paired t-test at 0.05 for a standardised effect (mean difference over
+    its standard deviation) on `instances` pairs: P(|T| > t crit) for T noncentral t on n-1 degrees
+    of freedom with noncentrality effect sqrt(n). T = (Z + nc) / S with S = sqrt(chi2(n-1)/(n-1)),
+    so the power is the mean over S of Phi(nc - t S) + Phi(-nc - t S), integrated with quad over S,
+    whose density is smooth (scipy's and statsmodels' noncentral t give NaN in places, at one degree
+    of freedom even near power 0.5)."""
+    degrees = instances - 1
+    critical = _t_quantile(degrees)
+    shift = effect * math.sqrt(instances)
+    half = degrees / 2
+    # S's density is 2 h^h / Gamma(h) s^(k-1) exp(-h s^2), h = k/2; its logarithm written without
+    # terms of size h that cancel (at a million instances they would leave 1e-10 of noise, which quad
+    # reports as roundoff): log 2 + log(h)/2 - log(2 pi)/2 - stirling(h) + (k-1) log s + h (1 - s^2).
+    if half >= 10:  # Stirling's series of lgamma(h) - ((h - 1/2) log h - h + log(2 pi)/2), to 1e-10
+        stirling = 1 / (12 * half) - 1 / (360 * half**3) + 1 / (1260 * half**5)
+    else:
+        stirling = math.lgamma(half) - ((half - 0.5) * math.log(half) - half + 0.5 * math.log(2 * math.pi))
+    log_scale = math.log(2) + 0.5 * math.log(half) - 0.5 * math.log(2 * math.pi) - stirling
+    width = 1 / math.sqrt(2 * degrees)  # about S's standard deviation: S = 1 + u width, u of order 1
+
+    def weighted(u):  # S's density at 1 + u width, times ds/du
+        step = u * width
+        if step <= -1:
+            return 0.0
+        log_density = log_scale + (degrees - 1) * math.log1p(step) - half * (2 * step + step * step)
+        return (ndtr(shift - critical * (1 + step)) + ndtr(-shift - critical * (1 + step))) * math.exp(log_density) * width
+
+    low, high = max(-1 / width, -40.0), 40.0  # S's mass beyond 40 of its standard deviations is below 1e-13
+    turn = (shift / critical - 1) / width  # where Phi turns from 0 to 1
+    points = sorted(x for x in (0.0, turn) if low < x < high)
+    value, _ = quad(weighted, low, high, points=points or None, epsabs=1e-11, epsrel=1e-9, limit=200)
+    return min(1.0, value)
+
+
+def _check_detect(detect, what):
+    if not (isinstance(detect, (int, float)) and not isinstance(detect, bool) and 0 < detect <= 1):
+        raise ValueError(f"{what}: the difference to detect must be a number above 0 and at most 1, not {detect!r}")
+
+
+def instances_needed(spread, detect):
+    """(instances, None): the fewest instances (2 at least) for which a paired t-test at 0.05
+    detects a mean difference `detect` with power 0.8, when the per-instance differences have the
+    standard deviation `spread` (beyond a million, the normal approximation's count, which t then
+    matches to an instance); (None, the reason) when `spread` is None or 0, or detect is None.
+    It depends on the spread and `detect` alone: the same whichever model is named first."""
+    if detect is None:
+        return None, NOT_ASKED
+    _check_detect(detect, "instances needed")
+    if spread is None:
+        return None, TOO_FEW_INSTANCES
+    if not (isinstance(spread, (int, float)) and math.isfinite(spread) and spread >= 0):
+        raise ValueError(f"instances needed: the spread must be a number 0 or more, not {spread!r}")
+    if spread == 0:
+        return None, NO_SPREAD
+    effect = detect / spread
+    z = float(norm.ppf(1 - ALPHA / 2) + norm.ppf(POWER))
+    normal = (z / effect) ** 2 if effect > 1e-150 else math.inf  # the z-test's count (one tail)
+    if not math.isfinite(normal):
+        return None, TOO_SMALL
+    if normal > 1e6:  # there t is z to 1e-6, and the count the normal one, give or take an instance
+        return math.ceil(normal), None
+    # A bracket (too few, enough) from the normal count, then bisection: the power grows with the instances.
+    too_few, enough = 1, max(2, math.ceil(normal))
+    while _paired_power(effect, enough) < POWER:
+        too_few, enough = enough, 2 * enough
+    while enough - too_few > 1:
+        middle = (too_few + enough) // 2
+        too_few, enough = (too_few, middle) if _paired_power(effect, middle) >= POWER else (middle, enough)
+    return enough, None
+
+
+def detectable_by_instances(spread, instances):
+    """The smallest mean difference a paired t-test at 0.05 on `instances` instances detects with
+    power 0.8 when the per-instance differences have the standard deviation `spread`; None with
+    fewer than two instances, no spread, or when that difference would exceed 1 (none detectable)."""
+    if spread is None or spread == 0 or instances < 2:
+        return None
+    effect = brentq(lambda e: _paired_power(e, instances) - POWER, 1e-9, 1e3, xtol=1e-12)
+    found = effect * spread
+    return _number(found) if found <= 1 else None
+
+
+@_documented
+@dataclass(frozen=True)
+class InstancePair:
+    """Two models on one lesson, paired by instance: the mean of the per-instance differences of
+    their rates, its interval, an exact sign test, and the instances a difference of `detect` needs."""
+
+    lesson: str = doc("The lesson.")
+    model_a: str = doc("The first model of the pair.")
+    model_b: str = doc("The second model of the pair.")
+    instances: int = doc("Instances compared: those both models have runs of. Every figure of the row rests on them.")
+    only_a: int = doc("Instances only model a has runs of: counted here, left out of the comparison.")
+    only_b: int = doc("Instances only model b has runs of: counted here, left out of the comparison.")
+    runs_per_instance_a: float | None = doc("Model a's runs per instance compared (their mean); None without instances.")
+    runs_per_instance_b: float | None = doc("Model b's runs per instance compared (their mean); None without instances.")
+    rate_a: float | None = doc(
+        "Model a's share of right runs per instance, averaged over the instances compared (each instance counts "
+        "once); None without instances."
+    )
+    rate_b: float | None = doc("The same for model b; None without instances.")
+    difference: float | None = doc(
+        "The mean over the instances compared of model a's share of right runs minus model b's (from -1 to 1); "
+        "None without instances."
+    )
+    spread: float | None = doc(
+        "The standard deviation of the per-instance differences (divisor n-1); None with fewer than two instances."
+    )
+    difference_low: float | None = doc(
+        "Lower end of the 95 % paired t interval of the mean difference (t on n-1 degrees of freedom); None with "
+        "fewer than two instances or when every instance gave the same difference (no spread to build it from)."
+    )
+    difference_high: float | None = doc("Upper end of the 95 % paired t interval of the mean difference; None as for the lower end.")
+    a_ahead: int = doc("Instances where model a's share of right runs is the higher.")
+    b_ahead: int = doc("Instances where model b's share of right runs is the higher.")
+    p_value: float | None = doc(
+        "Two-sided p-value of the exact sign test over the instances where the two differ (a_ahead of a_ahead + "
+        "b_ahead against a fair coin), before any correction; 1 when none differs; None without instances."
+    )
+    smallest_p_value: float | None = doc(
+        "The smallest p-value the sign test could give on these instances (every one favouring the same model), "
+        "2 * 0.5^n; at 0.05 or above no outcome could be significant: too few instances. None without instances."
+    )
+    p_holm: float | None = doc(
+        "The p-value adjusted by Holm's correction over every comparison by instance of the campaign; None when no test ran."
+    )
+    significant: bool = doc("Whether the Holm-adjusted p-value is at most 0.05: the sign test separates the two models.")
+    detectable_difference: float | None = doc(
+        "The smallest mean difference a paired t-test on this many instances detects with 80 % power (two-sided "
+        "0.05), at the observed spread; None with fewer than two instances, no spread, or when it would exceed 1."
+    )
+    detect: float | None = doc("The difference asked about (instances_needed is for it); None when none was asked.")
+    instances_needed: int | None = doc(
+        "Instances (at the current runs per instance) a paired t-test needs to detect a mean difference of `detect` "
+        "with 80 % power (two-sided 0.05), from the observed spread; the same whichever model is named first; None "
+        "when it cannot be estimated (instances_needed_note says why)."
+    )
+    instances_needed_note: str | None = doc("Why instances_needed is None; None when it is given.")
+
+
+def compare_by_instance(a_counts, b_counts, detect=None):
+    """Two models' counts per instance of one lesson compared, paired by instance (see METHODS:
+    instance_pair, sign_test, instance_power). `p_holm` and `significant` are for this comparison
+    alone; `compare_instances` corrects them over all."""
+    if detect is not None:
+        _check_detect(detect, "compare_by_instance")
+    model_a, lesson_a, ran_a = _one_model_one_lesson(a_counts, "compare_by_instance")
+    model_b, lesson_b, ran_b = _one_model_one_lesson(b_counts, "compare_by_instance")
+    if lesson_a != lesson_b:
+        raise ValueError(f"compare_by_instance: counts of two lessons ({lesson_a!r}, {lesson_b!r})")
+    both = [i for i in ran_a if i in ran_b]
+    n = len(both)
+    rates_a = [ran_a[i][0] / ran_a[i][1] for i in both]
+    rates_b = [ran_b[i][0] / ran_b[i][1] for i in both]
+    differences = [x - y for x, y in zip(rates_a, rates_b)]
+    a_ahead, b_ahead = sum(d > 0 for d in differences), sum(d < 0 for d in differences)
+    mean = math.fsum(differences) / n if n else None
+    spread = None
+    if n >= 2:  # equal differences have no spread, not one of rounding (1e-17, which would give a point interval)
+        equal = max(differences) - min(differences) <= 1e-12
+        spread = 0.0 if equal else math.sqrt(math.fsum((d - mean) ** 2 for d in differences) / (n - 1))
+    low = high = None
+    if spread:
+        half = _t_quantile(n - 1) * spread / math.sqrt(n)
+        low, high = max(-1.0, min(mean - half, mean)), min(1.0, max(mean + half, mean))
+    if n == 0:
+        p = None
+    elif a_ahead + b_ahead == 0:
+        p = 1.0
+    else:
+        p = min(1.0, float(binomtest(a_ahead, a_ahead + b_ahead, 0.5, alternative="two-sided").pvalue))
+    needed, note = instances_needed(spread, detect)
+    return InstancePair(
+        lesson=lesson_a,
+        model_a=model_a,
+        model_b=model_b,
+        instances=n,
+        only_a=len(ran_a) - n,
+        only_b=len(ran_b) - n,
+        runs_per_instance_a=sum(ran_a[i][1] for i in both) / n if n else None,
+        runs_per_instance_b=sum(ran_b[i][1] for i in both) / n if n else None,
+        rate_a=math.fsum(rates_a) / n if n else None,
+        rate_b=math.fsum(rates_b) / n if n else None,
+        difference=_number(mean),
+        spread=_number(spread),
+        difference_low=low,
+        difference_high=high,
+        a_ahead=a_ahead,
+        b_ahead=b_ahead,
+        p_value=p,
+        smallest_p_value=min(1.0, 2 * 0.5**n) if n else None,
+        p_holm=p,
+        significant=p is not None and p <= ALPHA,
+        detectable_difference=detectable_by_instances(spread, n),
+        detect=_number(detect),
+        instances_needed=needed,
+        instances_needed_note=note,
+    )
+
+
+@_documented
+@dataclass(frozen=True)
+class ByInstance:
+    """Everything a campaign's page shows with the instance as the unit, from its counts per instance."""
+
+    models: list[str] = doc("The models, in the order first met in the counts.")
+    lessons: list[str] = doc("The lessons, in the order first met in the counts.")
+    rates: list[InstanceRate] = doc("One rate per lesson and model, its interval clustered by instance.")
+    pairs: list[InstancePair] = doc("Every pair of models on every lesson, paired by instance, Holm-corrected over all of them.")
+    comparisons: int = doc("How many sign tests Holm's correction was over (the family size).")
+
+
+def compare_instances(counts, detect=None, order=()):
+    """The instance statistics of a campaign from its counts (one InstanceCounts per model,
+    lesson and instance; a model without counts on a lesson has no instances there). The models
+    come in the order of `order` (those it names), then as first met in the counts."""
+    counts = list(counts)
+    if detect is not None:
+        _check_detect(detect, "compare_instances")
+    present = list(dict.fromkeys(c.model for c in counts))
+    models = [m for m in dict.fromkeys(order) if m in present] + [m for m in present if m not in order]
+    lessons = list(dict.fromkeys(c.lesson for c in counts))
+    cells = {}
+    for c in counts:
+        cells.setdefault((c.model, c.lesson), []).append(c)
+
+    def of(model, lesson):
+        return cells.get((model, lesson)) or [InstanceCounts(model, lesson, "none", 0, 0)]
+
+    rates = [instance_rate(of(m, lesson)) for lesson in lessons for m in models]
+    pairs = with_holm([compare_by_instance(of(a, lesson), of(b, lesson), detect)
+                       for lesson in lessons for a, b in combinations(models, 2)])
+    return ByInstance(models=models, lessons=lessons, rates=rates, pairs=pairs,
+                      comparisons=sum(p.p_value is not None for p in pairs))

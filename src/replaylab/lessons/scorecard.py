@@ -1,4 +1,5 @@
-"""How often runs give the right answer, per model or program, with a 95 % Wilson interval.
+"""How often runs give the right answer, per model or program, with a 95 % Wilson interval, and
+with a 95 % interval that counts instances rather than runs.
 
 Each run is scored on the answer it submitted (its `answer` call): right and wrong are decided by
 each lesson's `score` function from recomputed numbers; the words of a run never enter. A run
@@ -7,6 +8,12 @@ Beside `right`, each run says whether it `answered` and whether its own experime
 its answer (empty when there is no answer). This module counts and summarises: the judged runs
 become a table of one row per run (a pandas DataFrame, `runs_table`), and a scorecard, a
 lesson's or a campaign's, is a group-by of such a table (`scorecard`).
+
+Runs of one instance (one question of the lesson's family, with its own numbers) are not
+independent evidence: each scorecard row also says how many instances its runs took, and gives the
+rate's interval clustered by instance (`instance_interval`, the formula of
+`replaylab.statistics.clustered`, written again here so that a render job does not import
+statsmodels: about 0.35 s; a test holds the two equal).
 
 pandas is imported here and nowhere on the way of a replay, a judgement or a scan: only the jobs
 that tabulate (render, compare) import this module (importing pandas costs about 0.4 s).
@@ -40,6 +47,45 @@ def wilson(right, runs, z=Z95):
     low = 0.0 if right == 0 else max(0.0, (centre - spread) / denominator)  # exact at the ends, not 5e-17
     high = 1.0 if right == runs else min(1.0, (centre + spread) / denominator)
     return low, high
+
+
+def instance_interval(rights, runs, confidence=0.95):
+    """(low, high): the interval of the rate sum(rights)/sum(runs) clustered by instance, for
+    parallel lists of right and runs per instance (each with runs); (None, None) with fewer than two
+    instances. Wilson's score interval on the effective runs n/deff, deff = the cluster-robust
+    variance with C/(C-1) over p(1-p)/(n-1), at least 1 (1 where it cannot be estimated), with the
+    t quantile on C-1 degrees of freedom in place of z (see replaylab.statistics.METHODS)."""
+    from scipy.special import stdtrit  # about 0.08 s, and only where a scorecard is made
+
+    clusters, total = len(runs), sum(runs)
+    if clusters < 2:
+        return None, None
+    p = sum(rights) / total
+    variance = clusters / (clusters - 1) * math.fsum((k - n * p) ** 2 for k, n in zip(rights, runs)) / total**2
+    independent = p * (1 - p) / (total - 1)
+    effective = total / max(1.0, variance / independent) if independent > 0 else total
+    q = float(stdtrit(clusters - 1, 0.5 + confidence / 2))
+    spread = q * q / effective
+    centre = (p + spread / 2) / (1 + spread)
+    half = q * math.sqrt(p * (1 - p) / effective + spread / (4 * effective)) / (1 + spread)
+    low = 0.0 if p == 0 else max(0.0, min(centre - half, p))
+    high = 1.0 if p == 1 else min(1.0, max(centre + half, p))
+    return low, high
+
+
+def _by_instance(table, keys):
+    """{key: (instances, low, high)} per group of `keys`: the distinct instances its runs took and
+    the interval clustered by them; empty when the table has no instance column."""
+    if "instance" not in table.columns:
+        return {}
+    counted = (table.assign(right_count=table["right"].astype(bool).astype(int))
+               .groupby([*keys, "instance"], sort=True, dropna=False)
+               .agg(runs=("run", "size"), right=("right_count", "sum")).reset_index())
+    found = {}
+    for key, group in counted.groupby(keys, sort=False, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        found[key] = (len(group), *instance_interval([int(k) for k in group["right"]], [int(n) for n in group["runs"]]))
+    return found
 
 
 def scores(verdicts, answers, decide, runs=None):
@@ -139,7 +185,8 @@ def _mistakes(table, keys):
 
 def scorecard(table, keys=("model", "task"), means=()):
     """Rows per `keys` (by default model and task): runs, answered, right, interval, supported (of
-    the answered runs), right but not supported, supported but wrong, mean calls and budget used
+    the answered runs), right but not supported, supported but wrong, the instances the runs took
+    and the interval clustered by them (None without an instance column), mean calls and budget used
     (and the mean of each column of `means`), and what the wrong runs got wrong."""
     if table.empty:
         return []
@@ -161,6 +208,7 @@ def scorecard(table, keys=("model", "task"), means=()):
     aggregations.update({f"mean_{column}": (column, "mean") for column in means})
     summary = table.groupby(keys, sort=True).agg(**aggregations).reset_index()
     mistakes = _mistakes(table, keys)
+    by_instance = _by_instance(table, keys)
     rows = []
     for found in summary.to_dict("records"):
         runs, right = int(found["runs"]), int(found["right"])
@@ -177,6 +225,12 @@ def scorecard(table, keys=("model", "task"), means=()):
             "supported": int(found["supported"]),
             "right_unsupported": int(found["right_unsupported"]),
             "supported_wrong": int(found["supported_wrong"]),
+        })
+        instances, instance_low, instance_high = by_instance.get(tuple(found[k] for k in keys), (None, None, None))
+        row.update({
+            "instances": instances,
+            "instance_low": instance_low,
+            "instance_high": instance_high,
             "mean_calls": float(found["mean_calls"]),
             "mean_budget_used": float(found["mean_budget_used"]),
         })
@@ -202,6 +256,14 @@ SCORECARD_COLUMNS = {
     "supported": "Answered runs whose own replayed experiments point at their answer.",
     "right_unsupported": "Runs right but not supported by their own experiments.",
     "supported_wrong": "Runs supported by their own experiments but wrong.",
+    "instances": "How many distinct instances (questions of the lesson's family, each with its own numbers) the runs "
+                 "took. Runs of one instance are not independent evidence: the instance is the unit of the next two "
+                 "columns.",
+    "instance_low": "Lower end of the 95 % interval of the rate clustered by instance (Wilson's score interval on the "
+                    "runs divided by the design effect, t on instances - 1 degrees of freedom: never narrower than "
+                    "`low` to `high`, and wider the more runs of one instance agree); empty with fewer than two "
+                    "instances, where nothing can be said of the rate over instances.",
+    "instance_high": "Upper end of the 95 % interval of the rate clustered by instance; empty with fewer than two instances.",
     "mean_calls": "Mean tool calls per run, every call made (refused ones included).",
     "mean_budget_used": "Mean tool calls per run that ran an experiment, and so counted against the budget.",
     "mistakes": "What the wrong runs got wrong, each with its number of runs.",

@@ -1,8 +1,10 @@
-"""The lesson's tennis ball: quadratic drag, explicit Euler, landing by linear interpolation.
+"""The lesson's ball: quadratic drag, explicit Euler, landing by linear interpolation.
 
 Every operation is written in the order of the specification (physics.md section 1), because the
 reference numbers are reproduced bit for bit. The same formulas serve one launch (Python floats)
 and a scan of many launches (numpy arrays), so a scan point equals the one-point tool exactly.
+The seed's tennis ball from the ground is the default; the family's other balls and launch
+heights pass `drag`, `mass` and `height` (the same operations, other numbers).
 """
 
 import math
@@ -26,12 +28,12 @@ def _launch(speed, angle):
     return speed * math.cos(theta), speed * math.sin(theta)
 
 
-def _acceleration(vx, vy, drag, sqrt):
+def _acceleration(vx, vy, drag, sqrt, mass=MASS):
     """Sum the drag and weight forces onto zero and divide by the mass, in the spec's order."""
     s = sqrt(vx * vx + vy * vy)
     q = (-drag) * s
-    weight_y = MASS * (-G)
-    return (0 + q * vx) / MASS, (weight_y + q * vy) / MASS
+    weight_y = mass * (-G)
+    return (0 + q * vx) / mass, (weight_y + q * vy) / mass
 
 
 def _check_dt(dt):
@@ -39,13 +41,14 @@ def _check_dt(dt):
         raise ValueError(f"dt must be positive, got {dt!r}")
 
 
-def range_with_drag(speed, angle, dt, drag=DRAG):
-    """Horizontal distance in metres at which the ball lands (launched from the ground)."""
+def range_with_drag(speed, angle, dt, drag=DRAG, mass=MASS, height=LAUNCH_HEIGHT):
+    """Horizontal distance in metres at which the ball lands on the ground (y = 0), launched from
+    `height` metres above it (the ground by default)."""
     _check_dt(dt)
     vx, vy = _launch(speed, angle)
-    x, y = 0.0, LAUNCH_HEIGHT
+    x, y = 0.0, float(height)
     for _ in range(MAX_STEPS):
-        ax, ay = _acceleration(vx, vy, drag, math.sqrt)
+        ax, ay = _acceleration(vx, vy, drag, math.sqrt, mass)
         x_new, y_new = x + vx * dt, y + vy * dt
         vx, vy = vx + ax * dt, vy + ay * dt
         if y_new < 0:
@@ -64,32 +67,52 @@ def ranges_with_drag(speed, angles, dt, drag=DRAG):
 
     Bit-identical to the one-point function: the same operations, element by element.
     """
-    _check_dt(dt)
-    angles = [float(a) for a in angles]
-    launches = [_launch(speed, a) for a in angles]
-    vx = np.array([v[0] for v in launches])
-    vy = np.array([v[1] for v in launches])
-    x = np.zeros(len(angles))
-    y = np.full(len(angles), LAUNCH_HEIGHT)
-    result = np.full(len(angles), np.nan)
-    flying = np.ones(len(angles), dtype=bool)
+    return ranges_of_launches(speed, angles, dt, drag)
+
+
+def ranges_of_launches(speeds, angles, dts, drags=DRAG, masses=MASS, heights=LAUNCH_HEIGHT):
+    """`range_with_drag` for many launches at once: every argument a number or an array, broadcast
+    together, one flight per element (a family of balls, speeds, heights and steps in one scan).
+
+    Bit-identical to the one-point function element by element: the same operations on the same
+    numbers (the launch's sine and cosine from `math`, as there). A flight that has landed leaves
+    the arrays, so a long flight beside many short ones costs only its own steps.
+    """
+    arrays = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (speeds, angles, dts, drags, masses, heights)))
+    speed, angle, dt, drag, mass, height = (a.ravel().copy() for a in arrays)
+    shape = arrays[0].shape
+    if not np.all(dt > 0):
+        _check_dt(float(dt[~(dt > 0)][0]))
+    launches = [_launch(float(s), float(a)) for s, a in zip(speed, angle)]
+    vx = np.array([v[0] for v in launches], dtype=float)
+    vy = np.array([v[1] for v in launches], dtype=float)
+    x, y = np.zeros(len(vx)), height
+    result = np.full(len(vx), np.nan)
+    flying = np.arange(len(vx))  # where each flight still in the arrays goes in the result
+    if not len(vx):
+        return result.reshape(shape)
     for _ in range(MAX_STEPS):
-        ax, ay = _acceleration(vx, vy, drag, np.sqrt)
+        ax, ay = _acceleration(vx, vy, drag, np.sqrt, mass)
         x_new, y_new = x + vx * dt, y + vy * dt
         vx, vy = vx + ax * dt, vy + ay * dt
-        landed = flying & (y_new < 0)
+        landed = y_new < 0
         if landed.any():
-            result[landed] = _interpolate_landing(x[landed], y[landed], x_new[landed], y_new[landed])
-            flying &= ~landed
-            if not flying.any():
-                return result
+            result[flying[landed]] = _interpolate_landing(x[landed], y[landed], x_new[landed], y_new[landed])
+            keep = ~landed
+            if not keep.any():
+                return result.reshape(shape)
+            flying, vx, vy, x_new, y_new, dt, drag, mass = (a[keep] for a in (flying, vx, vy, x_new, y_new, dt, drag, mass))
         x, y = x_new, y_new
-    raise RuntimeError(f"not landed after {MAX_STEPS} steps of {dt:g} s")
+    raise RuntimeError(f"not landed after {MAX_STEPS} steps of {float(dt.max()):g} s")
 
 
-def range_without_drag(speed, angle):
-    """Exact range in vacuum: speed^2 sin(2 angle) / g, the angle doubled in degrees first."""
-    return float(speed * speed * math.sin((2 * angle) * DEGREE) / G)
+def range_without_drag(speed, angle, height=LAUNCH_HEIGHT):
+    """Exact range in vacuum: speed^2 sin(2 angle) / g from the ground, the angle doubled in degrees
+    first; from `height` above the ground, vx (vy + sqrt(vy^2 + 2 g height)) / g."""
+    if height == 0:
+        return float(speed * speed * math.sin((2 * angle) * DEGREE) / G)
+    vx, vy = _launch(speed, angle)
+    return float(vx * (vy + math.sqrt(vy * vy + 2 * G * height)) / G)
 
 
 def flight_time_without_drag(speed, angle):

@@ -1,8 +1,10 @@
 """The scripted baseline agents of the hunter lesson: programs, not language models.
 
-`coarse-first` (seed 0) knows the drift grows as the step grows, so it tries the coarsest steps
-and longest runs of the claim's domain first and stops as soon as an experiment breaks the claim,
-answering with it (or, when none does, "none found"). The others are wrong on purpose, to test the
+`coarse-first` (seed 0, CAREFUL) knows the drift grows as the step grows and as the run gets longer
+(true of every method over the tool's whole bounds: tested), so it tries the coarsest steps and
+longest runs of the claim's domain first, the corner that holds the worst case, and stops as soon
+as an experiment breaks the claim, answering with it (or, when none does, "none found"): right on
+every instance, with its first experiment deciding. The others are wrong on purpose, to test the
 scorecard: `safe-region` never leaves fine steps, `random` spends its budget on points drawn at
 random from the domain (seeded), and `careless` experiments as `coarse-first` does but answers
 with its largest drift as a counterexample, without looking at the claim's limit.
@@ -60,7 +62,7 @@ def baseline(variant, seed=0, instance=None, plan=None):
     name = plan or strategy(seed)
     if name == TRIVIAL:
         return no_experiment
-    claim = lab.CLAIMS[variant]
+    claim = lab.claim_of(instance) if instance is not None else lab.CLAIMS[variant]
     careless = name == "careless"
     plan = _plan(claim, seed, name)
 

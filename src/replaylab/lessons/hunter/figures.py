@@ -1,7 +1,7 @@
 """The hunter lesson's figures, drawn from results.json alone (no pyplot state, no file written).
 
 - drift: largest energy drift against steps per period (log-log) from the build's scan, one line
-  per method; each claim's limit as a dashed line; the hunts' experiments as recomputed points
+  per method of the seeds' claims; the limit of each claim of the runs drawn as a dashed line; the hunts' experiments as recomputed points
   (filled at the scan's number of periods, hollow at other run lengths, one marker per run) and
   their counterexamples; with many runs, those of the reference runs only (lessons.drawn_runs).
 """
@@ -11,6 +11,7 @@ from replaylab.lessons import counted, drawn_runs
 from replaylab.lessons.hunter import lab
 from replaylab.lessons.markdown import join_words
 from replaylab.lessons.plotting import drawn_calls, run_markers, scorecard_figure, steps_per_period_axes
+from replaylab.physics.integrators import STEPPERS
 
 
 def experiments(results):
@@ -38,6 +39,8 @@ def drift(results):
     periods = scan["periods"]
     methods = list(dict.fromkeys(row["method"] for row in scan["rows"]))
     colours = {method: f"C{i}" for i, method in enumerate(methods)}
+    for method in STEPPERS:  # a drawn claim's method that the scan does not draw
+        colours.setdefault(method, f"C{len(colours)}")
     runs = list(drawn_runs(results))
     markers = run_markers(runs)
 
@@ -53,11 +56,11 @@ def drift(results):
         handles[f"{method}, {periods} periods (scan, this build)"] = line
 
     claims = {}
-    for verdicts in results["verdicts"].values():
-        verdict = verdicts["experiments"]
+    for run in runs:  # the claims of the runs drawn (with many runs, the reference runs')
+        verdict = results["verdicts"][run]["experiments"]
         claims.setdefault(verdict["claim"], verdict)
     for name, verdict in claims.items():
-        method = _claim_method(verdict["statement"], methods)
+        method = _claim_method(verdict["statement"], list(colours))
         line = axes.axhline(verdict["limit"], linestyle="--", linewidth=1.3, color=colours.get(method, "0.4"))
         about = f" ({method})" if method else ""
         handles[f"limit of the '{name}' claim{about}: {verdict['limit']:g}"] = line

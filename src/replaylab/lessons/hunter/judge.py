@@ -1,7 +1,8 @@
 """The hunter's judge: the answer a hunt submitted, and what its experiments show about the claim,
 computed from the arguments of the agent's calls.
 
-It never reads the model's text and never trusts a stored result (physics.md 2.5). Two judgements:
+It never reads the model's text and never trusts a stored result (physics.md 2.5). Each run is
+judged against the claim of its own instance (a seed's, or a drawn one: lab.claim_of). Two judgements:
 `right` (score): a counterexample is right when the build runs the answer's experiment itself and
 its result breaks the claim inside the claim's domain (any such experiment, not only the worst
 case); "none found" is right when the build's scan of the whole domain finds no violation.
@@ -98,10 +99,15 @@ def support(answer, hunt, checked):
     return True, f"none of the hunt's {counted(hunt['tested'], 'counted experiment', 'counted experiments')} broke the claim"
 
 
+def claim_of(run):
+    """The claim a hunt was given: its instance's (a seed's own, or a drawn one)."""
+    return lab.claim_of(LESSON.instance_of(run))
+
+
 def verdict_of(run):
     """Who made a hunt, its calls, its answer (a counterexample run again), what its experiments show
     and whether they support its answer."""
-    claim = lab.CLAIMS[run.variant]
+    claim = claim_of(run)
     facts = answer_facts(run, LESSON.variant_of(run))
     hunt = hunt_verdict(run.transcript, claim)
     checked = check_answer(facts["answer"], claim)
@@ -155,10 +161,10 @@ def judge(runs, tolerance=None):
     """The verdict of each replayed hunt against its own claim, and the probes of the verdict's honesty."""
     verdicts = {}
     for run in runs:
-        claim = lab.CLAIMS[run.variant]
+        claim = claim_of(run)
         verdicts[run.run] = verdict_of(run)
-        if run.group != DEMONSTRATION_GROUP:
-            continue  # the probes below are the page's demonstrations, made with the reference runs
+        if run.group != DEMONSTRATION_GROUP or not LESSON.instance_of(run).seed:
+            continue  # the probes below are the page's demonstrations, made with the seeds' reference runs
         verdicts[run.run]["words_ignored"] = words_ignored(run.transcript, claim)
         if run.variant == STRICTER_VARIANT:
             stricter = dataclasses.replace(

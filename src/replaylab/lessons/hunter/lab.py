@@ -1,11 +1,12 @@
-"""The hunter lab: the drift tool, the two claims, and the prompts of a hunt."""
+"""The hunter lab: the drift tool, the claims (the seeds' two, and any drawn one), and the prompts of a hunt."""
 
-import threading
+import math
 from dataclasses import dataclass
+from decimal import Decimal
 
 from replaylab.agents.tools import Allowlist, Choice, Parameter, Refused, Tool, answer_tool
 from replaylab.lessons import Prompts, Variant
-from replaylab.physics.drift import max_energy_drift_by_period, max_energy_drifts_at
+from replaylab.lessons.hunter import drift_table
 from replaylab.physics.integrators import STEPPERS
 
 BUDGET = 8
@@ -18,54 +19,15 @@ PARAMETERS = (
     Parameter("periods", "number of periods simulated", 1, 50, integer=True),
 )
 
-# A pure function of its arguments: one process that replays or judges many hunts simulates each
-# method and number of steps per period once, for the longest run the tool allows, and reads every
-# shorter run's drift off it (the same bits as a run of its own: drift.max_energy_drift_by_period).
-# Once a process has needed WHOLE_TABLE_AFTER of them for a method (a job of many hunts), it
-# simulates every number of steps per period of the tool's bounds at once, with numpy (the same
-# bits again: drift.max_energy_drifts_at, tested against the one-run function): a fifth of a
-# second per method instead of about 4 s one by one.
-WHOLE_TABLE_AFTER = 16
-_STEPS = range(PARAMETERS[1].low, PARAMETERS[1].high + 1)
-_PERIODS = range(PARAMETERS[2].low, PARAMETERS[2].high + 1)
-_TABLES = {}  # method: {steps per period: (drift after 1, 2, ... periods)}
-_TRACES = {}  # (method, steps per period): (drift after 1, 2, ... periods), one by one
-# A campaign's recording job runs its runs in threads of one process: one at a time in the tables
-# (a count over _TRACES while another thread adds to it raised "dictionary changed size during
-# iteration", which the harness would record as the tool's answer).
-_TABLES_LOCK = threading.Lock()
-
-
-def _whole_table(method):
-    try:
-        found = max_energy_drifts_at(method, list(_STEPS), list(_PERIODS))
-    except ValueError:  # a run whose energy stops being finite: left to the one-by-one runs
-        return None
-    return {n: tuple(float(found[p][i]) for p in range(len(_PERIODS))) for i, n in enumerate(_STEPS)}
-
-
-def _drift_by_period(method, steps_per_period):
-    with _TABLES_LOCK:
-        return _drift_by_period_unlocked(method, steps_per_period)
-
-
-def _drift_by_period_unlocked(method, steps_per_period):
-    table = _TABLES.get(method)
-    if table is not None:
-        return table[steps_per_period]
-    key = (method, steps_per_period)
-    if key not in _TRACES:
-        if sum(known == method for known, _ in _TRACES) >= WHOLE_TABLE_AFTER:
-            _TABLES[method] = table = _whole_table(method)
-            if table is not None:
-                return table[steps_per_period]
-        _TRACES[key] = tuple(max_energy_drift_by_period(method, steps_per_period, _PERIODS[-1]))
-    return _TRACES[key]
+# A pure function of its arguments, read off the table of every experiment the tool allows, simulated
+# once per process and method (drift_table: the same bits as a run of its own, tested). The family's
+# draw needs the tables anyway, so a session or a replay has them before its first call. Their bounds
+# are the tool's (a test checks it).
 
 
 def _max_energy_drift(method, steps_per_period, periods):
-    drift = _drift_by_period(method, steps_per_period)[periods - 1]
-    if drift is None:
+    drift = drift_table.drift(method, steps_per_period, periods)
+    if not math.isfinite(drift):  # never within the tool's bounds (drift_table)
         raise ValueError("the energy of the run is not finite")
     return drift
 
@@ -162,6 +124,50 @@ CLAIMS = {
     ),
 }
 
+# How an instance's parameters name the claim (family.PARAMETERS describes them).
+METHOD, LIMIT = "method", "limit_percent"
+RANGES = {"steps_per_period": ("steps_per_period_low", "steps_per_period_high"), "periods": ("periods_low", "periods_high")}
+
+
+def variant_name(method):
+    """The variant that hunts a claim about a method: named by the method alone ("velocity-verlet")."""
+    return method.lower().replace(" ", "-")
+
+
+def percent_text(percent):
+    """A limit in per cent as the claim states it: the shortest decimal of the number, no exponent."""
+    return format(Decimal(repr(float(percent))).normalize(), "f")
+
+
+def limit_of(percent):
+    """The limit on |E/E0 - 1| that a limit in per cent states: the double nearest percent / 100 as
+    written ("4.5 %" is 0.045, never 4.5 / 100 rounded twice)."""
+    return float(Decimal(percent_text(percent)) / 100)
+
+
+def claim(name, method, percent, ranges):
+    """A claim that a method keeps the energy within `percent` % over a domain of runs, in the seeds' words."""
+    (low_n, high_n), (low_p, high_p) = ranges["steps_per_period"], ranges["periods"]
+    statement = (f"{method[0].upper()}{method[1:]} keeps the oscillator's energy within {percent_text(percent)} % of its "
+                 f"initial value for every run of {low_n} to {high_n} steps per period and {low_p} to {high_p} periods.")
+    ranges = {"steps_per_period": (low_n, high_n), "periods": (low_p, high_p)}
+    return Claim(name, statement, TOOL_NAME, {"method": method}, ranges, RESULT_KEY, limit_of(percent), BUDGET)
+
+
+def parameters_of(method, percent, ranges):
+    """An instance's parameters, named as its claim states them."""
+    return {METHOD: method, LIMIT: percent, **{k: v for key, names in RANGES.items() for k, v in zip(names, ranges[key])}}
+
+
+def claim_of(instance):
+    """The claim an instance is about: a seed's own (named by its variant), or a drawn one (named by
+    the instance's id, so that two drawn claims about one method are told apart on the pages)."""
+    p = instance.parameters
+    if instance.seed:
+        return CLAIMS[variant_name(p[METHOD])]
+    return claim(instance.id, p[METHOD], p[LIMIT], {key: (p[low], p[high]) for key, (low, high) in RANGES.items()})
+
+
 INTRO = (
     "You hunt for counterexamples. You are given a claim about a numerical integrator and a tool "
     "that measures the largest energy error of a simulated oscillator. Each call of the tool is "
@@ -212,6 +218,13 @@ VARIANTS = {
                   format1=Prompts(FORMAT1_SYSTEM, format1_task(claim)))
     for name, claim in CLAIMS.items()
 }
+
+
+def variant(claim):
+    """The variant that hunts a drawn claim: the seeds' rules, tools and answer, the claim's own task
+    (no recording of format 1 was ever made of one)."""
+    name = variant_name(claim.fixed["method"])
+    return Variant(name, INTRO, task(claim), tools, ANSWER, budget=BUDGET, max_steps=MAX_STEPS)
 
 
 def all_tools():

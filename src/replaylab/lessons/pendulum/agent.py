@@ -1,29 +1,47 @@
 """The scripted baseline agents of the pendulum lesson: programs, not language models.
 
-`careful` (seed 0 and every seed that is a multiple of 4) surveys three amplitudes at dt 0.01 s,
-narrows the crossing of 1 % to two adjacent whole degrees (guessing where it lies from the excess
-growing about as the square of the amplitude), then halves dt twice and measures the bracket again
-each time, moving it by a degree if the crossing left it, deciding each message from the results
-it has read so far, and answers with that bracket. The others are wrong on purpose, to test the
-scorecard: `coarse-dt` does the same narrowing at dt 0.1 s and never refines it (its own periods
-support its answer, which the coarse step may have moved); `stops-at-20-and-30` checks convergence
-in dt, but only at 20 and 30 degrees, and answers the two whole degrees where the excess would reach
-1 % if it grew as the square of the amplitude, never measured there (right by luck, not supported);
-`careless` does the careful work and answers the bracket one degree higher (wrong, not supported).
+Each reads its instance's question as the task states it (threshold, precision, L and g) and decides
+each message from the results it has read so far.
+
+`careful` (seed 0 and every seed that is a multiple of 4) measures the small-angle period and two
+survey amplitudes at dt1 = T0/200 (T0 = 2π√(L/g) of the task's pendulum; a step in seconds that is
+fine for one pendulum is coarse for another), then locates the crossing on the grid of the precision
+asked (estimating it from the excess against the amplitude on log-log axes, and measuring the
+bracket's edges), then measures that bracket again at dt2 = dt1/2. Symplectic Euler's period error
+falls as dt², so the two steps give Richardson's extrapolation of the excess at each edge, E + (E −
+E1)/3, and the size of the error left at dt2, |E − E1|/3: the program moves the bracket if the
+extrapolated excess puts the crossing in a neighbouring one, and picks the step at which the error
+left is a quarter of the distance of the extrapolated excess from the threshold at the bracket's
+edges (at least the tool's smallest dt). It measures the bracket there (moving it once more if that
+step still shows it elsewhere) and answers the bracket its smallest step brackets. It is right on
+every instance of the family (the family keeps only instances that the tool's smallest step can
+decide with that margin).
+
+The others are wrong on purpose, to test the scorecard, and run on any instance: `coarse-dt` locates
+the crossing the same way at dt 0.1 s and never refines it (its own periods support its answer,
+which the coarse step may have moved); `stops-at-20-and-30` checks convergence in dt, but only at 20
+and 30 degrees, and answers the bracket where the excess would reach the threshold if it grew as the
+square of the amplitude, never measured there (right by luck at best, not supported); `careless`
+does the careful work and answers the bracket above (wrong, not supported). The trivial program
+(`no-experiment`) answers the bracket that holds 20 degrees, without an experiment.
 """
 
 import math
 
 from replaylab.agents.messages import ModelMessage, ToolCall, exchanges
 from replaylab.agents.tools import ANSWER
-from replaylab.lessons.pendulum import lab, physics
+from replaylab.lessons.pendulum import LESSON, family, lab, physics
 
 STRATEGIES = ("careful", "coarse-dt", "stops-at-20-and-30", "careless")
 CAREFUL = "careful"  # right on every instance: the proof that each is solvable as posed
 TRIVIAL = "no-experiment"  # the floor: no experiment, a fixed guess
-CAREFUL_DTS = (0.01, 0.005, 0.0025)  # s: the survey's step, then halved twice
+SURVEY_STEPS = 200  # steps per small-angle period of the careful survey's dt
+SURVEY = (25, 55)  # degrees (plus seed % 5): between them or near lie the crossings of 0.5 % to 10 %
+SAFETY = 4  # the careful program's last step leaves an error a quarter of the distance to the threshold
 COARSE_DT = 0.1  # s
 WIDE = (20, 30)  # degrees: where the wrong-on-purpose search stops
+WIDE_DTS = (0.01, 0.005)  # s
+GUESS = 20  # degrees: the trivial program's answer is the bracket that holds it
 
 
 def strategy(seed):
@@ -34,9 +52,31 @@ def model(variant="default", seed=0, plan=None):
     return f"pendulum baseline, {plan or strategy(seed)} (a scripted program, not a language model)"
 
 
-def no_experiment(conversation):
-    """The trivial program: no experiment; a fixed guess of 20 to 21 degrees."""
-    return ModelMessage("A guess, without an experiment.", (ToolCall("answer", ANSWER, {"low": 20, "high": 21}),))
+class Question:
+    """What the task states: the threshold, the precision and the pendulum (its T0, from L and g)."""
+
+    def __init__(self, instance):
+        self.excess, self.precision = family.excess(instance), family.precision(instance)
+        g, length = family.pendulum(instance)
+        self.period = physics.small_angle_period(g, length)
+        self.whole = float(self.precision).is_integer()
+
+    def edge(self, k):
+        """The k-th amplitude of the precision's grid, as the program writes it (22, or 22.5)."""
+        value = k * self.precision
+        return int(value) if self.whole else float(value)
+
+    def around(self, amplitude):
+        """(low, high): the bracket of the grid that holds an amplitude (kept within the answer's bounds)."""
+        amplitude = min(max(amplitude, lab.AMPLITUDE_PARAMETER.low + self.precision), lab.AMPLITUDE_PARAMETER.high - self.precision)
+        k = math.floor(amplitude / self.precision)
+        return self.edge(k), self.edge(k + 1)
+
+    def on_grid(self, amplitude):
+        return lab.on_the_grid(amplitude, self.precision)
+
+    def answer(self, low, high, text):
+        return ModelMessage(text, (ToolCall("answer", ANSWER, {"low": low, "high": high}),))
 
 
 def _seen(conversation):
@@ -53,38 +93,70 @@ def _seen(conversation):
     return reference, found, ran
 
 
+def _asked(conversation):
+    """Calls asked for so far, refused ones too (a program must not ask for the same call forever)."""
+    return sum(1 for call, _ in exchanges(conversation) if call is not None and call.name != ANSWER)
+
+
 def _excesses(periods, reference):
     return {a: p / reference - 1 for a, p in sorted(periods.items())}
 
 
-def _ends(excesses):
-    """(the largest amplitude at most 1 % over, the smallest one above 1 %), either None if there is none."""
-    below = [a for a, e in excesses.items() if e <= physics.EXCESS]
-    above = [a for a, e in excesses.items() if e > physics.EXCESS]
+def _ends(excesses, threshold):
+    """(the largest amplitude at most at the threshold, the smallest one above it), either None if there is none."""
+    below = [a for a, e in excesses.items() if e <= threshold]
+    above = [a for a, e in excesses.items() if e > threshold]
     return (max(below) if below else None), (min(above) if above else None)
 
 
-def _guess(excesses, low, high):
-    """Whole degrees around where the excess reaches 1 %, if it grows as the amplitude squared between
-    the two ends."""
-    e_low, e_high = excesses[low], excesses[high]
-    squared = low**2 + (physics.EXCESS - e_low) * (high**2 - low**2) / (e_high - e_low)
-    guess = math.floor(math.sqrt(squared))
-    return [a for a in (guess, guess + 1) if low < a < high] or [(low + high) // 2]
+def _log_log(points, threshold):
+    """The amplitude where the excess reaches the threshold on the line through two (amplitude,
+    excess) points on log-log axes (the excess grows about as the amplitude squared)."""
+    (a1, e1), (a2, e2) = points
+    slope = (math.log(e2) - math.log(e1)) / (math.log(a2) - math.log(a1))
+    if not slope > 0:
+        return math.sqrt(a1 * a2)
+    return math.exp(math.log(a1) + (math.log(threshold) - math.log(e1)) / slope)
 
 
-def _probes(excesses, previous):
-    """The amplitudes to measure next at one dt, or [] when two adjacent whole degrees bracket 1 %
-    there. `previous`: the bracket found at the dt before (measured first at a new dt)."""
-    missing = [a for a in previous if a not in excesses]
-    if missing:
-        return missing
-    low, high = _ends(excesses)
-    if low is None:
-        return [high - 1]
-    if high is None:
-        return [low + 1]
-    return [] if high - low == 1 else _guess(excesses, low, high)
+def _estimate(excesses, threshold):
+    """Where the excess reaches the threshold, from the points nearest it on each side (or the two
+    nearest it), kept between the measured ends."""
+    low, high = _ends(excesses, threshold)
+    if low is not None and high is not None and excesses[low] > 0:
+        pair = [(low, excesses[low]), (high, excesses[high])]
+    else:  # a coarse step can make the excess of a small amplitude negative: positive ones only
+        points = [(a, e) for a, e in excesses.items() if e > 0]
+        pair = sorted(sorted(points, key=lambda p: abs(math.log(p[1] / threshold)))[:2])
+    estimate = _log_log(pair, threshold) if len(pair) == 2 else GUESS
+    if low is not None:
+        estimate = max(estimate, low)
+    if high is not None:
+        estimate = min(estimate, high)
+    return estimate
+
+
+def _bracket(question, excesses):
+    """The grid's bracket that these excesses put the crossing in (both edges measured, the excess at
+    most the threshold at the low one and above it at the high one), or None."""
+    grid = {a: e for a, e in excesses.items() if question.on_grid(a)}
+    low, high = _ends(grid, question.excess)
+    if low is None or high is None or not math.isclose(high - low, question.precision):
+        return None
+    return low, high
+
+
+def _locate(question, excesses):
+    """(the bracket, []) once these excesses put the crossing in one, else (None, the amplitudes to measure next)."""
+    found = _bracket(question, excesses)
+    if found is not None:
+        return found, []
+    low, high = question.around(_estimate(excesses, question.excess))
+    missing = [a for a in (low, high) if a not in excesses]
+    if not missing:  # both edges measured, on one side of the threshold: the next bracket that way
+        side = 1 if excesses[high] <= question.excess else -1
+        missing = [question.edge(round(low / question.precision) + (2 if side > 0 else -1))]
+    return None, missing
 
 
 def _calls(amplitudes, dt, start):
@@ -93,78 +165,182 @@ def _calls(amplitudes, dt, start):
     )
 
 
-def _conclude(found, reference, dts, done, careless=False, guessed=False):
-    """The answer, from the finest dt at which a bracket was found (careless: a degree higher; guessed:
-    the two whole degrees where the excess would reach 1 % between the ends if it grew as the square of
-    the amplitude)."""
-    finest = dts[done - 1]
-    excesses = _excesses(found[finest], reference)
-    low, high = _ends(excesses)
-    checked = (
-        f"halving dt from {dts[0]:g} s to {finest:g} s kept the crossing there"
-        if done > 1
-        else "I did not check it at a smaller dt"
-    )
-    if guessed:
-        guess = _guess(excesses, low, high)[0]
-        answer = {"low": guess, "high": guess + 1}
+def _round_down(value, digits=2):
+    """`value` rounded down to `digits` significant digits (a step an agent would type, never coarser)."""
+    unit = 10 ** (math.floor(math.log10(value)) - digits + 1)
+    return float(f"{math.floor(value / unit) * unit:.{digits}g}")
+
+
+def _nice(value):
+    return float(f"{value:.3g}")
+
+
+def _percent(excess):
+    return f"{100 * excess:.4f} %"
+
+
+def _richardson(question, bracket, coarse, fine, dt):
+    """(the bracket the extrapolated excess puts the crossing in, the step to measure it at or None
+    when dt already leaves a quarter of the distance, the extrapolated excesses), from one bracket's
+    excesses at two steps (the coarse one twice dt)."""
+    threshold = question.excess
+    extrapolated = {a: fine[a] + (fine[a] - coarse[a]) / 3 for a in bracket}
+    left = max(max(abs(fine[a] - coarse[a]) / 3 for a in bracket), 1e-300)  # never nil: a step can be chosen
+    low, high = bracket
+    if extrapolated[low] > threshold:
+        final = (question.edge(round(low / question.precision) - 1), low)
+    elif extrapolated[high] <= threshold:
+        final = (high, question.edge(round(high / question.precision) + 1))
     else:
-        answer = {"low": low + 1, "high": high + 1} if careless else {"low": low, "high": high}
-    return ModelMessage(
-        f"At dt = {finest:g} s the period exceeds the small-angle period by {100 * excesses[low]:.3f} % at {low} degrees "
-        f"and by {100 * excesses[high]:.3f} % at {high} degrees, so the 1 % crossing lies between {low} and {high} "
-        f"degrees; {checked}. I answer {answer['low']} to {answer['high']} degrees.",
-        (ToolCall("answer", ANSWER, answer),),
-    )
+        final = bracket
+    (a1, e1), (a2, e2) = sorted(extrapolated.items())
+    for a in final:
+        if a in extrapolated:
+            continue
+        if e1 > 0 and e2 > 0:  # the new edge: on the log-log line through the two extrapolated ones
+            slope = (math.log(e2) - math.log(e1)) / (math.log(a2) - math.log(a1))
+            extrapolated[a] = math.exp(math.log(e1) + slope * (math.log(a) - math.log(a1)))
+        else:
+            extrapolated[a] = e1 + (e2 - e1) * (a - a1) / (a2 - a1)
+    distance = min(abs(extrapolated[a] - threshold) for a in final)
+    if final == bracket and left * SAFETY <= distance:
+        return final, None, extrapolated
+    step = dt * math.sqrt(distance / (SAFETY * left))
+    return final, max(lab.DT_PARAMETER.low, _round_down(min(step, dt / 2))), extrapolated
 
 
-def _narrowing(dts, first, careless=False):
-    """A program that brackets the crossing at dts[0], then again at each later dt while the budget lasts."""
+def _careful_answer(question, excesses, bracket, dt, first, careless=False):
+    """The careful answer: the bracket its smallest step brackets (careless: the one above)."""
+    low, high = bracket
+    if careless:
+        low, high = high, question.edge(round(high / question.precision) + 1)
+    return question.answer(low, high, (
+        f"At dt = {dt:g} s the period exceeds the small-angle period by {_percent(excesses[bracket[0]])} at "
+        f"{bracket[0]:g} degrees and by {_percent(excesses[bracket[1]])} at {bracket[1]:g} degrees, so the crossing "
+        f"of {lab.percent_text(question.excess)} lies between them. I located it at dt = {first:g} s, halved dt, extrapolated "
+        f"the excess as dt² goes to zero and chose dt = {dt:g} s so that the error left is well inside the distance "
+        f"to the threshold. I answer {low:g} to {high:g} degrees."))
+
+
+def _fallback_answer(question, excesses, dt):
+    """The answer of a program whose budget ran out: the bracket around its best estimate."""
+    low, high = question.around(_estimate(excesses, question.excess)) if excesses else question.around(GUESS)
+    return question.answer(low, high, f"My budget ran out; from my periods at dt = {dt:g} s I estimate the crossing "
+                                      f"between {low:g} and {high:g} degrees.")
+
+
+def _careful(question, survey, careless=False):
+    """The careful program (careless: the same work, the bracket above as its answer)."""
+    dt1 = min(max(_nice(question.period / SURVEY_STEPS), 4 * lab.DT_PARAMETER.low), lab.DT_PARAMETER.high)
+    dt2 = dt1 / 2
 
     def program(conversation):
-        reference, found, ran = _seen(conversation)
+        reference, found, _ = _seen(conversation)
+        left = lab.BUDGET - _asked(conversation)
         if reference is None:
-            calls = (ToolCall("1", lab.SMALL_ANGLE_TOOL, {}),) + _calls(first, dts[0], 2)
-            return ModelMessage(f"The small-angle period, and a survey at dt = {dts[0]:g} s.", calls)
-        previous = ()
-        for done, dt in enumerate(dts):
-            excesses = _excesses(found.get(dt, {}), reference)
-            probes = _probes(excesses, previous)
-            if len(probes) > lab.BUDGET - ran:
-                return _conclude(found, reference, dts, max(done, 1), careless)  # the budget cannot take this dt further
-            if probes:
-                what = "Narrowing the crossing" if dt == dts[0] else "Checking convergence: the bracket again"
-                return ModelMessage(f"{what} at dt = {dt:g} s.", _calls(probes, dt, ran + 1))
-            previous = _ends(excesses)
-        return _conclude(found, reference, dts, len(dts), careless)
+            calls = (ToolCall("1", lab.SMALL_ANGLE_TOOL, {}),) + _calls(survey, dt1, 2)
+            return ModelMessage(f"The small-angle period, and a survey at dt = {dt1:g} s (T0/{SURVEY_STEPS}).", calls)
+        start = _asked(conversation) + 1
+        first = _excesses(found.get(dt1, {}), reference)
+        bracket, missing = _locate(question, first)
+        if bracket is None:
+            if len(missing) > left:
+                return _fallback_answer(question, first, dt1)
+            return ModelMessage(f"Locating the crossing between multiples of {question.precision:g} degree at dt = {dt1:g} s.",
+                                _calls(missing, dt1, start))
+        second = _excesses(found.get(dt2, {}), reference)
+        missing = [a for a in bracket if a not in second]
+        if missing:
+            if len(missing) > left:
+                return _fallback_answer(question, first, dt1)
+            return ModelMessage(f"Checking convergence: the bracket again at dt = {dt2:g} s.", _calls(missing, dt2, start))
+        final, dt3, _ = _richardson(question, bracket, first, second, dt2)
+        if dt3 is None:
+            return _careful_answer(question, second, bracket, dt2, dt1, careless)
+        third = _excesses(found.get(dt3, {}), reference)
+        located, missing = (final, [a for a in final if a not in third])
+        if not missing:
+            located, missing = _locate(question, third)
+        if located is not None and not missing:
+            return _careful_answer(question, third, located, dt3, dt1, careless)
+        if len(missing) > left:
+            return _fallback_answer(question, third or second, dt3 if third else dt2)
+        return ModelMessage(f"Extrapolating in dt² puts the crossing between {final[0]:g} and {final[1]:g} degrees; "
+                            f"measuring there at dt = {dt3:g} s, fine enough for the distance to the threshold.",
+                            _calls(missing, dt3, start))
 
     return program
 
 
-def _wide(dts):
-    """Measures 20 and 30 degrees at two dt, and answers two whole degrees guessed between them."""
+def _coarse(question, survey, dt):
+    """Locates the crossing at one step and answers, never refining it."""
+
+    def program(conversation):
+        reference, found, _ = _seen(conversation)
+        left = lab.BUDGET - _asked(conversation)
+        if reference is None:
+            calls = (ToolCall("1", lab.SMALL_ANGLE_TOOL, {}),) + _calls(survey, dt, 2)
+            return ModelMessage(f"The small-angle period, and a survey at dt = {dt:g} s.", calls)
+        excesses = _excesses(found.get(dt, {}), reference)
+        bracket, missing = _locate(question, excesses)
+        if bracket is not None:
+            return question.answer(*bracket, f"At dt = {dt:g} s the crossing lies between {bracket[0]:g} and "
+                                             f"{bracket[1]:g} degrees; I did not check it at a smaller dt.")
+        if len(missing) > left:
+            return _fallback_answer(question, excesses, dt)
+        return ModelMessage(f"Narrowing the crossing at dt = {dt:g} s.", _calls(missing, dt, _asked(conversation) + 1))
+
+    return program
+
+
+def _squared_guess(question, excesses):
+    """The bracket where the excess would reach the threshold if it grew as the amplitude squared
+    through the two measured points."""
+    (low, e_low), (high, e_high) = sorted(excesses.items())[:2]
+    squared = low**2 + (question.excess - e_low) * (high**2 - low**2) / (e_high - e_low)
+    return question.around(math.sqrt(max(squared, 1.0)))
+
+
+def _wide(question):
+    """Measures 20 and 30 degrees at two dt, and answers the bracket guessed from them."""
 
     def program(conversation):
         reference, found, ran = _seen(conversation)
         if reference is None:
-            calls = (ToolCall("1", lab.SMALL_ANGLE_TOOL, {}),) + _calls(WIDE, dts[0], 2)
-            return ModelMessage(f"The small-angle period, and {WIDE[0]} and {WIDE[1]} degrees at dt = {dts[0]:g} s.", calls)
-        if dts[1] not in found:
-            return ModelMessage(f"The same two amplitudes at dt = {dts[1]:g} s.", _calls(WIDE, dts[1], ran + 1))
-        return _conclude(found, reference, dts[:2], 2, guessed=True)
+            calls = (ToolCall("1", lab.SMALL_ANGLE_TOOL, {}),) + _calls(WIDE, WIDE_DTS[0], 2)
+            return ModelMessage(f"The small-angle period, and {WIDE[0]} and {WIDE[1]} degrees at dt = {WIDE_DTS[0]:g} s.", calls)
+        if WIDE_DTS[1] not in found:
+            return ModelMessage(f"The same two amplitudes at dt = {WIDE_DTS[1]:g} s.", _calls(WIDE, WIDE_DTS[1], ran + 1))
+        excesses = _excesses(found[WIDE_DTS[1]], reference)
+        if len(excesses) < 2:
+            return _fallback_answer(question, excesses, WIDE_DTS[1])
+        low, high = _squared_guess(question, excesses)
+        return question.answer(low, high, (
+            f"At dt = {WIDE_DTS[1]:g} s the excess is {_percent(excesses[WIDE[0]])} at {WIDE[0]} degrees and "
+            f"{_percent(excesses[WIDE[1]])} at {WIDE[1]} degrees; halving dt from {WIDE_DTS[0]:g} s changed little. "
+            f"If it grows as the amplitude squared, it reaches the threshold between {low:g} and {high:g} degrees."))
 
     return program
+
+
+def no_experiment(question):
+    """The trivial program: no experiment; the bracket that holds 20 degrees."""
+    low, high = question.around(GUESS)
+    return lambda conversation: question.answer(low, high, "A guess, without an experiment.")
 
 
 def baseline(variant="default", seed=0, instance=None, plan=None):
-    """A program(conversation) -> ModelMessage; `seed` picks the strategy (`plan` names one instead)
-    and shifts the survey's amplitudes."""
-    first = (10 + seed % 5, 20 + seed % 5, 30 + seed % 5)
+    """A program(conversation) -> ModelMessage for an instance (None: the seed's question); `seed`
+    picks the strategy (`plan` names one instead) and shifts the survey's amplitudes."""
+    if not hasattr(instance, "parameters"):  # an id, or None: the seed's question
+        instance = LESSON.instance(instance if instance is not None else family.SEED_ID)
+    question = Question(instance)
+    survey = tuple(a + seed % 5 for a in SURVEY)
     plan = plan or strategy(seed)
     if plan == TRIVIAL:
-        return no_experiment
+        return no_experiment(question)
     if plan in ("careful", "careless"):
-        return _narrowing(CAREFUL_DTS, first, careless=plan == "careless")
+        return _careful(question, survey, careless=plan == "careless")
     if plan == "coarse-dt":
-        return _narrowing((COARSE_DT,), first)
-    return _wide(CAREFUL_DTS)
+        return _coarse(question, survey, COARSE_DT)
+    return _wide(question)

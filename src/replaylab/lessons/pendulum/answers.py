@@ -1,8 +1,17 @@
-"""The build's answer of each pendulum instance: the exact crossing, from the arithmetic-geometric mean."""
+"""The build's answer of each pendulum instance: the exact crossing of its threshold, from the
+arithmetic-geometric mean (bisection until the two ends are neighbouring doubles, no simulation), and
+the bracket of its precision that holds it. Thresholds shared by several instances are bisected once."""
 
-from replaylab.lessons.pendulum import scans
+from replaylab.lessons import shown
+from replaylab.lessons.pendulum import family
+
+
+def answer(excess, precision):
+    """{threshold, precision_deg, crossing, bracket} of one question (it does not depend on L or g)."""
+    crossing = family.crossing(excess)
+    return {"threshold": excess, "precision_deg": precision, "crossing": shown(crossing, f"{crossing:.4f}"),
+            "bracket": family.bracket(crossing, precision)}
 
 
 def answers(instances):
-    exact = scans.exact_scan()
-    return {instance.id: exact for instance in instances}
+    return {i.id: answer(family.excess(i), family.precision(i)) for i in instances}

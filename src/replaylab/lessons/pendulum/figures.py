@@ -1,13 +1,15 @@
 """The pendulum lesson's figures, drawn from results.json alone (no pyplot state, no file written).
 
 - ratio: the period over the small-angle period against the amplitude: the exact curve and the
-  simulation at a few dt from the build's scan, the agent's calls (as recomputed by this build, one
-  marker per run, a colour per dt) and the 1 % line; on the right, a close-up of the excess near
-  1 %, where a coarse dt visibly moves the crossing, and below it each run's bracket as the judge
-  found it, against the right one.
+  simulation at a few dt from the build's scan, the calls of the runs of the seed's question (as
+  recomputed by this build, one marker per run, a colour per dt) and the 1 % line; on the right, a
+  close-up of the excess near 1 %, where a coarse dt visibly moves the crossing, and below it each
+  of those runs' answer, against the right bracket.
 - convergence: log-log against dt, the simulation's relative period error against the exact
-  period (the build's scan as lines, the agents' calls as points), and the shift of its 1 % crossing
-  from the exact one, each with its fitted order.
+  period (the build's scan as lines, the calls of the runs of the seed's question as points), and
+  the shift of its 1 % crossing from the exact one, each with its fitted order.
+
+Runs of the family's other instances are not drawn: their pendulum, threshold and bracket differ.
 """
 
 from matplotlib.figure import Figure
@@ -21,10 +23,21 @@ CLOSE_UP = (15, 31)  # degrees: the close-up's amplitudes
 EXACT_COLOUR, BRACKET_COLOUR = "black", "tab:green"
 
 
+def seed_runs(results):
+    """The drawn runs of the seed's question, in order: the figures draw the seed's pendulum and threshold,
+    so a run of another instance (another T0, another threshold) has no place on them."""
+    seeds = results.get("family", {}).get("seeds")
+    return [run for run in drawn_runs(results) if seeds is None or results["verdicts"][run].get("instance") in seeds]
+
+
 def agent_points(results):
-    """{(run, dt): [(amplitude, period)]} of the accepted pendulum_period calls, as recomputed."""
+    """{(run, dt): [(amplitude, period)]} of the accepted pendulum_period calls of the seed's question's
+    drawn runs, as recomputed."""
     points = {}
+    drawn = set(seed_runs(results))
     for run_name, arguments, content in drawn_calls(results, lab.PERIOD_TOOL):
+        if run_name not in drawn:
+            continue
         amplitude, dt, value = arguments["amplitude_deg"], arguments["dt"], content[lab.PERIOD_KEY]
         if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (amplitude, dt, value)):
             points.setdefault((run_name, dt), []).append((amplitude, value))
@@ -75,7 +88,7 @@ def ratio(results):
     limit = 1 + exact["excess"]
     amplitudes = scan["amplitudes"]
     points = agent_points(results)
-    runs = list(drawn_runs(results))
+    runs = seed_runs(results)
     markers = run_markers(runs)
     crossings = {row["dt"]: row["crossing"] for row in scans["convergence"]["crossings"]}
     colours = _dt_colours({s["dt"] for s in scan["simulated"]} | {dt for _, dt in points})
@@ -152,7 +165,7 @@ def convergence(results):
         rows = item["rows"]
         (line,) = errors.plot([r["dt"] for r in rows], [r["error"] for r in rows], "-o", color=f"C{i}", markersize=4)
         handles[f"relative period error at {item['amplitude']:g} deg (this build's scan): fitted order {item['order']['shown']}"] = line
-    runs = list(drawn_runs(results))
+    runs = seed_runs(results)
     markers = run_markers(runs)
     for run in runs:
         errors_of_run = [e for e in results["verdicts"][run]["period_errors"] if e["error"] > 0]

@@ -36,22 +36,29 @@ def question(results):
     )
 
 
-def experiments_statement(run, conclusion):
-    """Where the run's own periods put the crossing, as the build derives it from them (markdown lines)."""
+def _degree_words(precision):
+    return f"{md.number(precision, '%g')} degree" + ("" if precision == 1 else "s")
+
+
+def experiments_statement(run, conclusion, threshold):
+    """Where the run's own periods put the crossing of its instance's `threshold` (a fraction), as the
+    build derives it from them (markdown lines)."""
+    percent = f"{md.number(100 * threshold, '%g')} %"
     if not conclusion["checkable"]:
-        return [f"Where the periods of run {name(run)} put the 1 % crossing: nowhere, {text(conclusion['reason'])}."]
+        return [f"Where the periods of run {name(run)} put the {percent} crossing: nowhere, {text(conclusion['reason'])}."]
     dt = md.number(conclusion["smallest_dt"], "%g")
     low, high = conclusion["bracket"]
     exact = conclusion["exact_crossing"]["shown"]
     found = (
-        f"Where the periods of run {name(run)} put the 1 % crossing, as the build derives it from them: at the smallest "
-        f"step it used (dt {dt} s), its recomputed periods cross 1 % above the small-angle period between the amplitudes "
+        f"Where the periods of run {name(run)} put the {percent} crossing, as the build derives it from them: at the smallest "
+        f"step it used (dt {dt} s), its recomputed periods cross {percent} above the small-angle period between the amplitudes "
         f"{_degrees(low)} and {_degrees(high)} degrees"
     )
     if conclusion["verdict"] == "verified":
         lines = [f"{found}; the exact crossing, {exact} degrees, lies between them."]
     elif conclusion["verdict"] == "too coarse":
-        lines = [f"{found}; the exact crossing, {exact} degrees, lies between them, but they are more than a whole degree apart."]
+        lines = [f"{found}; the exact crossing, {exact} degrees, lies between them, but they do not fit in one bracket of "
+                 f"{_degree_words(conclusion['precision_deg'])}, the precision asked."]
     else:
         lines = [
             f"{found}; the exact crossing, {exact} degrees, lies outside. Its numbers replayed within the tolerance: the "
@@ -68,9 +75,11 @@ def truth(results, verdict):
 
 def run_lines(results, run, verdict, rows):
     answer = verdict["answer"]
-    said = f"the crossing lies between {_bracket([answer['low'], answer['high']])}" if answer else ""
+    said = f"the crossing lies between {_degrees(answer['low'])} and {_degrees(answer['high'])} degrees" if answer else ""
     lines = md.answer_statement(results, run, verdict, said, truth(results, verdict), EVIDENCE if answer else None)
-    return lines + [""] + md.conclusion_lines(experiments_statement(run, verdict["experiments"]), run, rows, "agent-experiments")
+    threshold = results["answers"][verdict["instance"]]["threshold"]
+    return lines + [""] + md.conclusion_lines(experiments_statement(run, verdict["experiments"], threshold), run, rows,
+                                             "agent-experiments")
 
 
 def summary(results):
@@ -112,15 +121,25 @@ def _decisions(results, rows):
         "",
         *_exact_lines(results, rows),
         "The build judges the answer each run submitted with the tool `answer`, never the agent's words, and judges "
-        "it twice. **Right**: the exact crossing lies between the answer's two amplitudes (adjacent whole degrees: "
-        "the tool refuses any other pair). **Supported**: the run's own periods put the crossing in the answer: the "
+        "it twice, against the run's own question (its threshold, its precision, its pendulum's L and g; the seed's "
+        "are 1 %, one degree, 1 m and 9.81 m/s²). **Right**: the exact crossing lies between the answer's two "
+        "amplitudes (a bracket of the precision asked, low a multiple of it: the tool refuses any other pair). "
+        "**Supported**: the run's own periods put the crossing in the answer: the "
         f"build takes the smallest dt the run used with {code(lab.PERIOD_TOOL)}, recomputes every period the run "
-        "asked for at that dt, divides it by the small-angle period and, in order of amplitude, finds the two "
-        "neighbouring amplitudes between which the excess goes from at most 1 % to above 1 % (no bracket when there "
-        "is no such pair, or more than one); the answer is supported when both lie between its low and high. This "
+        "asked for at that dt, divides it by the small-angle period of its pendulum and, in order of amplitude, finds "
+        "the two neighbouring amplitudes between which the excess goes from at most the threshold to above it (no "
+        "bracket when there is no such pair, or more than one); the answer is supported when both lie between its low "
+        "and high. This "
         "bracket is derived by the build from the run's calls; the run never states it. A run whose numbers replay "
         "perfectly is still wrong when the step it trusted moved the crossing out of its answer: a supported "
         "answer that is wrong.",
+        "",
+        "The family's questions are drawn so that none is decided by round-off: at the tool's smallest step "
+        f"({md.number(lab.DT_PARAMETER.low, '%g')} s) the simulation's error in the excess is below a quarter of the "
+        "distance between the exact excess and the threshold at both edges of the right bracket (a question that "
+        "misses it is drawn again). A question's difficulty is how many steps per small-angle period its bracket's "
+        "upper edge needs before the simulated crossing lands in the right bracket: fewer than 50 easy, fewer than "
+        "200 medium, more hard.",
         "",
     ]
     return out + md.judged_entries(results["verdicts"], lambda run, verdict: run_lines(results, run, verdict, rows))
@@ -174,10 +193,10 @@ def _figures(results, rows):
         "ratio",
         "The period over the small-angle period against the amplitude: exact, simulated, and the agents' calls",
         f"Left: the period over the small-angle period at every whole degree from {span}, exact (solid) and simulated "
-        f"by this build at dt {dts} s (dashed). Points: the agents' calls as recomputed by this build, coloured by "
-        "dt. Right: close-up of the excess near 1 %: the dots mark where each simulated curve crosses 1 %, the green "
-        "band is the right bracket; below it, each run's bracket at its smallest dt as the judge found it (green: "
-        "the right one).",
+        f"by this build at dt {dts} s (dashed). Points: the calls of the runs of the seed's question as recomputed by "
+        "this build, coloured by dt (the runs of other instances are not drawn: their pendulum and threshold differ). "
+        "Right: close-up of the excess near 1 %: the dots mark where each simulated curve crosses 1 %, the green "
+        "band is the right bracket; below it, each of those runs' answer (green: right).",
     )
     errors = scans["convergence"]["errors"]
     dts_all = [row["dt"] for row in errors[0]["rows"]] if errors else []
@@ -186,8 +205,8 @@ def _figures(results, rows):
         "The simulation's period error and the shift of its crossing against dt, log-log",
         f"Log-log against dt from {md.number(max(dts_all), '%g') if dts_all else '-'} s down to "
         f"{md.number(min(dts_all), '%g') if dts_all else '-'} s (halved each time). Left: the relative error of "
-        "the simulated period against the exact one, the build's scan as lines and each period the agents asked for, "
-        "recomputed, as an open marker; right: how far the simulated 1 % crossing lies from the exact one, with the "
+        "the simulated period against the exact one, the build's scan as lines and each period the runs of the seed's "
+        "question asked for, recomputed, as an open marker; right: how far the simulated 1 % crossing lies from the exact one, with the "
         "room the right bracket leaves and the largest dt of the exercise below.",
     )
     order_rows = [{"of": r["of"], "order": r["shown"]} for r in rows["convergence-order"]]

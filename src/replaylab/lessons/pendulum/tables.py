@@ -4,7 +4,8 @@ Each row is a flat dict of str, int and float: floats at full precision (the CSV
 their repr), next to a "shown" column with the text the page shows where the page rounds.
 
 - answers: per run, its answer as submitted and both judgements (right, supported);
-- agent-experiments: per run, what its experiments show: its bracket at its smallest dt, against the exact crossing;
+- agent-experiments: per run, what its experiments show: its bracket at its smallest dt, against the exact
+  crossing of its own instance's threshold;
 - agent-errors: per run, each period it asked for, recomputed, against the exact period at its amplitude;
 - exact-crossing: the exact 1 % crossing and the right bracket;
 - crossing-by-dt: the simulated 1 % crossing at each dt of the convergence scan, its shift from the
@@ -59,12 +60,14 @@ def conclusion_rows(run, conclusion):
         add(f"period at {amplitude} deg (dt {smallest:g} s), recomputed", item["period_s"]["value"], "s", item["period_s"]["shown"])
         add(f"excess over the small-angle period at {amplitude} deg", item["excess_percent"]["value"], "%", item["excess_percent"]["shown"])
     low, high = conclusion["bracket"]
-    add("1 % crossing from the run's own periods (derived by the build), low amplitude", low, "deg", f"{low:g}")
-    add("1 % crossing from the run's own periods (derived by the build), high amplitude", high, "deg", f"{high:g}")
-    within = conclusion["within_a_degree"]
-    add("that bracket lies within two adjacent whole degrees", flag(within), "", "yes" if within else "no")
+    percent, precision = lab.percent_text(conclusion["threshold"]), conclusion["precision_deg"]
+    add(f"{percent} crossing from the run's own periods (derived by the build), low amplitude", low, "deg", f"{low:g}")
+    add(f"{percent} crossing from the run's own periods (derived by the build), high amplitude", high, "deg", f"{high:g}")
+    within = conclusion["within_precision"]
+    fits = "two adjacent whole degrees" if precision == 1 else f"one bracket of the precision asked ({precision:g} degrees)"
+    add(f"that bracket lies within {fits}", flag(within), "", "yes" if within else "no")
     exact = conclusion["exact_crossing"]
-    add("exact 1 % crossing (arithmetic-geometric mean)", exact["value"], "deg", exact["shown"])
+    add(f"exact {percent} crossing (arithmetic-geometric mean)", exact["value"], "deg", exact["shown"])
     add("exact crossing inside that bracket", flag(conclusion["inside"]), "", "yes" if conclusion["inside"] else "no")
     return rows
 

@@ -1,8 +1,11 @@
 """The scripted baseline agents of the projectile lesson: programs, not language models.
 
-`careful` (seed 0 and every seed that is a multiple of 4) narrows the best whole-degree angle
-with a coarse step, then checks that the answer survives smaller steps, deciding each message
-from the results it has read so far, and answers with its best angle and the runner-up. The
+`careful` (seed 0 and every seed that is a multiple of 4) surveys four angles six degrees apart with
+a coarse step (and six degrees further down or up while its best angle is the lowest or highest it
+measured), narrows the best whole-degree angle with that step, then checks that the answer survives
+smaller steps, deciding each message from the results it has read so far, and answers with its best
+angle and the runner-up at dt 0.001 s: the bracket that holds the top of the parabola through them,
+within 0.02 degree of the converged top on every instance of the family. The
 others are wrong on purpose, to test the scorecard: `stops-early` answers from its first coarse
 survey, the best angle and the whole degree next to it towards the runner-up; `wrong-neighbour`
 does the careful work but, at the finest step, measures the best angle and its worse neighbour
@@ -42,10 +45,24 @@ def _best(ranges):
     return max(ranges, key=lambda angle: (ranges[angle], -angle))
 
 
-def _calls(angles, dt, start):
+def _calls(angles, dt, start, speed=lab.SPEED):
     return tuple(
-        ToolCall(str(start + i), lab.RANGE_TOOL, {"speed": lab.SPEED, "angle": a, "dt": dt}) for i, a in enumerate(angles)
+        ToolCall(str(start + i), lab.RANGE_TOOL, {"speed": speed, "angle": a, "dt": dt}) for i, a in enumerate(angles)
     )
+
+
+SURVEY_STEP = 6  # degrees between the survey's angles
+
+
+def _farther(coarse):
+    """Four more survey angles beyond the survey's lowest (or highest) angle when that one measured
+    the longest throw (the top lies further out), within the tool's bounds; [] when the best is inside."""
+    best, low, high = _best(coarse), min(coarse), max(coarse)
+    if best == low and low > lab.ANGLE_PARAMETER.low:
+        return _clamp([low - SURVEY_STEP * k for k in range(1, 5)], coarse)
+    if best == high and high < lab.ANGLE_PARAMETER.high:
+        return _clamp([high + SURVEY_STEP * k for k in range(1, 5)], coarse)
+    return []
 
 
 def _clamp(angles, known):
@@ -91,18 +108,26 @@ def baseline(variant="default", seed=0, instance=None, plan=None):
     plan = plan or strategy(seed)
     if plan == TRIVIAL:
         return no_experiment
+    speed = lab.setup_of(instance).speed if instance is not None else lab.SPEED
+
+    def calls(angles, dt, start):
+        return _calls(angles, dt, start, speed)
 
     def program(conversation):
         found = _ranges(conversation)
         count = sum(len(v) for v in found.values())
         coarse = found.get(COARSE_DT, {})
         if not coarse:
-            return ModelMessage("Coarse survey with dt = 0.01 s.", _calls(first, COARSE_DT, 1))
+            return ModelMessage("Coarse survey with dt = 0.01 s.", calls(first, COARSE_DT, 1))
         if plan == "stops-early":
             return _conclude(coarse, COARSE_DT, _best(coarse))
+        farther = _farther(coarse)
+        if farther:
+            return ModelMessage(f"The longest throw so far is at the edge of my survey, {_best(coarse)} degrees: surveying "
+                                "further out with dt = 0.01 s.", calls(farther, COARSE_DT, count + 1))
         best, missing = _around(coarse, None, 2)
         if missing:
-            return ModelMessage(f"Narrowing around {best} degrees at dt = 0.01 s.", _calls(missing[:4], COARSE_DT, count + 1))
+            return ModelMessage(f"Narrowing around {best} degrees at dt = 0.01 s.", calls(missing[:4], COARSE_DT, count + 1))
         for dt in FINE_DTS:
             if plan == "wrong-neighbour" and dt == FINE_DTS[-1]:
                 previous = found[FINE_DTS[-2]]
@@ -113,7 +138,7 @@ def baseline(variant="default", seed=0, instance=None, plan=None):
             if missing:
                 return ModelMessage(
                     f"Checking convergence: the angles around {best} degrees again with dt = {dt:g} s.",
-                    _calls(missing, dt, count + 1),
+                    calls(missing, dt, count + 1),
                 )
         finest = found[FINE_DTS[-1]]
         nearby = {a: finest[a] for a in (best - 1, best, best + 1) if a in finest}

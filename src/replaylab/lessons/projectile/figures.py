@@ -3,7 +3,9 @@
 - evidence: the build's independent scan of range against angle as a line, the agent's calls with
   a dt no larger than the scan's as points (as recomputed by this build, one marker per run), and a
   close-up near the maximum with the build's fine scan at the agent's smallest dt, the agent's
-  answer (its bracket, shaded) and the best angle of the build's converged scan.
+  answer (its bracket, shaded) and the best angle of the build's converged scan. The scans are of the
+  seed's question, so only the runs of the seed instance are drawn (a run of another instance throws
+  another ball, at another speed or height).
 """
 
 from matplotlib.figure import Figure
@@ -12,11 +14,20 @@ from replaylab.lessons.plotting import drawn_calls, run_markers, scorecard_figur
 from replaylab.lessons.projectile import lab
 
 
+def of_the_seed(results):
+    """The runs whose instance is the seed's question, the one the figure's scans are of."""
+    return {run for run, verdict in results["verdicts"].items() if verdict.get("instance", lab.SEED_ID) == lab.SEED_ID}
+
+
 def agent_points(results, max_dt):
-    """{(run, dt): [(angle, range)]} of the accepted range_with_drag calls with dt <= max_dt; the
-    arguments are as the agent sent them (a call the allowlist took has them all, as numbers)."""
+    """{(run, dt): [(angle, range)]} of the accepted range_with_drag calls with dt <= max_dt of the
+    runs of the seed's question; the arguments are as the agent sent them (a call the allowlist took
+    has them all, as numbers)."""
     points = {}
+    seed_runs = of_the_seed(results)
     for run_name, arguments, content in drawn_calls(results, lab.RANGE_TOOL):
+        if run_name not in seed_runs:
+            continue
         dt, angle, value = arguments["dt"], arguments["angle"], content[lab.RANGE_KEY]
         if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (dt, angle, value)):
             continue
@@ -31,7 +42,8 @@ def evidence(results):
     angles = [row["angle"] for row in scan["rows"]]
     ranges = [row["range_m"] for row in scan["rows"]]
     points = agent_points(results, scan_dt)
-    runs = list(drawn_runs(results))
+    seed_runs = of_the_seed(results)
+    runs = [run for run in drawn_runs(results) if run in seed_runs]
     conclusions = {
         run: verdict["experiments"]
         for run, verdict in results["verdicts"].items()

@@ -1,5 +1,8 @@
 """What the build decides about a projectile run, from numbers it recomputes (never the model's words).
 
+Everything is of the run's own instance (`LESSON.instance_of(run)`): its ball, launch height and
+speed (`lab.setup_of`), its tools, and the build's answer of it (`truth`, given to `score`).
+
 Two judgements, kept apart. `right` (score, at render time): the answer's bracket (two adjacent whole
 degrees: the answer tool refuses any other pair) holds the best angle of the build's converged scan
 (scans.best_angle_scan). `supported` (judge): the run's own replayed data locate the maximum where the
@@ -23,23 +26,30 @@ GRID_MARGIN = 2  # degrees below and above the agent's bracket
 ROUGH_FACTOR = 1.01
 DEMONSTRATION_GROUP = REFERENCE_GROUP  # the runs the page's demonstrations are made with
 REFERENCE_ANGLE = 45.0  # degrees: the best angle without drag, what the gain is measured against
-EVIDENCE = "numerically verified: the simulated tennis ball, explicit Euler, no measurement"
 
 
-def at_smallest_dt(transcript):
+def evidence(ball):
+    """The evidence label of a right conclusion about a run of an instance throwing `ball` (its name)."""
+    return f"numerically verified: the simulated {ball}, explicit Euler, no measurement"
+
+
+EVIDENCE = evidence(lab.SEED_SETUP.ball.name)  # the seed's: the tennis ball
+
+
+def at_smallest_dt(transcript, setup=lab.SEED_SETUP):
     """(the smallest dt of the run's accepted range calls at the question's speed, {angle: range at
-    that dt, recomputed}), or (None, {}) without such a call."""
-    tools = {t.name: t for t in lab.tools()}
+    that dt, recomputed with the setup's ball}), or (None, {}) without such a call."""
+    tools = {t.name: t for t in lab.setup_tools(setup)()}
     calls = [
         args
         for _, call, args in validated_calls(transcript, tools)
-        if call.name == lab.RANGE_TOOL and args["speed"] == lab.SPEED
+        if call.name == lab.RANGE_TOOL and args["speed"] == setup.speed
     ]
     if not calls:
         return None, {}
     smallest = min(args["dt"] for args in calls)
-    return smallest, {args["angle"]: projectile.range_with_drag(args["speed"], args["angle"], smallest)
-                      for args in calls if args["dt"] == smallest}
+    simulate = lab.range_with_drag_of(setup)
+    return smallest, {args["angle"]: simulate(args["speed"], args["angle"], smallest) for args in calls if args["dt"] == smallest}
 
 
 def parabola_top(points):
@@ -51,14 +61,14 @@ def parabola_top(points):
     return (a0 + a1) / 2 - slope_left / (2 * curvature)
 
 
-def located(transcript):
+def located(transcript, setup=lab.SEED_SETUP):
     """Where the run's own data locate the maximum: at its smallest dt, its best measured angle, the
     nearest angle it measured on each side (each with a shorter range), and the top of the parabola
     through those three points. Not located (`located` False, with the reason) without such a
     neighbour on each side."""
-    smallest, at = at_smallest_dt(transcript)
+    smallest, at = at_smallest_dt(transcript, setup)
     if smallest is None:
-        return {"located": False, "reason": f"it made no accepted {lab.RANGE_TOOL} call at {lab.SPEED:g} m/s"}
+        return {"located": False, "reason": f"it made no accepted {lab.RANGE_TOOL} call at {setup.speed:g} m/s"}
     rows = sorted(at.items())
     best = max(range(len(rows)), key=lambda i: (rows[i][1], -i))
     angle, top_range = rows[best]
@@ -75,13 +85,13 @@ def located(transcript):
             "top": shown(top, f"{top:.2f}")}
 
 
-def agent_conclusion(transcript):
+def agent_conclusion(transcript, setup=lab.SEED_SETUP):
     """The seeds' check of what the agent's experiments show: its two best angles at the smallest dt
     it used, checked against an independent quarter-degree scan at that dt (physics.md 1.5), which
     stays within the tool's bounds."""
-    smallest, at_smallest = at_smallest_dt(transcript)
+    smallest, at_smallest = at_smallest_dt(transcript, setup)
     if smallest is None:
-        return {"checkable": False, "reason": f"the agent made no accepted {lab.RANGE_TOOL} call at {lab.SPEED:g} m/s"}
+        return {"checkable": False, "reason": f"the agent made no accepted {lab.RANGE_TOOL} call at {setup.speed:g} m/s"}
     if len(at_smallest) < 2:
         return {
             "checkable": False,
@@ -92,10 +102,10 @@ def agent_conclusion(transcript):
     low, high = sorted(angle for angle, _ in ranked[-2:])
     start, stop = max(low - GRID_MARGIN, lab.ANGLE_PARAMETER.low), min(high + GRID_MARGIN, lab.ANGLE_PARAMETER.high)
     grid = np.arange(start, stop + 1e-9, GRID_STEP)
-    ranges = projectile.ranges_with_drag(lab.SPEED, grid, smallest)
+    ranges = projectile.ranges_of_launches(setup.speed, grid, smallest, setup.drag, setup.mass, setup.height)
     best = int(np.argmax(ranges))
     best_angle, best_range = float(grid[best]), float(ranges[best])
-    reference_range = projectile.range_with_drag(lab.SPEED, REFERENCE_ANGLE, smallest)
+    reference_range = lab.range_with_drag_of(setup)(setup.speed, REFERENCE_ANGLE, smallest)
     gain = best_range - reference_range
     gain_percent = (100 * gain) / reference_range
     inside = low <= best_angle <= high
@@ -113,15 +123,15 @@ def agent_conclusion(transcript):
         "gain_percent": shown(gain_percent, f"{gain_percent:.4g}"),
         "inside": inside,
         "verdict": "verified" if inside else "refuted",
-        "evidence": EVIDENCE if inside else None,
+        "evidence": evidence(setup.ball.name) if inside else None,
     }
 
 
 def rough_ball(run, tolerance):
-    """Replay the run against a ball with 1.01 times the drag: the replay must catch the change."""
+    """Replay the run against a ball with 1.01 times its instance's drag: the replay must catch the change."""
     variant = LESSON.variant_of(run)
     try:
-        replay(run, variant, tolerance, drag=ROUGH_FACTOR * projectile.DRAG)
+        replay(run, variant, tolerance, drag=ROUGH_FACTOR * lab.setup_of(LESSON.instance_of(run)).drag)
     except ReplayMismatch as mismatch:
         return {"drag_factor": ROUGH_FACTOR, **caught(mismatch)}
     return {"drag_factor": ROUGH_FACTOR, "caught": False}
@@ -151,11 +161,13 @@ def support(answer, where):
 def verdict_of(run):
     """Who made a replayed run, its calls, its answer, where its experiments locate the maximum (and
     the seeds' check of them), and whether they support its answer."""
+    instance = LESSON.instance_of(run)
+    setup = lab.setup_of(instance)
     facts = answer_facts(run, LESSON.variant_of(run))
-    where = located(run.transcript)
+    where = located(run.transcript, setup)
     supported, why = support(facts["answer"], where)
-    return {**run_facts(run, LESSON.instance_of(run)), **facts, "supported": supported, "support": why, "located": where,
-            "experiments": agent_conclusion(run.transcript)}
+    return {**run_facts(run, instance), **facts, "supported": supported, "support": why, "located": where,
+            "experiments": agent_conclusion(run.transcript, setup)}
 
 
 def judge(runs, tolerance):

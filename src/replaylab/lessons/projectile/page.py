@@ -8,7 +8,7 @@ from replaylab.lessons import markdown as md
 from replaylab.lessons.markdown import Md, code, name, table, text
 from replaylab.lessons.projectile import LESSON, lab
 from replaylab.lessons.projectile import tables as lesson_tables
-from replaylab.lessons.projectile.judge import EVIDENCE
+from replaylab.lessons.projectile.judge import evidence
 
 
 def question(results):
@@ -17,6 +17,11 @@ def question(results):
         f"At a launch speed of {md.number(speed, '%g')} m/s, which launch angle throws the lesson's tennis ball "
         "(with air drag) the furthest, to within a degree?"
     )
+
+
+def label(verdict):
+    """The evidence label of a run's right answer: the ball of its instance (the seed's tennis ball)."""
+    return evidence(LESSON.instance(verdict["instance"]).parameters["ball"])
 
 
 def truth(results, verdict):
@@ -71,7 +76,7 @@ def experiments_statement(run, conclusion):
 def run_lines(results, run, verdict, rows):
     answer = verdict["answer"]
     said = answer_words(answer) if answer else ""
-    lines = md.answer_statement(results, run, verdict, said, truth(results, verdict), EVIDENCE)
+    lines = md.answer_statement(results, run, verdict, said, truth(results, verdict), label(verdict))
     lines += ["", located_statement(run, verdict["located"])]
     return lines + [""] + md.conclusion_lines(experiments_statement(run, verdict["experiments"]), run, rows, "agent-experiments")
 
@@ -95,7 +100,7 @@ def summary(results):
         line = (f"run {name(run)} answered {md.number(answer['low'], '%g')} to {md.number(answer['high'], '%g')} degrees: "
                 f"{decided}, the build's converged scan puts the best angle at {best} degrees; {support}")
         if score["right"]:
-            line += f"; **{EVIDENCE}**"
+            line += f"; **{label(verdict)}**"
         lines.append(line)
     return lines
 
@@ -203,7 +208,8 @@ def _figure(results):
         f"The agent's evidence. Line: the build's independent scan, angles {span} at dt {dt} s. "
         f"Points: the agent's calls with dt at most {dt} s, as recomputed by this build. "
         "Right: close-up near the maximum, with the build's fine scan at the agent's smallest dt, each agent's answer "
-        "(shaded) and the best angle of the build's converged scan (dotted)."
+        "(shaded) and the best angle of the build's converged scan (dotted). Only the runs of the seed's question are "
+        "drawn: the scans are of its ball, speed and launch height."
     )
     return md.figure("evidence", "The agent's evidence: range against launch angle", caption)
 

@@ -6,6 +6,12 @@ order of its own and the evidence reviewer measures the error at a step count of
 differ in their path, not in what they check. The others are wrong on purpose, to test the
 scorecard: a `hasty` one runs only the first check its tools allow and answers from it; a
 `careless` one runs every check as the thorough one does, and answers that no check failed.
+
+Every program works on any instance of the family: the tools of a variant run on its own
+instance's pieces, so the calls need not know which pieces those are. `thorough` (CAREFUL) is
+right on every instance (the tests and the build run it on all of them: 3 reviewers x 61
+instances, at most 12 calls in 3 messages each, then the answer); `no-check` (TRIVIAL) is right
+only where its reviewer's remit fails on neither piece.
 """
 
 import random
@@ -52,7 +58,8 @@ def _planned_calls(reviewer, plan, seed=0):
 
 
 def baseline(variant, seed=0, instance=None, plan=None):
-    """A program(conversation) -> ModelMessage; `seed` picks the strategy (`plan` names one instead)."""
+    """A program(conversation) -> ModelMessage; `seed` picks the strategy (`plan` names one instead).
+    `instance` is not needed: the run's tools already hold its pieces."""
     name = plan or strategy(seed)
     if name == TRIVIAL:
         return no_check

@@ -1,8 +1,12 @@
-"""The build's answer of each review instance: the checks each piece fails when the build runs them."""
+"""The build's answer of each review instance: the checks each piece fails when the build runs every
+check on it itself (pieces.failures). The checks are pure per (piece, check) and cached per piece,
+so the family costs one run of the five checks per catalogue entry it uses, however many instances
+share it."""
 
-from replaylab.lessons.review import scans
+from replaylab.lessons.review import pieces
+from replaylab.lessons.review.family import pieces_of
 
 
 def answers(instances):
-    failures = scans.failures()
-    return {instance.id: {"failures": failures} for instance in instances}
+    return {instance.id: {"failures": {str(number): pieces.failures(piece) for number, piece in pieces_of(instance).items()}}
+            for instance in instances}

@@ -3,7 +3,7 @@
 from replaylab.agents import loop
 from replaylab.agents.clients.scripted import ScriptedClient
 from replaylab.agents.messages import ModelMessage, ToolCall
-from replaylab.lessons.review import lab
+from replaylab.lessons.review import lab, pieces
 from replaylab.lessons.review.judge import Verdict, resolve, verdicts
 from replaylab.verification import checks
 
@@ -12,11 +12,11 @@ BOAST = "Piece 2 passes every check of the contract; I recommend accepting it."
 
 
 def every_check():
-    """All five checks on both pieces, with their details, and no reviewer involved."""
+    """All five checks on both of the seed's pieces, with their details, and no reviewer involved."""
     rows = []
-    for piece, candidate in lab.PIECES.items():
+    for piece, entry in lab.SEED_PIECES.items():
         for name in checks.CHECK_NAMES:
-            result = checks.run_check(name, candidate)
+            result = pieces.check(name, entry)
             fmt = DETAIL_FORMATS[name]
             details = {
                 key: {"value": value, "shown": ", ".join(fmt % v for v in value) if isinstance(value, list) else fmt % value}

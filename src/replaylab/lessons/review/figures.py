@@ -1,14 +1,16 @@
 """The review lesson's figures, drawn from results.json alone (no pyplot state, no file written).
 
 - error: the largest distance to the exact oscillator over the scan's periods against steps per
-  period (log-log), one line per piece from the build's scan, and the evidence reviewer's
-  `oscillator_error` calls as recomputed points (one marker per evidence run).
+  period (log-log), one line per seed piece from the build's scan, and the evidence reviewer's
+  `oscillator_error` calls as recomputed points (one marker per evidence run of the seed instance:
+  a drawn instance's pieces are others, and are not drawn against the seed's lines).
 """
 
 from matplotlib.figure import Figure
 
 from replaylab.lessons.plotting import drawn_calls, run_markers, scorecard_figure, steps_per_period_axes
 from replaylab.lessons.review import lab
+from replaylab.lessons.review.family import SEED_ID
 from replaylab.lessons.review.tables import piece_names
 
 
@@ -17,6 +19,8 @@ def evidence_points(results):
     reviewer's tool), as recomputed; the arguments as sent (a call the allowlist took has them all)."""
     found = {}
     for run_name, arguments, content in drawn_calls(results, lab.ERROR_TOOL):
+        if results["verdicts"].get(run_name, {}).get("instance", SEED_ID) != SEED_ID:
+            continue
         value = content[lab.ERROR_KEY]
         if value is None or value <= 0:  # None: a value that was not finite, not drawn on log axes
             continue

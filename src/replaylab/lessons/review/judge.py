@@ -3,10 +3,13 @@ per piece and group.
 
 Each reviewer's run is scored on its own answer: per piece, the checks of its remit it names as
 failed. `right` (score): each list equals the checks of its remit that fail when the build runs
-them itself (scans.failures). `supported` (judge): the reviewer ran every check of its remit on
-both pieces, and named as failed exactly those whose recomputed results failed. The group's
-decision (`decide`) stays as the seeds show it: for the runs of one group and one model, a failed
-recomputed check rejects a piece whoever passed it, with no voting (physics.md 3.4).
+them itself on the run's own instance's pieces (answers.py). `supported` (judge): the reviewer ran
+every check of its remit on both pieces, and named as failed exactly those whose recomputed
+results failed. The group's decision (`decide`) stays as the seeds show it: for the runs of one
+group and one model, a failed recomputed check rejects a piece whoever passed it, with no voting
+(physics.md 3.4); a piece is one instance's, so the runs of a group that are of several instances
+are resolved per instance. Every check is recomputed on the pieces of the run's own instance
+(family.pieces_of).
 """
 
 from dataclasses import dataclass
@@ -14,6 +17,7 @@ from dataclasses import dataclass
 from replaylab.agents.replay import ReplayMismatch, replay
 from replaylab.lessons import REFERENCE_GROUP, answer_facts, caught, judgement_line, run_facts, validated_calls
 from replaylab.lessons.review import LESSON, lab
+from replaylab.lessons.review.family import pieces_of
 from replaylab.verification.checks import CHECK_NAMES
 
 EVIDENCE = "numerically verified: the simulated oscillator stepped by piece {piece}, no measurement"
@@ -42,9 +46,10 @@ class Verdict:
         }
 
 
-def verdicts(reviewer, transcript):
-    """The verdicts of one reviewer's run, each recomputed from the call's arguments."""
-    tools = {t.name: t for t in lab.all_tools().tools.values()}
+def verdicts(reviewer, transcript, pieces=None):
+    """The verdicts of one reviewer's run, each recomputed from the call's arguments on `pieces`
+    ({1: Piece, 2: Piece} of the run's instance; the seed's by default)."""
+    tools = {t.name: t for t in lab.all_tools(pieces=pieces or lab.SEED_PIECES).tools.values()}
     found = []
     for _, call, arguments in validated_calls(transcript, tools):
         check = lab.check_of(call.name, arguments)
@@ -57,8 +62,20 @@ def verdicts(reviewer, transcript):
     return found
 
 
-def resolve(all_verdicts, candidate):
-    """The decision on one piece: rejected as soon as one recomputed check failed."""
+DRAWN_NAME = "piece {candidate} of instance {instance}"
+
+
+def piece_name(candidate, instance=None):
+    """What the pages call a piece: the seed's by what it is; a drawn instance's by its number only
+    (its faults are hidden)."""
+    if instance is None or LESSON.instance(instance).seed:
+        return lab.PIECES[candidate].name
+    return DRAWN_NAME.format(candidate=candidate, instance=instance)
+
+
+def resolve(all_verdicts, candidate, instance=None):
+    """The decision on one piece (of `instance`; None: the seed's): rejected as soon as one
+    recomputed check failed."""
     mine = [v for v in all_verdicts if v.candidate == candidate]
     outcomes = {}
     for v in mine:
@@ -68,7 +85,8 @@ def resolve(all_verdicts, candidate):
     clear = sorted({v.reviewer for v in mine} - set(flagged))
     return {
         "candidate": candidate,
-        "name": lab.PIECES[candidate].name,
+        **({} if instance is None else {"instance": instance}),
+        "name": piece_name(candidate, instance),
         "rejected": bool(failed),
         "failed": failed,
         "flagged_by": flagged,
@@ -117,10 +135,11 @@ def support(reviewer, answer, found):
 
 def verdict_of(run):
     """Who made a reviewer's run, its calls, its answer, its recomputed verdicts and whether they support its answer."""
+    instance = LESSON.instance_of(run)
     facts = answer_facts(run, LESSON.variant_of(run))
-    found = verdicts(run.variant, run.transcript)
+    found = verdicts(run.variant, run.transcript, pieces_of(instance))
     supported, why = support(run.variant, facts["answer"], found)
-    return {**run_facts(run, LESSON.instance_of(run), task=f"{run.variant} reviewer"), **facts, "supported": supported, "support": why,
+    return {**run_facts(run, instance, task=f"{run.variant} reviewer"), **facts, "supported": supported, "support": why,
             "remit": list(lab.remit(run.variant)), "verdicts": [v.as_dict() for v in found]}
 
 
@@ -137,17 +156,22 @@ def judge(runs, tolerance):
 
 def decide(members, verdicts_by_run):
     """The decision of one group (the runs of one group name and one model): the resolution of each
-    piece over every recomputed verdict of its reviewers."""
-    found = [Verdict(**_plain(v)) for run in members for v in verdicts_by_run[run.run]["verdicts"]]
+    piece of its instance over every recomputed verdict of its reviewers (per instance, for a group
+    whose runs are of several)."""
+    found = {}  # {instance: [Verdict]}, in the order of the members
+    for run in members:
+        mine = found.setdefault(LESSON.instance_of(run).id, [])
+        mine += [Verdict(**_plain(v)) for v in verdicts_by_run[run.run]["verdicts"]]
     reviewers = {}
     for run in sorted(members, key=lambda r: r.run):
         reviewers.setdefault(run.variant, []).append(run.run)
     return {
         "group": members[0].group,
         "model": members[0].model,
+        "instances": list(found),
         "reviewers": reviewers,
-        "verdicts": [v.as_dict() for v in found],
-        "resolution": [with_evidence(resolve(found, piece)) for piece in lab.PIECES],
+        "verdicts": [{**v.as_dict(), "instance": instance} for instance, mine in found.items() for v in mine],
+        "resolution": [with_evidence(resolve(mine, piece, instance)) for instance, mine in found.items() for piece in lab.PIECES],
     }
 
 

@@ -1,9 +1,14 @@
-"""The review lab: the two pieces of code, the check tools, and the three reviewers' prompts."""
+"""The review lab: the two pieces of code, the check tools, and the three reviewers' prompts.
 
-from functools import lru_cache
+The tools of a variant run the checks on its own instance's pieces (`pieces`: {1: Piece, 2: Piece}
+of pieces.CATALOGUE); every instance's texts are the seed's, word for word, so that nothing an
+agent reads tells one pair of pieces from another. `PIECES` are the seed's own two pieces as the
+contract's checks take them.
+"""
 
 from replaylab.agents.tools import Allowlist, Names, Parameter, Tool, answer_tool
 from replaylab.lessons import Prompts, Variant
+from replaylab.lessons.review import pieces as catalogue
 from replaylab.physics.integrators import symplectic_euler
 from replaylab.verification import checks
 from replaylab.verification.faulty import build_mislabelled_symplectic
@@ -15,6 +20,8 @@ PIECES = {
     1: checks.Candidate("symplectic Euler", lambda: symplectic_euler),
     2: checks.Candidate("explicit Euler as symplectic", build_mislabelled_symplectic),
 }
+# The seed instance's pieces in the catalogue: the same builders as PIECES (a test holds them equal).
+SEED_PIECES = {1: catalogue.CATALOGUE[catalogue.CORRECT], 2: catalogue.CATALOGUE["explicit-euler"]}
 PIECE_CLAIMS = "claim to be symplectic Euler, of order 1, with bounded energy"
 CANDIDATE = Parameter("candidate", "the piece of code under review: 1 or 2", 1, 2, integer=True)
 NUMBERED_CHECKS = ", ".join(f"{number} {name}" for number, name in enumerate(checks.CHECK_NAMES, start=1))
@@ -44,17 +51,6 @@ MEASURED = {
 PASSED = "passed: 1.0 if measured is within tolerance, else 0.0"
 
 
-@lru_cache(maxsize=1024)
-def _check(name, candidate, exact):
-    """A check's result; pure, so one job that replays or judges many reviews runs each check once."""
-    return checks.run_check(name, PIECES[candidate], exact)
-
-
-@lru_cache(maxsize=4096)
-def _error(candidate, steps_per_period):
-    return checks.oscillator_error(PIECES[candidate], steps_per_period)
-
-
 def check_content(result):
     """A check's result as a tool returns it: measured, tolerance, passed (1.0 or 0.0), in that order."""
     return {"measured": result.measured, "tolerance": result.tolerance, "passed": 1.0 if result.passed else 0.0}
@@ -72,9 +68,9 @@ def check_of(name, arguments):
     return next((check for check in checks.CHECK_NAMES if check_tool_name(check) == name), None)
 
 
-def _check_tool(name, exact):
+def _check_tool(name, exact, pieces=SEED_PIECES):
     def function(candidate):
-        return check_content(_check(name, candidate, exact))
+        return check_content(catalogue.check(name, pieces[candidate], exact))
 
     return Tool(
         check_tool_name(name),
@@ -84,10 +80,10 @@ def _check_tool(name, exact):
     )
 
 
-def reproduce_tool(exact):
+def reproduce_tool(exact, pieces=SEED_PIECES):
     def reproduce_check(check, candidate):
         name = checks.CHECK_NAMES[check - 1]
-        return {"check": name, **check_content(_check(name, candidate, exact))}
+        return {"check": name, **check_content(catalogue.check(name, pieces[candidate], exact))}
 
     return Tool(
         REPRODUCE_TOOL,
@@ -99,9 +95,9 @@ def reproduce_tool(exact):
     )
 
 
-def error_tool():
+def error_tool(pieces=SEED_PIECES):
     def oscillator_error(candidate, steps_per_period):
-        return {ERROR_KEY: _error(candidate, steps_per_period)}
+        return {ERROR_KEY: catalogue.error(pieces[candidate], steps_per_period)}
 
     return Tool(
         ERROR_TOOL,
@@ -148,11 +144,11 @@ REVIEWER_ROLES = {
 }
 
 
-def reviewer_tools(reviewer):
+def reviewer_tools(reviewer, pieces=SEED_PIECES):
     def tools(exact=checks.EXACT):
         if reviewer == "evidence":
-            return [reproduce_tool(exact), error_tool()]
-        return [_check_tool(name, exact) for name in REVIEWER_CHECKS[reviewer]]
+            return [reproduce_tool(exact, pieces), error_tool(pieces)]
+        return [_check_tool(name, exact, pieces) for name in REVIEWER_CHECKS[reviewer]]
 
     return tools
 
@@ -192,14 +188,22 @@ FORMAT1_TASK = (
     "passes them."
 )
 
-VARIANTS = {
-    reviewer: Variant(reviewer, intro(reviewer), task(reviewer), reviewer_tools(reviewer), answer(reviewer), budget=None,
-                      max_steps=MAX_STEPS, format1=Prompts(format1_system(reviewer), FORMAT1_TASK))
-    for reviewer in ("physics", "numerics", "evidence")
-}
+REVIEWERS = ("physics", "numerics", "evidence")
 
 
-def all_tools(exact=checks.EXACT):
-    """Every tool of the lesson on a fresh allowlist."""
-    tools = [_check_tool(name, exact) for name in checks.CHECK_NAMES]
-    return Allowlist(tools + [reproduce_tool(exact), error_tool()])
+def variants(pieces):
+    """{reviewer: Variant} of one pair of pieces: the seed's texts, tools on these pieces."""
+    return {
+        reviewer: Variant(reviewer, intro(reviewer), task(reviewer), reviewer_tools(reviewer, pieces), answer(reviewer),
+                          budget=None, max_steps=MAX_STEPS, format1=Prompts(format1_system(reviewer), FORMAT1_TASK))
+        for reviewer in REVIEWERS
+    }
+
+
+VARIANTS = variants(SEED_PIECES)
+
+
+def all_tools(exact=checks.EXACT, pieces=SEED_PIECES):
+    """Every tool of the lesson on a fresh allowlist, run on `pieces` (the seed's by default)."""
+    tools = [_check_tool(name, exact, pieces) for name in checks.CHECK_NAMES]
+    return Allowlist(tools + [reproduce_tool(exact, pieces), error_tool(pieces)])

@@ -1,7 +1,7 @@
 """The review lesson's page (results/review/index.md), written from results.json alone.
 
-Per reviewer's run: its answer, right or wrong against the build's own checks, and whether its own
-checks support it. Per group of reviewer runs (one group name, one model) and per piece: each check
+Per reviewer's run: its answer, right or wrong against the build's own checks of its own instance's
+pieces, and whether its own checks support it. Per group of reviewer runs (one group name, one model) and per piece: each check
 each reviewer ran (measured %.3g, tolerance %g, as shown by the judge), the checks nobody ran, the
 conflicts and the decision. A rejection is numerically verified; "not rejected" only speaks of the
 checks that were run.
@@ -11,7 +11,7 @@ from replaylab.lessons import markdown as md
 from replaylab.lessons.markdown import Md, name, table, text
 from replaylab.lessons.review import LESSON
 from replaylab.lessons.review import tables as lesson_tables
-from replaylab.lessons.review.judge import DEMONSTRATION_GROUP, EVIDENCE_ANSWER
+from replaylab.lessons.review.judge import DEMONSTRATION_GROUP, DRAWN_NAME, EVIDENCE_ANSWER
 
 
 def question(results):
@@ -25,6 +25,20 @@ def question(results):
 
 def _pieces(results):
     return lesson_tables.piece_names(results)
+
+
+def _drawn(resolution):
+    """Whether a resolution is of a drawn instance's piece (named by number only: its faults are hidden)."""
+    instance = resolution.get("instance")
+    return instance is not None and resolution["name"] == DRAWN_NAME.format(candidate=resolution["candidate"], instance=instance)
+
+
+def piece_label(resolution):
+    """A piece as the pages name it: the seed's by what it is, a drawn instance's by number and instance."""
+    piece, instance = resolution["candidate"], resolution.get("instance")
+    if _drawn(resolution):
+        return f"piece {piece} of instance {name(instance)}"
+    return f"piece {piece} ({text(resolution['name'])})"
 
 
 def reviewer_order(results, group):
@@ -62,14 +76,15 @@ def decision_text(resolution, reviewers, verdicts):
 
 
 def group_lines(results, group_name, group):
-    pieces = _pieces(results)
     reviewers = reviewer_order(results, group)
-    verdicts = group["verdicts"]
     runs = ", ".join(f"{r}: " + ", ".join(f"run {name(run)}" for run in group["reviewers"][r]) for r in reviewers)
-    out = [f"### Group {name(group['group'])} (messages produced by: {text(group['model'])})", "", f"Reviewers and their runs: {runs}.", ""]
+    instances = md.join_words([name(i) for i in group.get("instances", [])])
+    out = [f"### Group {name(group['group'])} (messages produced by: {text(group['model'])})", "",
+           f"Reviewers and their runs: {runs}." + (f" Instance: {instances}." if instances else ""), ""]
     for resolution in group["resolution"]:
-        piece = resolution["candidate"]
-        out += [f"#### Piece {piece}: {text(pieces.get(piece, resolution['name']))}", ""]
+        piece, instance = resolution["candidate"], resolution.get("instance")
+        verdicts = [v for v in group["verdicts"] if v.get("instance") == instance]
+        out += [f"#### Piece {piece} of instance {name(instance)}" if _drawn(resolution) else f"#### Piece {piece}: {text(resolution['name'])}", ""]
         for reviewer in reviewers:
             mine = [v for v in verdicts if v["reviewer"] == reviewer and v["candidate"] == piece]
             checks = "; ".join(check_text(v) for v in mine) if mine else "ran no check on this piece"
@@ -117,7 +132,7 @@ def summary(results):
         lines.append(f"run {name(run)} ({verdict['task']}) answered {answer_words(answer)}: {decided}; {support}")
     for group in results["groups"].values():
         for r in group["resolution"]:
-            where = f"group {name(group['group'])} ({text(group['model'])}), piece {r['candidate']} ({text(r['name'])})"
+            where = f"group {name(group['group'])} ({text(group['model'])}), {piece_label(r)}"
             if r["rejected"]:
                 lines.append(f"{where}: rejected because of {md.join_words(r['failed'])}, flagged by "
                              f"{md.join_words(r['flagged_by'])}; **{r['evidence']}**")
@@ -263,8 +278,8 @@ def _figure(results):
     span = f"{md.number(min(steps), '%d')} to {md.number(max(steps), '%d')}" if steps else "(none)"
     caption = (
         f"Lines: the largest distance to the exact oscillator in the phase plane (x, v/ω) over {periods} periods, "
-        f"against steps per period ({span}, log-log), computed by this build for both pieces. Points: the evidence "
-        "reviewer's oscillator_error calls, as recomputed by this build."
+        f"against steps per period ({span}, log-log), computed by this build for both pieces of the seed's own question. Points: the "
+        "evidence reviewer's oscillator_error calls on those pieces, as recomputed by this build."
     )
     return md.figure("error", "Error against the exact oscillator, both pieces", caption)
 
@@ -291,10 +306,13 @@ def page(results):
         results,
         title=LESSON.heading,
         question=question(results),
-        intro="The pieces under review: "
+        intro="The pieces under review in the seed's own question: "
         + "; ".join(f"piece {p}, {text(n)}" for p, n in sorted(pieces.items()))
-        + ". Both claim to be symplectic Euler, first order, with bounded energy. The checks and their "
-        "tolerances are fixed in the code before any reviewer runs.",
+        + ". Every piece claims to be symplectic Euler, first order, with bounded energy. Each other instance "
+        "of the family has its own two pieces, drawn from a catalogue of faults (a wrong clock, hidden state, a wrong "
+        "constant-force response, a wrong order, unbounded energy, two of these, or a near miss that passes); they "
+        "are named by number only, since their faults are hidden. The checks and their tolerances are fixed in the "
+        "code before any reviewer runs.",
         decisions=_decisions(results),
         demos=_demos(results, rows),
         tables=(lesson_tables.TABLES, {"every-check", "conflict-exercise", "boasting-reviewer"}, scan_table),

@@ -1,7 +1,8 @@
-"""Independent error scan of both pieces; it depends on the code only, never on a review."""
+"""Independent error scan of the seed's two pieces; it depends on the code only, never on a review.
+(Every instance's answer, the checks each of its pieces fails, is answers.py's.)"""
 
-from replaylab.lessons.review import lab
-from replaylab.verification.checks import CHECK_NAMES, ERROR_PERIODS, oscillator_errors, run_check
+from replaylab.lessons.review import lab, pieces
+from replaylab.verification.checks import ERROR_PERIODS, oscillator_errors
 
 ERROR_STEPS = (20, 40, 80, 160, 320, 640)
 
@@ -19,9 +20,9 @@ def error_scan():
 
 
 def failures():
-    """{piece: the checks (in contract order) it fails when the build runs every check itself}: what a
-    reviewer's right answer names, within its remit."""
-    return {str(piece): [name for name in CHECK_NAMES if not run_check(name, candidate).passed] for piece, candidate in lab.PIECES.items()}
+    """{piece: the checks (in contract order) it fails when the build runs every check itself} of the
+    seed's pair: what a reviewer's right answer on the seed instance names, within its remit."""
+    return {str(number): pieces.failures(piece) for number, piece in lab.SEED_PIECES.items()}
 
 
 def scans():

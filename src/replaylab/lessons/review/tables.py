@@ -4,10 +4,12 @@ Rows are flat dicts of str, int and float; floats at full precision, with "..._s
 holding the texts the page shows (measured %.3g, tolerance %g, as chosen by the judge).
 
 - answers: per reviewer's run, its answer as submitted and both judgements (right, supported);
-- verdicts: every verdict of every reviewer, per group, read from recomputed tool results;
-- resolution: the decision on each piece, per group (and the conflict exercise's, marked as made by hand);
-- every-check: the five checks on both pieces, no reviewer involved (the exercise);
-- error-scan: the error against the exact oscillator against steps per period (the figure's lines);
+- verdicts: every verdict of every reviewer, per group (and instance), read from recomputed tool results;
+- resolution: the decision on each piece, per group and instance (and the conflict exercise's, marked
+  as made by hand);
+- every-check: the five checks on the seed's two pieces, no reviewer involved (the exercise);
+- error-scan: the error of the seed's two pieces against the exact oscillator against steps per
+  period (the figure's lines);
 - boasting-reviewer, conflict-exercise: the demonstrations;
 - strict-replay: per run of the demonstration group's physics reviewer, the replay with a stricter
   exact-check tolerance (where it stopped, the recorded and the recomputed value);
@@ -17,6 +19,7 @@ holding the texts the page shows (measured %.3g, tolerance %g, as chosen by the 
 import json
 
 from replaylab.lessons.markdown import answer_rows, call_rows, flag
+from replaylab.lessons.review.lab import PIECES
 
 TABLES = (
     "answers",
@@ -51,6 +54,7 @@ def verdict_row(verdict, **extra):
 def resolution_row(resolution, **extra):
     return {
         **extra,
+        "instance": resolution.get("instance", ""),  # none for the conflict exercise's
         "candidate": resolution["candidate"],
         "name": resolution["name"],
         "rejected": flag(resolution["rejected"]),
@@ -75,11 +79,9 @@ def details_shown(details):
 
 
 def piece_names(results):
-    names = {}
-    for group in results["groups"].values():
-        for resolution in group["resolution"]:
-            names.setdefault(resolution["candidate"], resolution["name"])
-    return names
+    """{piece: name} of the seed's two pieces, those of the scan and the exercise (a drawn instance's
+    pieces are named in its own groups' resolutions, by number only)."""
+    return {piece: candidate.name for piece, candidate in PIECES.items()}
 
 
 def tables(results):
@@ -87,7 +89,8 @@ def tables(results):
     out = {name: [] for name in TABLES}
     out["answers"] = answer_rows(results)
     for key, judged in results["groups"].items():
-        out["verdicts"] += [verdict_row(v, group=judged["group"], model=judged["model"]) for v in judged["verdicts"]]
+        out["verdicts"] += [verdict_row(v, group=judged["group"], model=judged["model"], instance=v.get("instance", ""))
+                            for v in judged["verdicts"]]
         out["resolution"] += [resolution_row(r, group=judged["group"], model=judged["model"]) for r in judged["resolution"]]
     for run, verdict in results["verdicts"].items():
         if "strict_replay" in verdict:  # the demonstration group's physics reviewer only

@@ -44,3 +44,38 @@ def test_the_page_decides_each_piece_per_group_of_one_model(results):
     one, two = decision["resolution"]
     assert not one["rejected"] and two["rejected"] and two["failed"] == ["bounded-energy"]
     assert "### Group `reference`" in LESSON.page(results)
+
+
+@pytest.fixture(scope="module")
+def drawn_results(tmp_path_factory):
+    """A build with the reference runs and scripted groups on two drawn instances and the seed's."""
+    import shutil
+
+    from replaylab.generate import generate
+
+    recordings = tmp_path_factory.mktemp("recordings")
+    shutil.copytree(RECORDINGS / LESSON.name, recordings / LESSON.name)
+    generate(LESSON.name, 3, recordings, first_seed=0, instances=["review-032", "review-059", "review-seed"])
+    folder = tmp_path_factory.mktemp("results")
+    build([LESSON.name], recordings=recordings, results=folder, progress=lambda text: None)
+    return load(folder / LESSON.name / "results.json")
+
+
+def test_the_page_names_a_drawn_instance_s_pieces_by_number_and_judges_each_run_against_its_instance(drawn_results):
+    from replaylab.lessons.review.pieces import ENTRIES
+
+    results = drawn_results
+    groups = {g["group"]: g for g in results["groups"].values()}
+    assert groups["g00000"]["instances"] == ["review-032"] and groups["g00002"]["instances"] == ["review-seed"]
+    assert [r["name"] for r in groups["g00000"]["resolution"]] == ["piece 1 of instance review-032", "piece 2 of instance review-032"]
+    assert [r["name"] for r in groups["g00002"]["resolution"]] == ["symplectic Euler", "explicit Euler as symplectic"]
+    assert {v["instance"] for v in results["verdicts"].values()} == {"review-032", "review-059", "review-seed"}
+    page = LESSON.page(results)
+    assert "#### Piece 1 of instance `review-032`" in page and "#### Piece 2: explicit Euler as symplectic" in page
+    # the faults of a drawn instance's pieces are listed nowhere, on the page or in the tables
+    tables = repr(LESSON.tables(results))
+    for entry in ENTRIES[2:]:
+        assert entry.what not in page and entry.what not in tables, entry.key
+    # the thorough reviewers (seed 0) are right against their own instance's answer
+    scores = {s["run"]: s for s in results["scores"]}
+    assert all(scores[f"s00000-{r}"]["right"] for r in ("physics", "numerics", "evidence"))
