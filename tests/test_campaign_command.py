@@ -45,7 +45,7 @@ def test_dry_run_sends_nothing_then_the_campaign_runs_end_to_end(tmp_path):
         assert server.requests == 0
         port = server.server.server_address[1]
         said = dry.stdout
-        assert "campaign bars: 24 runs (projectile; 12 per model and variant), 0 on disk, 24 to record" in said
+        assert "campaign bars: 24 runs (projectile; 12 per model and variant of each of 1 instance), 0 on disk, 24 to record" in said
         assert f"endpoint $OPENAI_BASE_URL = 127.0.0.1:{port}, key in $OPENAI_API_KEY (set): at most 4 requests at once" in said
         assert "bars-good: 12 runs, at most " in said and "dry run: nothing sent, nothing written" in said
         assert not (copy / "results" / "campaigns" / "bars").exists()

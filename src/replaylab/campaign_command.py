@@ -25,7 +25,7 @@ from replaylab import campaign as plan
 from replaylab.agents import environment
 from replaylab.agents.recording import printable
 from replaylab import selection
-from replaylab.lessons import registry
+from replaylab.lessons import counted, registry
 
 CONFIG = Path("config/config.yaml")
 SCHEMA = Path("workflow/schemas/config.schema.yaml")
@@ -171,6 +171,7 @@ def plan_of(campaign, missing):
     total = sum(len(campaign.runs(lesson)) for lesson in campaign.lessons)
     todo = sum(map(len, missing.values()))
     found = {"campaign": campaign.name, "lessons": campaign.lessons, "runs_per_model_and_variant": settings["runs"],
+             "instances": {lesson: len(campaign.instances(lesson)) for lesson in campaign.lessons},
              "runs": total, "on_disk": total - todo, "to_record": todo, "max_tokens_per_run": limit, "endpoints": []}
     for names in plan.endpoints(settings).values():
         first = next(m for m in campaign.models if m.name == names[0])
@@ -196,9 +197,10 @@ def plan_of(campaign, missing):
 
 def plan_lines(found):
     """The plan, as a person reads it."""
+    instances = sum(found["instances"].values())
     lines = [f"campaign {found['campaign']}: {found['runs']} runs ({', '.join(found['lessons'])}; "
-             f"{found['runs_per_model_and_variant']} per model and variant), {found['on_disk']} on disk, "
-             f"{found['to_record']} to record"]
+             f"{found['runs_per_model_and_variant']} per model and variant of each of {counted(instances, 'instance', 'instances')}), "
+             f"{found['on_disk']} on disk, {found['to_record']} to record"]
     for endpoint in found["endpoints"]:
         key = endpoint["key_variable"]
         said = "" if key is None else f", key in ${key} ({'set' if endpoint['key_set'] else 'NOT SET'})"

@@ -355,7 +355,8 @@ def rests_on(by_instance):
 
 
 def _runs_per_instance(value):
-    return f"{value:.3g}"
+    """'1 run per instance', '2.5 runs per instance'."""
+    return f"{value:.3g} {'run' if value == 1 else 'runs'} per instance"
 
 
 def instance_summary(by_instance, detect):
@@ -384,7 +385,7 @@ def instance_summary(by_instance, detect):
                 needed[p.lesson] = (p.instances_needed, runs_each)
     if needed:
         said.append(f"To detect {100 * detect:.0f} points paired by instance, about "
-                    + ", ".join(f"{n} instances of {text(lesson)} at {_runs_per_instance(r)} runs per instance"
+                    + ", ".join(f"{n} instances of {text(lesson)} at {_runs_per_instance(r)}"
                                 for lesson, (n, r) in needed.items())
                     + " would be needed.")
     return " ".join(said)
@@ -444,7 +445,7 @@ def by_instance_section(by_instance, detect):
         left_out = [f"{n} only {text(m)}" for n, m in ((p.only_a, p.model_a), (p.only_b, p.model_b)) if n]
         if p.instances_needed is not None:
             runs_each = _runs_per_instance(max(p.runs_per_instance_a, p.runs_per_instance_b))
-            needed = f"{p.instances_needed} (at {runs_each} runs per instance)"
+            needed = f"{p.instances_needed} (at {runs_each})"
         else:
             needed = f"n/a: {p.instances_needed_note}"
         shown.append({
@@ -680,7 +681,7 @@ def page(settings, lessons, runs, rows, result, links, not_counted, summary_page
         f"# Campaign {text(settings['name'])}: which model gets the lessons right more often",
         "",
         *(["[← All lessons and campaigns](../../index.md)", ""] if summary_page else []),
-        f"Models: {who}. {counted(settings['runs'], 'run', 'runs')} per model and variant of each lesson "
+        f"Models: {who}. {counted(settings['runs'], 'run', 'runs')} per model and variant of each instance taken of each lesson "
         f"({', '.join(text(lesson) for lesson in lessons)}); {counted(len(result.tasks), 'task', 'tasks')}.",
         "",
         "## Summary",
