@@ -222,3 +222,44 @@ def test_a_drawn_instance_through_a_session_is_judged_against_its_own_answer(tmp
         lines[label] = cli("replay", f"results/live/{name}/{label}.json", cwd=tmp_path).stdout.splitlines()[-1]
     assert ": right (" in lines["right"], lines["right"]
     assert ": wrong, " in lines["wrong"], lines["wrong"]
+
+
+# ---------------------------------------------------------------------------------------------
+# A campaign takes instances
+
+
+def test_a_campaign_plans_every_variant_of_every_instance_it_takes_and_names_each_run_after_it():
+    from replaylab.campaign import Campaign
+
+    settings = {"name": "f", "models": ["a", "b"], "lessons": ["pendulum", "review"], "instances": 3, "runs": 2,
+                "max_connections": 4}
+    plan = Campaign(settings, batch_size=2000)
+    for lesson in ("pendulum", "review"):
+        family = registry.lesson(lesson)
+        taken = select(family, 3)
+        runs = plan.runs(lesson)
+        per_instance = len(family.instance_variants(taken[0]))
+        assert len(runs) == 2 * 2 * 3 * per_instance
+        assert {run.instance for run in runs.values()} == set(taken)
+        assert all(name == f"{run.model}__{run.instance}__{run.variant}__{run.index:03d}" for name, run in runs.items())
+    # a group of reviewers is one instance's: decided together, never across instances
+    groups = {}
+    for run in plan.runs("review").values():
+        groups.setdefault(run.group, set()).add(run.instance)
+    assert all(len(instances) == 1 for instances in groups.values())
+    # the seeds' own questions keep the names their runs had before the families
+    seeds = Campaign({**settings, "instances": SEEDS}, batch_size=2000).runs("pendulum")
+    assert sorted(seeds) == ["a__default__001", "a__default__002", "b__default__001", "b__default__002"]
+
+
+def test_a_selection_a_family_cannot_give_stops_the_campaign_with_one_line(tmp_path):
+    from helpers.workflow import copy_project, snakemake
+
+    copy = copy_project(tmp_path / "project")
+    out = snakemake(copy, "-n", "campaign", "--config", 'campaign={"instances": 100000}', check=False)
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines()[-1] == (
+        f"config/config.yaml + --config: $.campaign.instances (projectile): asks for 100000 instances of projectile, "
+        f"whose family has {len(registry.lesson('projectile').instances)}")
+    listed = snakemake(copy, "-n", "campaign", "--config", 'campaign={"instances": 2}')
+    assert "campaign_record" in listed.stdout

@@ -52,10 +52,15 @@ def result_bytes(copy):
 
 
 def test_the_batches_ran_side_by_side(many):
+    """Each batch a job of its own, run beside the lesson's other jobs on the second core: another
+    batch, or the jobs that need no recording (its scans, its answers, its baselines)."""
     ran = replay_intervals(many)
     assert sorted(ran) == [f"batch{i}of4" for i in range(4)]
-    intervals = sorted(ran.values())
+    others = [job_times(log) for log in (many / "logs" / "hunter").glob("*.log")]
+    intervals = sorted([*ran.values(), *others])
     assert any(later[0] < earlier[1] for earlier, later in zip(intervals, intervals[1:])), intervals  # --cores 2
+    assert any(start < end_ and start_ < end for start, end in ran.values() for start_, end_ in intervals
+               if (start, end) != (start_, end_)), intervals  # a replay overlapped another job
 
 
 def test_one_core_gives_the_same_bytes_one_job_at_a_time(many, runs, tmp_path):

@@ -161,13 +161,16 @@ class Campaign:
     """A campaign's plan, and the input functions of its rules. Nothing is planned until a rule of
     the campaign asks: a campaign of many runs costs nothing to a workflow that does not target it."""
 
-    def __init__(self, settings, batch_size, stop=None):
+    def __init__(self, settings, batch_size, stop=None, source="the configuration"):
         """`settings`: the `campaign` section of the configuration; `batch_size`: about how many
         runs a replay job takes at most (the configuration's); `stop(error)`: what the workflow
-        does with a malformed recording found when the campaign is planned (by default, raise it)."""
+        does with a malformed recording, or a selection of instances its families cannot give,
+        found when the campaign is planned (by default, raise it); `source`: where the settings
+        came from, to name them in an error."""
         self.settings = settings
         self.batch_size = batch_size
         self.stop = stop
+        self.source = source
 
     @property
     def name(self):
@@ -217,8 +220,22 @@ class Campaign:
 
     def instances(self, lesson):
         """The ids of the instances of a lesson the campaign takes (`instances:`, the seeds' own
-        questions by default)."""
-        return select(registry.lesson(lesson), self.settings["instances"], f"$.campaign.instances ({lesson})")
+        questions by default): drawn when the campaign is planned, never when the workflow only
+        starts (a family is drawn in a fraction of a second, which every start would pay)."""
+        return self._instances[lesson]
+
+    @cached_property
+    def _instances(self):
+        found = {}
+        for lesson in self.lessons:
+            try:
+                found[lesson] = select(registry.lesson(lesson), self.settings["instances"],
+                                       f"{self.source}: $.campaign.instances ({lesson})")
+            except SelectionError as error:
+                if self.stop is None:
+                    raise
+                self.stop(error)
+        return found
 
     def runs(self, lesson):
         """{run name: Run} of one lesson: every model, every instance taken, every variant of it,
@@ -237,7 +254,20 @@ class Campaign:
                         for variant in family.instance_variants(instance):
                             run = Run(lesson, variant, model, index, instance, family.instance(instance).seed)
                             runs[run.name] = run
+            self._check_names(runs)
         return found
+
+    def _check_names(self, runs):
+        """The longest run name of a lesson's plan as a file name: one line when it is too long."""
+        longest = max(runs.values(), key=lambda run: len(run.name), default=None)
+        if longest is None:
+            return
+        try:
+            check_run_name(longest.name, f"{self.source}: $.campaign.models: {longest.model!r}")
+        except RecordingError as error:
+            if self.stop is None:
+                raise
+            self.stop(f"{error} (the name of its run {longest.name!r})")
 
     def block_size(self, lesson):
         """How many consecutive indices (every model and variant of each) a block holds: about
@@ -472,9 +502,9 @@ def check_model(settings, index, source):
         return f"{where}: {model.name!r} is not a model of the {provider.name} provider; its models are: {', '.join(provider.models)}"
     if not file_safe(model.name)[:1].isalnum():
         return f"{where}: {model.name!r}: a model name must start with a letter or a digit"
-    families = [registry.lesson(lesson) for lesson in settings["lessons"]]
+    families = [registry.lesson(lesson) for lesson in settings["lessons"]]  # the seeds' questions; the plan checks the rest
     longest = max((Run(family.name, v, model.name, settings["runs"], i.id, i.seed) for family in families
-                   for i in family.instances.values() for v in family.instance_variants(i.id)), key=lambda run: len(run.name))
+                   for v, i in family.seeds.items()), key=lambda run: len(run.name))
     try:
         check_run_name(longest.name, where)
     except RecordingError as error:
@@ -508,11 +538,6 @@ def check(settings, lessons, source):
             known = "" if lesson in registry.names() else " (nor a lesson of replaylab)"
             return (f"{source}: $.campaign.lessons[{index}]: {lesson!r} is not one of the configured lessons{known}: "
                     f"{', '.join(lessons)}")
-    for lesson in settings["lessons"]:
-        try:
-            select(registry.lesson(lesson), settings["instances"], f"{source}: $.campaign.instances ({lesson})")
-        except SelectionError as error:
-            return str(error)
     for option in ("request_timeout", "max_seconds_per_run"):  # NaN passes every bound of the schema
         value = settings[option]
         if value is not None and math.isnan(value):

@@ -389,7 +389,7 @@ def command(args):
         configuration.check(config, source, SCHEMA)
     except configuration.InputError as error:
         raise Refused(str(error)) from None
-    campaign = plan.Campaign(section, config["batch_size"])
+    campaign = plan.Campaign(section, config["batch_size"], source=source)
     folder = Path(campaign.folder)
     written = folder / "campaign.yaml"
     same = compare_with_recorded(section, written)

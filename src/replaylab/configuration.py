@@ -67,6 +67,9 @@ def coerce(value, schema):
     schema to judge."""
     kinds = schema.get("type", ())
     kinds = (kinds,) if isinstance(kinds, str) else tuple(kinds)
+    for branch in schema.get("oneOf", ()):  # a value of one of several forms (campaign.instances: a name or a number)
+        found = branch.get("type", ())
+        kinds += (found,) if isinstance(found, str) else tuple(found)
     if isinstance(value, dict) and "object" in kinds:
         properties, extra = schema.get("properties", {}), schema.get("additionalProperties")
         return {key: coerce(item, properties.get(key, extra if isinstance(extra, dict) else {}))

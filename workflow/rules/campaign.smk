@@ -6,7 +6,9 @@
 # of the campaign asks (src/replaylab/campaign.py): a target that is not the campaign never pays
 # for it.
 
-CAMPAIGN = campaign.Campaign(config["campaign"], config["batch_size"], stop=stop)
+CAMPAIGN = campaign.Campaign(
+    config["campaign"], config["batch_size"], stop=stop, source=config_files()
+)
 # Requests in flight, per endpoint (a server, or a provider with none): a resource each,
 # provider_connections_<n>, of max_connections units; each recording job holds CAMPAIGN.connections
 # of every endpoint's while it runs (a block has runs of every model), so that never more than

@@ -127,7 +127,7 @@ def harness_rules(max_steps, budget=None, calls=False):
 # tests/test_lesson_contract.py). They are imported when first asked for, so that a job imports
 # only the parts it uses (and the workflow reruns it only when one of those changes).
 PARTS = {
-    "family": ("SEED", "PARAMETERS", "instances", "variants"),
+    "family": ("SEED", "PARAMETERS", "seeds", "instances", "variants"),
     "answers": ("answers",),
     "lab": ("VARIANTS", "all_tools"),
     "judge": ("judge", "score", "RIGHT_ANSWER", "verdict_line"),
@@ -180,7 +180,11 @@ class Lesson:
         return _instances(self)
 
     def instance(self, instance_id):
-        """The instance of that id; `UnknownLesson` (one line) for any other."""
+        """The instance of that id; `UnknownLesson` (one line) for any other. A seed's question is
+        found without drawing the family (a recording of it, a session on it, cost no draw)."""
+        seeds = _seeds(self)
+        if isinstance(instance_id, str) and instance_id in seeds:
+            return seeds[instance_id]
         found = self.instances
         if not isinstance(instance_id, str) or instance_id not in found:
             ids = list(found)
@@ -196,8 +200,9 @@ class Lesson:
     @property
     def seeds(self):
         """{variant name: the seed instance that holds it}: what a recording that names no instance
-        (made before the families, or naming only its variant) is an instance of."""
-        return {name: i for i in self.instances.values() if i.seed for name in self.instance_variants(i.id)}
+        (made before the families, or naming only its variant) is an instance of. Found without
+        drawing the family."""
+        return {name: i for i in _seeds(self).values() for name in self.instance_variants(i.id)}
 
     def answers(self, ids=None):
         """{id: the build's answer} of some instances (all by default), computed from the simulation
@@ -339,8 +344,14 @@ def _instances(lesson):
 
 
 @cache
+def _seeds(lesson):
+    """{id: Instance} of the seeds' own questions: the family's `seeds()`, which draws nothing."""
+    return {instance.id: instance for instance in lesson.part("family").seeds()}
+
+
+@cache
 def _instance_variants(lesson, instance_id):
-    return dict(lesson.part("family").variants(_instances(lesson)[instance_id]))
+    return dict(lesson.part("family").variants(lesson.instance(instance_id)))
 
 
 def validated_calls(transcript, tools):

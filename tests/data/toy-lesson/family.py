@@ -10,10 +10,14 @@ PARAMETERS = {"number": "the number to square"}
 DRAWN = 3
 
 
+def seeds():
+    return [Instance("toy-seed", "easy", {"number": lab.NUMBER}, seed=True)]
+
+
 def instances():
     draw = random.Random(SEED)
     drawn = [1 + int(draw.random() * 9) for _ in range(DRAWN)]
-    return [Instance("toy-seed", "easy", {"number": lab.NUMBER}, seed=True)] + [
+    return seeds() + [
         Instance(f"toy-{n:03d}", "easy" if number < 5 else "medium", {"number": number}) for n, number in enumerate(drawn, 1)
     ]
 

@@ -152,14 +152,20 @@ def _plans(draw):
     return plans[:DRAWN]
 
 
+# The seeds' levels by the family's rule (`level`: 27 % of the symplectic Euler claim's domain breaks
+# it; the velocity Verlet claim's worst case lies 3.6 % below its limit), stated so that the seeds are
+# found without the drift tables, which a workflow's start would otherwise compute; a test holds them
+# to the rule.
+SEED_LEVELS = {"symplectic-euler": "easy", "velocity-verlet": "hard"}
+
+
 def seeds():
-    """The seeds' own claims, their levels by the family's rule."""
+    """The seeds' own claims, without the drift tables."""
     found = []
     for name, claim in lab.CLAIMS.items():
-        method = claim.fixed["method"]
         percent = float(Decimal(repr(claim.limit)) * 100)
-        found.append(Instance(f"hunter-seed-{name}", level(method, claim.ranges, claim.limit),
-                              lab.parameters_of(method, percent, claim.ranges), seed=True))
+        found.append(Instance(f"hunter-seed-{name}", SEED_LEVELS[name], lab.parameters_of(claim.fixed["method"], percent, claim.ranges),
+                              seed=True))
     return found
 
 

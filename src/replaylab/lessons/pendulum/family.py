@@ -166,9 +166,14 @@ def _drawn():
     return tuple(found)
 
 
+def seeds():
+    """The seeds' own question, without a draw."""
+    return [seed_instance()]
+
+
 def instances():
     """The seed's question, then the drawn ones (cached: the draw takes a few hundredths of a second once)."""
-    return [seed_instance(), *_drawn()]
+    return [*seeds(), *_drawn()]
 
 
 def variants(instance):

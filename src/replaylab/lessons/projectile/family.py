@@ -107,10 +107,14 @@ def drawn():
     return tuple(found)
 
 
+def seeds():
+    """The seeds' own question, without a draw."""
+    return [Instance(lab.SEED_ID, difficulty(lab.SEED_SETUP), parameters(lab.SEED_SETUP), seed=True)]
+
+
 def instances():
-    seed = Instance(lab.SEED_ID, difficulty(lab.SEED_SETUP), parameters(lab.SEED_SETUP), seed=True)
-    return [seed] + [Instance(f"projectile-{number:03d}", level, parameters(setup))
-                     for number, (setup, level) in enumerate(drawn(), start=1)]
+    return seeds() + [Instance(f"projectile-{number:03d}", level, parameters(setup))
+                      for number, (setup, level) in enumerate(drawn(), start=1)]
 
 
 def variants(instance):

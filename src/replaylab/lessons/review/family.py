@@ -91,10 +91,14 @@ def _drawn():
     return tuple(found)
 
 
+def seeds():
+    """The seeds' own pair, without a draw."""
+    return [Instance(SEED_ID, level(*(CATALOGUE[key] for key in SEED_PAIR)), dict(OSCILLATOR), seed=True,
+                     hidden={"pieces": SEED_PAIR})]
+
+
 def instances():
-    seed = Instance(SEED_ID, level(*(CATALOGUE[key] for key in SEED_PAIR)), dict(OSCILLATOR), seed=True,
-                    hidden={"pieces": SEED_PAIR})
-    return [seed, *_drawn()]
+    return [*seeds(), *_drawn()]
 
 
 def pieces_of(instance):

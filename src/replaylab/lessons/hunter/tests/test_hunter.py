@@ -417,3 +417,12 @@ def test_the_page_tables_and_figure_take_runs_of_drawn_instances(tmp_path):
     assert (folder / "figures" / "drift.png").stat().st_size > 0
     rows = (folder / "tables" / "answers.csv").read_text()
     assert "careful-hunter-" in rows
+
+
+def test_the_seeds_levels_are_the_familys_rule():
+    """The seeds' levels are stated (so that a workflow's start finds the seeds without the drift
+    tables); the family's own rule gives the same."""
+    from replaylab.lessons.hunter import family
+
+    for name, claim in lab.CLAIMS.items():
+        assert family.SEED_LEVELS[name] == family.level(claim.fixed["method"], claim.ranges, claim.limit)
