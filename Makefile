@@ -1,4 +1,4 @@
-# `make` sets everything up and produces every result; `make test` runs the tests.
+# `make` sets everything up and produces every result; `make test` runs the fast tests, `make test-all` all of them.
 # Every install takes its exact versions from constraints.txt (pyproject.toml gives the ranges).
 PYTHON ?= python3
 PIP_INSTALL = python -m pip install --quiet --disable-pip-version-check -c constraints.txt
@@ -21,7 +21,7 @@ MUTATION_STAMP := $(MUTATION_VENV)/.installed
 INSPECTOR := clients/inspector
 INSPECTOR_STAMP := $(INSPECTOR)/node_modules/.installed
 
-.PHONY: all results test test-cluster cluster-env inspect-env inspect-test inspector chromium bench mutation clean
+.PHONY: all results test test-all test-cluster cluster-env inspect-env inspect-test inspector chromium bench mutation clean
 all: results
 
 # The virtual environment, with replaylab and its pinned dependencies (made again from scratch when
@@ -75,14 +75,26 @@ chromium:
 	command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	chromium --version
 
-# The tests in 3 processes on 2 cores (pytest-xdist: much of their time is spent waiting on
-# Snakemake runs and local servers), the slowest listed at the end. Nothing is installed on the
-# system and no cluster is started: that is `make test-cluster`; the Inspect AI tests are
-# `make inspect-test` (REPLAYLAB_INSPECT=0 skips them here). Python keeps its bytecode even where
-# the shell sets PYTHONDONTWRITEBYTECODE: else each of the 3 workers rewrites the asserts of every
-# test module again (collecting the tests took 9.7 s that way, 5.7 s with the cache).
+# The fast tests, `make test`: every test but those marked `slow` (docs/testing.md: a Snakemake
+# build of their own, a process driven over a pipe or stopped by a signal, a server over stdio, the
+# browser), in 3 processes on 2 cores (pytest-xdist; CPU-bound: replaylab in the test processes and
+# the one Snakemake build that the tests which read its results share), the slowest listed at the
+# end. Nothing is installed on the system and no cluster is started: that is `make test-cluster`;
+# the Inspect AI tests are `make inspect-test` (REPLAYLAB_INSPECT=0 skips them here). Python keeps
+# its bytecode even where the shell sets PYTHONDONTWRITEBYTECODE: else each of the 3 workers
+# rewrites the asserts of every test module again (collecting the tests took 9.7 s that way, 5.7 s
+# with the cache). The tests that share a costly fixture of their module run in one process
+# (tests/conftest.py, SHARED), the others wherever a process is free. 1 min 43 s, 3.1 min of CPU
+# (2026-12-03, 2 cores shared with other work: docs/testing.md).
+PYTEST = env -u PYTHONDONTWRITEBYTECODE REPLAYLAB_INSPECT=0 $(BIN)/python -m pytest -n 3 --ignore=tests/test_slurm.py
 test: $(STAMP)
-	env -u PYTHONDONTWRITEBYTECODE REPLAYLAB_INSPECT=0 $(BIN)/python -m pytest -n 3 --durations=10 --ignore=tests/test_slurm.py
+	$(PYTEST) -m "not slow" --durations=10
+
+# Every test, the slow ones too (what .ci/run runs, with CI=true): all that `make test` ran before
+# the tests had two tiers. Still no cluster and no Inspect AI: `make test-cluster`, `make inspect-test`.
+# 6 min 30 s, 12.1 min of CPU (2026-12-03, the same machine).
+test-all: $(STAMP)
+	$(PYTEST) --durations=20
 
 # The cluster tests, on a real one-node SLURM cluster on this machine (cluster/slurm-local.sh: as
 # root, it installs Debian's munge and SLURM if they are missing, and stops what it started).

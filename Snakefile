@@ -1,40 +1,11 @@
-# The replaylab workflow: replay the committed recordings, judge them, scan, draw and write the pages.
-# `snakemake --cores 1` builds everything; `snakemake --cores 1 LESSON` builds one lesson.
-# Rules are in workflow/rules/, each job a script of scripts/ (a process Snakemake starts), helpers
-# in workflow/rules/common.smk (the configuration and the input functions).
-# No rule writes under recordings/: they are sources. `replaylab record` writes a new run to
-# results/live/, and `replaylab promote` moves it into recordings/.
-
-from snakemake.utils import min_version
-
-min_version("9.19")
+# The entry users run from the project's root: `snakemake --cores 1` builds every result,
+# `snakemake --cores 1 LESSON` one lesson. The workflow itself is workflow/Snakefile (the layout of
+# the Snakemake workflow catalog); a user's Snakefile uses it as a module (docs/workflow.md).
 
 
-configfile: "config/config.yaml"
+include: "workflow/Snakefile"
 
 
-report: "workflow/report/workflow.rst"
-
-
-# Validates the configuration (workflow/schemas/config.schema.yaml) and every recording.
-include: "workflow/rules/common.smk"
-include: "workflow/rules/replay.smk"
-include: "workflow/rules/scan.smk"
-include: "workflow/rules/page.smk"
-include: "workflow/rules/record.smk"
-include: "workflow/rules/campaign.smk"
-
-
-rule all:
-    default_target: True
-    input:
-        all_outputs,
-
-
-for _lesson in LESSONS:
-
-    rule:
-        name:
-            _lesson
-        input:
-            lesson_target(_lesson),
+# Snakemake keeps the default target of the Snakefile it runs, never one an included file declares:
+# that of workflow/Snakefile (`rule all`), declared again here.
+workflow.default_target = "all"

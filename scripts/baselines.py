@@ -1,13 +1,8 @@
 """Rule `baselines`: the careful and the trivial program on every instance of a lesson's family,
 judged and scored against the build's answers (a careful program wrong anywhere stops the build)."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # this clone's library first
-
-from replaylab.baselines import Baselines, run_baselines  # noqa: E402
-from replaylab.jobs import run, settings  # noqa: E402
+from replaylab.baselines import Baselines, run_baselines
+from replaylab.jobs import run, settings
 
 
 def main(job, log):

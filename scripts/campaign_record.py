@@ -3,13 +3,9 @@ concurrently (as many at once as the job holds connections), then the block's li
 the input of the block's replay. A recording is never recorded again, nor an output Snakemake may
 remove (replaylab.campaign)."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # this clone's library first
-
-from replaylab.campaign import Campaign, progress_file, record_block, resource_names  # noqa: E402
-from replaylab.jobs import run  # noqa: E402
+from replaylab.campaign import Campaign, resource_names
+from replaylab.campaign_recording import progress_file, record_block
+from replaylab.jobs import run
 
 
 def main(job, log):

@@ -2,13 +2,9 @@
 a group-by of the per-run tables of its lessons."""
 
 import os
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # this clone's library first
-
-from replaylab import comparison  # noqa: E402
-from replaylab.jobs import run  # noqa: E402
+from replaylab import comparison
+from replaylab.jobs import run
 
 
 def main(job, log):

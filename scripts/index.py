@@ -1,12 +1,9 @@
 """Rule `index`: results/index.md and index.html, the summary of every lesson, from their results.json files."""
 
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # this clone's library first
-
-from replaylab.index_page import Index, write_index  # noqa: E402
-from replaylab.jobs import run  # noqa: E402
+from replaylab.index_page import Index, write_index
+from replaylab.jobs import run
 
 
 def main(job, log):

@@ -1,13 +1,8 @@
 """Rule `live_page`: a new run's page (results/live/<lesson>/<run>/), replayed, judged and drawn
-like the reference runs, with the lesson's scans and exercises from the main build."""
+like the reference runs, with the lesson's scans, exercises, answers and baselines from the main build."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # this clone's library first
-
-from replaylab.build import build_lesson  # noqa: E402
-from replaylab.jobs import run, settings  # noqa: E402
+from replaylab.build import build_lesson
+from replaylab.jobs import run, settings
 
 
 def main(job, log):
@@ -18,6 +13,8 @@ def main(job, log):
         tolerance=settings(job)["tolerance"],
         scans=job.input.scans,
         exercises=job.input.exercises,
+        answers=job.input.answers,
+        baselines=job.input.baselines,
         progress=lambda text: None,
     )
 

@@ -1,44 +1,25 @@
-"""Rule `record_run`: one variant of a new run, recorded by `replaylab record` (it may read a key,
-and the provider's SDK is imported in this job only). The configuration's values are arguments of
-`replaylab record`, which checks them, never part of a command line. What it prints goes to the log
-and to Snakemake's output; its error line fails the job."""
+"""Rule `record_run`: one variant of a new run, recorded through replaylab's recorder (it may read a
+key, and the provider's SDK is imported in this job only). The configuration's values are checked by
+the recorder as the command line's are, and are never part of a command line. Each message goes to
+the log as it happens; a value the recorder refuses, or a provider's failure, is the job's one line."""
 
-import contextlib
-import io
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # this clone's library first
-
-from replaylab import cli  # noqa: E402
-from replaylab.campaign import RecordFailed  # noqa: E402
-from replaylab.jobs import run  # noqa: E402
-
-
-class Both(io.TextIOBase):
-    """A stream that writes to two."""
-
-    def __init__(self, *streams):
-        self.streams = streams
-
-    def write(self, text):
-        for stream in self.streams:
-            stream.write(text)
-            stream.flush()
-        return len(text)
+from replaylab.display import print_step
+from replaylab.jobs import run
+from replaylab.recorder import prepare, record_new
 
 
 def main(job, log):
     p = job.params
-    arguments = ["record", p.lesson, "--variant", p.variant, "--provider", p.provider, f"--model={p.model}",
-                 "--seed", str(p.seed), "--group", p.group, "--out", job.output.recording]
-    errors = io.StringIO()
-    with contextlib.redirect_stdout(Both(sys.stdout, log)), contextlib.redirect_stderr(errors):
-        code = cli.main(arguments)
-    said = errors.getvalue().strip().splitlines()
-    if code != 0:
-        raise RecordFailed(said[-1] if said else f"replaylab record ended with exit code {code}")
-    print("\n".join(said), file=log)
+    request, path = prepare(p.lesson, p.provider, model=p.model, seed=p.seed, variant=p.variant, group=p.group,
+                            out=job.output.recording)
+    steps = []
+
+    def on_step(step):
+        steps.append(step)
+        print_step(len(steps), step, log)
+
+    transcript = record_new(request, path, on_step=on_step)
+    print(f"wrote {path} ({len(transcript.steps)} messages, {'finished' if transcript.finished else 'not finished'})", file=log)
 
 
 run(snakemake, main)  # noqa: F821 (Snakemake defines `snakemake` before this script runs)

@@ -3,13 +3,8 @@ of the runs it shows: the per-run table, the scorecard, results.json, the CSV ta
 and the page (Markdown and HTML). One job, because each of these is too small to be worth a job of
 its own."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # this clone's library first
-
-from replaylab.jobs import run, settings  # noqa: E402
-from replaylab.render import Render, render_lesson  # noqa: E402
+from replaylab.jobs import run, settings
+from replaylab.render import Render, render_lesson
 
 
 def back_to_campaign(wildcards):

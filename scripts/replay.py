@@ -3,13 +3,8 @@ current code into a folder of transcripts, and judged (judged/<batch>.json). A m
 job with the line that names the run and the command that records it again; then nothing is
 written."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # this clone's library first
-
-from replaylab.jobs import run, settings  # noqa: E402
-from replaylab.pipeline import Replay, batch_listed, replay_batch  # noqa: E402
+from replaylab.jobs import run, settings
+from replaylab.pipeline import Replay, batch_listed, replay_batch
 
 
 def main(job, log):

@@ -1,12 +1,7 @@
 """Rule `scan`: the lesson's independent computations and its exercises (code only, no recording)."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # this clone's library first
-
-from replaylab.jobs import run  # noqa: E402
-from replaylab.pipeline import Scan, scan_lesson  # noqa: E402
+from replaylab.jobs import run
+from replaylab.pipeline import Scan, scan_lesson
 
 
 def main(job, log):

@@ -17,14 +17,15 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 import mcp_types as types
-from helpers import cli, environment, read_json_line
+from helpers import environment, in_process, processes, read_json_line
 from helpers.model_server import FakeProvider, completion
 from helpers.workflow import copy_project, snakemake
 from replaylab.agents import recording
 from replaylab.agents.live import ANSWERED, NO_ANSWER
 from replaylab.lessons import registry
 
-pytestmark = pytest.mark.workflow
+# sessions over pipes, MCP over stdio, a Snakemake build of its own (one worker makes it: tests/conftest.py)
+pytestmark = [pytest.mark.workflow, pytest.mark.slow]
 
 KEY = "sk-test-ANSWERKEY0123456789abcdefXYZ"  # fake: the stand-in server takes any key
 TIMEOUT = 60  # seconds to wait for one line of a session; a hang fails the test instead
@@ -103,9 +104,9 @@ class Session:
     """One `replaylab session` process: send a line, read the answer (never blocking forever)."""
 
     def __init__(self, cwd, *args):
-        self.process = subprocess.Popen([sys.executable, "-m", "replaylab", "session", *args], cwd=cwd,
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        env=environment())
+        self.process = processes.start([sys.executable, "-m", "replaylab", "session", *args], cwd=cwd,
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                       env=environment())
         self.buffer = b""
 
     def read(self):
@@ -206,7 +207,7 @@ def scripted(messages):
 
 def record_openai(copy, run, lesson, variant, messages, *options):
     with FakeProvider(scripted(messages)) as provider:
-        out = cli("record", lesson, "--provider", "openai", "--model", "fake-model", "--variant", variant, "--run", run,
+        out = in_process("record", lesson, "--provider", "openai", "--model", "fake-model", "--variant", variant, "--run", run,
                   "--max-retries", "0", *options, cwd=copy, env=environment(OPENAI_API_KEY=KEY, OPENAI_BASE_URL=provider.base_url))
         return {"out": out, "requests": provider.requests, "left": len(provider.answers)}
 
@@ -274,7 +275,7 @@ def assert_scored(table, run, deserved):
 def assert_replay_decides(copy, lesson, run, deserved, words):
     """`replaylab replay` of the recording: exit 0, and the build's decision names the answer as
     submitted, right or wrong, supported or not."""
-    out = cli("replay", path_of(copy, lesson, run), cwd=copy)
+    out = in_process("replay", path_of(copy, lesson, run), cwd=copy)
     assert out.returncode == 0, out.stderr
     (line,) = [line for line in out.stdout.splitlines() if line.startswith("decided by the build: ")]
     answered, right, supported = deserved

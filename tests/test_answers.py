@@ -12,7 +12,7 @@ import json
 import pandas as pd
 import pytest
 
-from helpers import RECORDINGS, cli
+from helpers import RECORDINGS, in_process
 from replaylab.agents import loop, recording
 from replaylab.agents.clients.authored import client as authored_client
 from replaylab.agents.messages import ModelMessage, ToolCall
@@ -279,7 +279,7 @@ FORMAT1 = sorted((RECORDINGS.parent / "tests" / "data" / "format1").glob("*/*.js
 
 @pytest.mark.parametrize("path", FORMAT1, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_a_recording_of_format_1_still_replays_and_is_judged_as_no_answer(path):
-    out = cli("replay", path)
+    out = in_process("replay", path)
     assert out.returncode == 0, out.stderr
     assert "decided by the build: no answer: recorded in format 1" in out.stdout
     run = recording.load(path)
@@ -299,17 +299,15 @@ def test_a_recording_of_format_1_that_called_answer_replays_as_it_was_refused(tm
     data["steps"].insert(-1, {"text": "", "tool_calls": [call], "results": [refusal]})
     path = tmp_path / source.name
     path.write_text(json.dumps(data))
-    out = cli("replay", path)
+    out = in_process("replay", path)
     assert out.returncode == 0, out.stderr
     assert "answer(low=40, high=41) -> refused: 'answer' is not an allowed tool" in out.stdout
 
 
-def test_every_lesson_writes_its_answers_table_with_a_row_per_run_shown(tmp_path):
-    from replaylab.build import build
-
-    build(recordings=RECORDINGS, results=tmp_path, progress=lambda text: None)
+def test_every_lesson_writes_its_answers_table_with_a_row_per_run_shown(reference_results):
+    # the committed recordings built by `build(recordings=RECORDINGS, ...)`, once per test run
     for lesson in registry.names():
-        rows = list(csv.DictReader((tmp_path / lesson / "tables" / "answers.csv").open()))
-        results = json.loads((tmp_path / lesson / "results.json").read_text())
+        rows = list(csv.DictReader((reference_results / lesson / "tables" / "answers.csv").open()))
+        results = json.loads((reference_results / lesson / "results.json").read_text())
         assert sorted(row["run"] for row in rows) == sorted(results["verdicts"]), lesson
         assert all(row["answered"] == "true" and row["right"] == "true" and row["supported"] == "true" for row in rows), lesson

@@ -7,8 +7,8 @@ websocket-client. On each page: no console error, every image loaded, every link
 resolves and none leaves the machine, the page is no wider than the screen (with its folded runs
 closed and open), and the key numbers of the lesson, read from its results.json, are in the text
 the browser shows. Under CI=true (.ci/run) full-page screenshots of every page are kept in
-test-artifacts/screenshots/, CI's artefacts; not in a plain `make test` (they cost a sixth of
-this module's CPU time).
+test-artifacts/screenshots/, CI's artefacts; not in a plain `make test-all` (they cost a sixth of
+this module's CPU time). These tests are `slow`: `make test-all` runs them, `make test` does not.
 
 Without Chromium the tests skip and say how to install it (`make chromium`); under CI=true they
 fail instead.
@@ -45,7 +45,8 @@ LIVE_RUN = "browsed"  # the run recorded with the scripted provider for its page
 CAMPAIGN = "baseline"  # the configured campaign's name
 PAGES = ["index", *LESSONS, "live", "campaign", "campaign-lesson", "run"]
 
-pytestmark = pytest.mark.workflow
+# Chromium, and a build of its own (one worker makes it: tests/conftest.py)
+pytestmark = [pytest.mark.workflow, pytest.mark.slow]
 
 
 def in_ci():

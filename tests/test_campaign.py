@@ -1,6 +1,7 @@
 """`snakemake campaign`, run for real in a temporary copy of the project: with the scripted
 provider as configured (no key), and with the openai provider against the stand-in model server
 on 127.0.0.1 (tests/helpers/model_server.py), which counts requests in flight and conversations.
+The campaigns that run are `slow` (`make test-all`); what a dry run refuses is not.
 """
 
 import gzip
@@ -8,7 +9,6 @@ import json
 import os
 import re
 import signal
-import subprocess
 import sys
 import time
 
@@ -16,7 +16,7 @@ import psutil
 import pytest
 import yaml
 
-from helpers import ROOT, environment, python
+from helpers import ROOT, environment, processes, python
 from helpers.model_server import ModelServer
 from helpers.workflow import copy_project, first_error_line, job_times
 from helpers.workflow import snakemake as run_snakemake
@@ -89,6 +89,7 @@ def blocks(copy):
 # The configured campaign: the scripted provider, no key
 
 
+@pytest.mark.slow  # a campaign recorded and compared by Snakemake
 def test_the_configured_campaign_from_clean_with_no_key(tmp_path):
     copy = project(tmp_path)
     result = snakemake(copy, "campaign", cores=4)
@@ -201,6 +202,7 @@ STAND_IN = {"provider": "openai", "models": ["org/model-a:v1", "model-b"], "less
             "max_connections": 3, "request_timeout": 5, "max_retries": 4}
 
 
+@pytest.mark.slow  # a campaign recorded and compared by Snakemake
 def test_at_most_max_connections_in_flight_every_429_retried_and_the_key_nowhere(tmp_path):
     copy = project(tmp_path, **{**STAND_IN, "max_connections": 2}, prices={"org/model-a:v1": {"input": 2.5, "output": 10}})
     with ModelServer(KEY, latency=0.1, careful=["org/model-a:v1"], rate_limit_every=6, retry_after=0.05,
@@ -281,6 +283,7 @@ def test_a_campaign_is_replayed_in_few_blocks_of_whole_groups():
     assert list(Campaign({**settings, "runs": 40}, batch_size=500).batches["hunter"]) == ["runs1to16", "runs17to32", "runs33to40"]
 
 
+@pytest.mark.slow  # a campaign recorded by Snakemake
 def test_a_run_that_still_fails_fails_its_block_and_the_others_are_recorded(tmp_path):
     copy = project(tmp_path, **{**STAND_IN, "models": ["good", "broken"], "runs": 2, "max_retries": 1})
     with ModelServer(KEY, careful=["good"], failing=["broken"]) as server:
@@ -302,16 +305,7 @@ def descendants(pid):
     return [process for process in psutil.Process(pid).children(recursive=True)]
 
 
-def still_alive(processes, seconds=10.0):
-    """The processes of `processes` that have not ended within `seconds`."""
-    deadline = time.monotonic() + seconds
-    alive = processes
-    while alive and time.monotonic() < deadline:
-        alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
-        time.sleep(0.05)
-    return alive
-
-
+@pytest.mark.slow  # a campaign stopped by a signal, then run again
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill-9"])
 def test_a_stopped_campaign_leaves_no_process_and_the_same_command_records_only_what_is_missing(tmp_path, stop):
     """Ctrl-C (SIGINT to the terminal's process group), or SIGKILL of Snakemake's process alone,
@@ -322,12 +316,10 @@ def test_a_stopped_campaign_leaves_no_process_and_the_same_command_records_only_
     copy = project(tmp_path, **{**STAND_IN, "max_connections": 4, "runs": runs})
     with ModelServer(KEY, latency=0.1, careful=["org/model-a:v1"]) as server:
         output = tmp_path / "first-run.txt"
-        with open(output, "w") as stream:
-            started = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "8", "campaign"], cwd=copy,
-                                       env=with_server(server), start_new_session=True, stdout=stream, stderr=stream)
-        deadline = time.monotonic() + 300
-        while len(recordings(copy)) < 6 and time.monotonic() < deadline and started.poll() is None:
-            time.sleep(0.05)
+        with open(output, "w") as stream:  # Snakemake and its jobs end with the test (helpers.processes)
+            started = processes.start([sys.executable, "-m", "snakemake", "--cores", "8", "campaign"], cwd=copy,
+                                      env=with_server(server), start_new_session=True, stdout=stream, stderr=stream)
+        processes.until(lambda: len(recordings(copy)) >= 6, started, timeout=300)  # the event: the sixth recording
         jobs = descendants(started.pid)
         assert jobs and len(recordings(copy)) < 2 * runs, "no recording job was running"
         if stop == signal.SIGINT:
@@ -335,9 +327,8 @@ def test_a_stopped_campaign_leaves_no_process_and_the_same_command_records_only_
         else:
             os.kill(started.pid, stop)  # Snakemake alone: its jobs get no signal
         started.wait(timeout=120)
-        assert still_alive(jobs) == [], "a process of the stopped run survived it"
-        while server.in_flight and time.monotonic() < deadline:  # requests the server still answers to no one
-            time.sleep(0.05)
+        assert processes.all_ended(jobs, timeout=10) == [], "a process of the stopped run survived it"
+        server.wait_idle(timeout=300)  # requests the server still answers to no one
         said = output.read_text()
         assert "Traceback" not in said, said[-3000:]
         kept = {path.name: path.read_bytes() for path in recordings(copy)}
@@ -379,6 +370,7 @@ def test_a_stopped_campaign_leaves_no_process_and_the_same_command_records_only_
 # No value reaches a shell
 
 
+@pytest.mark.slow  # a campaign recorded by Snakemake
 def test_no_campaign_setting_reaches_a_shell(tmp_path):
     hostile = ["m;touch PWNED", "m$(touch PWNED2)`touch PWNED3`"]
     copy = project(tmp_path, provider="openai", models=hostile, lessons=["projectile"], runs=1)

@@ -1,7 +1,8 @@
 """`replaylab campaign` as a user runs it, in a copy of the project, against the stand-in model
 server on 127.0.0.1 (tests/helpers/model_server.py: bars-good answers the projectile lesson right,
 bars-coin tosses a coin): end to end, a dry run that sends nothing, Ctrl-C midway and the same
-command again, and a changed campaign refused."""
+command again, and a changed campaign refused. The tests that run a campaign are `slow` (`make
+test-all`); the dry run is in this process."""
 
 import json
 import os
@@ -9,12 +10,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 
 import psutil
+import pytest
 import yaml
 
-from helpers import environment
+from helpers import environment, in_process, processes
 from helpers.model_server import ModelServer
 from helpers.workflow import copy_project
 from replaylab.agents import recording
@@ -29,14 +30,16 @@ def env_of(copy, server):
 
 
 def replaylab(copy, server, *args, timeout=600):
-    return subprocess.run([sys.executable, "-m", "replaylab", *args], cwd=copy, env=env_of(copy, server),
-                          capture_output=True, text=True, timeout=timeout)
+    """`replaylab ARGS` as a real process in the copy, with its own library; it, and the Snakemake it
+    starts, end with the test (helpers.processes)."""
+    return processes.run([sys.executable, "-m", "replaylab", *args], timeout, cwd=copy, env=env_of(copy, server))
 
 
 def recordings(copy):
     return sorted((copy / "results" / "campaigns" / "bars" / "recordings" / "projectile").glob("*.json"))
 
 
+@pytest.mark.slow  # campaigns recorded and compared by Snakemake
 def test_dry_run_sends_nothing_then_the_campaign_runs_end_to_end(tmp_path):
     copy = copy_project(tmp_path / "project", batch_size=50)
     with ModelServer(KEY, rate_limit_every=9, retry_after=0.05) as server:
@@ -91,30 +94,26 @@ def test_dry_run_sends_nothing_then_the_campaign_runs_end_to_end(tmp_path):
                                        f"the model 'bars-good' was recorded from 127.0.0.1:{port}; its server is now ")
 
 
+@pytest.mark.slow  # a campaign stopped by a signal, then run again
 def test_ctrl_c_midway_then_the_same_command_resumes_without_resending(tmp_path):
     copy = copy_project(tmp_path / "project", batch_size=50)
     with ModelServer(KEY, latency=0.1) as server:
         out = tmp_path / "first.txt"
-        with open(out, "w") as stream:
-            started = subprocess.Popen([sys.executable, "-m", "replaylab", *COMMAND], cwd=copy, env=env_of(copy, server),
-                                       stdout=stream, stderr=stream, start_new_session=True)
-        deadline = time.monotonic() + 300
-        while len(recordings(copy)) < 6 and time.monotonic() < deadline and started.poll() is None:
-            time.sleep(0.05)
-        processes = psutil.Process(started.pid).children(recursive=True)
-        assert processes and len(recordings(copy)) < 24, out.read_text()[-3000:]
+        with open(out, "w") as stream:  # the command and what it started end with the test (helpers.processes)
+            started = processes.start([sys.executable, "-m", "replaylab", *COMMAND], cwd=copy, env=env_of(copy, server),
+                                      stdout=stream, stderr=stream, start_new_session=True)
+        # the event: the sixth recording on disk
+        assert processes.until(lambda: len(recordings(copy)) >= 6, started, timeout=300), out.read_text()[-3000:]
+        running = psutil.Process(started.pid).children(recursive=True)
+        assert running and len(recordings(copy)) < 24, out.read_text()[-3000:]
         os.killpg(started.pid, signal.SIGINT)  # the terminal's Ctrl-C reaches the command's group
         assert started.wait(timeout=150) == 130
-        deadline = time.monotonic() + 20
-        while any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in processes) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not [p for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        assert processes.all_ended(running, timeout=20) == []
         said = out.read_text()
         assert "Traceback" not in said
         lines = [line for line in said.splitlines() if line.startswith("replaylab: interrupted")]
         assert len(lines) == 1 and lines[0].endswith("the same command resumes"), said[-2000:]
-        while server.in_flight and time.monotonic() < deadline + 20:
-            time.sleep(0.05)
+        server.wait_idle(timeout=40)  # requests the server still answers to no one
         kept = {p.name: p.read_bytes() for p in recordings(copy)}
         assert 6 <= len(kept) < 24
         assert server.max_in_flight == 4  # one block: its job holds every connection
@@ -133,6 +132,11 @@ def test_ctrl_c_midway_then_the_same_command_resumes_without_resending(tmp_path)
     assert found.returncode == 1 and found.stdout == "", found.stdout
 
 
+def dry_run(copy, server, *args):
+    """`replaylab campaign ... --dry-run` in this process, in the copy, with the server's variables."""
+    return in_process(*args, cwd=copy, env=env_of(copy, server))
+
+
 def test_a_dry_run_bounds_the_cost_at_the_configured_prices(tmp_path):
     copy = copy_project(tmp_path / "project", batch_size=50)
     settings = tmp_path / "priced.yaml"
@@ -141,7 +145,7 @@ def test_a_dry_run_bounds_the_cost_at_the_configured_prices(tmp_path):
         "models": [{"name": "bars-good", "provider": "openai", "base_url": "http://127.0.0.1:9/v1", "key_env": "GOOD_KEY",
                     "settings": {"temperature": 0.7}}]}}))
     with ModelServer(KEY) as server:
-        dry = replaylab(copy, server, *COMMAND, "--config", settings, "--dry-run")
+        dry = dry_run(copy, server, *COMMAND, "--config", settings, "--dry-run")
         assert server.requests == 0
     assert dry.returncode == 0, dry.stderr
     lines = dry.stdout.splitlines()
@@ -153,7 +157,7 @@ def test_a_dry_run_bounds_the_cost_at_the_configured_prices(tmp_path):
            "tokens; its last answer may pass that)" in lines
     assert "  GOOD_KEY is not set: it holds the key of bars-good" in lines
     with ModelServer(KEY) as server:
-        as_json = replaylab(copy, server, *COMMAND, "--config", settings, "--dry-run", "--json")
+        as_json = dry_run(copy, server, *COMMAND, "--config", settings, "--dry-run", "--json")
         assert server.requests == 0
     found = json.loads(as_json.stdout)
     assert (found["to_record"], found["cost_at_most_usd"], found["sent"]) == (24, 0.72, False)
@@ -161,15 +165,15 @@ def test_a_dry_run_bounds_the_cost_at_the_configured_prices(tmp_path):
     assert not (copy / "results").exists()
 
 
+@pytest.mark.slow  # a campaign recorded and compared by Snakemake
 def test_a_campaign_run_in_a_built_folder_is_listed_on_the_summary_page(built, tmp_path):
     copy = tmp_path / "project"
     shutil.copytree(built, copy, symlinks=True)
     summary = copy / "results" / "index.md"
     assert "Campaign scripted" not in summary.read_text()
-    result = subprocess.run([sys.executable, "-m", "replaylab", "campaign", "--provider", "scripted", "--model",
-                             "scripted-careful,scripted-mixed", "--lesson", "projectile", "--runs", "2", "--name",
-                             "scripted", "--cores", "2"], cwd=copy, env=environment(PYTHONPATH=str(copy / "src")),
-                            capture_output=True, text=True, timeout=600)
+    result = processes.run([sys.executable, "-m", "replaylab", "campaign", "--provider", "scripted", "--model",
+                            "scripted-careful,scripted-mixed", "--lesson", "projectile", "--runs", "2", "--name",
+                            "scripted", "--cores", "2"], 600, cwd=copy, env=environment(PYTHONPATH=str(copy / "src")))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "### [Campaign scripted](campaigns/scripted/index.md)" in summary.read_text()
     assert "Models: scripted-careful, scripted-mixed; 2 runs per model and task; 1 task." in summary.read_text()

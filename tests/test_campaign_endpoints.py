@@ -39,6 +39,7 @@ def holding(folder, text):
     return names
 
 
+@pytest.mark.slow  # a campaign recorded and compared by Snakemake
 def test_two_models_on_two_servers_each_with_its_key_and_settings(tmp_path):
     copy = copy_project(tmp_path / "project", batch_size=50)
     with ModelServer(KEY_A, careful=["model-a"], served_as={"model-a": "model-a-2026-01-01"}, fingerprint="fp_a1") as a, \
@@ -85,6 +86,7 @@ def test_two_models_on_two_servers_each_with_its_key_and_settings(tmp_path):
         assert key not in output
 
 
+@pytest.mark.slow  # a campaign recorded and compared by Snakemake
 def test_a_campaign_may_mix_providers(tmp_path):
     copy = copy_project(tmp_path / "project", batch_size=50)
     with ModelServer(KEY_A) as a:

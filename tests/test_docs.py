@@ -11,7 +11,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from helpers import ROOT, cli, environment
+from helpers import ROOT, environment, in_process
 from helpers.workflow import copy_project, snakemake
 from replaylab.agents import recording
 from replaylab.agents.tools import ANSWER
@@ -91,20 +91,20 @@ def test_the_readme_lesson_table_names_every_lesson_and_every_field_of_its_answe
 
 
 def test_the_session_example_is_what_a_session_answers(tmp_path):
-    """The agent's lines of docs/session-and-mcp.md, piped into a real session, get exactly the
+    """The agent's lines of docs/session-and-mcp.md, piped into a session, get exactly the
     lines the page shows (the first line, cut short there, aside), and the replay ends with the
     verdict the page shows."""
     (block,) = [b for b in fenced_blocks(SESSION_AND_MCP) if b.startswith("< {\"lesson\"")]
     lines = block.splitlines()
     sent = [line[2:] for line in lines if line.startswith("> ")]
     shown = [line[2:] for line in lines[1:] if line.startswith("< ")]
-    out = cli("session", "projectile", "--run", "typed", "--model", "my-model", stdin="\n".join(sent) + "\n", cwd=tmp_path)
+    out = in_process("session", "projectile", "--run", "typed", "--model", "my-model", stdin="\n".join(sent) + "\n", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     header, *answers = out.stdout.splitlines()
     assert answers == shown
     assert json.loads(header)["limits"] == json.loads(lines[0][2:].replace('"tools": [...]', '"tools": []'))["limits"]
     (verdict,) = [b for b in fenced_blocks(SESSION_AND_MCP) if b.startswith("finished with an answer") and "40 to 41" in b]
-    replayed = cli("replay", "results/live/projectile/typed.json", cwd=tmp_path)
+    replayed = in_process("replay", "results/live/projectile/typed.json", cwd=tmp_path)
     assert replayed.returncode == 0 and replayed.stdout.endswith(verdict), replayed.stdout
 
 
@@ -117,13 +117,14 @@ def test_the_recording_page_lists_every_field_of_a_recording():
 def test_the_recording_page_shows_the_promote_verdict_of_a_scripted_hunt(tmp_path):
     (block,) = [b for b in fenced_blocks(RECORDING) if "$ replaylab promote" in b]
     (shown,) = [line.strip() for line in block.splitlines() if line.strip().startswith("verdict: ")]
-    recorded = cli("record", "hunter", "--variant", "velocity-verlet", "--run", "mine", cwd=tmp_path)
+    recorded = in_process("record", "hunter", "--variant", "velocity-verlet", "--run", "mine", cwd=tmp_path)
     assert recorded.returncode == 0, recorded.stderr
     assert recorded.stdout.splitlines()[-3:] == [line for line in block.splitlines()[2:5]]
-    replayed = cli("replay", "results/live/hunter/mine.json", cwd=tmp_path)
+    replayed = in_process("replay", "results/live/hunter/mine.json", cwd=tmp_path)
     assert replayed.returncode == 0 and replayed.stdout.splitlines()[-1] == shown.replace("verdict: ", "decided by the build: ")
 
 
+@pytest.mark.slow  # a server over stdio, driven by the official client
 def test_the_mcp_texts_of_the_page_are_what_a_real_client_reads(tmp_path):
     """docs/session-and-mcp.md quotes what an MCP client reads: a result, the calls left, the
     refusals, the end; here the official client makes those calls, and the replay of its run ends
@@ -155,11 +156,12 @@ def test_the_mcp_texts_of_the_page_are_what_a_real_client_reads(tmp_path):
     for text in [*shown, texts[0][1]]:
         assert f"`{text}" in page, text
     (verdict,) = [b for b in fenced_blocks(SESSION_AND_MCP) if b.startswith("finished with an answer") and "counterexample" in b]
-    replayed = cli("replay", path, cwd=tmp_path)
+    replayed = in_process("replay", path, cwd=tmp_path)
     assert replayed.returncode == 0 and replayed.stdout.endswith(verdict), replayed.stdout
 
 
 @pytest.mark.workflow
+@pytest.mark.slow  # a Snakemake build of its own
 def test_the_workflow_page_shows_the_scorecard_of_100_generated_hunts(tmp_path):
     """docs/workflow.md's scorecard of `replaylab generate hunter --count 100` is the build's own,
     its first columns, row by row."""
@@ -167,7 +169,7 @@ def test_the_workflow_page_shows_the_scorecard_of_100_generated_hunts(tmp_path):
     (block,) = [b for b in fenced_blocks(text) if b.startswith("model,task,runs,answered,right")]
     header, *rows = [line.removesuffix(",...") for line in block.splitlines()]
     copy = copy_project(tmp_path / "project", batch_size=2000)
-    out = cli("generate", "hunter", "--count", "100", "--out", "generated", cwd=copy)
+    out = in_process("generate", "hunter", "--count", "100", "--out", "generated", cwd=copy)
     assert out.returncode == 0, out.stderr
     snakemake(copy, "hunter", "--cores", "2", "--config", "run_folders=[generated]")
     built = (copy / "results" / "hunter" / "scorecard.csv").read_text().splitlines()

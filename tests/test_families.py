@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from helpers import cli
+from helpers import in_process
 from replaylab.agents import recording
 from replaylab.baselines import Baselines, FamilyDefect, run_baselines
 from replaylab.lessons import DIFFICULTIES, Instance, registry
@@ -50,7 +50,7 @@ def test_a_family_is_drawn_the_same_way_twice(name):
 def test_what_an_agent_reads_of_an_instance_never_holds_its_answer(name):
     """The listing of `replaylab tasks --json` holds ids, difficulties, variants and parameters: none
     of them is the build's answer, and an instance's hidden part is listed nowhere."""
-    out = cli("tasks", name, "--json")
+    out = in_process("tasks", name, "--json")
     assert out.returncode == 0, out.stderr
     listed = json.loads(out.stdout)
     lesson = registry.lesson(name)
@@ -63,17 +63,17 @@ def test_what_an_agent_reads_of_an_instance_never_holds_its_answer(name):
 
 
 def test_replaylab_tasks_lists_every_family_and_counts_them():
-    out = cli("tasks")
+    out = in_process("tasks")
     assert out.returncode == 0, out.stderr
     total = sum(len(registry.lesson(name).instances) for name in LESSONS)
     assert out.stdout.splitlines()[-1] == f"{total} instances: " + ", ".join(
         f"{len(registry.lesson(name).instances)} of {name}" for name in LESSONS)
     assert total >= 240
-    assert cli("tasks", "astronomy").stderr.startswith("replaylab: unknown lesson 'astronomy'")
+    assert in_process("tasks", "astronomy").stderr.startswith("replaylab: unknown lesson 'astronomy'")
 
 
 def test_an_unknown_instance_is_one_line_that_says_where_the_instances_are_listed():
-    out = cli("session", "projectile", "--instance", "projectile-999999")
+    out = in_process("session", "projectile", "--instance", "projectile-999999")
     assert out.returncode == 2
     assert re.fullmatch(r"replaylab: lesson projectile has no instance 'projectile-999999'; its \d+ instances are "
                         r"projectile-seed, .*, projectile-\d+ \(`replaylab tasks projectile` lists them\)\n", out.stderr), out.stderr
@@ -211,7 +211,7 @@ def test_a_drawn_instance_through_a_session_is_judged_against_its_own_answer(tmp
     lines = {}
     for label, answer in (("right", right), ("wrong", wrong)):
         message = {"text": "My answer.", "tool_calls": [{"id": "1", "name": "answer", "arguments": answer}]}
-        out = cli("session", name, "--instance", instance.id, "--variant", variant, "--run", label, stdin=json.dumps(message) + "\n",
+        out = in_process("session", name, "--instance", instance.id, "--variant", variant, "--run", label, stdin=json.dumps(message) + "\n",
                   cwd=tmp_path)
         assert out.returncode == 0, out.stderr
         header, reply = map(json.loads, out.stdout.splitlines()[:2])
@@ -219,7 +219,7 @@ def test_a_drawn_instance_through_a_session_is_judged_against_its_own_answer(tmp
         assert reply["results"][0]["ok"] and reply["end"]["finished"], reply
         run = recording.load(tmp_path / "results" / "live" / name / f"{label}.json")
         assert run.instance == instance.id
-        lines[label] = cli("replay", f"results/live/{name}/{label}.json", cwd=tmp_path).stdout.splitlines()[-1]
+        lines[label] = in_process("replay", f"results/live/{name}/{label}.json", cwd=tmp_path).stdout.splitlines()[-1]
     assert ": right (" in lines["right"], lines["right"]
     assert ": wrong, " in lines["wrong"], lines["wrong"]
 

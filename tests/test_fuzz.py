@@ -14,7 +14,8 @@ traceback, a hang (an alarm stops the test), or another exit code.
 
 The seed and the numbers of examples are fixed (SEED, and SCALE times the counts below) and
 printed, so that a failure in CI is the same failure on a developer's machine. `make test` runs
-the counts as they stand (SCALE 1); `.ci/run` three times as many (REPLAYLAB_FUZZ_SCALE=3).
+the counts as they stand (SCALE 1; the MCP servers' test, `slow`, runs in `make test-all`); `.ci/run`
+three times as many (REPLAYLAB_FUZZ_SCALE=3).
 Hypothesis also draws, now and then, a constant it found in the code of the modules imported so
 far (replaylab's, not the tests'): every module of replaylab is imported first
 (`same_constants`), so that the examples do not depend on which tests ran before.
@@ -39,7 +40,6 @@ from helpers.bad import NOT_A_FILE, make_not_a_file
 import replaylab
 from replaylab import cli, configuration, inputs, pipeline
 from replaylab.agents.recording import RecordingError, printable
-from replaylab.baselines import Baselines, run_baselines
 from replaylab.lessons import registry
 from replaylab.render import Render, collect_results, write_tables
 
@@ -251,16 +251,11 @@ def build(path, folder):
 
 
 @pytest.fixture(scope="module")
-def workspace(tmp_path_factory):
+def workspace(tmp_path_factory, reference_results):
     root = tmp_path_factory.mktemp("fuzz")
-    scans = {}
-    for lesson in registry.names():  # computed once: they never depend on a run
-        folder = root / "scans" / lesson
-        folder.mkdir(parents=True)
-        pipeline.scan_lesson(pipeline.Scan(lesson, folder / "scans.json", folder / "exercises.json"))
-        pipeline.answer_lesson(pipeline.Answers(lesson, folder / "answers.json", folder / "instances.csv"))
-        run_baselines(Baselines(lesson, folder / "answers.json", folder / "baselines.json", 1e-6))
-        scans[lesson] = folder
+    # computed once (they never depend on a run): each lesson's scans, exercises, answers and
+    # baselines (tolerance 1e-6) of the session's build of the reference runs, read only
+    scans = {lesson: reference_results / lesson for lesson in registry.names()}
     return root, scans
 
 
@@ -556,6 +551,7 @@ def mcp_lines(draw, specs):
     return line, request_id
 
 
+@pytest.mark.slow  # servers over stdio
 def test_fuzzed_mcp_requests_each_get_one_answer_and_the_runs_replay(tmp_path, capsys):
     """Real `replaylab mcp` servers, fed one fuzzed line at a time: a request is answered once, with
     its id (an error with id null when the line cannot be read); after each line a ping shows that

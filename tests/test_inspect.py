@@ -5,7 +5,7 @@ against the stand-in OpenAI server on 127.0.0.1 (fake key); the logs imported, r
 
 They need inspect_ai, which only .venv-inspect holds (`make inspect-test`): elsewhere they skip,
 and under CI=true they fail instead (.ci/run installs it). REPLAYLAB_INSPECT=0 skips them on
-purpose (.ci/run's `make test`, in the core venv; they run in a step of their own).
+purpose (.ci/run's `make test-all`, in the core venv; they run in a step of their own).
 """
 
 import json

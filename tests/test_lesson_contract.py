@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from helpers import ROOT, cli, environment
+from helpers import ROOT, cli, environment, in_process
 from helpers.audit import AUDITED_PARTS, audited_files, package_folder
 from helpers.workflow import configure, copy_project, first_error_line, snakemake
 from replaylab.agents import recording as recording_io
@@ -80,7 +80,7 @@ def test_an_unknown_lesson_is_one_line_in_the_library():
     ids=lambda args: args[0],
 )
 def test_an_unknown_lesson_is_one_line_on_the_command_line(args, tmp_path):
-    out = cli(*args, cwd=tmp_path)
+    out = in_process(*args, cwd=tmp_path)
     assert out.returncode == 2
     assert out.stderr == f"replaylab: {UNKNOWN}\n"
     assert list(tmp_path.iterdir()) == []
@@ -92,7 +92,7 @@ def test_a_recording_of_an_unknown_lesson_names_its_file_and_field(tmp_path):
     path = tmp_path / f"{data['run']}.json"
     path.write_text(json.dumps(data))
     for args in (("replay", path), ("promote", path, "--recordings", tmp_path / "recordings")):
-        out = cli(*args)
+        out = in_process(*args)
         assert out.returncode == 2, out.stderr
         assert out.stderr == f"replaylab: {path}: $.lesson: {UNKNOWN}\n"
     assert not (tmp_path / "recordings").exists()
@@ -118,7 +118,7 @@ def generated(tmp_path_factory):
     """A copy of the project with scripted runs of every lesson beside the committed ones, built."""
     copy = copy_project(tmp_path_factory.mktemp("contract") / "project", batch_size=50)
     for name in LESSONS:
-        out = cli("generate", name, "--count", GENERATED, "--out", copy / "generated")
+        out = in_process("generate", name, "--count", GENERATED, "--out", copy / "generated")
         assert out.returncode == 0, out.stderr
     configure(copy, run_folders=["generated"])
     snakemake(copy, "--cores", "2")
@@ -126,6 +126,7 @@ def generated(tmp_path_factory):
 
 
 @pytest.mark.workflow
+@pytest.mark.slow  # a Snakemake build of its own (`generated`: one worker makes it, tests/conftest.py)
 @pytest.mark.parametrize("name", LESSONS)
 def test_every_lesson_goes_through_generate_and_the_workflow(generated, name):
     lesson = registry.lesson(name)
@@ -142,6 +143,7 @@ def test_every_lesson_goes_through_generate_and_the_workflow(generated, name):
 
 
 @pytest.mark.workflow
+@pytest.mark.slow  # a Snakemake build of its own (`generated`: one worker makes it, tests/conftest.py)
 @pytest.mark.parametrize("name", LESSONS)
 def test_every_lesson_goes_through_promote(generated, name, tmp_path):
     lesson = registry.lesson(name)
@@ -151,7 +153,7 @@ def test_every_lesson_goes_through_promote(generated, name, tmp_path):
     shutil.copy(found, source)
     recordings = tmp_path / "recordings"
     recorded, verdict = source.read_bytes(), lesson.verdict_line(recording_io.load(source))
-    out = cli("promote", source, "--recordings", recordings)
+    out = in_process("promote", source, "--recordings", recordings)
     assert out.returncode == 0, out.stderr
     assert f"  verdict: {verdict}" in out.stdout.splitlines()
     assert (recordings / name / source.name).read_bytes() == recorded and not source.exists()  # moved
@@ -237,6 +239,7 @@ def tree(folder):
 
 
 @pytest.mark.workflow
+@pytest.mark.slow  # a Snakemake build of its own, and the tests in a copy
 def test_a_new_lesson_needs_the_files_the_readme_lists_and_no_other(tmp_path):
     inside, outside = readme_lesson_files("toy")
     assert set(tree(TOY)) == inside, "the toy lesson has exactly the package files docs/adding-a-lesson.md lists"

@@ -1,6 +1,7 @@
 """`replaylab mcp` driven by the official MCP SDK's stdio client, as a coding agent or a desktop app
 would drive it: real server processes, the allowlist's schemas and refusal texts, the recording
-written after every call, and the workflow judging it."""
+written after every call, and the workflow judging it. Servers over stdio: `slow` (`make test-all`);
+the replays of their runs in this process."""
 
 import json
 import os
@@ -19,13 +20,15 @@ from mcp import ClientSession, MCPError
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from helpers.pages import with_run_pages
-from helpers import cli, environment
+from helpers import cli, environment, in_process, processes
 from helpers.mcp import RawServer, readme_server
 from helpers.workflow import copy_project, snakemake
 from replaylab.agents import recording
 from replaylab.lessons import registry
 from replaylab.physics.drift import max_energy_drift
 from replaylab.physics.projectile import range_without_drag
+
+pytestmark = pytest.mark.slow  # servers over stdio, signals, and a Snakemake build of its own
 
 CLIENT = types.Implementation(name="test-client", version="9.9")
 SE = "symplectic Euler"
@@ -57,7 +60,7 @@ def texts(result):
 
 
 def replay(cwd, path):
-    return cli("replay", path, cwd=cwd)
+    return in_process("replay", path, cwd=cwd)
 
 
 def live(cwd, lesson, run):
@@ -274,26 +277,14 @@ def children(pid):
         return []
 
 
-def gone(pid, seconds):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if not Path(f"/proc/{pid}").exists() or Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z":
-            return True
-        time.sleep(0.1)
-    return False
-
-
 def test_a_client_killed_midway_leaves_a_valid_recording_that_replays(tmp_path):
-    client = subprocess.Popen([sys.executable, "-c", CLIENT_SCRIPT], cwd=tmp_path, stdout=subprocess.PIPE, text=True)
-    try:
-        assert client.stdout.readline().strip() == "three calls made"
-        (server,) = children(client.pid)
-        client.send_signal(signal.SIGKILL)
-        client.wait(timeout=30)
-        assert gone(server, 30), "the server outlived its client"  # its stdin closed: it ended the run and exited
-    finally:
-        if client.poll() is None:
-            client.kill()
+    # the client and its server end with the test, whatever happens (helpers.processes)
+    client = processes.start([sys.executable, "-c", CLIENT_SCRIPT], cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+    assert client.stdout.readline().strip() == "three calls made"
+    (server,) = children(client.pid)
+    client.send_signal(signal.SIGKILL)
+    client.wait(timeout=30)
+    assert processes.ended(server, 30), "the server outlived its client"  # its stdin closed: it ended the run and exited
     run = recording.load(live(tmp_path, "hunter", "killed"))
     assert [len(s.results) for s in run.transcript.steps] == [3] and not run.transcript.finished
     assert run.provenance["client"] == {"name": "doomed", "version": "1"}
@@ -537,8 +528,9 @@ def test_a_second_server_given_the_same_run_fails_at_start_and_tells_its_client_
 
 
 def test_servers_started_in_the_same_second_claim_two_names(tmp_path):
-    while time.time() % 1 > 0.05:  # both start at the beginning of one second
-        time.sleep(0.01)
+    fraction = time.time() % 1
+    if fraction > 0.05:  # both start at the beginning of one second: the clock is what this test is about
+        time.sleep(1 - fraction)
     servers = [RawServer(tmp_path, "hunter") for _ in range(2)]
     paths = []
     for n, server in enumerate(servers):

@@ -13,11 +13,13 @@ import sys
 
 import pytest
 
-from helpers import ROOT
+from helpers import ROOT, processes
 from helpers.mcp import readme_server
 from replaylab.agents import recording
 from replaylab.lessons import registry
 from replaylab.physics.drift import max_energy_drift
+
+pytestmark = pytest.mark.slow  # node, npx and a server over stdio
 
 INSPECTOR = ROOT / "clients" / "inspector"
 INSTALLED = INSPECTOR / "node_modules" / "@modelcontextprotocol" / "inspector" / "package.json"
@@ -40,7 +42,7 @@ def inspector(npx, cwd, *args):
     """`npx @modelcontextprotocol/inspector --cli` against `replaylab mcp hunter --run inspected`."""
     command = [npx, "--no", "@modelcontextprotocol/inspector", "--", "--cli", "--cwd", str(cwd),
                sys.executable, "-m", "replaylab", "mcp", "hunter", "--run", "inspected", *args]
-    out = subprocess.run(command, cwd=INSPECTOR, capture_output=True, text=True, timeout=180)
+    out = processes.run(command, 180, cwd=INSPECTOR)  # npx, node and the server end with the test
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     return json.loads(out.stdout)
 
@@ -77,7 +79,7 @@ def test_the_readme_snippet_in_the_inspectors_configuration_starts_the_server(np
     command = [npx, "--no", "@modelcontextprotocol/inspector", "--", "--cli", "--config", str(tmp_path / "mcp.json"),
                "--server", name, "--method", "tools/call", "--tool-name", "oscillator_energy_drift",
                "--tool-arg", "method=symplectic Euler", "steps_per_period=64", "periods=20"]
-    out = subprocess.run(command, cwd=INSPECTOR, capture_output=True, text=True, timeout=180)
+    out = processes.run(command, 180, cwd=INSPECTOR)  # npx, node and the server end with the test
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     assert json.loads(out.stdout)["structuredContent"]["result"] == {"max_energy_drift": max_energy_drift("symplectic Euler", 64, 20)}
     (path,) = (clone / "mcp-runs" / "hunter").glob("mcp-*.json")

@@ -10,7 +10,7 @@ import traceback
 
 import pytest
 
-from helpers import cli, environment
+from helpers import environment, in_process
 from helpers.model_server import FakeProvider, completion
 from replaylab.agents import loop
 from replaylab.agents import recording as recording_io
@@ -52,7 +52,7 @@ def test_a_whole_run_is_recorded_replayed_and_judged(tmp_path):
         (200, completion("The best angle is between 40 and 41 degrees."), {}, 0),
     ]
     with FakeProvider(answers) as provider:
-        out = cli(
+        out = in_process(
             "record", "projectile", "--provider", "openai", "--model", "fake-model", "--run", "live1",
             cwd=tmp_path, env=environment(OPENAI_API_KEY=KEY, OPENAI_BASE_URL=provider.base_url),
         )
@@ -72,7 +72,7 @@ def test_a_whole_run_is_recorded_replayed_and_judged(tmp_path):
     assert run.provenance["kind"] == "provider-api" and run.label == "Recorded run"
     assert run.provenance["usage"] == {"input_tokens": 200, "output_tokens": 40}
     assert run.provenance["request_ids"] == ["req-1", "req-2"]
-    replay = cli("replay", path)
+    replay = in_process("replay", path)
     assert replay.returncode == 0, replay.stderr
     assert agent_conclusion(run.transcript)["inside"] is True
 
@@ -165,7 +165,7 @@ def test_missing_key_names_the_variable_not_a_value(monkeypatch):
 
 
 def test_missing_key_through_the_command_line(tmp_path):
-    out = cli("record", "hunter", "--provider", "openai", cwd=tmp_path)
+    out = in_process("record", "hunter", "--provider", "openai", cwd=tmp_path)
     assert out.returncode == 2
     assert out.stderr.startswith("replaylab: OPENAI_API_KEY is not set")
     assert not (tmp_path / "results").exists()

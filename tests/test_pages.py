@@ -1,7 +1,8 @@
 """The lesson pages, tables, figures and the index, built from the committed recordings.
 
-Every test builds its results with the pipeline's own stages (replay, judge, scans, exercises,
-collect) in a temporary folder, from the recordings of this repository.
+Every test reads results built with the pipeline's own stages (replay, judge, scans, exercises,
+collect) in a temporary folder, from the recordings of this repository (the session's build of
+them, `reference_results` in tests/conftest.py, or a build of its own from changed recordings).
 """
 
 import copy
@@ -38,8 +39,10 @@ def build(recordings, folder):
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    return build(RECORDINGS, tmp_path_factory.mktemp("results"))
+def results(reference_results):
+    """The results of the committed recordings: built as `build(RECORDINGS, folder)` builds them,
+    once per test run (tests/conftest.py)."""
+    return {lesson: pipeline.read_json(reference_results / lesson / "results.json") for lesson in registry.names()}
 
 
 @pytest.fixture(scope="module")

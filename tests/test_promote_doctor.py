@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from helpers import RECORDINGS, ROOT, cli, environment
+from helpers import RECORDINGS, ROOT, environment, in_process
 from helpers.model_server import FakeProvider
 from replaylab.agents import loop, recording
 from replaylab.agents.clients import authored
@@ -23,12 +23,12 @@ from replaylab.promote import describe_changes, promote, verdict
 def test_promote_shows_the_change_then_moves(tmp_path):
     recordings = tmp_path / "recordings"
     shutil.copytree(RECORDINGS, recordings)
-    out = cli("record", "hunter", "--variant", "velocity-verlet", "--provider", "scripted", "--run", "velocity-verlet", cwd=tmp_path)
+    out = in_process("record", "hunter", "--variant", "velocity-verlet", "--provider", "scripted", "--run", "velocity-verlet", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     new = tmp_path / "results" / "live" / "hunter" / "velocity-verlet.json"
     before = (recordings / "hunter" / "velocity-verlet.json").read_text()
 
-    dry = cli("promote", str(new), "--recordings", str(recordings), "--dry-run")
+    dry = in_process("promote", str(new), "--recordings", str(recordings), "--dry-run")
     assert dry.returncode == 0, dry.stderr
     assert "produced by: written by a person (no language model) -> hunter baseline, coarse-first" in dry.stdout
     assert "messages: 4 -> 3" in dry.stdout
@@ -38,7 +38,7 @@ def test_promote_shows_the_change_then_moves(tmp_path):
     assert (recordings / "hunter" / "velocity-verlet.json").read_text() == before
 
     recorded = new.read_bytes()
-    done = cli("promote", str(new), "--recordings", str(recordings))
+    done = in_process("promote", str(new), "--recordings", str(recordings))
     assert done.returncode == 0 and done.stdout.splitlines()[-1] == f"moved {new} -> {recordings / 'hunter' / 'velocity-verlet.json'}"
     assert (recordings / "hunter" / "velocity-verlet.json").read_bytes() == recorded
     assert not new.exists()  # one copy: the run now lives in recordings/ only
@@ -50,7 +50,7 @@ def test_promote_refuses_a_run_that_does_not_replay(tmp_path):
     forged = tmp_path / "symplectic-euler.json"
     forged.write_text(json.dumps(data))
     recordings = tmp_path / "recordings"
-    out = cli("promote", str(forged), "--recordings", str(recordings))
+    out = in_process("promote", str(forged), "--recordings", str(recordings))
     assert out.returncode == 3 and "max_energy_drift was 0.5 when recorded" in out.stderr
     assert not recordings.exists()
 
@@ -58,7 +58,7 @@ def test_promote_refuses_a_run_that_does_not_replay(tmp_path):
 def test_doctor_reports_without_showing_the_key():
     key = "sk-test-DOCTORKEY0123456789abcdef"
     with FakeProvider([]) as provider:
-        out = cli("doctor", "--json", env=environment(OPENAI_API_KEY=key, OPENAI_BASE_URL=provider.base_url))
+        out = in_process("doctor", "--json", env=environment(OPENAI_API_KEY=key, OPENAI_BASE_URL=provider.base_url))
     assert out.returncode == 0, out.stdout + out.stderr
     assert key not in out.stdout + out.stderr
     checks = {c["what"]: c for c in json.loads(out.stdout)["checks"]}
@@ -70,7 +70,7 @@ def test_doctor_reports_without_showing_the_key():
 
 def test_doctor_shows_the_servers_host_never_a_key_in_its_url():
     for url in ("http://user:URLSECRET1@127.0.0.1:9/v1", "http://127.0.0.1:9/v1?api-key=URLSECRET1"):
-        out = cli("doctor", "--json", env=environment(OPENAI_BASE_URL=url))
+        out = in_process("doctor", "--json", env=environment(OPENAI_BASE_URL=url))
         assert "URLSECRET1" not in out.stdout + out.stderr and "Traceback" not in out.stderr
         checks = {c["what"]: c for c in json.loads(out.stdout)["checks"]}
         assert checks["OPENAI_BASE_URL 127.0.0.1:9"]["ok"] is False
@@ -81,7 +81,7 @@ def test_doctor_fails_on_a_recording_that_does_not_replay(tmp_path):
     data = json.loads((RECORDINGS / "hunter" / "symplectic-euler.json").read_text())
     data["task"] = "a different task"
     (tmp_path / "hunter" / "symplectic-euler.json").write_text(json.dumps(data))
-    out = cli("doctor", "--recordings", str(tmp_path))
+    out = in_process("doctor", "--recordings", str(tmp_path))
     assert out.returncode == 1
     assert "FAIL recording" in out.stdout and "the task has changed" in out.stdout
 
@@ -294,7 +294,7 @@ class ModelsServer:
 
 
 def doctor_in(folder, key, url):
-    out = cli("doctor", "--json", cwd=folder, env=environment(OPENAI_API_KEY=key, OPENAI_BASE_URL=url,
+    out = in_process("doctor", "--json", cwd=folder, env=environment(OPENAI_API_KEY=key, OPENAI_BASE_URL=url,
                                                               PYTHONPATH=str(ROOT / "src")))
     assert "Traceback" not in out.stderr and key not in out.stdout + out.stderr
     return out, {c["what"]: c for c in json.loads(out.stdout)["checks"]}
@@ -340,7 +340,7 @@ def test_doctor_checks_the_campaign_configuration(tmp_path):
     config = yaml.safe_load((folder / "config" / "config.yaml").read_text())
     config["campaign"]["runs"] = 0
     (folder / "config" / "config.yaml").write_text(yaml.safe_dump(config))
-    out = cli("doctor", "--json", cwd=folder, env=environment(PYTHONPATH=str(ROOT / "src")))
+    out = in_process("doctor", "--json", cwd=folder, env=environment(PYTHONPATH=str(ROOT / "src")))
     checks = {c["what"]: c for c in json.loads(out.stdout)["checks"]}
     assert out.returncode == 1
     assert checks["config/config.yaml"] == {"what": "config/config.yaml", "ok": False,

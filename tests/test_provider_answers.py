@@ -12,7 +12,7 @@ import time
 import pytest
 import yaml
 
-from helpers import cli, environment
+from helpers import cli, environment, in_process
 from helpers.model_server import FakeProvider, ModelServer, completion
 from helpers.workflow import copy_project, snakemake
 from replaylab.agents import recording as recording_io
@@ -21,9 +21,12 @@ from replaylab.lessons.markdown import provenance_lines
 KEY = "sk-test-FAKEKEY-answers"
 
 
-def record(tmp_path, base_url, run, *options):
-    out = cli("record", "projectile", "--provider", "openai", "--model", "fake-model", "--run", run, *options,
-              cwd=tmp_path, env=environment(OPENAI_API_KEY=KEY, OPENAI_BASE_URL=base_url))
+def record(tmp_path, base_url, run, *options, process=False):
+    """`replaylab record projectile --provider openai` against `base_url`: in this process, or with
+    `process`, a real one (the tests whose run must end the process in time)."""
+    out = (cli if process else in_process)(
+        "record", "projectile", "--provider", "openai", "--model", "fake-model", "--run", run, *options,
+        cwd=tmp_path, env=environment(OPENAI_API_KEY=KEY, OPENAI_BASE_URL=base_url))
     return out, tmp_path / "results" / "live" / "projectile" / f"{run}.json"
 
 
@@ -35,7 +38,7 @@ def record_answers(tmp_path, answers, run="r"):
 
 
 def replays(path):
-    out = cli("replay", path)
+    out = in_process("replay", path)
     assert out.returncode == 0, out.stderr
     return out
 
@@ -154,11 +157,12 @@ class SlowServer:
         self.listener.close()
 
 
+@pytest.mark.slow  # 5 s of run limit, in a process of its own
 @pytest.mark.parametrize("forever", [False, True])
 def test_a_trickling_answer_is_bounded_by_the_runs_time_and_the_run_is_recorded(tmp_path, forever):
     server = SlowServer(forever=forever)
     try:
-        out, path = record(tmp_path, server.base_url, "slow", "--timeout", "3", "--max-seconds-per-run", "5")
+        out, path = record(tmp_path, server.base_url, "slow", "--timeout", "3", "--max-seconds-per-run", "5", process=True)
         took = time.monotonic() - server.first  # from the first request on: the process's start is not the run's
     finally:
         server.close()
@@ -172,10 +176,11 @@ def test_a_trickling_answer_is_bounded_by_the_runs_time_and_the_run_is_recorded(
     replays(path)
 
 
+@pytest.mark.slow  # two requests of 2 s, in a process of its own
 def test_the_request_timeout_bounds_the_whole_request_not_each_read(tmp_path):
     server = SlowServer(pause=0.5)
     try:
-        out, _ = record(tmp_path, server.base_url, "slow", "--timeout", "2", "--max-retries", "1")
+        out, _ = record(tmp_path, server.base_url, "slow", "--timeout", "2", "--max-retries", "1", process=True)
         took = time.monotonic() - server.first
     finally:
         server.close()
@@ -199,6 +204,7 @@ class HugeAnswers(ModelServer):
 
 
 @pytest.mark.workflow
+@pytest.mark.slow  # a Snakemake campaign of its own
 def test_a_campaign_keeps_a_run_whose_answer_no_recording_holds_and_never_pays_for_it_again(tmp_path):
     copy = copy_project(tmp_path / "project", batch_size=50)
     path = copy / "config" / "config.yaml"

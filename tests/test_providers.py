@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from helpers.pages import with_run_pages
-from helpers import ROOT, cli, environment
+from helpers import ROOT, cli, environment, in_process
 from helpers.model_server import ModelServer
 from replaylab.build import build
 from replaylab.agents import clients, recording
@@ -21,7 +21,7 @@ KEY = "sk-test-PROVIDERS0123456789abcdef"
 
 def record(tmp_path, server, *arguments, lesson="projectile", model="good"):
     """`replaylab record LESSON --provider openai` against the stand-in, in tmp_path."""
-    return cli(
+    return in_process(
         "record", lesson, "--provider", "openai", "--model", model, *arguments,
         cwd=tmp_path, env=environment(OPENAI_API_KEY=KEY, OPENAI_BASE_URL=server.base_url),
     )
@@ -43,7 +43,7 @@ def test_the_registry_holds_the_provider_modules():
 
 
 def test_the_command_line_offers_the_registered_providers():
-    out = cli("record", "projectile", "--provider", "nosuch")
+    out = in_process("record", "projectile", "--provider", "nosuch")
     assert out.returncode == 2
     assert "invalid choice: 'nosuch' (choose from 'authored', 'openai', 'scripted')" in out.stderr
 
@@ -180,7 +180,7 @@ def test_a_run_stopped_by_its_token_limit_replays_and_is_not_right(tmp_path):
     assert capped.transcript.stopped_by == {"limit": "max_tokens_per_run", "allowed": 1500, "used": used}
     assert used >= 1500 and not capped.transcript.finished
     assert len(capped.transcript.steps) < len(recording.load(folder / "projectile" / "full.json").transcript.steps)
-    replayed = cli("replay", folder / "projectile" / "capped.json")
+    replayed = in_process("replay", folder / "projectile" / "capped.json")
     assert replayed.returncode == 0, replayed.stderr
     build(["projectile"], folder, tmp_path / "results", progress=lambda text: None)
     scores = {s["run"]: s for s in json.loads((tmp_path / "results" / "projectile" / "results.json").read_text())["scores"]}

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from helpers import RECORDINGS, ROOT, cli
+from helpers import RECORDINGS, ROOT, cli, in_process
 from helpers.bad import BAD, DEEP, NOT_A_FILE, VALID, changed, deep_arguments, make_not_a_file, nested
 from replaylab.agents import recording
 from replaylab.agents.recording import RecordingError
@@ -46,7 +46,7 @@ def test_replay_promote_and_record_from_refuse_alike(tmp_path, name):
     path = write(tmp_path, name, data)
     for args in (["replay", str(path)], ["promote", str(path), "--recordings", str(tmp_path / "recordings")],
                  ["record", "hunter", "--provider", "authored", "--from", str(path), "--run", "again"]):
-        result = cli(*args, cwd=tmp_path)
+        result = in_process(*args, cwd=tmp_path)
         assert result.returncode == 2, (args, result.stderr[-500:])
         one_line(result, path, expected)
         assert result.stdout == ""  # nothing was done: no step printed, no change shown
@@ -67,7 +67,7 @@ def test_a_folder_a_dangling_link_a_link_loop_and_a_fifo_are_refused_without_han
         path = tmp_path / "hunter" / f"{name}.json"
         with pytest.raises(RecordingError, match="^" + str(path).replace(".", r"\.") + ": " + expected.replace("(", r"\(").replace(")", r"\)")):
             recording.load(path)
-        result = cli("replay", str(path), cwd=tmp_path)  # a FIFO would block an ordinary open: timeout=120
+        result = cli("replay", str(path), cwd=tmp_path)  # a process: a FIFO would block an ordinary open: timeout=120
         assert result.returncode == 2
         one_line(result, path, expected)
 
@@ -76,7 +76,7 @@ def test_doctor_reports_each_bad_file_on_its_line_and_goes_on(tmp_path):
     file_kinds(tmp_path)
     write(tmp_path, "dup", BAD["duplicate-key"][0], "dup.json")
     (tmp_path / "hunter" / "velocity-verlet.json").write_text((RECORDINGS / "hunter" / "velocity-verlet.json").read_text())
-    result = cli("doctor", "--recordings", str(tmp_path), cwd=tmp_path)
+    result = cli("doctor", "--recordings", str(tmp_path), cwd=tmp_path)  # a process: its FIFO never hangs the tests
     assert result.returncode == 1 and "Traceback" not in result.stderr
     failed = [line for line in result.stdout.splitlines() if line.startswith("FAIL recording")]
     assert len(failed) == 5, result.stdout

@@ -3,7 +3,8 @@ against its schema.
 
 Maps every key of the project's copy of golden-reference.json to the label under which the build
 stores it. CI runs this against the results of its full Snakemake run (REPLAYLAB_RESULTS=results);
-elsewhere it builds the results in a temporary folder with `replaylab.build.build`.
+elsewhere it reads the results that `replaylab.build.build` writes in a temporary folder (once per
+test run: `reference_results`, tests/conftest.py).
 """
 
 import json
@@ -14,20 +15,17 @@ from pathlib import Path
 
 import pytest
 
-from helpers import GOLDEN, RECORDINGS
-from replaylab.build import build
+from helpers import GOLDEN
 from replaylab.lessons import registry
 from replaylab.results import load
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory):
+def folder(request):
     given = os.environ.get("REPLAYLAB_RESULTS")
     if given:
         return Path(given)
-    folder = tmp_path_factory.mktemp("results")
-    build(recordings=RECORDINGS, results=folder, progress=lambda text: None)
-    return folder
+    return request.getfixturevalue("reference_results")  # build(recordings=RECORDINGS, ...), once per test run
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,6 @@ from importlib import resources
 
 import pytest
 
-from helpers import RECORDINGS
-from replaylab.build import build
 from replaylab.lessons import counted, registry
 from replaylab.results import FORMAT, ResultsError, check, load, strict
 
@@ -16,10 +14,10 @@ LESSONS = registry.names()
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("results")
-    build(recordings=RECORDINGS, results=folder, progress=lambda text: None)
-    return folder
+def built(reference_results):
+    """The committed recordings built by `build(recordings=RECORDINGS, ...)`, once per test run
+    (tests/conftest.py)."""
+    return reference_results
 
 
 @pytest.fixture(scope="module")

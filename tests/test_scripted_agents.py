@@ -15,7 +15,7 @@ from functools import cache
 import numpy as np
 import pytest
 
-from helpers import RECORDINGS, ROOT, cli
+from helpers import RECORDINGS, ROOT, in_process
 from replaylab.agents import loop
 from replaylab.agents import recording as recording_io
 from replaylab.agents.clients.scripted import ScriptedClient
@@ -462,7 +462,7 @@ def test_careless_reviewers_run_every_check_and_answer_that_nothing_failed():
 
 @pytest.mark.parametrize("lesson", ["projectile", "hunter", "review"])
 def test_record_with_the_scripted_provider_writes_a_labelled_run_that_replays(tmp_path, lesson):
-    out = cli("record", lesson, "--provider", "scripted", cwd=tmp_path)
+    out = in_process("record", lesson, "--provider", "scripted", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     (path,) = (tmp_path / "results" / "live" / lesson).glob("*.json")
     assert f"wrote {path.relative_to(tmp_path)}" in out.stdout
@@ -473,13 +473,13 @@ def test_record_with_the_scripted_provider_writes_a_labelled_run_that_replays(tm
     assert run.transcript.finished
     # the same calls the program makes in this process
     assert calls_of(run.transcript) == calls_of(run_agent(lesson, run.variant))
-    replayed = cli("replay", str(path), cwd=ROOT)
+    replayed = in_process("replay", str(path), cwd=ROOT)
     assert replayed.returncode == 0, replayed.stderr
     assert "every result agrees with the recording" in replayed.stdout
 
 
 def test_generate_writes_runs_with_distinct_seeds_and_mixed_strategies(tmp_path):
-    out = cli("generate", "hunter", "--count", "6", "--out", str(tmp_path / "gen"), cwd=tmp_path)
+    out = in_process("generate", "hunter", "--count", "6", "--out", str(tmp_path / "gen"), cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     paths = sorted((tmp_path / "gen" / "hunter").glob("*.json"))
     assert len(paths) == 6

@@ -1,5 +1,7 @@
 """`replaylab session` driven the way an agent drives it: a real process behind a pipe, one message
-written, its answer read, then the next. Every point of issue 11's first list has a test here."""
+written, its answer read, then the next (those tests are `slow`: `make test-all`). What a session
+says before it reads a message, and its replays, run in this process (`in_process`). Every point of
+issue 11's first list has a test here."""
 
 import json
 import re
@@ -11,7 +13,7 @@ import sys
 import pytest
 
 from helpers.pages import with_run_pages
-from helpers import RECORDINGS, cli, read_json_line
+from helpers import RECORDINGS, in_process, processes, read_json_line
 from replaylab.agents import recording
 from replaylab.build import build
 from replaylab.lessons import registry
@@ -24,7 +26,7 @@ class Session:
     """One `replaylab session` process: send a line, read the answer (never blocking forever)."""
 
     def __init__(self, cwd, *args):
-        self.process = subprocess.Popen(
+        self.process = processes.start(  # ended with the test, whatever happens to it
             [sys.executable, "-m", "replaylab", "session", *args],
             cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
@@ -65,13 +67,14 @@ def saved(cwd, lesson, run):
 
 
 def replay_cli(cwd, path):
-    return cli("replay", path, cwd=cwd)
+    return in_process("replay", path, cwd=cwd)
 
 
 # ---------------------------------------------------------------------------------------------
 # Before the first message: everything the agent is given
 
 
+@pytest.mark.slow  # a session process driven over its pipe
 def test_the_session_shows_system_task_tools_bounds_and_limits_before_the_first_message(tmp_path):
     s = Session(tmp_path, "hunter", "--variant", "velocity-verlet", "--run", "seen")
     header = s.read()  # nothing sent yet
@@ -96,8 +99,9 @@ def test_the_session_shows_system_task_tools_bounds_and_limits_before_the_first_
     assert s.wait()[0] == 0
 
 
+@pytest.mark.slow  # a session process driven over its pipe
 def test_help_gives_the_message_format_with_an_example_that_is_true(tmp_path):
-    help_text = cli("session", "--help").stdout
+    help_text = in_process("session", "--help").stdout
     assert '{"text": "...", "tool_calls": [{"id": "1", "name": TOOL,' in help_text
     # the example messages of the help (a call, then the answer), sent to a real session, get the lines the help shows
     sent = [json.loads(line[4:]) for line in help_text.splitlines() if line.startswith("  > ")]
@@ -123,6 +127,7 @@ def test_help_gives_the_message_format_with_an_example_that_is_true(tmp_path):
 # What the agent sees never gives the answer away
 
 
+@pytest.mark.slow  # a session process driven over its pipe
 @pytest.mark.parametrize("variant", ["symplectic-euler", "velocity-verlet"])
 def test_hunter_variants_are_named_by_their_claim_not_its_truth(tmp_path, variant):
     s = Session(tmp_path, "hunter", "--variant", variant)
@@ -134,6 +139,7 @@ def test_hunter_variants_are_named_by_their_claim_not_its_truth(tmp_path, varian
     s.wait()
 
 
+@pytest.mark.slow  # a session process driven over its pipe
 def test_evidence_reviewer_sees_each_check_by_number_and_name(tmp_path):
     s = Session(tmp_path, "review", "--variant", "evidence", "--run", "checks")
     header = s.read()
@@ -151,6 +157,7 @@ def test_evidence_reviewer_sees_each_check_by_number_and_name(tmp_path):
 # Results say the budget left; 16.0 is an integer
 
 
+@pytest.mark.slow  # a session process driven over its pipe
 def test_each_result_line_says_the_budget_left(tmp_path):
     s = Session(tmp_path, "hunter", "--run", "budget")
     s.read()
@@ -169,6 +176,7 @@ def test_each_result_line_says_the_budget_left(tmp_path):
     assert s.wait()[0] == 0
 
 
+@pytest.mark.slow  # a session process driven over its pipe
 def test_an_integer_valued_float_is_taken_and_a_fraction_refused(tmp_path):
     s = Session(tmp_path, "hunter", "--run", "floats")
     s.read()
@@ -188,6 +196,7 @@ def test_an_integer_valued_float_is_taken_and_a_fraction_refused(tmp_path):
 # Every end is announced with the last results; the agent's next write never hangs
 
 
+@pytest.mark.slow  # a session process driven over its pipe
 def test_the_message_limit_is_announced_with_the_last_results_and_the_session_exits(tmp_path):
     s = Session(tmp_path, "projectile", "--run", "limit")
     assert s.read()["limits"]["messages"] == 12
@@ -217,6 +226,7 @@ def test_the_message_limit_is_announced_with_the_last_results_and_the_session_ex
         "decided by the build: no answer: the run ended without an accepted call of answer: not right"]
 
 
+@pytest.mark.slow  # a session process driven over its pipe
 def test_closing_stdin_after_one_message_is_recorded_as_not_finished(tmp_path):
     s = Session(tmp_path, "projectile", "--run", "crashed")
     s.read()
@@ -235,6 +245,7 @@ def test_closing_stdin_after_one_message_is_recorded_as_not_finished(tmp_path):
         "decided by the build: no answer: the run ended without an accepted call of answer: not right"]
 
 
+@pytest.mark.slow  # a session process driven over its pipe
 def test_a_killed_session_keeps_every_message_it_answered(tmp_path):
     s = Session(tmp_path, "hunter", "--run", "killed")
     s.read()
@@ -251,6 +262,7 @@ def test_a_killed_session_keeps_every_message_it_answered(tmp_path):
 # Bad lines: one error line each, and the session goes on
 
 
+@pytest.mark.slow  # a session process driven over its pipe
 def test_bad_lines_get_one_error_line_each_and_the_run_is_never_lost(tmp_path):
     s = Session(tmp_path, "hunter", "--run", "robust")
     s.read()
@@ -298,7 +310,7 @@ def test_bad_lines_get_one_error_line_each_and_the_run_is_never_lost(tmp_path):
 def test_every_option_is_checked_before_the_first_message(tmp_path, args, error):
     (tmp_path / "blocked").write_text("a file where a folder should be")
     message = json.dumps({"text": "typed, then lost?", "tool_calls": [drift(1, 64, 20)]}) + "\n"
-    out = cli("session", "hunter", *args, stdin=message, cwd=tmp_path)
+    out = in_process("session", "hunter", *args, stdin=message, cwd=tmp_path)
     assert out.returncode == 2
     assert out.stdout == ""  # refused before anything was shown or read
     assert out.stderr.startswith(error) and len(out.stderr.splitlines()) == 1, out.stderr
@@ -309,7 +321,7 @@ def test_an_existing_recording_is_never_overwritten(tmp_path):
     target = tmp_path / "results" / "live" / "hunter" / "taken.json"
     target.parent.mkdir(parents=True)
     target.write_text("somebody's run")
-    out = cli("session", "hunter", "--run", "taken", stdin="{}\n", cwd=tmp_path)
+    out = in_process("session", "hunter", "--run", "taken", stdin="{}\n", cwd=tmp_path)
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr == (
         "replaylab: results/live/hunter/taken.json: a recording is already there, and a recorded run is never "
@@ -332,6 +344,7 @@ def type_session(cwd, run, model, messages):
     assert s.wait()[0] == 0
 
 
+@pytest.mark.slow  # a session process driven over its pipe
 def test_declared_models_are_recorded_as_declared_shown_so_and_scored_apart(tmp_path):
     right = [{"tool_calls": [drift(1, 64, 20)]}, {"text": "64/20 breaks the claim.", "tool_calls": [
         call(2, "answer", outcome="counterexample", method="symplectic Euler", steps_per_period=64, periods=20)]}]
@@ -363,6 +376,7 @@ def test_declared_models_are_recorded_as_declared_shown_so_and_scored_apart(tmp_
 # Issue 25: what the session writes is what its reader reads; every line gets its answer; signals
 
 
+@pytest.mark.slow  # a session process driven over its pipe
 def test_a_message_its_recording_could_not_hold_is_refused_before_it_runs_and_the_session_goes_on(tmp_path):
     """Nine messages of 1 MB would make a file over recording.MAX_BYTES (8 MiB), and one of 1001
     calls one the schema refuses: each is refused on its error line before it runs (no budget is
@@ -394,6 +408,7 @@ def test_a_message_its_recording_could_not_hold_is_refused_before_it_runs_and_th
     assert out.returncode == 0, out.stderr
 
 
+@pytest.mark.slow  # a session process driven over its pipe
 def test_an_empty_line_gets_an_answer_so_a_line_by_line_driver_never_waits_for_ever(tmp_path):
     s = Session(tmp_path, "projectile", "--run", "blank")
     s.read()
@@ -407,6 +422,7 @@ def test_an_empty_line_gets_an_answer_so_a_line_by_line_driver_never_waits_for_e
     assert s.wait()[0] == 0
 
 
+@pytest.mark.slow  # a session process driven over its pipe
 def test_a_call_in_openais_shape_is_taken_and_a_malformed_one_is_shown_the_shape(tmp_path):
     s = Session(tmp_path, "hunter", "--run", "shapes")
     header = s.read()
@@ -441,6 +457,7 @@ def test_a_call_in_openais_shape_is_taken_and_a_malformed_one_is_shown_the_shape
     assert replay_cli(tmp_path, tmp_path / "results/live/hunter/shapes.json").returncode == 0
 
 
+@pytest.mark.slow  # a session process driven over its pipe
 def test_two_calls_with_one_id_are_refused_saying_which_id(tmp_path):
     s = Session(tmp_path, "hunter", "--run", "ids")
     s.read()
@@ -453,6 +470,7 @@ def test_two_calls_with_one_id_are_refused_saying_which_id(tmp_path):
     assert s.wait()[0] == 0
 
 
+@pytest.mark.slow  # a session process driven over its pipe
 def test_refused_lines_are_noted_in_the_recording_and_the_hundredth_ends_the_session(tmp_path):
     s = Session(tmp_path, "hunter", "--run", "sloppy")
     s.read()
@@ -477,6 +495,7 @@ def test_refused_lines_are_noted_in_the_recording_and_the_hundredth_ends_the_ses
     assert "not finished: 100 lines were refused" in out.stdout
 
 
+@pytest.mark.slow  # a session process driven over its pipe
 @pytest.mark.parametrize("signum, code, how", [(signal.SIGINT, 130, "interrupted (SIGINT, Ctrl-C)"),
                                                (signal.SIGTERM, 143, "stopped (SIGTERM)")])
 def test_a_signal_ends_the_session_with_its_end_line_the_run_recorded_as_not_finished(tmp_path, signum, code, how):
@@ -496,6 +515,7 @@ def test_a_signal_ends_the_session_with_its_end_line_the_run_recorded_as_not_fin
     assert out.returncode == 0 and f"not finished: {reason}" in out.stdout
 
 
+@pytest.mark.slow  # a session process driven over its pipe
 def test_a_session_killed_without_a_word_is_shown_so(tmp_path):
     s = Session(tmp_path, "hunter", "--run", "gone")
     s.read()
@@ -511,19 +531,19 @@ def test_start_up_errors_are_a_json_line_on_stdout_under_json(tmp_path):
     taken = tmp_path / "results" / "live" / "hunter" / "taken.json"
     taken.parent.mkdir(parents=True)
     taken.write_text("somebody's run")
-    out = cli("session", "hunter", "--run", "taken", "--json", stdin="{}\n", cwd=tmp_path)
+    out = in_process("session", "hunter", "--run", "taken", "--json", stdin="{}\n", cwd=tmp_path)
     line = ("results/live/hunter/taken.json: a recording is already there, and a recorded run is never overwritten: "
             "choose another --run")
     assert out.returncode == 2 and out.stderr == f"replaylab: {line}\n"
     assert [json.loads(x) for x in out.stdout.splitlines()] == [{"error": line}]
-    out = cli("session", "astronomy", "--json", stdin="", cwd=tmp_path)
+    out = in_process("session", "astronomy", "--json", stdin="", cwd=tmp_path)
     assert out.returncode == 2 and json.loads(out.stdout)["error"].startswith("unknown lesson 'astronomy'")
-    assert cli("session", "astronomy", stdin="", cwd=tmp_path).stdout == ""  # without --json: stdout stays the agent's
+    assert in_process("session", "astronomy", stdin="", cwd=tmp_path).stdout == ""  # without --json: stdout stays the agent's
 
 
 def test_help_says_that_out_ends_in_the_runs_name(tmp_path):
-    help_text = " ".join(cli("session", "--help").stdout.split())
+    help_text = " ".join(in_process("session", "--help").stdout.split())
     assert "--out PATH/RUN.json the file to write, named after the run: it must end in RUN.json" in help_text
     assert "exit code 130" in help_text
-    out = cli("session", "hunter", "--out", "elsewhere/run.txt", stdin="", cwd=tmp_path)
+    out = in_process("session", "hunter", "--out", "elsewhere/run.txt", stdin="", cwd=tmp_path)
     assert out.returncode == 2 and out.stderr.startswith("replaylab: --out elsewhere/run.txt: the file name must be the run's name")

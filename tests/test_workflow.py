@@ -285,6 +285,7 @@ def test_lint_and_format_are_clean(built):
     assert fmt.returncode == 0, fmt.stdout + fmt.stderr
 
 
+@pytest.mark.slow  # a Snakemake build of its own
 def test_the_workflow_runs_as_a_module_of_a_users_folder(built, tmp_path):
     """A folder with only config/, recordings/ and the short Snakefile of docs/workflow.md gets the
     same bytes (one lesson's target: the module's rules are the workflow's own)."""
@@ -319,6 +320,7 @@ def forged(tmp_path_factory):
     return copy, result, key
 
 
+@pytest.mark.slow  # a Snakemake build of its own (`forged`: one worker makes it, tests/conftest.py)
 def test_replay_mismatch_fails_only_that_replay(forged):
     copy, result, key = forged
     assert result.returncode != 0
@@ -335,6 +337,7 @@ def test_replay_mismatch_fails_only_that_replay(forged):
     assert any(message in log for log in logs)
 
 
+@pytest.mark.slow  # a Snakemake build of its own (`forged`)
 def test_every_job_is_a_process_with_the_copys_own_library(forged):
     copy, result, _ = forged
     imported = re.findall(r"replaylab imported from (\S+)", result.stderr)
@@ -346,6 +349,7 @@ def test_every_job_is_a_process_with_the_copys_own_library(forged):
     assert (copy / "results" / "projectile" / "index.md").is_file()
 
 
+@pytest.mark.slow  # a Snakemake build of its own (`forged`)
 def test_replay_mismatch_leaves_no_transcript_and_keeps_going(forged):
     copy, _, _ = forged
     assert not list((copy / "results" / "hunter" / "transcripts").glob("*/symplectic-euler.json"))

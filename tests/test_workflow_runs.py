@@ -10,7 +10,7 @@ import pytest
 from helpers.pages import with_run_pages
 from helpers.workflow import batch_of, configure, copy_project, first_error_line, forge, job_times, pending, snakemake
 
-pytestmark = pytest.mark.workflow
+pytestmark = pytest.mark.workflow  # its builds: each made by one worker (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +51,7 @@ def result_bytes(copy):
 # Side by side: the batches of a lesson, each a job of its own
 
 
+@pytest.mark.slow  # a Snakemake build of its own
 def test_the_batches_ran_side_by_side(many):
     """Each batch a job of its own, run beside the lesson's other jobs on the second core: another
     batch, or the jobs that need no recording (its scans, its answers, its baselines)."""
@@ -63,6 +64,7 @@ def test_the_batches_ran_side_by_side(many):
                if (start, end) != (start_, end_)), intervals  # a replay overlapped another job
 
 
+@pytest.mark.slow  # a Snakemake build of its own
 def test_one_core_gives_the_same_bytes_one_job_at_a_time(many, runs, tmp_path):
     serial = many_runs(tmp_path / "project", runs)
     snakemake(serial, "--cores", "1", "hunter")
@@ -71,6 +73,7 @@ def test_one_core_gives_the_same_bytes_one_job_at_a_time(many, runs, tmp_path):
     assert result_bytes(serial) == result_bytes(many)
 
 
+@pytest.mark.slow  # a Snakemake build of its own
 def test_a_mismatch_in_one_batch_names_its_run_and_leaves_the_other_batches(runs, tmp_path):
     copy = many_runs(tmp_path / "project", runs)
     key = forge(copy / "generated" / "hunter" / "s00042.json")
@@ -98,6 +101,7 @@ def batch_of_run(copy, run):
     raise AssertionError(run)
 
 
+@pytest.mark.slow  # a Snakemake build of its own
 def test_every_run_of_every_folder_is_replayed_judged_and_scored(many):
     transcripts = list((many / "results" / "hunter" / "transcripts").glob("*/*.json"))
     assert len(transcripts) == 122
@@ -120,6 +124,7 @@ def test_every_run_of_every_folder_is_replayed_judged_and_scored(many):
     assert "### 100 more runs, with their transcripts" in page and "10 more runs are in `runs.csv.gz`" in page
 
 
+@pytest.mark.slow  # a Snakemake build of its own
 def test_results_and_pages_show_a_bounded_sample_wrong_runs_first(many):
     results = json.loads((many / "results" / "hunter" / "results.json").read_text())
     table = pd.read_csv(many / "results" / "hunter" / "runs.csv.gz").set_index("run")
@@ -150,6 +155,7 @@ def test_results_and_pages_show_a_bounded_sample_wrong_runs_first(many):
     assert set(calls["run"]) == set(shown)
 
 
+@pytest.mark.slow  # a Snakemake build of its own
 def test_changing_one_run_reruns_its_batch_only(many):
     path = many / "generated" / "hunter" / "s00007.json"
     original = path.read_text()
@@ -165,6 +171,7 @@ def test_changing_one_run_reruns_its_batch_only(many):
     assert {rule for rule, _ in jobs}.isdisjoint({"scan"})
 
 
+@pytest.mark.slow  # a Snakemake build of its own
 def test_a_run_name_used_twice_stops_the_dry_run(many):
     twin = many / "generated" / "hunter" / "velocity-verlet.json"
     twin.write_text((many / "recordings" / "hunter" / "velocity-verlet.json").read_text())
@@ -176,6 +183,7 @@ def test_a_run_name_used_twice_stops_the_dry_run(many):
     assert first_error_line(result) == "generated/hunter/velocity-verlet.json: $.run: 'velocity-verlet' is also the run recordings/hunter/velocity-verlet.json; run names must be unique within a lesson"
 
 
+@pytest.mark.slow  # a Snakemake build of its own
 def test_record_target_with_the_scripted_provider_needs_no_key(tmp_path):
     copy = copy_project(tmp_path / "project")
     result = snakemake(copy, "--cores", "1", "record", "--config", "provider=scripted", "record_lesson=hunter")

@@ -10,13 +10,11 @@ import re
 import signal
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 import psutil
 import pytest
 
-from helpers import RECORDINGS, ROOT, cli, environment
+from helpers import RECORDINGS, ROOT, cli, environment, processes
 from helpers.workflow import copy_project, first_error_line, snakemake
 
 pytestmark = pytest.mark.workflow
@@ -36,6 +34,7 @@ def snapshot(folder):
 # Cases 1 and 5: recorded runs are sources; a configuration value is never a command
 
 
+@pytest.mark.slow  # Snakemake runs of its own
 def test_recorded_runs_are_never_recorded_again_and_no_value_reaches_a_shell(tmp_path):
     copy = copy_project(tmp_path / "project")
     injected = "x; touch PWNED; echo"
@@ -93,6 +92,7 @@ def hunter(tmp_path_factory):
     return copy
 
 
+@pytest.mark.slow  # a Snakemake build of its own (`hunter`)
 def test_a_bug_is_one_line_even_with_show_failed_logs(hunter):
     tables = hunter / "src" / "replaylab" / "lessons" / "hunter" / "tables.py"
     original = tables.read_text()
@@ -115,41 +115,45 @@ def test_a_bug_is_one_line_even_with_show_failed_logs(hunter):
 # Case 15: Ctrl-C and a killed run; two runs at once
 
 
-def slow_copy(folder, seconds):
-    """A copy whose render jobs each take `seconds` more."""
+HOLD = "hold-the-render-jobs"  # while this file is in a copy's folder, its render jobs hold
+HELD = "a-render-job-holds"  # written by a render job as it starts to hold: the event the tests wait for
+
+
+def held_copy(folder):
+    """A copy whose render jobs, while the file HOLD is in its folder, write HELD and then wait
+    (for an hour: until the test stops the run); without HOLD they run as they always do."""
     copy = copy_project(folder)
     script = copy / "scripts" / "render.py"
     start = "def main(job, log):\n"
     assert start in script.read_text()
-    script.write_text(script.read_text().replace(start, start + f"    __import__('time').sleep({seconds})  # a slow job, for the test\n", 1))
+    hold = (f"    if __import__('os').path.exists({HOLD!r}):  # held, for the test that stops the run here\n"
+            f"        open({HELD!r}, 'w').close()\n"
+            f"        __import__('time').sleep(3600)\n")
+    script.write_text(script.read_text().replace(start, start + hold, 1))
+    (copy / HOLD).touch()
     return copy
 
 
 @pytest.fixture
-def slow(tmp_path):
-    return slow_copy(tmp_path / "project", 4)
+def held(tmp_path):
+    return held_copy(tmp_path / "project")
 
 
 def start(copy, *args):
-    return subprocess.Popen([sys.executable, "-m", "snakemake", *args], cwd=copy, env=environment(),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    """`snakemake ARGS` in a copy, in a process group of its own (as a terminal starts it); it and
+    its jobs end with the test, whatever happens (helpers.processes)."""
+    return processes.start([sys.executable, "-m", "snakemake", *args], cwd=copy, env=environment(),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
 
-def when_a_render_runs(copy, process, timeout=120):
-    deadline = time.monotonic() + timeout
-    while not list((copy / "logs").glob("*/render.log")):
-        assert process.poll() is None and time.monotonic() < deadline, "no render job started"
-        time.sleep(0.1)
-    time.sleep(0.5)
-
-
+@pytest.mark.slow  # Snakemake runs of its own, stopped by a signal
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "killed"])
-def test_a_rerun_works_after_an_interrupted_run(slow, how):
+def test_a_rerun_works_after_an_interrupted_run(held, how):
     """Ctrl-C (SIGINT to the terminal's process group) or SIGKILL of Snakemake alone, while a job
     runs: the job ends with it, and a plain rerun (after SIGKILL: `snakemake --unlock` first, as
     Snakemake's own message says) builds what is left."""
-    process = start(slow, "--cores", "1", "hunter")
-    when_a_render_runs(slow, process)
+    process = start(held, "--cores", "1", "hunter")
+    assert processes.appears(held / HELD, process, timeout=300), "no render job started"  # one runs, and holds
     jobs = psutil.Process(process.pid).children(recursive=True)
     assert jobs, "no job was running"
     if how == signal.SIGINT:
@@ -157,26 +161,31 @@ def test_a_rerun_works_after_an_interrupted_run(slow, how):
     else:
         os.kill(process.pid, how)
     out, _ = process.communicate(timeout=120)
+    (held / HOLD).unlink()  # the jobs of the runs below run as they always do
     assert process.returncode != 0 and "Traceback" not in out, out[-3000:]
     assert not [job for job in jobs if job.is_running() and job.status() != psutil.STATUS_ZOMBIE]
-    assert list((slow / ".snakemake" / "incomplete").iterdir())  # outputs left incomplete
+    assert list((held / ".snakemake" / "incomplete").iterdir())  # outputs left incomplete
     if how == signal.SIGKILL:
-        locked = snakemake(slow, "--cores", "1", "hunter", check=False)
+        locked = snakemake(held, "--cores", "1", "hunter", check=False)
         assert locked.returncode != 0 and "--unlock" in locked.stdout + locked.stderr
-        snakemake(slow, "--unlock")
-    rerun = snakemake(slow, "--cores", "1", "hunter")
+        snakemake(held, "--unlock")
+    rerun = snakemake(held, "--cores", "1", "hunter")
     output = rerun.stdout + rerun.stderr
-    assert "Nothing to be done" not in output and (slow / "results" / "hunter" / "index.md").is_file()
-    assert not list((slow / ".snakemake" / "locks").glob("*.lock"))
+    assert "Nothing to be done" not in output and (held / "results" / "hunter" / "index.md").is_file()
+    assert not list((held / ".snakemake" / "locks").glob("*.lock"))
 
 
+@pytest.mark.slow  # a Snakemake process stopped by a signal
 def test_ctrl_c_while_the_recordings_are_checked_is_one_line(tmp_path):
     copy = copy_project(tmp_path / "project")
     inputs = copy / "src" / "replaylab" / "inputs.py"
     checked = "def checked_recording(item):\n"
-    inputs.write_text(inputs.read_text().replace(checked, checked + "    __import__('time').sleep(30)\n", 1))
+    assert checked in inputs.read_text()
+    inputs.write_text(inputs.read_text().replace(
+        checked, checked + "    open('checking-a-recording', 'w').close()\n    __import__('time').sleep(3600)\n", 1))
     process = start(copy, "-n")
-    time.sleep(6)  # Snakemake has started, and checks the first recording (for 30 s)
+    # the event: Snakemake has started, and checks the first recording (until it is stopped)
+    assert processes.appears(copy / "checking-a-recording", process, timeout=300), "no recording was checked"
     assert process.poll() is None
     os.killpg(process.pid, signal.SIGINT)
     out, _ = process.communicate(timeout=60)
@@ -189,15 +198,16 @@ def test_ctrl_c_while_the_recordings_are_checked_is_one_line(tmp_path):
 # Case 4: two builds into one folder at once
 
 
+@pytest.mark.slow  # two builds, each a process of its own, twice
 def test_two_builds_into_one_results_folder_at_once(tmp_path):
     env = environment()
     command = [sys.executable, "-m", "replaylab", "build", "hunter", "projectile", "--recordings", str(RECORDINGS), "--results", "out"]
     for round_ in range(2):
-        processes = [
-            subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        builds = [  # they end with the test, whatever happens (helpers.processes)
+            processes.start(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for _ in range(2)
         ]
-        for process in processes:
+        for process in builds:
             _, err = process.communicate(timeout=300)
             assert process.returncode == 0, (round_, err[-3000:])
     out = tmp_path / "out"

@@ -13,13 +13,15 @@ from dataclasses import dataclass
 from replaylab.agents import loop
 from replaylab.agents import recording as recording_io
 from replaylab.agents.clients.scripted import ScriptedClient
+from replaylab.errors import ReplaylabError
 from replaylab.lessons import DIFFICULTIES, registry
+from replaylab.pipeline import read_json, write_json
 
 HOW = "Scripted baseline run by the build on every instance of the family ({plan}): a program chose each call from the results it had read."
 PROGRAMS = ("careful", "trivial")  # the keys of baselines.json, with the lesson's strategy of each
 
 
-class FamilyDefect(ValueError):
+class FamilyDefect(ReplaylabError, ValueError):
     """An instance the careful program gets wrong: the family poses a question its own tools cannot answer."""
 
 
@@ -77,8 +79,6 @@ def summary(program):
 
 def run_baselines(stage):
     """Write baselines.json; `FamilyDefect` (nothing written) when the careful program is wrong anywhere."""
-    from replaylab.pipeline import read_json, write_json
-
     lesson = registry.lesson(stage.lesson)
     found = {program: summary(runs) for program, runs in outcomes(lesson, read_json(stage.answers), stage.tolerance).items()}
     careful = found["careful"]

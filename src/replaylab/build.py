@@ -17,9 +17,11 @@ from replaylab.lessons import registry
 from replaylab.render import Render, render_lesson
 
 
-def build_lesson(lesson, recordings, folder, tolerance, scans=None, exercises=None, progress=print):
+def build_lesson(lesson, recordings, folder, tolerance, scans=None, exercises=None, answers=None, baselines=None,
+                 progress=print):
     """Every result of one lesson from the given recordings, into `folder` as the workflow names
-    them; `scans` and `exercises` may be the files of an earlier build (they never depend on a run).
+    them; `scans`, `exercises`, `answers` and `baselines` may be the files of an earlier build (they
+    never depend on a run).
     The lesson's page links to no summary, as the workflow writes it."""
     folder = Path(folder)
     runs = [Path(recording).stem for recording in recordings]
@@ -30,9 +32,11 @@ def build_lesson(lesson, recordings, folder, tolerance, scans=None, exercises=No
     if scans is None or exercises is None:
         scans, exercises = folder / "scans.json", folder / "exercises.json"
         pipeline.scan_lesson(pipeline.Scan(lesson, scans, exercises))
-    pipeline.answer_lesson(pipeline.Answers(lesson, folder / "answers.json", folder / "instances.csv"))
-    run_baselines(Baselines(lesson, folder / "answers.json", folder / "baselines.json", tolerance))
-    render_lesson(Render.in_folder(lesson, folder, tolerance, [transcripts], [judged], scans, exercises, runs))
+    if answers is None or baselines is None:
+        answers, baselines = folder / "answers.json", folder / "baselines.json"
+        pipeline.answer_lesson(pipeline.Answers(lesson, answers, folder / "instances.csv"))
+        run_baselines(Baselines(lesson, answers, baselines, tolerance))
+    render_lesson(Render.in_folder(lesson, folder, tolerance, [transcripts], [judged], scans, exercises, runs, answers, baselines))
     progress(f"{lesson}: results in {folder}")
 
 

@@ -22,10 +22,12 @@ from urllib.parse import urlsplit
 import yaml
 
 from replaylab import campaign as plan
+from replaylab import campaign_recording, campaign_settings
 from replaylab.agents import environment
 from replaylab.agents.recording import printable
 from replaylab import selection
 from replaylab.lessons import counted, registry
+from replaylab.errors import InvalidInput
 
 CONFIG = Path("config/config.yaml")
 SCHEMA = Path("workflow/schemas/config.schema.yaml")
@@ -35,7 +37,7 @@ INTERRUPTED = 130
 DECIDES_RUNS = ("max_tokens_per_run", "max_seconds_per_run")
 
 
-class Refused(ValueError):
+class Refused(InvalidInput):
     """One line: why the campaign does not start (nothing was sent, nothing written)."""
 
 
@@ -83,7 +85,7 @@ def section_of(args):
 def default_provider(name):
     """A model of the command line names no provider: scripted's own programs are scripted's, any
     other model is asked of an OpenAI-compatible server (OPENAI_BASE_URL, OPENAI_API_KEY)."""
-    scripted = plan.unattended_provider("scripted")
+    scripted = campaign_settings.unattended_provider("scripted")
     return "scripted" if scripted and name in (scripted.models or ()) else "openai"
 
 
@@ -99,8 +101,8 @@ def compare_with_recorded(section, path):
     before = _read_yaml(path, "the campaign's own settings").get("campaign")
     if not isinstance(before, dict) or "models" not in before:
         raise Refused(f"{path}: not a campaign's settings: remove it, or give the campaign another --name")
-    old = {m.name: m.recorded() for m in plan.models(before)}
-    for model in plan.models(section):
+    old = {m.name: m.recorded() for m in campaign_settings.models(before)}
+    for model in campaign_settings.models(section):
         if model.name in old and old[model.name] != model.recorded():
             raise Refused(f"{path}: the model {model.name!r} was recorded as {json.dumps(old[model.name])}, "
                           f"not {json.dumps(model.recorded())}: its runs on disk would change meaning; "
@@ -126,7 +128,7 @@ def host(url):
 
 
 def endpoint_text(model):
-    provider = plan.unattended_provider(model.provider)
+    provider = campaign_settings.unattended_provider(model.provider)
     if provider.server is None:
         return f"the {model.provider} provider (on this machine, no server)"
     if model.base_url:
@@ -144,7 +146,7 @@ def check_servers(campaign, missing):
     one its entry now names (its variable changed since): the new runs would be another server's
     under its name."""
     for model in campaign.models:
-        provider = plan.unattended_provider(model.provider)
+        provider = campaign_settings.unattended_provider(model.provider)
         if provider.server is None or not missing[model.name]:
             continue
         url = model.base_url or environment.setting(model.base_url_env or provider.server) or DEFAULT_SERVER
@@ -180,7 +182,7 @@ def plan_of(campaign, missing):
                     "max_connections": settings["max_connections"], "models": []}
         for model in (m for m in campaign.models if m.name in names):
             runs = missing[model.name]
-            sends = plan.unattended_provider(model.provider).server is not None
+            sends = campaign_settings.unattended_provider(model.provider).server is not None
             requests = sum(registry.lesson(r.lesson).variant_of(r).max_steps for r in runs) if sends else 0
             price = prices.get(model.name)
             cost = len(runs) * limit * max(price["input"], price["output"]) / 1e6 if price and limit else None
@@ -207,9 +209,9 @@ def plan_lines(found):
         lines.append(f"  endpoint {endpoint['endpoint']}{said}: at most {endpoint['max_connections']} requests at once")
         for model in endpoint["models"]:
             if not model["sends"]:
-                lines.append(f"    {model['name']}: {model['runs']} runs, made on this machine (nothing is sent)")
+                lines.append(f"    {model['name']}: {counted(model['runs'], 'run', 'runs')}, made on this machine (nothing is sent)")
                 continue
-            text = (f"    {model['name']}: {model['runs']} runs, at most {model['requests_at_most']} requests "
+            text = (f"    {model['name']}: {counted(model['runs'], 'run', 'runs')}, at most {model['requests_at_most']} requests "
                     f"({model['requests_at_most_with_retries']} with every retry)")
             if model["settings"]:
                 text += f", settings {json.dumps(model['settings'], sort_keys=True)}"
@@ -240,7 +242,7 @@ class Watch:
         self.names = {lesson: set(campaign.runs(lesson)) for lesson in campaign.lessons}
         self.total = sum(map(len, self.names.values()))
         self.usage = {}  # {path: (model, input tokens, output tokens)}
-        self.progress = Path(plan.PROGRESS, campaign.name)
+        self.progress = Path(campaign_recording.PROGRESS, campaign.name)
         self.log = Path("logs", "campaigns", campaign.name, "snakemake.log")
 
     def clear(self):
@@ -396,7 +398,7 @@ def command(args):
     missing = plan.missing_runs(campaign)
     check_servers(campaign, missing)
     found = plan_of(campaign, missing)
-    unset = plan.unset_variables([m for m in campaign.models if missing[m.name]])
+    unset = campaign_settings.unset_variables([m for m in campaign.models if missing[m.name]])
     if args.json and args.dry_run:
         print(json.dumps({**found, "unset": unset, "sent": False}, ensure_ascii=True))
         return 0

@@ -9,25 +9,27 @@ import math
 import os
 import signal
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
-from replaylab import __version__, selection
-from replaylab.agents import clients, loop
+from replaylab import __version__, project, selection
+from replaylab.agents import clients
 from replaylab.agents import recording as recording_io
-from replaylab.agents.clients import ProviderError, load_provider
-from replaylab.agents.clients.interactive import message_from_data
+from replaylab.agents.clients import load_provider
 from replaylab.agents.live import how_it_ended
 from replaylab.agents.messages import ToolCall
 from replaylab.agents.replay import DEFAULT_TOLERANCE, ReplayMismatch, replay
 from replaylab.display import print_step
+from replaylab.errors import InvalidInput, ReplaylabError
 from replaylab.lessons import count_calls, counted, registry, submitted
+from replaylab.recorder import (
+    ALREADY_THERE,
+    chosen_variant,
+    live_path,
+    prepare,
+    record_new,
+)
 
 OK, UNEXPECTED, INVALID, REFUSED = 0, 1, 2, 3
-
-
-class InvalidInput(Exception):
-    """Input the user can fix: one line, exit code 2."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -49,6 +51,8 @@ def tolerance(text):
     return value
 
 
+MODEL_NAME_MAX = 200
+DECLARED_HOW = " The model's name was declared with --model by whoever ran it; replaylab did not verify it."
 MAX_COUNT = 1_000_000  # runs `generate` writes at once; the runs are planned in memory first
 
 
@@ -173,29 +177,6 @@ def cmd_replay(args):
     return OK
 
 
-def _live_path(lesson, run, out, folder="results/live"):
-    return Path(out) if out else Path(folder) / lesson / f"{run}.json"
-
-
-ALREADY_THERE = "a recording is already there, and a recorded run is never overwritten: choose another --run"
-MODEL_NAME_MAX = 200
-DECLARED_HOW = " The model's name was declared with --model by whoever ran it; replaylab did not verify it."
-
-
-def _new_file(path):
-    """Refuse, before any work is done or paid for, to write over a recorded run."""
-    if os.path.lexists(path):
-        raise InvalidInput(f"{path}: {ALREADY_THERE}")
-    return Path(path)
-
-
-def _save_new(run, path, secrets=()):
-    try:
-        recording_io.save(run, path, secrets, new=True)
-    except FileExistsError:
-        raise InvalidInput(f"{path}: appeared while the run was recorded; {ALREADY_THERE}") from None
-
-
 def check_declared_model(name):
     """A model name given with --model: printable text of at most MODEL_NAME_MAX characters."""
     if not name or not name.strip() or not name.isprintable() or len(name) > MODEL_NAME_MAX:
@@ -203,16 +184,6 @@ def check_declared_model(name):
             f"--model: {name[:60]!r} is not a model name: printable text of 1 to {MODEL_NAME_MAX} characters"
         )
     return name
-
-
-def chosen_variant(lesson, instance, variant):
-    """(the Variant, the instance's id) that --instance and --variant choose: the instance's variant
-    of that name (its first by default), or, without --instance, the seed instance's."""
-    if instance is None:
-        v = lesson.variant(variant or next(iter(lesson.variants)))
-        return v, lesson.seed_of(v.name).id
-    found = lesson.instance(instance)
-    return lesson.variant(variant or next(iter(lesson.instance_variants(found.id))), found.id), found.id
 
 
 def live_target(args, default_run):
@@ -236,7 +207,7 @@ def live_target(args, default_run):
         check_declared_model(args.model)
     if name is None:
         return v, None, None, instance
-    path = _live_path(args.lesson, name, args.out, getattr(args, "runs", None) or "results/live")
+    path = live_path(args.lesson, name, args.out, getattr(args, "runs", None) or "results/live")
     if os.path.lexists(path):
         raise InvalidInput(f"{path}: {ALREADY_THERE}")
     _writable_folder(path)
@@ -302,7 +273,7 @@ def cmd_mcp(args):
         provenance = live_provenance(args, "mcp", mcp_server.UNDECLARED, mcp_server.HOW)
         live = start_live_run(path or folder, lambda: mcp_server.start(args.lesson, v, args.group, provenance, path, folder,
                                                                       instance))
-    except (InvalidInput, ValueError) as error:
+    except ReplaylabError as error:
         # one line for the person, and the client's first request answered with it (it shows why)
         line = recording_io.printable(str(error))
         print(f"replaylab: {line}", file=sys.stderr)
@@ -315,31 +286,6 @@ def cmd_mcp(args):
     code, line = mcp_server.run(live)
     print(f"replaylab mcp: {line}", file=sys.stderr)
     return code
-
-
-def read_messages(path):
-    """The lesson, variant, group, run and messages of a recording or of a file of messages."""
-    path = Path(path)
-    where = recording_io.printable(str(path))
-    data = recording_io.parse_json(recording_io.read(path), where)  # the one reader's limits
-    if isinstance(data, dict) and "format" in data:
-        run = recording_io.from_data(recording_io.validate(data, where), str(path))
-        messages = [s.message for s in run.transcript.steps]
-        meta = {"lesson": run.lesson, "variant": run.variant, "group": run.group, "run": run.run}
-        return meta | ({"instance": run.instance} if run.instance is not None else {}), messages
-    if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
-        raise InvalidInput(f"{where}: $.messages: a file of messages is an object with a list of messages")
-    unknown = sorted(set(data) - {"lesson", "instance", "variant", "group", "run", "messages"})
-    if unknown:
-        raise InvalidInput(f"{where}: $: unknown field {', '.join(map(recording_io.short, unknown))}")
-    messages = []
-    for i, item in enumerate(data["messages"]):
-        try:
-            messages.append(message_from_data(item))
-        except ValueError as error:
-            raise InvalidInput(f"{where}: $.messages[{i}]: {error}") from None
-    meta = {k: data[k] for k in ("lesson", "instance", "variant", "group", "run") if k in data}
-    return meta, messages
 
 
 def _stdout_gone():
@@ -374,141 +320,14 @@ def _printer(as_json):
     return on_step
 
 
-def _messages(args, provider):
-    """The file's metadata and messages, for a provider that takes --from FILE."""
-    if not provider.takes_file:
-        if args.source:
-            raise InvalidInput(f"--from FILE belongs to --provider {' or '.join(clients.names(lambda p: p.takes_file))}; "
-                               f"the {provider.name} provider decides its own calls")
-        return {}, ()
-    if not args.source:
-        raise InvalidInput(f"--from FILE is required with --provider {provider.name}")
-    meta, messages = read_messages(args.source)
-    if meta.get("lesson", args.lesson) != args.lesson:
-        raise InvalidInput(f"{args.source}: $.lesson: {meta['lesson']!r}, but the command records lesson {args.lesson!r}")
-    return meta, tuple(messages)
-
-
-def _limit(value, option):
-    if value is not None and not (math.isfinite(value) and value > 0):
-        raise InvalidInput(f"{option} {value:g}: must be a finite number more than 0")
-    return value
-
-
-@dataclass(frozen=True)
-class Request:
-    """One run to record: who writes its messages, with what options, of which variant, under
-    which name and group, within which limits."""
-
-    provider: clients.Provider
-    options: clients.Options
-    variant: object  # the lesson's Variant
-    name: str
-    group: str
-    limits: loop.Limits
-    instance: str  # the id of the instance of the lesson's family
-
-
-INTERRUPTED = ("the recording was interrupted (SIGINT, Ctrl-C) while the provider was asked for message "
-               "{next}: recorded as not finished, with the messages answered until then")
-
-
-class Interrupted(Exception):
-    """Ctrl-C during a recording that kept what the provider had answered: its one line, exit 130."""
-
-
-RESERVE = 4096  # bytes of a recording kept for what is added after its last message (its end, the notes)
-
-
-def record_new(request, path, on_step=None):
-    """Record one run and save it as a new file, whole or not at all, never over another
-    (`InvalidInput` if one appeared meanwhile); its transcript. `record` calls it, and a campaign's
-    recording job, in threads of its own, one per run in flight.
-
-    Each message is checked, before it is kept, with the reader's own limits (the recording it
-    makes is written to text and read back): a message that would make a file the reader refuses
-    (too large, say) ends the run there, recorded as not finished with a note saying why; what the
-    provider answered before it is kept, and what the client changed to fit the format (notes of
-    the client) is said in the recording."""
-    provider, options, v = request.provider, request.options, request.variant
-    client = provider.make_client(options)
-    recording_io.check_text(client.model, "--model", 200)
-    refused = []
-
-    def recording(transcript, ended=None):
-        extra = client.provenance_extra() if hasattr(client, "provenance_extra") else {}
-        provenance = recording_io.provenance(provider.kind, client.model, provider.describe(options),
-                                             provider=provider.name, **extra)
-        notes = list(getattr(client, "notes", ()))
-        if ended:
-            notes.append({"where": f"$.steps[{len(transcript.steps)}]", "what": ended})
-        return recording_io.Recording(options.lesson, request.name, options.variant, request.group, provenance,
-                                      transcript, str(path), ended=ended, notes=tuple(notes[-100:]), instance=request.instance)
-
-    def keep(steps):
-        """Whether the run with these steps can be recorded, with room for its end."""
-        transcript = loop.Transcript(client.model, v.system, v.task, tuple(steps))
-        problem = _unrecordable(recording(transcript), path, client.secrets)
-        if problem:
-            refused.append(f"message {len(steps)} was not recorded, and the run ended before it: {problem}")
-        return problem is None
-
-    kept = []
-
-    def step_done(step):
-        kept.append(step)
-        if on_step is not None:
-            on_step(step)
-
-    try:
-        transcript = loop.run(client, v.system, v.task, v.allowlist(), v.max_steps, on_step=step_done,
-                              limits=request.limits, keep=keep)
-    except KeyboardInterrupt:  # Ctrl-C: what the provider answered until then is recorded, then the one line
-        if kept:
-            transcript = loop.Transcript(client.model, v.system, v.task, tuple(kept))
-            _save_new(recording(transcript, INTERRUPTED.format(next=len(kept) + 1)), path, client.secrets)
-            raise Interrupted(f"interrupted (SIGINT); wrote {path} ({len(kept)} messages, not finished)") from None
-        raise
-    ended = recording_io.recording_text(refused[0])[:500] if refused else None
-    _save_new(recording(transcript, ended), path, client.secrets)
-    return transcript
-
-
-def _unrecordable(run, path, secrets):
-    """Why the reader would refuse the recording of `run` (with RESERVE bytes to spare), or None."""
-    try:
-        text = recording_io.dumps(run, secrets)
-        size = len(text.encode("utf-8"))
-        if size > recording_io.MAX_BYTES - RESERVE:
-            return f"the recording would hold {size} bytes, and a recording holds at most {recording_io.MAX_BYTES}"
-        recording_io.loads(text, path)
-    except (ValueError, UnicodeEncodeError) as error:  # RecordingError is a ValueError
-        return recording_io.printable(str(error).removeprefix(f"{recording_io.printable(str(path))}: "))
-    return None
-
-
 def cmd_record(args):
-    provider = load_provider(args.provider)
-    meta, messages = _messages(args, provider)
-    lesson = registry.lesson(args.lesson)
-    v, instance = chosen_variant(lesson, args.instance or meta.get("instance"), args.variant or meta.get("variant"))
-    options = clients.Options(
-        args.lesson, v.name, args.model or None, args.seed, messages, lesson.part("agent"),
-        args.base_url, _limit(args.timeout, "--timeout"), args.max_retries, instance=lesson.instance(instance),
+    request, path = prepare(
+        args.lesson, args.provider, model=args.model, seed=args.seed, variant=args.variant, instance=args.instance,
+        group=args.group, run=args.run, out=args.out, source=args.source, base_url=args.base_url, timeout=args.timeout,
+        max_retries=args.max_retries, max_tokens_per_run=args.max_tokens_per_run, max_seconds_per_run=args.max_seconds_per_run,
     )
-    limits = loop.Limits(_limit(args.max_tokens_per_run, "--max-tokens-per-run"),
-                         _limit(args.max_seconds_per_run, "--max-seconds-per-run"))
-    name = args.run or meta.get("run") or (Path(args.out).stem if args.out else None)
-    if name is None:
-        name = provider.run_name(options) if provider.run_name else Path(args.source).stem
-    recording_io.check_run_name(name, "--out" if args.out and not args.run else "--run")
-    if args.out and Path(args.out).stem != name:
-        raise InvalidInput(f"--out {args.out}: the file name must be the run's name, {name}.json")
-    path = _new_file(_live_path(args.lesson, name, args.out))
-    group = args.group or meta.get("group") or provider.group
-    recording_io.check_text(group, "--group", 100)  # printed, so no control character: checked now, not after the run
     printer = _printer(args.json)
-    transcript = record_new(Request(provider, options, v, name, group, limits, instance), path, on_step=printer)
+    transcript = record_new(request, path, on_step=printer)
     state = "finished" if transcript.finished else (
         f"stopped by {transcript.stopped_by['limit']}" if transcript.stopped_by else "not finished")
     ended = recording_io.load(path).ended  # why the run ended early, when a message could not be recorded
@@ -579,10 +398,29 @@ def cmd_promote(args):
     return OK
 
 
+def in_project(args, *paths, required=True):
+    """Run in the project's folder (replaylab.project), wherever the command was started: the paths
+    the user gave (`args.<name>` for each of `paths`, when set) are read from where they were given."""
+    root = project.find()
+    if root is None:
+        if required:
+            raise InvalidInput(f"no replaylab project in {os.getcwd()} or above it (a folder with {project.SNAKEFILE} and "
+                               f"{project.CONFIG}): run it in one, or set {project.VARIABLE}")
+        return
+    if Path.cwd().resolve() == root:
+        return
+    for name in paths:  # given from elsewhere: read where they were given
+        value = getattr(args, name, None)
+        if value:
+            setattr(args, name, str(Path(value).resolve()))
+    os.chdir(root)
+
+
 def cmd_doctor(args):
     from replaylab.doctor import diagnose
 
-    rows = diagnose(args.recordings)
+    in_project(args, "recordings", required=False)
+    rows = diagnose(args.recordings or "recordings")
     failed = [what for what, ok, _ in rows if ok is False]
     if args.json:
         _print_json({"ok": not failed, "checks": [{"what": w, "ok": ok, "detail": d} for w, ok, d in rows]})
@@ -597,10 +435,8 @@ def cmd_doctor(args):
 def cmd_campaign(args):
     from replaylab import campaign_command
 
-    try:
-        return campaign_command.command(args)
-    except campaign_command.Refused as error:
-        raise InvalidInput(str(error)) from None
+    in_project(args, "config")
+    return campaign_command.command(args)
 
 
 def cmd_build(args):
@@ -618,12 +454,11 @@ def cmd_build(args):
 
 
 def cmd_verify(args):
-    from replaylab.verify import CannotVerify, verify
+    from replaylab.verify import verify
 
-    try:
-        differences, compared = verify(args.results, args.cores, args.keep, note=lambda text: print(text, file=sys.stderr))
-    except CannotVerify as error:
-        raise InvalidInput(str(error)) from None
+    in_project(args, "results")
+    args.results = args.results or "results"
+    differences, compared = verify(args.results, args.cores, args.keep, note=lambda text: print(text, file=sys.stderr))
     if args.json:
         _print_json({"results": args.results, "compared": compared, "differences": differences})
     else:
@@ -753,9 +588,9 @@ def parser():
     sub.add_argument("--tolerance", type=tolerance, default=DEFAULT_TOLERANCE)
     sub = verb("doctor", cmd_doctor, "versions, optional plugins, the key (set, and accepted by GET /models; never its value), "
                "the campaign's models and configuration, recordings replay")
-    sub.add_argument("--recordings", default="recordings")
+    sub.add_argument("--recordings", help="the folder of committed recordings (default: the project's recordings/)")
     sub = verb("verify", cmd_verify, "build every result again in a temporary folder, and list each file of RESULTS that differs")
-    sub.add_argument("results", nargs="?", default="results", metavar="RESULTS", help="the folder of results (default results)")
+    sub.add_argument("results", nargs="?", metavar="RESULTS", help="the folder of results (default: the project's results/)")
     sub.add_argument("--cores", default="all", help="for Snakemake's rebuild (default all)")
     sub.add_argument("--keep", action="store_true", help="keep the rebuild's folder, and say where")
     sub = verb("campaign", cmd_campaign, "record, replay, judge and compare models on lessons (Snakemake's campaign "
@@ -777,28 +612,20 @@ def main(argv=None):
         if hasattr(args, "lesson") and not (args.verb == "tasks" and args.lesson is None):  # tasks: every lesson
             registry.lesson(args.lesson)
         return args.function(args)
-    except (InvalidInput, ValueError) as error:  # RecordingError and UnknownLesson are ValueErrors
+    except ReplaylabError as error:  # replaylab's own: one line, and its exit code (2 for input the user can fix)
         print(f"replaylab: {recording_io.printable(str(error))}", file=sys.stderr)
-        if args.verb == "session" and args.json:  # its stdout is the agent's: it reads why there is no session
+        if isinstance(error, InvalidInput) and args.verb == "session" and args.json:  # its stdout is the agent's
             print(json.dumps({"error": str(error)}, ensure_ascii=True), flush=True)
-        return INVALID
-    except ReplayMismatch as mismatch:
-        print(f"replaylab: {recording_io.printable(str(mismatch))}", file=sys.stderr)
-        return REFUSED
-    except ProviderError as error:
-        print(f"replaylab: {recording_io.printable(str(error))}", file=sys.stderr)
-        return UNEXPECTED
+        return error.exit_code
     except BrokenPipeError:  # the reader (e.g. `head`) went away: not an error of ours
         sys.stderr.close()
         return OK
-    except Interrupted as error:
-        print(f"replaylab: {recording_io.printable(str(error))}", file=sys.stderr)
-        return 128 + signal.SIGINT
     except KeyboardInterrupt:
         print("replaylab: interrupted (SIGINT); nothing half-written was kept", file=sys.stderr)
         return 128 + signal.SIGINT
-    except Exception as error:  # a bug: one line, and the traceback only on request
-        print(f"replaylab: unexpected error: {type(error).__name__}: {recording_io.printable(str(error))}", file=sys.stderr)
+    except Exception as error:  # a bug: one line that says so, and the traceback only on request
+        print(f"replaylab: unexpected error, a bug of replaylab (please report it, with the command; REPLAYLAB_DEBUG=1 "
+              f"shows the traceback): {type(error).__name__}: {recording_io.printable(str(error))}", file=sys.stderr)
         if "REPLAYLAB_DEBUG" in os.environ:
             raise
         return UNEXPECTED

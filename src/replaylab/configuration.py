@@ -8,12 +8,13 @@ from functools import cache
 
 import jsonschema
 
-from replaylab import campaign
+from replaylab import campaign_settings
 from replaylab.agents.recording import RUN_NAME_MAX, describe, json_path
 from replaylab.lessons import registry
+from replaylab.errors import InvalidInput
 
 
-class InputError(ValueError):
+class InputError(InvalidInput):
     """A configuration value that the workflow cannot use: one line, no traceback."""
 
 
@@ -100,7 +101,7 @@ def check(config, source, schema):
     """The workflow's configuration, checked against its schema (`schema`, the path of
     workflow/schemas/config.schema.yaml) with Snakemake's `validate`, then for what a schema cannot
     say: lessons replaylab has, a tolerance that is a number (NaN passes every bound), the names a
-    `record` run would be saved under, and the campaign section (`campaign.check`). `source`
+    `record` run would be saved under, and the campaign section (`campaign_settings.check`). `source`
     names where the configuration came from (files, --config). The first problem is one
     `InputError` line naming `source` and the field."""
     from snakemake.exceptions import WorkflowError
@@ -108,7 +109,7 @@ def check(config, source, schema):
 
     check_size(config, source)
     config.update(coerce(config, _schema(str(schema))))
-    checked = {**config, "campaign": campaign.normalized(config.get("campaign"))} if isinstance(config, dict) else config
+    checked = {**config, "campaign": campaign_settings.normalized(config.get("campaign"))} if isinstance(config, dict) else config
     try:
         validate(checked, str(schema), set_default=False)
     except WorkflowError as error:  # raised while handling the schema's ValidationError
@@ -136,7 +137,7 @@ def check(config, source, schema):
             f"{source}: $.record_run: {len(record_run)} characters is too long: the files are named "
             f"<record_run>-<variant>.json, and a run name has at most {RUN_NAME_MAX} characters"
         )
-    problem = campaign.check_provider(config["provider"], source)
-    problem = problem or campaign.check(config["campaign"], config["lessons"], source)
+    problem = campaign_settings.check_provider(config["provider"], source)
+    problem = problem or campaign_settings.check(config["campaign"], config["lessons"], source)
     if problem:
         raise InputError(problem)

@@ -36,12 +36,13 @@ from markdown_it.common.utils import escapeHtml
 from markdown_it.token import Token
 
 from replaylab.lessons.markdown import EVIDENCE, EVIDENCE_LABEL, FOLDED, JUDGEMENTS, NOT_A_RESULT, visible
+from replaylab.errors import InvalidInput
 
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
-class PageError(ValueError):
+class PageError(InvalidInput):
     """A page that cannot be made self-contained: an image that is missing or not a local file."""
 
 

@@ -19,9 +19,10 @@ from functools import cache
 from pathlib import Path
 
 from replaylab.agents.recording import write_atomic
+from replaylab.errors import InvalidInput
 
 
-class ImportGraphError(ValueError):
+class ImportGraphError(InvalidInput):
     """A source file that cannot be read as Python: one line naming the file and the line."""
 
 

@@ -1,5 +1,7 @@
-"""The workflow's input checks, run while the DAG is built: before any job runs, every run is
-found, named and loaded with the one reader of recordings (the configuration's checks are in
+"""The workflow's input checks, run while the DAG is built, before any job runs: every run is found
+and named, and read for its digest and group. A dry run (`snakemake -n`) also validates every
+recording with the one reader of recordings; a run leaves that to the replay job of each batch,
+which validates each recording it replays (the configuration's checks are in
 replaylab.configuration). Each problem is one line naming the file and the field.
 
 `replaylab build` finds its runs here too, so that both ways of building see the same runs.
@@ -13,9 +15,10 @@ import replaylab.lessons
 from replaylab.agents import recording as recording_io
 from replaylab.agents.recording import RecordingError, check_run_name, printable
 from replaylab.lessons import UnknownLesson, registry
+from replaylab.errors import InvalidInput
 
 
-class DamagedResult(ValueError):
+class DamagedResult(InvalidInput):
     """A file of results/ that a job reads and that is not what the build wrote (removed, emptied,
     cut): one line naming it, and how to have it rebuilt. `replaylab verify` finds any other change."""
 
@@ -81,8 +84,10 @@ def checking_code(lessons):
 
 
 def check_recordings(runs, cache_file, validate=True):
-    """Load and validate every recording of {lesson: {run: path}}; `RecordingError` for the first
-    that fails. Returns ({lesson: {run: group}}, {lesson: {run: digest of its content}}).
+    """Read each recording of {lesson: {run: path}} that `cache_file` does not know (with
+    `validate`, does not know as validated) for its group and digest, and with `validate` load and
+    validate it; `RecordingError` for the first that fails. Returns ({lesson: {run: group}},
+    {lesson: {run: digest of its content}}).
 
     The ones that passed are remembered in `cache_file` by size and time, with their group and
     digest, under the hash of the checking code: unchanged files are not read again until that code

@@ -23,18 +23,15 @@ import time
 import traceback
 from pathlib import Path
 
-from replaylab.agents.recording import RecordingError, printable
-from replaylab.baselines import FamilyDefect
-from replaylab.agents.replay import ReplayMismatch
-from replaylab.inputs import DamagedResult
-from replaylab.lessons import UnknownLesson
+from replaylab.agents.recording import printable
+from replaylab.errors import ReplaylabError
 
 
-class Failed(Exception):
+class Failed(ReplaylabError):
     """A job's failure that its message already says in one line (a run the provider refused)."""
 
 
-EXPECTED = (ReplayMismatch, RecordingError, UnknownLesson, DamagedResult, Failed, FamilyDefect)
+EXPECTED = (ReplaylabError,)  # replaylab's own errors: each is its one line (a mismatch, a damaged file, a defect)
 STARTER = "REPLAYLAB_SNAKEMAKE_PID"  # set by the workflow in Snakemake's process, inherited by its jobs
 INTERRUPTED = 130
 WATCH_S = 0.1  # how often the watchdog looks for the Snakemake that started the job
@@ -45,9 +42,14 @@ class JobFailed(Exception):
     """A job that failed unexpectedly (a bug): its message names the file that holds the traceback."""
 
 
-def mark_this_process():
-    """Called by the workflow in Snakemake's own process: its jobs inherit its process id."""
+def mark_this_process(library=None):
+    """Called by the workflow in Snakemake's own process: its jobs inherit its process id, and with
+    `library` (the clone's src/) a PYTHONPATH that starts with it, so that every job imports that
+    library first, before any installed copy (docs/workflow.md says why)."""
     os.environ[STARTER] = str(os.getpid())
+    if library is not None:
+        others = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != str(library)]
+        os.environ["PYTHONPATH"] = os.pathsep.join([str(library), *others])
 
 
 def settings(job):

@@ -46,13 +46,14 @@ class Render:
     index_label: str = ""  # the words of the link to `index`
 
     @classmethod
-    def in_folder(cls, lesson, folder, tolerance, transcripts, judged, scans, exercises, runs=None):
+    def in_folder(cls, lesson, folder, tolerance, transcripts, judged, scans, exercises, runs=None, answers=None,
+                  baselines=None):
         """The stage that writes every output under `folder` (results/<lesson>), as the workflow names
-        them (its answers and baselines there too)."""
+        them (its answers and baselines there too, unless given)."""
         folder = Path(folder)
         return cls(
-            lesson, transcripts, judged, folder / "answers.json", folder / "baselines.json", scans, exercises, tolerance,
-            folder / "results.json",
+            lesson, transcripts, judged, answers or folder / "answers.json", baselines or folder / "baselines.json", scans,
+            exercises, tolerance, folder / "results.json",
             folder / "scorecard.csv", folder / "scorecard.json", folder / RUNS_TABLE, folder / "tables", folder / "figures",
             folder / "index.md", runs=runs,
         )

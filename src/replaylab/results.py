@@ -19,11 +19,12 @@ from referencing.jsonschema import DRAFT202012
 
 from replaylab.agents.recording import json_path
 from replaylab.lessons import registry
+from replaylab.errors import InvalidInput
 
 FORMAT = "replaylab-results/5"
 
 
-class ResultsError(ValueError):
+class ResultsError(InvalidInput):
     """results.json data that breaks its schema, or a key a writer asked for that is not there."""
 
 

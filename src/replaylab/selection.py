@@ -11,11 +11,12 @@ import argparse
 import random
 
 from replaylab.lessons import DIFFICULTIES
+from replaylab.errors import InvalidInput
 
 SEEDS, ALL = "seeds", "all"
 
 
-class SelectionError(ValueError):
+class SelectionError(InvalidInput):
     """A selection that names no instance, or more than the family has: one line."""
 
 

@@ -21,21 +21,23 @@ from pathlib import Path
 
 import yaml
 
+from replaylab.campaign import Campaign
+from replaylab.errors import InvalidInput
+
 CONFIG = Path("config/config.yaml")
 
 
-class CannotVerify(ValueError):
+class CannotVerify(InvalidInput):
     """What stops the rebuild before it starts, or the rebuild's own failure: one line."""
 
 
 def verify(results="results", cores="all", keep=False, note=print):
     """Rebuild into a temporary folder and compare: ([lines, one per file that differs], how many
-    files were compared). `note(text)` gets what was not compared and why, and the folder kept."""
+    files were compared). Run in the project's folder (the command line goes there first).
+    `note(text)` gets what was not compared and why, and the folder kept."""
     results = Path(results)
     if not results.is_dir():
         raise CannotVerify(f"{results}: not a folder of results")
-    if not Path("Snakefile").is_file() or not CONFIG.is_file():
-        raise CannotVerify("run replaylab verify in the workflow's folder (its Snakefile and config/config.yaml)")
     config = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
     work = Path(tempfile.mkdtemp(prefix="replaylab-verify-"))
     try:
@@ -79,8 +81,6 @@ def _sources(work, config, results, note):
 
 
 def _not_recorded(settings, batch_size, recorded):
-    from replaylab.campaign import Campaign
-
     plan = Campaign(settings, batch_size)
     return sum(1 for lesson in plan.lessons for name in plan.runs(lesson) if not (recorded / lesson / f"{name}.json").exists())
 

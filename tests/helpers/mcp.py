@@ -20,15 +20,17 @@ def readme_server(tmp_path):
 class RawServer:
     """A `replaylab mcp` process spoken to in raw JSON-RPC lines, below any client: each line
     written by hand, each answer read with a deadline (a server that answers nothing fails the
-    test instead of hanging it)."""
+    test instead of hanging it); the process ends with the test (helpers.processes)."""
 
     def __init__(self, cwd, *args, timeout=60):
         import subprocess
         import sys
 
         self.timeout = timeout
-        self.process = subprocess.Popen([sys.executable, "-m", "replaylab", "mcp", *args], cwd=cwd,
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        from helpers.processes import start
+
+        self.process = start([sys.executable, "-m", "replaylab", "mcp", *args], cwd=cwd,  # ended with the test
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.buffer = b""
 
     def send(self, line):

@@ -99,6 +99,7 @@ class ModelServer(Local):
         self.hang_every, self.hang_seconds = hang_every, hang_seconds
         self.failing = set(failing)
         self.lock = threading.Lock()
+        self.settled = threading.Condition(self.lock)  # notified when a request is no longer in flight
         self._faulted = set()  # bodies of requests refused by a planned fault, not yet sent again
         self.requests = 0
         self.statuses = Counter()
@@ -219,6 +220,13 @@ class ModelServer(Local):
             if getattr(handler, "in_flight", False):
                 handler.in_flight = False
                 self.in_flight -= 1
+                self.settled.notify_all()
+
+    def wait_idle(self, timeout):
+        """Wait until no request is in flight (each answer wakes the waiter: no polling), at most
+        `timeout` seconds; whether none is."""
+        with self.settled:
+            return self.settled.wait_for(lambda: self.in_flight == 0, timeout)
 
     def send(self, handler, number, status, answer, model, headers=None, seed=None):
         self.note(model, status, seed)
@@ -269,6 +277,7 @@ class FakeProvider(Local):
     def __init__(self, answers):
         self.answers = list(answers)
         self.requests = []
+        self.arrived = threading.Condition()  # notified at each request
         provider = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -278,7 +287,9 @@ class FakeProvider(Local):
             def do_POST(self):
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
-                provider.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
+                with provider.arrived:
+                    provider.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
+                    provider.arrived.notify_all()
                 status, answer, headers, delay = provider.answers.pop(0) if provider.answers else (500, {"error": "no more answers"}, {}, 0)
                 if delay:
                     time.sleep(delay)
@@ -297,3 +308,9 @@ class FakeProvider(Local):
                     pass
 
         self.serve(Handler)
+
+    def wait_for_requests(self, count, timeout):
+        """Wait until `count` requests have come (each request wakes the waiter: no polling), at most
+        `timeout` seconds; whether they came."""
+        with self.arrived:
+            return self.arrived.wait_for(lambda: len(self.requests) >= count, timeout)

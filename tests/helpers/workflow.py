@@ -60,8 +60,10 @@ def snakemake(copy, *args, check=True, python=sys.executable, env=None, timeout=
     """`python -m snakemake ARGS` in `copy`, with `environment()` unless `env` is given; fails the test
     unless it succeeds (with check=False, the caller looks at the result). After `timeout` seconds
     it gets SIGINT, as Ctrl-C would send (Snakemake then cancels its jobs, a cluster's too), and
-    the test fails."""
-    process = subprocess.Popen(
+    the test fails. Snakemake and its jobs end with the test whatever happens (helpers.processes)."""
+    from helpers.processes import start
+
+    process = start(
         [str(python), "-m", "snakemake", *map(str, args)],
         cwd=copy,
         env=env if env is not None else environment(),

@@ -23,11 +23,19 @@ SRC = ROOT / "src"
 PACKAGE = SRC / "replaylab"
 SCRIPTS = ROOT / "scripts"
 
-# The workflow's own library first, before any installed copy (the jobs do the same).
+# The workflow's own library first, before any installed copy: here, in Snakemake's process, and
+# in every job it starts, whose PYTHONPATH starts with SRC (jobs.mark_this_process, below); the
+# scripts of scripts/ import replaylab plainly (docs/workflow.md: why not the installed copy).
 if sys.path[:1] != [str(SRC)]:
     sys.path.insert(0, str(SRC))
 
-from replaylab import campaign, configuration, inputs, jobs  # noqa: E402
+from replaylab import (
+    campaign,
+    campaign_settings,
+    configuration,
+    inputs,
+    jobs,
+)  # noqa: E402
 from replaylab.agents.recording import RecordingError, printable  # noqa: E402
 from replaylab.batches import batches, write_if_changed, write_list  # noqa: E402
 from replaylab.import_graph import ImportGraph, ImportGraphError  # noqa: E402
@@ -61,7 +69,8 @@ try:
 except configuration.InputError as error:
     stop(error)
 
-jobs.mark_this_process()  # the jobs end when this Snakemake is gone (replaylab.jobs)
+# the jobs end when this Snakemake is gone, and import this clone's library first (replaylab.jobs)
+jobs.mark_this_process(library=SRC)
 LESSONS = tuple(config["lessons"])
 # The settings the replay and render jobs read, as a file they take as input rather than as
 # params: a changed tolerance reruns them all the same, and a start that finds everything up to

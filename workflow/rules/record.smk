@@ -20,7 +20,7 @@ rule record_run:
         lesson=RECORD_LESSON,
         variant=lambda wildcards: RECORD_FILES[wildcards.name],
         provider=config["provider"],
-        model=campaign.model_option(config["provider"], config["model"]),
+        model=campaign_settings.model_option(config["provider"], config["model"]),
         seed=config["seed"],
         group=RECORD_RUN,
     message:
@@ -37,6 +37,8 @@ rule live_page:
         ],
         scans="results/{lesson}/scans.json",
         exercises="results/{lesson}/exercises.json",
+        answers="results/{lesson}/answers.json",
+        baselines="results/{lesson}/baselines.json",
         settings=SETTINGS,
         code=code(
             "live",

@@ -6,9 +6,10 @@ A key is read once into a `Secret`; a missing key is one error that names the va
 import os
 
 from replaylab.agents.secrets import Secret
+from replaylab.errors import InvalidInput
 
 
-class MissingKey(ValueError):
+class MissingKey(InvalidInput):
     pass
 
 

@@ -20,6 +20,7 @@ import jsonschema
 from replaylab import __version__
 from replaylab.agents.messages import ModelMessage, Step, ToolCall, ToolResult, Transcript, stored
 from replaylab.agents.secrets import clean, clean_text
+from replaylab.errors import InvalidInput
 
 FORMAT = "replaylab-recording/2"  # what every writer writes: runs that end with an answer
 FORMAT1 = "replaylab-recording/1"  # still read: runs recorded before the answer tool, judged as no answer
@@ -33,7 +34,7 @@ LABELS = {
 }
 
 
-class RecordingError(ValueError):
+class RecordingError(InvalidInput):
     """A recording file that cannot be used; the text names the file, the field and the problem."""
 
 
@@ -238,7 +239,7 @@ def _unique_keys(pairs):
     return dict(pairs)
 
 
-class KeyTwice(ValueError):
+class KeyTwice(InvalidInput):
     """A JSON object with a key twice, in text read where no last one may win."""
 
 

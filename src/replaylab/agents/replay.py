@@ -11,6 +11,7 @@ from replaylab.agents import clients, loop
 from replaylab.agents.messages import stored
 from replaylab.agents.recording import recording_text
 from replaylab.agents.clients.recorded import OutOfMessages, RecordedMessagesClient
+from replaylab.errors import Mismatch
 
 DEFAULT_TOLERANCE = 1e-6
 INPUT_CAN_END = ("interactive", "mcp")  # the kinds of run whose agent may stop sending before it ends the run
@@ -30,7 +31,7 @@ class Difference:
     recomputed: object = None
 
 
-class ReplayMismatch(Exception):
+class ReplayMismatch(Mismatch):
     """The recomputed run differs from the recorded one; `difference` says where, when a result differs."""
 
     def __init__(self, text, difference=None):

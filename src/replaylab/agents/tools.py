@@ -1,7 +1,8 @@
 """Tools and the allowlist: the only way a model's request reaches a simulation.
 
 Every text here is part of the harness's behaviour (the model reads it, the pages print it) and
-follows harness.md exactly. A model's tool name is only ever used as a key of the allowlist.
+is the one docs/harness.md states (sections 2 and 3). A model's tool name is only ever used as a
+key of the allowlist.
 
 Every variant's allowlist also holds the `answer` tool (`answer_tool`): the one way a run ends
 with an answer. Its arguments are typed and bounded like an experiment's, it is checked by the

@@ -8,13 +8,14 @@ nothing of Inspect. Bad input is a `NotARun`, one line that says where and what 
 import json
 
 from replaylab.agents.messages import ModelMessage, Step, ToolCall, ToolResult, Transcript
+from replaylab.errors import InvalidInput
 
 FINISHED = "replaylab:finished"  # the solver's verdict on how the run ended, in the sample's store
 LIMIT = "replaylab:limit"  # an Inspect limit that ended the sample inside the solver: {type, limit, value}
 SOLVER = "replaylab/allowlist_loop"  # the solver's name in the log's plan
 
 
-class NotARun(ValueError):
+class NotARun(InvalidInput):
     """A sample that is not a whole run of a replaylab task."""
 
 

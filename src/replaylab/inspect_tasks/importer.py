@@ -21,6 +21,8 @@ from replaylab.agents import recording as recording_io
 from replaylab.agents.clients.inspect_ai import kind_of
 from replaylab.agents.recording import RecordingError, printable
 from replaylab.agents.replay import ReplayMismatch, replay
+from replaylab.campaign_settings import Run
+from replaylab.errors import InvalidInput
 from replaylab.inspect_tasks import convert
 from replaylab.lessons import UnknownLesson, registry
 
@@ -29,7 +31,7 @@ SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 OPTIONS = {"message": "--message-limit", "turn": "--turn-limit", "working": "--working-limit", "cost": "--cost-limit"}
 
 
-class ImportRefused(ValueError):
+class ImportRefused(InvalidInput):
     """One line: the log, the sample and what is wrong."""
 
 
@@ -115,8 +117,6 @@ def provenance(log, sample, path):
 def names(log, sample, lesson, variant, instance, campaign):
     """(run, group): after the eval, the sample and the epoch; or as the campaign names them."""
     if campaign:
-        from replaylab.campaign import Run
-
         run = Run(lesson.name, variant, log.eval.model, sample.epoch, instance.id, instance.seed)
         return run.name, run.group
     return (SAFE.sub("-", f"inspect-{log.eval.eval_id}-{sample.id}-e{sample.epoch}"),

@@ -12,9 +12,10 @@ from typing import Callable
 
 from replaylab.agents.loop import CALLS_ONLY, MAX_CALLS_PER_MESSAGE
 from replaylab.agents.tools import ANSWER, Allowlist, Refused, Tool
+from replaylab.errors import InvalidInput
 
 
-class UnknownLesson(ValueError):
+class UnknownLesson(InvalidInput):
     """A lesson or variant name that is not one of replaylab's: one line that lists the known ones."""
 
 

@@ -9,7 +9,7 @@ from replaylab.physics.integrators import STEPPERS
 
 
 def max_energy_drift(method, steps_per_period, periods):
-    """max |E_i / E_0 - 1| over the initial state and every step (physics.md 2.3).
+    """max |E_i / E_0 - 1| over the initial state and every step (docs/physics.md 2.3).
 
     Python floats: one run is about ten times faster this way than through numpy.
     """

@@ -1,6 +1,6 @@
 """The four steppers of the course, as functions (t, x, v, dt, accel) -> (t, x, v).
 
-`accel(t, x, v)` gives the acceleration. The operation order follows physics.md section 2.2.
+`accel(t, x, v)` gives the acceleration. The operation order follows docs/physics.md section 2.2.
 They work element-wise on floats or numpy arrays, so one formula serves a single run and a scan.
 """
 

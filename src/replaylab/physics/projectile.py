@@ -1,6 +1,6 @@
 """The lesson's ball: quadratic drag, explicit Euler, landing by linear interpolation.
 
-Every operation is written in the order of the specification (physics.md section 1), because the
+Every operation is written in the order of the specification (docs/physics.md section 1), because the
 reference numbers are reproduced bit for bit. The same formulas serve one launch (Python floats)
 and a scan of many launches (numpy arrays), so a scan point equals the one-point tool exactly.
 The seed's tennis ball from the ground is the default; the family's other balls and launch

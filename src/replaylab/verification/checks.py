@@ -1,4 +1,4 @@
-"""The five checks of the validation contract (physics.md 3.1 to 3.3), with their fixed tolerances.
+"""The five checks of the validation contract (docs/physics.md 3.1 to 3.3), with their fixed tolerances.
 
 A piece of code to check is a `Candidate`: a builder that returns a fresh stepper, and what
 the code claims (its order, bounded energy). Each check returns a `CheckResult`; a value that is

@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from replaylab.agents.secrets import is_provider_name
+from replaylab.errors import InvalidInput, ProviderFailed
 
 
-class ProviderError(RuntimeError):
+class ProviderError(ProviderFailed):
     """A provider failed; the text is cleaned of secrets and keeps the useful part (status, reason)."""
 
 
@@ -82,15 +83,15 @@ def register(provider):
 def load_provider(name):
     """The registered provider of that name; the name is checked before it becomes a module name."""
     if not is_provider_name(name):
-        raise ValueError(f"{name!r} is not a provider name")
+        raise InvalidInput(f"{name!r} is not a provider name")
     try:
         importlib.import_module(f"replaylab.agents.clients.{name}")
     except ModuleNotFoundError as error:
         if error.name != f"replaylab.agents.clients.{name}":
             raise  # the provider's own module is there, and lacks something it imports
-        raise ValueError(f"no provider named {name!r}") from None
+        raise InvalidInput(f"no provider named {name!r}") from None
     if name not in _REGISTERED:
-        raise ValueError(f"no provider named {name!r}")  # a module of clients that is not a provider
+        raise InvalidInput(f"no provider named {name!r}")  # a module of clients that is not a provider
     return _REGISTERED[name]
 
 

@@ -10,6 +10,7 @@ experiments as the careful one does and answers carelessly.
 """
 
 from replaylab.agents.clients import Options, Provider, command, register
+from replaylab.errors import InvalidInput
 
 PROGRAMS = ("scripted-careful", "scripted-careless", "scripted-mixed")
 ONE_STRATEGY = {"scripted-careful": None, "scripted-careless": "careless"}  # None: the first
@@ -43,7 +44,7 @@ def program_seed(options: Options):
 
 def make_client(options: Options):
     if options.model is not None and options.model not in PROGRAMS:
-        raise ValueError(f"--model {options.model}: the scripted provider's programs are: {', '.join(PROGRAMS)}")
+        raise InvalidInput(f"--model {options.model}: the scripted provider's programs are: {', '.join(PROGRAMS)}")
     seed = program_seed(options)
     model = options.model or options.agent.model(options.variant, seed)
     return ScriptedClient(options.agent.baseline(options.variant, seed, options.instance), model, options.seed)

@@ -1,7 +1,7 @@
 """The hunter's judge: the answer a hunt submitted, and what its experiments show about the claim,
 computed from the arguments of the agent's calls.
 
-It never reads the model's text and never trusts a stored result (physics.md 2.5). Each run is
+It never reads the model's text and never trusts a stored result (docs/physics.md 2.5). Each run is
 judged against the claim of its own instance (a seed's, or a drawn one: lab.claim_of). Two judgements:
 `right` (score): a counterexample is right when the build runs the answer's experiment itself and
 its result breaks the claim inside the claim's domain (any such experiment, not only the worst

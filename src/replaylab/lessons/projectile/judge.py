@@ -87,7 +87,7 @@ def located(transcript, setup=lab.SEED_SETUP):
 
 def agent_conclusion(transcript, setup=lab.SEED_SETUP):
     """The seeds' check of what the agent's experiments show: its two best angles at the smallest dt
-    it used, checked against an independent quarter-degree scan at that dt (physics.md 1.5), which
+    it used, checked against an independent quarter-degree scan at that dt (docs/physics.md 1.5), which
     stays within the tool's bounds."""
     smallest, at_smallest = at_smallest_dt(transcript, setup)
     if smallest is None:

@@ -47,7 +47,7 @@ def located_statement(run, where):
 
 
 def experiments_statement(run, conclusion):
-    """The seeds' check of the run's two best measured angles (physics.md 1.5), in markdown lines."""
+    """The seeds' check of the run's two best measured angles (docs/physics.md 1.5), in markdown lines."""
     if not conclusion["checkable"]:
         return [f"The seeds' check of the two best angles run {name(run)} measured: not made, {text(conclusion['reason'])}."]
     low, high = conclusion["bracket"]

@@ -6,7 +6,7 @@ their repr), next to a "shown" column with the text the page shows where the pag
 - answers: per run, its answer as submitted and both judgements (right, supported);
 - located-maximum: per run, where its own data locate the maximum (what `supported` is decided from):
   its best angle at its smallest dt, the nearest measured angle on each side, the parabola's top;
-- agent-experiments: per run, the seeds' check of its experiments (physics.md 1.5: its two best angles at
+- agent-experiments: per run, the seeds' check of its experiments (docs/physics.md 1.5: its two best angles at
   its smallest dt against a quarter-degree scan at that dt);
 - experiments-scan: per run, that quarter-degree scan around the agent's two best angles;
 - best-angle-scan: the build's own answer, the converged quarter-degree scan (one row per dt);

@@ -7,7 +7,7 @@ them itself on the run's own instance's pieces (answers.py). `supported` (judge)
 every check of its remit on both pieces, and named as failed exactly those whose recomputed
 results failed. The group's decision (`decide`) stays as the seeds show it: for the runs of one
 group and one model, a failed recomputed check rejects a piece whoever passed it, with no voting
-(physics.md 3.4); a piece is one instance's, so the runs of a group that are of several instances
+(docs/physics.md 3.4); a piece is one instance's, so the runs of a group that are of several instances
 are resolved per instance. Every check is recomputed on the pieces of the run's own instance
 (family.pieces_of).
 """

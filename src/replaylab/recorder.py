@@ -1,0 +1,215 @@
+"""Recording one new run: the checks of what to record (before any work is done or paid for),
+the request, and the run recorded and saved as a new file, whole or not at all. `replaylab record`,
+the workflow's `record_run` job and a campaign's recording jobs all record through here.
+"""
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from replaylab.agents import clients, loop
+from replaylab.agents import recording as recording_io
+from replaylab.agents.clients import load_provider
+from replaylab.agents.clients.interactive import message_from_data
+from replaylab.errors import InvalidInput, ReplaylabError
+from replaylab.lessons import registry
+
+
+def live_path(lesson, run, out, folder="results/live"):
+    return Path(out) if out else Path(folder) / lesson / f"{run}.json"
+
+
+ALREADY_THERE = "a recording is already there, and a recorded run is never overwritten: choose another --run"
+
+
+def new_file(path):
+    """Refuse, before any work is done or paid for, to write over a recorded run."""
+    if os.path.lexists(path):
+        raise InvalidInput(f"{path}: {ALREADY_THERE}")
+    return Path(path)
+
+
+def save_new(run, path, secrets=()):
+    try:
+        recording_io.save(run, path, secrets, new=True)
+    except FileExistsError:
+        raise InvalidInput(f"{path}: appeared while the run was recorded; {ALREADY_THERE}") from None
+
+
+
+def chosen_variant(lesson, instance, variant):
+    """(the Variant, the instance's id) that --instance and --variant choose: the instance's variant
+    of that name (its first by default), or, without --instance, the seed instance's."""
+    if instance is None:
+        v = lesson.variant(variant or next(iter(lesson.variants)))
+        return v, lesson.seed_of(v.name).id
+    found = lesson.instance(instance)
+    return lesson.variant(variant or next(iter(lesson.instance_variants(found.id))), found.id), found.id
+
+
+
+def read_messages(path):
+    """The lesson, variant, group, run and messages of a recording or of a file of messages."""
+    path = Path(path)
+    where = recording_io.printable(str(path))
+    data = recording_io.parse_json(recording_io.read(path), where)  # the one reader's limits
+    if isinstance(data, dict) and "format" in data:
+        run = recording_io.from_data(recording_io.validate(data, where), str(path))
+        messages = [s.message for s in run.transcript.steps]
+        meta = {"lesson": run.lesson, "variant": run.variant, "group": run.group, "run": run.run}
+        return meta | ({"instance": run.instance} if run.instance is not None else {}), messages
+    if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
+        raise InvalidInput(f"{where}: $.messages: a file of messages is an object with a list of messages")
+    unknown = sorted(set(data) - {"lesson", "instance", "variant", "group", "run", "messages"})
+    if unknown:
+        raise InvalidInput(f"{where}: $: unknown field {', '.join(map(recording_io.short, unknown))}")
+    messages = []
+    for i, item in enumerate(data["messages"]):
+        try:
+            messages.append(message_from_data(item))
+        except ValueError as error:
+            raise InvalidInput(f"{where}: $.messages[{i}]: {error}") from None
+    meta = {k: data[k] for k in ("lesson", "instance", "variant", "group", "run") if k in data}
+    return meta, messages
+
+
+
+def messages_for(provider, source, lesson):
+    """The file's metadata and messages, for a provider that takes --from FILE (`source`); nothing
+    for one that decides its own calls."""
+    if not provider.takes_file:
+        if source:
+            raise InvalidInput(f"--from FILE belongs to --provider {' or '.join(clients.names(lambda p: p.takes_file))}; "
+                               f"the {provider.name} provider decides its own calls")
+        return {}, ()
+    if not source:
+        raise InvalidInput(f"--from FILE is required with --provider {provider.name}")
+    meta, messages = read_messages(source)
+    if meta.get("lesson", lesson) != lesson:
+        raise InvalidInput(f"{source}: $.lesson: {meta['lesson']!r}, but the command records lesson {lesson!r}")
+    return meta, tuple(messages)
+
+
+def limit(value, option):
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise InvalidInput(f"{option} {value:g}: must be a finite number more than 0")
+    return value
+
+
+@dataclass(frozen=True)
+class Request:
+    """One run to record: who writes its messages, with what options, of which variant, under
+    which name and group, within which limits."""
+
+    provider: clients.Provider
+    options: clients.Options
+    variant: object  # the lesson's Variant
+    name: str
+    group: str
+    limits: loop.Limits
+    instance: str  # the id of the instance of the lesson's family
+
+
+INTERRUPTED = ("the recording was interrupted (SIGINT, Ctrl-C) while the provider was asked for message "
+               "{next}: recorded as not finished, with the messages answered until then")
+
+
+class Interrupted(ReplaylabError):
+    """Ctrl-C during a recording that kept what the provider had answered: its one line, exit 130."""
+
+    exit_code = 130
+
+
+RESERVE = 4096  # bytes of a recording kept for what is added after its last message (its end, the notes)
+
+
+def record_new(request, path, on_step=None):
+    """Record one run and save it as a new file, whole or not at all, never over another
+    (`InvalidInput` if one appeared meanwhile); its transcript. `record` calls it, and a campaign's
+    recording job, in threads of its own, one per run in flight.
+
+    Each message is checked, before it is kept, with the reader's own limits (the recording it
+    makes is written to text and read back): a message that would make a file the reader refuses
+    (too large, say) ends the run there, recorded as not finished with a note saying why; what the
+    provider answered before it is kept, and what the client changed to fit the format (notes of
+    the client) is said in the recording."""
+    provider, options, v = request.provider, request.options, request.variant
+    client = provider.make_client(options)
+    recording_io.check_text(client.model, "--model", 200)
+    refused = []
+
+    def recording(transcript, ended=None):
+        extra = client.provenance_extra() if hasattr(client, "provenance_extra") else {}
+        provenance = recording_io.provenance(provider.kind, client.model, provider.describe(options),
+                                             provider=provider.name, **extra)
+        notes = list(getattr(client, "notes", ()))
+        if ended:
+            notes.append({"where": f"$.steps[{len(transcript.steps)}]", "what": ended})
+        return recording_io.Recording(options.lesson, request.name, options.variant, request.group, provenance,
+                                      transcript, str(path), ended=ended, notes=tuple(notes[-100:]), instance=request.instance)
+
+    def keep(steps):
+        """Whether the run with these steps can be recorded, with room for its end."""
+        transcript = loop.Transcript(client.model, v.system, v.task, tuple(steps))
+        problem = unrecordable(recording(transcript), path, client.secrets)
+        if problem:
+            refused.append(f"message {len(steps)} was not recorded, and the run ended before it: {problem}")
+        return problem is None
+
+    kept = []
+
+    def step_done(step):
+        kept.append(step)
+        if on_step is not None:
+            on_step(step)
+
+    try:
+        transcript = loop.run(client, v.system, v.task, v.allowlist(), v.max_steps, on_step=step_done,
+                              limits=request.limits, keep=keep)
+    except KeyboardInterrupt:  # Ctrl-C: what the provider answered until then is recorded, then the one line
+        if kept:
+            transcript = loop.Transcript(client.model, v.system, v.task, tuple(kept))
+            save_new(recording(transcript, INTERRUPTED.format(next=len(kept) + 1)), path, client.secrets)
+            raise Interrupted(f"interrupted (SIGINT); wrote {path} ({len(kept)} messages, not finished)") from None
+        raise
+    ended = recording_io.recording_text(refused[0])[:500] if refused else None
+    save_new(recording(transcript, ended), path, client.secrets)
+    return transcript
+
+
+def unrecordable(run, path, secrets):
+    """Why the reader would refuse the recording of `run` (with RESERVE bytes to spare), or None."""
+    try:
+        text = recording_io.dumps(run, secrets)
+        size = len(text.encode("utf-8"))
+        if size > recording_io.MAX_BYTES - RESERVE:
+            return f"the recording would hold {size} bytes, and a recording holds at most {recording_io.MAX_BYTES}"
+        recording_io.loads(text, path)
+    except (ValueError, UnicodeEncodeError) as error:  # RecordingError is a ValueError
+        return recording_io.printable(str(error).removeprefix(f"{recording_io.printable(str(path))}: "))
+    return None
+
+
+def prepare(lesson, provider, *, model=None, seed=0, variant=None, instance=None, group=None, run=None, out=None,
+            source=None, base_url=None, timeout=None, max_retries=None, max_tokens_per_run=None, max_seconds_per_run=None):
+    """(the Request, the path of its new file) of one run to record, every value checked first: the
+    provider, the file of messages, the instance and variant, the limits, the run's name and file
+    (never one that exists), the group. `InvalidInput` (one line) otherwise."""
+    provider = load_provider(provider)
+    meta, messages = messages_for(provider, source, lesson)
+    family = registry.lesson(lesson)
+    v, instance = chosen_variant(family, instance or meta.get("instance"), variant or meta.get("variant"))
+    options = clients.Options(lesson, v.name, model or None, seed, messages, family.part("agent"), base_url,
+                              limit(timeout, "--timeout"), max_retries, instance=family.instance(instance))
+    limits = loop.Limits(limit(max_tokens_per_run, "--max-tokens-per-run"), limit(max_seconds_per_run, "--max-seconds-per-run"))
+    name = run or meta.get("run") or (Path(out).stem if out else None)
+    if name is None:
+        name = provider.run_name(options) if provider.run_name else Path(source).stem
+    recording_io.check_run_name(name, "--out" if out and not run else "--run")
+    if out and Path(out).stem != name:
+        raise InvalidInput(f"--out {out}: the file name must be the run's name, {name}.json")
+    path = new_file(live_path(lesson, name, out))
+    group = group or meta.get("group") or provider.group
+    recording_io.check_text(group, "--group", 100)  # printed, so no control character: checked now, not after the run
+    return Request(provider, options, v, name, group, limits, instance), path
