@@ -21,15 +21,17 @@ MUTATION_STAMP := $(MUTATION_VENV)/.installed
 INSPECTOR := clients/inspector
 INSPECTOR_STAMP := $(INSPECTOR)/node_modules/.installed
 
-.PHONY: all results test test-all test-cluster cluster-env inspect-env inspect-test inspector chromium bench mutation clean
+.PHONY: all results test test-all lint test-cluster cluster-env inspect-env inspect-test inspector chromium bench mutation clean
 all: results
 
-# The virtual environment, with replaylab and its pinned dependencies (made again from scratch when
-# pyproject.toml or constraints.txt changes, so that it holds the pins and nothing else).
+# The virtual environment, with replaylab and its pinned dependencies, the tests' and `make lint`'s
+# (the `test` and `dev` extras; made again from scratch when pyproject.toml or constraints.txt
+# changes, so that it holds the pins and nothing else).
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv --clear $(VENV)
-	$(BIN)/$(PIP_INSTALL) -e ".[test]" 2>&1 | grep -v "is ignored" || true
-	$(BIN)/python -c "import replaylab, snakemake"
+	$(BIN)/$(PIP_INSTALL) -e ".[test,dev]" 2>&1 | grep -v "is ignored" || true
+	$(BIN)/python -c "import replaylab, snakemake, mypy"
+	$(BIN)/ruff --version >/dev/null
 	touch $(STAMP)
 
 $(CLUSTER_STAMP): pyproject.toml constraints.txt
@@ -44,6 +46,7 @@ $(INSPECT_STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv --clear $(INSPECT_VENV)
 	$(INSPECT_VENV)/bin/$(PIP_INSTALL) -e ".[test,inspect]" 2>&1 | grep -v "is ignored" || true
 	$(INSPECT_VENV)/bin/python -c "import inspect_ai, replaylab.inspect_tasks.tasks"
+	$(INSPECT_VENV)/bin/python -m replaylab.inspect_tasks.listing  # replaylab_tasks.py: what `inspect list tasks` lists
 	touch $(INSPECT_STAMP)
 
 inspect-env: $(INSPECT_STAMP)
@@ -95,6 +98,13 @@ test: $(STAMP)
 # 6 min 30 s, 12.1 min of CPU (2026-12-03, the same machine).
 test-all: $(STAMP)
 	$(PYTEST) --durations=20
+
+# Lint and types, `make lint` (docs/testing.md): ruff's checks (the rules of pyproject.toml,
+# [tool.ruff]) on src/, scripts/ and tests/, then mypy --strict on the core (agents/, physics/,
+# verification/, lessons/, errors.py, http_deadlines.py: [tool.mypy]). No formatting check.
+lint: $(STAMP)
+	$(BIN)/ruff check src scripts tests
+	$(BIN)/mypy --strict
 
 # The cluster tests, on a real one-node SLURM cluster on this machine (cluster/slurm-local.sh: as
 # root, it installs Debian's munge and SLURM if they are missing, and stops what it started).

@@ -312,7 +312,7 @@ def key_numbers(data, summary=False):
     """The numbers a reader must find on the page of a lesson (or its entry in the summary), read
     from its results.json: what the build decided, with each evidence label."""
     found = []
-    for run, verdict in data["verdicts"].items():
+    for verdict in data["verdicts"].values():
         answer = verdict["answer"] or {}
         if data["lesson"] == "projectile":
             found += ["%g" % answer[k] for k in ("low", "high") if k in answer] + [data["scans"]["best_angle"]["angle"]["shown"]]

@@ -25,6 +25,7 @@ from replaylab.agents import recording
 from replaylab.agents.names import model_of
 from replaylab.campaign import MOST_BATCHES, Campaign
 from scipy.stats import fisher_exact
+from statsmodels.stats.proportion import proportion_confint
 
 pytestmark = pytest.mark.workflow
 
@@ -122,7 +123,13 @@ def test_the_configured_campaign_from_clean_with_no_key(tmp_path):
         for r in json.loads((folder / lesson / "scorecard.json").read_text())["scorecard"]:
             mine = rows[(lesson, r["task"], r["model"])]
             assert [mine[k] for k in counted] == [r[k] for k in counted]
-            assert (mine["rate_low"], mine["rate_high"]) == (pytest.approx(r["low"], abs=1e-9), pytest.approx(r["high"], abs=1e-9))
+            # the tests count distinct runs: the careful program's five runs of one instance are one run five times
+            assert 1 <= mine["distinct_runs"] <= mine["runs"] and mine["distinct_right"] <= mine["right"]
+            if mine["distinct_runs"] == mine["runs"]:
+                assert (mine["rate_low"], mine["rate_high"]) == (pytest.approx(r["low"], abs=1e-9), pytest.approx(r["high"], abs=1e-9))
+            else:
+                wilson = proportion_confint(mine["distinct_right"], mine["distinct_runs"], alpha=0.05, method="wilson")
+                assert (mine["rate_low"], mine["rate_high"]) == pytest.approx(wilson, abs=1e-9)
             assert mine["mistakes"] == "; ".join(f"{m['what']} ({m['runs']})" for m in r["mistakes"])
     for (lesson, task, model), r in rows.items():
         assert r["runs"] == 5
@@ -139,11 +146,12 @@ def test_the_configured_campaign_from_clean_with_no_key(tmp_path):
     assert compared["across_tasks"][0]["tasks"] == len(rows) // 2
     for pair in compared["pairs"]:
         a, b = (rows[(pair["lesson"], pair["task"], m)] for m in (pair["model_a"], pair["model_b"]))
-        table = [[a["right"], a["runs"] - a["right"]], [b["right"], b["runs"] - b["right"]]]
+        table = [[a["distinct_right"], a["distinct_runs"] - a["distinct_right"]],
+                 [b["distinct_right"], b["distinct_runs"] - b["distinct_right"]]]  # the tests count distinct runs
         assert pair["p_value"] == pytest.approx(min(1.0, fisher_exact(table).pvalue), rel=1e-9)
     csv_lines = (folder / "scorecard.csv").read_text().splitlines()
-    assert csv_lines[0].startswith("lesson,task,model,runs,answered,right,rate,rate_low,rate_high,rule_of_three_high,"
-                                   "rule_of_three_low,supported,right_unsupported,supported_wrong")
+    assert csv_lines[0].startswith("lesson,task,model,runs,answered,right,distinct_runs,distinct_right,rate,rate_low,"
+                                   "rate_high,rule_of_three_high,rule_of_three_low,supported,right_unsupported,supported_wrong")
     assert len(csv_lines) == 1 + len(rows)
 
     # the page: at a glance who is right more often and how sure that is; every run links to its transcript
@@ -154,11 +162,13 @@ def test_the_configured_campaign_from_clean_with_no_key(tmp_path):
     assert f"| lesson and task | {' | '.join(models)} |" in glance
     cells = {(m[1], m[2]): (m[3], m[4]) for m in re.finditer(r"^\| \[(\w+)\]\([^)]*\) `([^`]+)` \| (.+?) \| (.+?) \|$", glance, re.M)}
     assert len(cells) == len(rows) // 2
-    for (lesson, task), shown in cells.items():  # each task's highest share in bold, both on a tie
-        best = max(rows[(lesson, task, model)]["right"] for model in models)
+    for (lesson, task), shown in cells.items():  # each task's highest share (of distinct runs) in bold, both on a tie
+        best = max(rows[(lesson, task, model)]["rate"] for model in models)
         for cell, model in zip(shown, models):
-            right = rows[(lesson, task, model)]["right"]
-            assert cell.strip("*").startswith(f"{right}/5 · ") and cell.startswith("**") == (right == best), (lesson, task, cell)
+            row = rows[(lesson, task, model)]
+            counted_as = f"{row['distinct_right']}/{row['distinct_runs']}"
+            start = f"{counted_as} · " if row["distinct_runs"] == 5 else f"{counted_as} distinct (of 5 runs) · "
+            assert cell.strip("*").startswith(start) and cell.startswith("**") == (row["rate"] == best), (lesson, task, cell)
     assert "Fisher's exact test, two-sided" in page
     assert "| answered | right | rate | rate_low to rate_high | rule_of_three_high | supported | right_unsupported | supported_wrong |" in page
     transcripts = [link for link in links(page) if link.endswith(".json") or "/runs/" in link]

@@ -179,3 +179,4 @@ def test_a_campaign_run_in_a_built_folder_is_listed_on_the_summary_page(built, t
     assert "Models: scripted-careful, scripted-mixed; 2 runs per model and task; 1 task." in summary.read_text()
     assert "(projectile); 1 task." in (copy / "results" / "campaigns" / "scripted" / "index.md").read_text()
     assert 'href="campaigns/scripted/index.html"' in (copy / "results" / "index.html").read_text()
+

@@ -12,6 +12,7 @@ from itertools import product
 import pytest
 
 from replaylab import comparison
+from replaylab import statistics as s
 from replaylab.lessons.scorecard import runs_table, runs_table_bytes
 
 Z = 1.959963984540054
@@ -103,10 +104,10 @@ def stratified(strata):
         return [(x, Fraction(math.comb(n1, x) * math.comb(n2, total - x), norm)) for x in range(max(0, total - n2), min(n1, total) + 1)]
 
     distribution = {}
-    for combo in product(*(tables(*s) for s in strata)):
+    for combo in product(*(tables(*stratum) for stratum in strata)):
         key = sum(x for x, _ in combo)
         distribution[key] = distribution.get(key, 0) + math.prod(p for _, p in combo)
-    here = distribution[sum(s[0] for s in strata)]
+    here = distribution[sum(stratum[0] for stratum in strata)]
     return float(sum(p for p in distribution.values() if p <= here * Fraction(1 + 10**-7)))
 
 
@@ -170,29 +171,57 @@ def test_each_pair_per_task_has_newcombes_interval_fishers_test_and_holm_over_al
     assert euler["significant"] and not verlet["significant"] and a["significant"]
 
 
+def centred_h(rate, difference):
+    """Cohen's h of two rates `difference` apart centred on `rate`, moved inside [0, 1]."""
+    low = min(max(rate - difference / 2, 0.0), 1.0 - difference)
+    return 2 * math.asin(math.sqrt(low + difference)) - 2 * math.asin(math.sqrt(low))
+
+
 def test_runs_needed_and_the_detectable_difference_by_cohens_h(built):
+    # From the pooled rate, at 0.05 over the page's tests (Holm's first step), by the textbook normal formula.
     data = json.loads((built / "scorecard.json").read_text())
     from scipy.stats import norm
 
-    z = norm.ppf(0.975) + norm.ppf(0.8)
+    tests = data["tests"]
+    z = norm.ppf(1 - 0.05 / tests / 2) + norm.ppf(0.8)
     for p in data["pairs"]:
-        base = p["right_a"] / p["runs_a"]
+        pooled = (p["right_a"] + p["right_b"]) / (p["runs_a"] + p["runs_b"])
+        assert p["pooled_rate"] == pytest.approx(pooled) and p["power_alpha"] == pytest.approx(0.05 / tests)
         h = z * math.sqrt(2 / 12)  # the effect 12 runs each detect at power 0.8 (normal approximation)
-        phi = math.asin(math.sqrt(base))
-        options = [math.sin(phi + h / 2) ** 2 - base] if phi + h / 2 <= math.pi / 2 else []
-        options += [base - math.sin(phi - h / 2) ** 2] if phi - h / 2 >= 0 else []
-        assert p["detectable_difference"] == pytest.approx(min(options), rel=2e-3)
+        low, high = 0.0, 1.0
+        for _ in range(60):  # bisection: the centred h grows with the difference
+            low, high = ((low + high) / 2, high) if centred_h(pooled, (low + high) / 2) < h else (low, (low + high) / 2)
+        if centred_h(pooled, 1.0) < h:
+            assert p["detectable_difference"] is None
+        else:
+            assert p["detectable_difference"] == pytest.approx(high, rel=2e-3)
         assert p["detect"] == 0.2
-        effects = [abs(2 * math.asin(math.sqrt(o)) - 2 * phi) for o in (base + 0.2, base - 0.2) if 0 <= o <= 1]
-        approx = 2 * (z / min(effects)) ** 2  # the textbook formula, to within a run or two of statsmodels' power
+        approx = 2 * (z / centred_h(pooled, 0.2)) ** 2  # to within a run or two of statsmodels' power
         assert abs(p["runs_needed"] - approx) <= 2
+
+
+def test_power_figures_do_not_depend_on_the_order_of_the_models(built):
+    # The same counts with the models swapped: every power figure the same.
+
+    data = json.loads((built / "scorecard.json").read_text())
+    counts = [s.Counts(r["model"], f"{r['lesson']}/{r['task']}", r["distinct_right"], r["distinct_runs"]) for r in data["scorecard"]]
+    forward = s.compare_models(counts, detect=0.2)
+    order = list(reversed(forward.models))
+    backward = s.compare_models(sorted(counts, key=lambda c: order.index(c.model)), detect=0.2)
+    assert backward.models == list(reversed(forward.models))
+    seen = {frozenset((p.model_a, p.model_b)) | {p.task}: p for p in backward.pairs}
+    for p in forward.pairs:
+        q = seen[frozenset((p.model_a, p.model_b)) | {p.task}]
+        assert (q.model_a, q.model_b) == (p.model_b, p.model_a)
+        assert (q.pooled_rate, q.detectable_difference, q.runs_needed, q.power_alpha) == \
+               (p.pooled_rate, p.detectable_difference, p.runs_needed, p.power_alpha)
 
 
 def test_one_name_per_column_in_csv_and_json_and_every_column_explained(built):
     data = json.loads((built / "scorecard.json").read_text())
     page = (built / "index.md").read_text()
     assert list(data["columns"]) == ["scorecard", "pass_k", "pairs", "across_tasks", "instances", "instance_rates",
-                                     "instance_pairs"]
+                                     "instance_pairs", "cost_accuracy"]
     for table in data["columns"]:
         with open(built / f"{table}.csv", newline="") as handle:
             reader = csv.DictReader(handle)
@@ -209,14 +238,22 @@ def test_the_page_answers_who_by_how_much_how_sure_and_how_many_runs(built):
     summary = page.split("## Summary\n\n")[1].split("\n")[0]
     assert "**good** was right more often than coin, by" in summary and "across the 3 tasks both ran" in summary
     assert "beyond chance (exact stratified test, Holm-adjusted p < 0.001)" in summary
-    assert "To detect 20 points on every task, about" in summary
-    order = [page.index(h) for h in ("## Summary", "## At a glance", "## Across tasks", "## Per task", "## Tied",
-                                     "## Scorecard", "## The runs")]
+    tests = json.loads((built / "scorecard.json").read_text())["tests"]
+    assert f"(each test at 0.05/{tests}, the first step of Holm's correction over the {tests} tests of this page)" in summary
+    assert "To detect 20 points on every task (at the same threshold), about" in summary
+    order = [page.index(h) for h in ("## Summary", "## At a glance", "## Across tasks", "## Per task", "## Not separated",
+                                     "## Cost and accuracy", "## Scorecard", "## The runs")]
     assert order == sorted(order)
-    assert "hunter `verlet`: tied: good, coin" in page
+    assert "hunter `verlet`: not separated: good, coin" in page and "tied" not in summary
     assert "**2 recorded runs are not counted**" in page  # good__euler__013 and coin__euler__013
     assert json.loads((built / "scorecard.json").read_text())["not_counted"] == {"projectile": 0, "hunter": 2}
-    assert "pooled" not in page.replace("never one test over pooled counts", "").replace("are never pooled", "")
+    # tasks are never pooled: "pooled" only says so, names two models' runs of one task taken together (where the
+    # power figures start), or the cost view's one summary
+    allowed = ("never one test over pooled counts", "are never pooled", "pooled rate", "pooled_rate",
+               "pooled (a summary for this view; the tests never pool tasks)", "pooled over tasks for this view only")
+    for phrase in allowed:
+        page = page.replace(phrase, "")
+    assert "pooled" not in page
 
 
 def test_one_model_only_says_so(tmp_path):
@@ -323,7 +360,11 @@ def test_the_page_says_the_instance_is_the_unit_and_how_many_each_figure_rests_o
     assert "On hunter, paired by instance, good − coin is +58 points over 8 instances" in summary
     assert "too few instances to tell apart (sign test, Holm-adjusted p = 0.5)" in summary
     assert "not separated (sign test, Holm-adjusted p = 0.062)" in summary
-    assert "To detect 20 points paired by instance, about 52 instances of projectile at 3 runs per instance" in summary
+    # at 0.05/2 (the two sign tests' Holm's first step): 62 instances; at 0.05 it would be 52
+    assert "To detect 20 points paired by instance (at 0.05/2, Holm's first step), about 62 instances of projectile at 3 runs per instance" in summary
+    projectile = json.loads((built / "scorecard.json").read_text())["instance_pairs"][0]
+    assert s.instances_needed(projectile["spread"], 0.2, 0.025) == (62, None)
+    assert s.instances_needed(projectile["spread"], 0.2) == (52, None)
     section = page.split("## By instance\n")[1].split("\n## ")[0]
     assert "**The instance is the unit of evidence here.**" in section and "`instances.csv`" in section
     assert "tied" not in section and "better" not in section

@@ -8,10 +8,12 @@ and under CI=true they fail instead (.ci/run installs it). REPLAYLAB_INSPECT=0 s
 purpose (.ci/run's `make test-all`, in the core venv; they run in a step of their own).
 """
 
+import csv
 import json
+import math
 import os
-import re
 import sys
+from collections import defaultdict
 
 import pytest
 
@@ -30,17 +32,20 @@ import subprocess
 
 import pandas as pd
 from inspect_ai import eval as inspect_eval
+from inspect_ai import eval_retry
+from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.log import read_eval_log, write_eval_log
 from inspect_ai.model import ChatCompletionChoice, ChatMessageAssistant, ModelOutput, ModelUsage, get_model
 from inspect_ai.tool import ToolCall
 from inspect_ai.util._json import json_schema_dump
 
-from helpers import RECORDINGS, ROOT, cli, environment
+from helpers import RECORDINGS, cli, environment
 from helpers.model_server import FakeProvider, completion
 from helpers.workflow import configure, copy_project, first_error_line, snakemake
 from replaylab.agents import recording as recording_io
 from replaylab.agents.clients import rerecord_command
 from replaylab.agents.loop import AFTER_ANSWER
+from replaylab.inspect_tasks import listing
 from replaylab.inspect_tasks.tasks import TASKS
 from replaylab.lessons import registry
 from replaylab.lessons.scorecard import read_runs_table
@@ -492,3 +497,184 @@ def test_a_task_takes_the_instances_of_its_family_and_each_run_is_judged_against
                           "--log-dir", str(tmp_path / "none")], capture_output=True, text=True, env=environment(), timeout=120)
     said = " ".join((bad.stdout + bad.stderr).split())  # Inspect wraps its lines
     assert bad.returncode != 0 and f"-T instances: asks for 100000 instances of pendulum, whose family has {len(lesson.instances)}" in said
+
+
+# ---------------------------------------------------------------------------------------------
+# Without gaps (issue 37): the tasks listed, error bars over instances, a log's score checked,
+# a cancelled eval beside its retry, and a campaign of Inspect's runs
+
+
+def test_inspect_list_tasks_shows_every_lessons_task(tmp_path):
+    """`inspect list tasks` reads a file's code for @task functions and never runs it, so the
+    tasks replaylab registers from its registry are not listed: `python -m
+    replaylab.inspect_tasks.listing` writes the task file docs/inspect.md names, one written-out
+    task per lesson, which Inspect lists (from its folder, and given its path) and runs."""
+    out = subprocess.run([sys.executable, "-m", "replaylab.inspect_tasks.listing"], capture_output=True, text=True,
+                         cwd=tmp_path, env=environment(), timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(f"wrote {listing.DEFAULT}: the tasks {', '.join(registry.names())}")
+    expected = sorted(f"{listing.DEFAULT}@{name}" for name in registry.names())
+    for args in ([], [listing.DEFAULT]):
+        listed = subprocess.run([*INSPECT, "list", "tasks", *args], capture_output=True, text=True, cwd=tmp_path,
+                                env=environment(), timeout=120)
+        assert listed.returncode == 0, listed.stderr
+        assert listed.stdout.split() == expected
+    (log,) = run_eval(f"{tmp_path / listing.DEFAULT}@hunter", "replaylab/scripted-careful", tmp_path / "logs")
+    scores = sample_scores(log)
+    assert sorted(scores) == sorted(registry.lesson("hunter").variants)
+    assert all(score.value == {"right": 1.0, "answered": 1.0, "supported": 1.0} for score in scores.values())
+    again = subprocess.run([sys.executable, "-m", "replaylab.inspect_tasks.listing"], capture_output=True, text=True,
+                           cwd=tmp_path, env=environment(), timeout=120)
+    assert again.returncode == 0, again.stderr  # its own file: written again
+    (tmp_path / "mine.py").write_text("x = 1\n")
+    refused = subprocess.run([sys.executable, "-m", "replaylab.inspect_tasks.listing", "mine.py"], capture_output=True,
+                             text=True, cwd=tmp_path, env=environment(), timeout=120)
+    assert (refused.returncode, refused.stderr) == (
+        2, "replaylab: mine.py: exists and is not a task file this command wrote: give another path, or delete it first\n")
+    assert (tmp_path / "mine.py").read_text() == "x = 1\n"
+    with pytest.raises(PrerequisiteError, match=r"^old\.py: written for the lessons a, b; replaylab's are now "):
+        listing.check("old.py", ("a", "b"))  # a file written before the registry changed refuses to load
+
+
+def clustered_error(means, instance_of):
+    """The standard error of the mean of per-sample values clustered by instance, written out:
+    sqrt(C/(C-1) * sum over instances of (sum of its samples' deviations)^2) / N."""
+    mean = sum(means.values()) / len(means)
+    deviations = defaultdict(float)
+    for sample, value in means.items():
+        deviations[instance_of[sample]] += value - mean
+    clusters = len(deviations)
+    return math.sqrt(clusters / (clusters - 1) * sum(d * d for d in deviations.values())) / len(means)
+
+
+def test_epochs_are_reduced_to_their_mean_and_the_error_counts_instances(tmp_path):
+    """Each sample's epochs are reduced to their mean (the task's reducer, kept with --epochs), and
+    `replaylab/stderr` is the standard error over instances, clustered (a review instance has a
+    sample per reviewer); with one instance it is nan, never 0."""
+    (many,) = run_eval(TASKS["projectile"](instances="6"), "replaylab/scripted-mixed", tmp_path / "many", epochs=2)
+    (groups,) = run_eval(TASKS["review"](instances="3"), "replaylab/scripted-mixed", tmp_path / "groups", epochs=2)
+    (one,) = run_eval(TASKS["projectile"](), "replaylab/scripted-mixed", tmp_path / "one", epochs=2)
+    errors = {}
+    for name, log in (("many", many), ("groups", groups), ("one", one)):
+        assert (log.eval.config.epochs, log.eval.config.epochs_reducer) == (2, ["mean"])
+        (reduced,) = log.reductions
+        assert reduced.reducer == "mean"
+        instance_of = {s.id: s.metadata["instance"] for s in log.samples}
+        for key in ("right", "answered", "supported"):
+            runs = defaultdict(list)
+            for s in log.samples:
+                runs[s.id].append(s.scores["replaylab_judge"].value[key])
+            assert all(len(values) == 2 for values in runs.values())
+            means = {sample: sum(values) / 2 for sample, values in runs.items()}
+            assert {r.sample_id: r.value[key] for r in reduced.samples} == means
+            (result,) = [r for r in log.results.scores if r.name == key]
+            assert result.reducer == "mean"
+            assert result.metrics["accuracy"].value == pytest.approx(sum(means.values()) / len(means), abs=1e-12)
+            error = result.metrics["replaylab/stderr"].value
+            if len(set(instance_of.values())) < 2:
+                assert math.isnan(error), (name, key)
+            else:
+                assert error == pytest.approx(clustered_error(means, instance_of), abs=1e-12), (name, key)
+            errors[(name, key)] = error
+    assert len(set(s.metadata["instance"] for s in many.samples)) == 6 and errors[("many", "right")] > 0
+    assert len(set(s.metadata["instance"] for s in groups.samples)) == 3 and len(groups.samples) == 3 * 3 * 2
+    assert math.isnan(errors[("one", "right")])
+
+
+def import_table(folder):
+    with open(folder / "inspect-imports.csv", newline="") as stream:
+        return list(csv.DictReader(stream))
+
+
+def test_every_imported_run_has_a_row_and_its_logs_score_agrees(imported):
+    rows = import_table(imported)
+    assert sorted(row["file"] for row in rows) == sorted(p.relative_to(imported).as_posix() for p in imported.glob("*/*.json"))
+    assert {row["inspect_score_agrees"] for row in rows} == {"true"}
+    assert all(row[f"inspect_{key}"] == row[key] for row in rows for key in ("right", "answered", "supported"))
+
+
+def test_a_log_whose_score_disagrees_is_imported_with_a_warning(tmp_path, logs):
+    """A log's score (edited here, or computed by other code) is never used: the run is judged
+    again, one line names the log and the sample whose score differs, and its row says so."""
+    log = read_eval_log(logs["projectile"].location)
+    (sample,) = log.samples
+    assert sample.scores["replaylab_judge"].value == {"right": 1.0, "answered": 1.0, "supported": 1.0}
+    sample.scores["replaylab_judge"].value["right"] = 0.0
+    edited = tmp_path / "edited.eval"
+    write_eval_log(log, str(edited))
+    out = cli("import-inspect", edited, logs["pendulum"].location, "--out", tmp_path / "runs")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.splitlines() == [
+        f"replaylab: warning: {edited}: sample default epoch 1: the log's score (right 0, answered 1, supported 1) is not "
+        "replaylab's judgement of the replayed run (right 1, answered 1, supported 1); the log's score is not used "
+        "(edited, or scored by other code?)"]
+    rows = {row["log"]: row for row in import_table(tmp_path / "runs")}
+    assert (rows["edited.eval"]["inspect_right"], rows["edited.eval"]["right"], rows["edited.eval"]["inspect_score_agrees"]) == (
+        "0", "1", "false")
+    assert rows[os.path.basename(logs["pendulum"].location)]["inspect_score_agrees"] == "true"
+    (path,) = (tmp_path / "runs" / "projectile").glob("*.json")
+    line = cli("replay", path).stdout.splitlines()[-1]
+    assert line.startswith("decided by the build: answer ") and ": right (" in line, line  # replaylab's judgement, not the log's
+
+
+def cancelled_copy(log, path, kept=1):
+    """A log of `log`'s eval as Ctrl-C leaves it: status cancelled, its first samples only."""
+    log = read_eval_log(log.location)
+    log.status, log.samples, log.results, log.reductions = "cancelled", log.samples[:kept], None, None
+    write_eval_log(log, str(path))
+    return path
+
+
+def test_a_cancelled_log_beside_its_retry_is_skipped_and_alone_is_refused(tmp_path):
+    task = TASKS["hunter"]
+    (whole_log,) = run_eval(task(), "replaylab/scripted-careful", tmp_path / "first")
+    cancelled = cancelled_copy(whole_log, tmp_path / "cancelled.eval")
+    (retried,) = eval_retry(str(cancelled), log_dir=str(tmp_path / "retry"), display="none")
+    assert retried.status == "success" and retried.eval.task_id == whole_log.eval.task_id
+    out = cli("import-inspect", cancelled, retried.location, "--out", tmp_path / "runs")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.splitlines() == [f"replaylab: {cancelled}: skipped: its eval's status is 'cancelled', and "
+                                       f"{retried.location} is its retry (the same task id {whole_log.eval.task_id})"]
+    written = sorted(p.name for p in (tmp_path / "runs").glob("*/*.json"))
+    assert written == sorted(f"inspect-{retried.eval.eval_id}-{s.id}-e1.json" for s in retried.samples) and len(written) == 2
+    # the same eval run again from the start (not a retry) holds every sample: the cancelled one is skipped too
+    (again,) = run_eval(task(), "replaylab/scripted-careful", tmp_path / "again")
+    out = cli("import-inspect", again.location, cancelled, "--out", tmp_path / "again-runs")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.splitlines() == [f"replaylab: {cancelled}: skipped: its eval's status is 'cancelled', and "
+                                       f"{again.location} is its retry (the same task, arguments and model, and every sample)"]
+    # alone, or beside a log of another eval, it is refused, and nothing is written
+    (another,) = run_eval(TASKS["projectile"](), "replaylab/scripted-careful", tmp_path / "another")
+    for given in ([cancelled], [cancelled, another.location]):
+        out = cli("import-inspect", *given, "--out", tmp_path / "none")
+        assert out.returncode == 2
+        assert out.stderr.splitlines() == [
+            f"replaylab: {cancelled}: the eval's status is 'cancelled', and no log given is its retry: only a whole eval "
+            f"is imported; complete it with `inspect eval-retry {cancelled}` and import the retry's log (with this one, "
+            "or alone)"]
+    assert not (tmp_path / "none").exists()
+
+
+CAMPAIGN_OF_MODELS = CAMPAIGN.replace("  provider: inspect_ai\n", "  provider: scripted\n").replace(
+    "models: [openai/gpt-4o-mini, mockllm/careless]",
+    "models: [scripted-careful, {name: openai/gpt-4o-mini, provider: inspect_ai}]")
+
+
+def test_replaylab_campaign_refuses_a_model_of_inspect_ai_at_plan_time(tmp_path):
+    """`replaylab campaign` records the runs it lacks, and Inspect AI records these: one line names
+    the file and the field, and says what to do instead; nothing is written, a dry run too."""
+    copy = copy_project(tmp_path / "project")
+    (copy / "inspect-campaign.yaml").write_text(CAMPAIGN)
+    (copy / "mixed.yaml").write_text(CAMPAIGN_OF_MODELS)
+    for config, field, model in (("inspect-campaign.yaml", "$.campaign.provider", "openai/gpt-4o-mini"),
+                                 ("mixed.yaml", "$.campaign.models[1].provider", "openai/gpt-4o-mini")):
+        for dry in (["--dry-run"], []):
+            out = cli("campaign", "--config", config, *dry, cwd=copy)
+            assert out.returncode == 2, out.stderr
+            assert out.stderr.splitlines() == [
+                f"replaylab: config/config.yaml + {config}: {field}: 'inspect_ai' (model {model!r}): replaylab campaign "
+                f"cannot record runs of Inspect AI: run inspect eval replaylab/projectile --model {model} "
+                "--epochs 1, bring the logs in with replaylab import-inspect LOG... --campaign inspect, then compare with "
+                f"snakemake campaign --configfile config/config.yaml {config}"]
+            assert out.stdout == ""
+    assert not (copy / "results").exists()

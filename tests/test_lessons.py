@@ -369,7 +369,6 @@ def test_what_the_agent_sees_never_names_the_answer():
 
 def test_reproduce_check_names_every_check_by_number_and_in_every_result():
     from replaylab.agents.messages import ToolCall
-    from replaylab.physics.integrators import STEPPERS
     from replaylab.lessons.review import lab
     from replaylab.verification.checks import CHECK_NAMES
 

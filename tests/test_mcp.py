@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -604,3 +605,111 @@ def test_a_server_stopped_before_any_call_removes_its_claim_and_says_so(tmp_path
         "replaylab mcp: stopped by SIGTERM; no call was made: the empty recording it had claimed, "
         "results/live/hunter/early.json, was removed")
     assert not live(tmp_path, "hunter", "early").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 38: memory bounded by backpressure, an answer for every id, a prompt's error, a refused start
+
+
+RSS_LIMIT = 150 * 1024 * 1024  # an idle server holds about 95 MB
+
+
+def test_a_client_that_writes_and_never_reads_holds_the_server_to_bounded_memory(tmp_path):
+    """Requests written as fast as the pipe takes them, for 20 s, no answer read: once its answers
+    wait, the server stops reading and the client's writes wait in the pipe, so its memory stays
+    flat, under RSS_LIMIT (with unbounded queues it grew by about 35 MB a second, 700 MB at 20 s).
+    Nothing is lost: once read, every request written has its one answer."""
+    server = RawServer(tmp_path, "hunter", "--run", "flood")
+    server.initialize()
+    fd, written, stop, done = server.process.stdin.fileno(), [0], threading.Event(), threading.Event()
+
+    def flood():  # blocks of 100 requests, until told to stop
+        try:
+            while not stop.is_set():
+                ids = range(written[0] + 1, written[0] + 101)
+                os.write(fd, b"".join(b'{"jsonrpc": "2.0", "id": %d, "method": "tools/list"}\n' % n for n in ids))
+                written[0] = ids[-1]
+        except OSError:  # the server was ended
+            pass
+        done.set()
+
+    threading.Thread(target=flood, daemon=True).start()
+    samples = []  # (s, RSS, requests written)
+    for second in range(1, 21):
+        time.sleep(1)
+        samples.append((second, server.rss_bytes(), written[0]))
+    assert max(rss for _, rss, _ in samples) < RSS_LIMIT, samples
+    late = [rss for s, rss, _ in samples if s > 10]
+    assert max(late) - min(late) < 10 * 1024 * 1024, samples  # flat, not growing slowly
+    assert len({count for s, _, count in samples if s > 10}) == 1, samples  # backpressure: the writes wait
+    stop.set()
+    answers = []
+    while not (len(answers) == written[0] and done.wait(5) and len(answers) == written[0]):
+        answers += server.read_many(100, timeout=60)  # a block's answers: then the server reads on
+    assert sorted(a["id"] for a in answers) == list(range(1, written[0] + 1))
+    assert all(a["result"]["tools"] == answers[0]["result"]["tools"] for a in answers)
+    server.send({"jsonrpc": "2.0", "id": "last", "method": "ping"})
+    assert server.read() == {"jsonrpc": "2.0", "id": "last", "result": {}}  # and nothing more before it
+    code, stderr = server.close()
+    assert code == 0 and "Traceback" not in stderr, stderr
+
+
+INVALID_IDS = [b"null", b"true", b"false", b"6.5", b"1e3", b"[1]", b"[]", b'{"n": 1}']
+
+
+def test_a_request_whose_id_is_not_a_string_or_an_integer_gets_invalid_request_with_id_null(tmp_path):
+    """JSON-RPC 2.0: a request with an id of another kind is an invalid request, answered with id
+    null; the SDK took it for a notification, and answered nothing. Each line gets one answer (the
+    ping after it comes next), a notification none, and a valid id is answered as before."""
+    server = RawServer(tmp_path, "hunter", "--run", "ids")
+    server.initialize()
+    for method in ("tools/list", "tools/call", "ping", "notifications/initialized"):
+        for raw in INVALID_IDS:
+            server.send(b'{"jsonrpc": "2.0", "id": %s, "method": "%s", "params": {}}' % (raw, method.encode()))
+            server.send({"jsonrpc": "2.0", "id": "after", "method": "ping"})
+            answer = server.read(timeout=30)
+            assert answer == {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": answer["error"]["message"]}}, (raw, answer)
+            assert answer["error"]["message"].startswith("the request cannot be taken: the id is "), answer
+            assert server.read(timeout=30)["id"] == "after", raw
+    server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})  # no id: a notification, never answered
+    for request_id in (7, -7, "7", "", 10**30):
+        server.send({"jsonrpc": "2.0", "id": request_id, "method": "ping"})
+        assert server.read(timeout=30) == {"jsonrpc": "2.0", "id": request_id, "result": {}}
+    code, stderr = server.close()
+    assert code == 0 and "Traceback" not in stderr, stderr
+
+
+def test_an_unknown_prompt_is_invalid_params_naming_it_without_a_traceback(tmp_path):
+    server = RawServer(tmp_path, "hunter", "--run", "prompt")
+    server.initialize()
+    for n, name in enumerate(["hunter", "hunter-symplectic-euler ", "x" * 10_000]):
+        server.send({"jsonrpc": "2.0", "id": n + 1, "method": "prompts/get", "params": {"name": name}})
+        error = server.answer(n + 1)["error"]
+        assert error["code"] == -32602 and error["message"].startswith(f"no prompt named {recording.short(name)}"), error
+        assert error["message"].endswith("; the prompt is hunter-symplectic-euler") and len(error["message"]) < 200
+    server.send({"jsonrpc": "2.0", "id": 9, "method": "prompts/get", "params": {"name": "hunter-symplectic-euler"}})
+    assert server.answer(9)["result"]["messages"][0]["content"]["text"]
+    code, stderr = server.close()
+    assert code == 0 and "Traceback" not in stderr and len(stderr.splitlines()) == 2, stderr
+
+
+def test_a_refused_start_reads_20_mb_of_input_in_linear_time_and_answers_the_request_after_it(tmp_path):
+    """The refused start answers the client's first request, reading what comes before it line by
+    line: 20 MB in one line (over the longest line a server reads) took 6.4 s, each read copying
+    all the line before it, and 60 MB went past its 10 s wait, unanswered. Now the line too long is
+    one error, and the request after it gets the reason, at once."""
+    taken = live(tmp_path, "hunter", "taken")
+    taken.parent.mkdir(parents=True)
+    taken.write_text("{}")
+    server = RawServer(tmp_path, "hunter", "--run", "taken")
+    assert server.process.stderr.readline().startswith(b"replaylab: results/live/hunter/taken.json: a recording")
+    started = time.monotonic()
+    server.process.stdin.write(b"x" * (20 << 20) + b"\n")
+    server.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
+    too_long, refused = server.read(timeout=30), server.read(timeout=30)
+    code, _ = server.wait()
+    assert time.monotonic() - started < 3 and code == 2
+    assert too_long == {"jsonrpc": "2.0", "id": None, "error": {
+        "code": -32600, "message": f"the line is longer than {recording.MAX_BYTES + 65536} bytes"}}
+    assert refused["id"] == 1 and refused["error"]["code"] == -32000
+    assert refused["error"]["message"].startswith("results/live/hunter/taken.json: a recording is already there")

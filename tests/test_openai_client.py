@@ -5,6 +5,7 @@ transcript, stdout, stderr, exception texts and tracebacks, and log records at D
 """
 
 import json
+import socket
 import logging
 import traceback
 
@@ -100,6 +101,30 @@ def test_a_401_that_echoes_the_key_leaks_nowhere(caplog, capsys):
     assert "401" in str(error) and "OPENAI_API_KEY" in str(error)
     assert "Incorrect API key provided" in str(error)
     assert "Bearer [redacted]" in str(error)  # the server's echo of the key arrived, cleaned
+
+
+def test_a_refused_key_names_its_own_variable_and_the_server(monkeypatch):
+    # a model whose key is in key_env: the message names that variable, and the server's host and port
+    monkeypatch.setenv("KEY_OF_A", KEY)
+    body = {"error": {"message": "no", "type": "invalid_request_error", "code": "invalid_api_key"}}
+    with FakeProvider([(401, body, {}, 0)]) as provider:
+        client = make_client(Options("projectile", "default", "fake-model", base_url=provider.base_url,
+                                     key_variable="KEY_OF_A", max_retries=0))
+        with pytest.raises(ProviderError) as caught:
+            run_projectile(client)
+        port = provider.base_url.split(":")[2].split("/")[0]
+    assert f"the provider at 127.0.0.1:{port} refused the key in KEY_OF_A (401)" in str(caught.value)
+    assert "OPENAI_API_KEY" not in str(caught.value)
+
+
+def test_a_server_that_is_not_there_is_named_by_its_host_and_port():
+    with socket.socket() as taken:  # a port of this machine that nothing listens on
+        taken.bind(("127.0.0.1", 0))
+        port = taken.getsockname()[1]
+    client = OpenAIClient("fake-model", Secret(KEY), base_url=f"http://127.0.0.1:{port}/v1", max_retries=0, timeout=5)
+    with pytest.raises(ProviderError) as caught:
+        run_projectile(client)
+    assert f"could not reach the provider at 127.0.0.1:{port}" in str(caught.value)
 
 
 def test_a_429_is_retried_then_succeeds():

@@ -290,7 +290,7 @@ def test_every_page_has_its_parts_in_order(results, pages, lesson):
     assert "experimentally verified" not in text.lower() and "formally verified" not in text.lower()
     for name in render.figure_names(lesson):
         where = "Scorecard" if name == "scorecard" else "What the build decided"  # each after what it illustrates
-        assert f"![" in section(text, where) and f"](figures/{name}.png)" in section(text, where)
+        assert "![" in section(text, where) and f"](figures/{name}.png)" in section(text, where)
     empty = {name for name, rows in registry.lesson(lesson).tables(data).items() if not rows}
     for name in registry.lesson(lesson).table_names:
         linked = f"(tables/{name}.csv)" in section(text, "Tables")
@@ -585,7 +585,7 @@ def test_the_html_page_is_the_markdown_page_rendered(results, pages, html_pages,
 
 def test_evidence_labels_and_what_is_not_a_result_stand_out(results, html_pages):
     html = html_pages["hunter"][1]
-    for run, verdict in results["hunter"]["verdicts"].items():
+    for verdict in results["hunter"]["verdicts"].values():
         v = verdict["experiments"]
         if v["outcome"] == "counterexample":
             assert f'<strong class="evidence">{v["evidence"]}</strong>' in html

@@ -179,13 +179,14 @@ def test_a_trickling_answer_is_bounded_by_the_runs_time_and_the_run_is_recorded(
 @pytest.mark.slow  # two requests of 2 s, in a process of its own
 def test_the_request_timeout_bounds_the_whole_request_not_each_read(tmp_path):
     server = SlowServer(pause=0.5)
+    host = server.base_url.split("//")[1].split("/")[0]
     try:
         out, _ = record(tmp_path, server.base_url, "slow", "--timeout", "2", "--max-retries", "1", process=True)
         took = time.monotonic() - server.first
     finally:
         server.close()
     assert out.returncode == 1
-    assert out.stderr.strip().splitlines() == ["replaylab: the provider did not answer within 2 s (after retries)"]
+    assert out.stderr.strip().splitlines() == [f"replaylab: the provider at {host} did not answer within 2 s (after retries)"]
     assert server.requests == 2  # the first request and its one retry, each cut at 2 s
     assert took < 20, took  # two requests of 2 s and the backoff between them, where each read alone took 0.5 s
 

@@ -103,7 +103,7 @@ def test_a_refused_key_fails_the_record_target_with_one_line_and_leaks_nowhere(t
     assert requests and requests[0]["headers"]["authorization"] == f"Bearer {KEY}"
     assert "Error in rule record_run" in output
     (log,) = [p.read_text(encoding="utf-8") for p in (copy / "logs" / "live" / "hunter").glob("*.record.log")]
-    line = "the provider refused the key in OPENAI_API_KEY (401): "
+    line = f"the provider at {provider.base_url.split('//')[1].split('/')[0]} refused the key in OPENAI_API_KEY (401): "
     # one line, in the job's log and (through tee) in Snakemake's output, with the server's reason
     assert log.startswith(line) and len(log.strip().splitlines()) == 1, log
     assert "Incorrect API key provided" in log and "Traceback" not in log

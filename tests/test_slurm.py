@@ -20,7 +20,6 @@ without root, apt-get or .venv-cluster, the tests skip, or fail under CI=true. T
 own tests, which need no cluster, are in tests/test_profiles.py.
 """
 
-import json
 import os
 import re
 import shutil
@@ -30,7 +29,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import ROOT, environment
+from helpers import ROOT
 from helpers.workflow import configure, forge
 from helpers.workflow import copy_project as copy_workflow
 from helpers.workflow import snakemake as run_snakemake

@@ -392,48 +392,66 @@ def test_holm_properties(p_values):
 # Power
 
 
-def power_of(p_a, p_b, runs_a, runs_b):
-    """Power of the two-sided 0.05 test on Cohen's h, from scipy's normal distribution."""
+def power_of(p_a, p_b, runs_a, runs_b, alpha=0.05):
+    """Power of the two-sided test at alpha on Cohen's h, from scipy's normal distribution."""
     h = abs(2 * math.asin(math.sqrt(p_a)) - 2 * math.asin(math.sqrt(p_b)))
     shift = h * math.sqrt(runs_a * runs_b / (runs_a + runs_b))
-    return norm.cdf(shift - Z) + norm.cdf(-shift - Z)
+    z = norm.ppf(1 - alpha / 2)
+    return norm.cdf(shift - z) + norm.cdf(-shift - z)
+
+
+def around(rate, difference):
+    """The two rates `difference` apart centred on `rate`, moved inside [0, 1]: what the power figures compare."""
+    low = min(max(rate - difference / 2, 0.0), 1.0 - difference)
+    return low, low + difference
 
 
 @pytest.mark.parametrize("h, runs", [(0.5, 63), (0.8, 25)])
 def test_runs_needed_matches_cohens_table(h, runs):
-    # Cohen 1988, Table 6.4.1: n per sample for power 0.80 at two-sided 0.05.
-    baseline = 0.3
-    other = math.sin(math.asin(math.sqrt(baseline)) + h / 2) ** 2
-    assert s.runs_needed(baseline, other - baseline) == runs
+    # Cohen 1988, Table 6.4.1: n per sample for power 0.80 at two-sided 0.05; the pooled rate is the pair's centre.
+    low = 0.3
+    high = math.sin(math.asin(math.sqrt(low)) + h / 2) ** 2
+    assert s.runs_needed((low + high) / 2, high - low) == runs
 
 
-@pytest.mark.parametrize("baseline, difference", [(0.5, 0.2), (0.1, 0.1), (0.9, 0.3), (0.0, 0.2), (1.0, 0.05)])
-def test_runs_needed_gives_the_power(baseline, difference):
-    runs = s.runs_needed(baseline, difference)
-    others = [o for o in (baseline + difference, baseline - difference) if 0 <= o <= 1]
-    assert min(power_of(baseline, o, runs, runs) for o in others) >= 0.8
-    assert min(power_of(baseline, o, runs - 1, runs - 1) for o in others) < 0.8  # the fewest
+@pytest.mark.parametrize("rate, difference", [(0.5, 0.2), (0.1, 0.1), (0.9, 0.3), (0.0, 0.2), (1.0, 0.05), (0.6, 1.0)])
+def test_runs_needed_gives_the_power(rate, difference):
+    runs = s.runs_needed(rate, difference)
+    low, high = around(rate, difference)
+    assert power_of(low, high, runs, runs) >= 0.8
+    assert runs == 1 or power_of(low, high, runs - 1, runs - 1) < 0.8  # the fewest
 
 
 def test_runs_needed_at_a_known_value():
-    # 0.5 against 0.7 (or 0.3): h = 2 asin(sqrt 0.7) - 2 asin(sqrt 0.5) = 0.4115; n = 2 ((z_.975 + z_.8) / h)^2 = 92.7.
+    # 0.5 against 0.7 (pooled 0.6): h = 2 asin(sqrt 0.7) - 2 asin(sqrt 0.5) = 0.4115; n = 2 ((z_.975 + z_.8) / h)^2 = 92.7.
     h = 2 * math.asin(math.sqrt(0.7)) - 2 * math.asin(math.sqrt(0.5))
     assert 2 * ((Z + norm.ppf(0.8)) / h) ** 2 == pytest.approx(92.7, abs=0.05)
-    assert s.runs_needed(0.5, 0.2) == 93
-    assert s.runs_needed(0.0, 1.0) == 2  # 0 against 1: h = pi; one run each has power 0.60, two 0.88
+    assert s.runs_needed(0.6, 0.2) == 93
+    assert s.runs_needed(0.5, 1.0) == 2  # 0 against 1: h = pi; one run each has power 0.60, two 0.88
 
 
-@pytest.mark.parametrize("baseline, runs_a, runs_b", [(0.5, 12, 12), (0.2, 30, 10), (0.0, 20, 20), (1.0, 8, 8), (0.9, 100, 100), (0.7, 100, 100)])
-def test_detectable_difference_has_the_power(baseline, runs_a, runs_b):
-    found = s.detectable_difference(baseline, runs_a, runs_b)
-    powers = [power_of(baseline, o, runs_a, runs_b) for o in (baseline + found, baseline - found) if 0 <= o <= 1]
-    assert max(powers) == pytest.approx(0.8, abs=1e-6)
+@pytest.mark.parametrize("tests, runs", [(1, 93), (5, 138), (18, 174)])
+def test_runs_needed_at_the_threshold_holm_starts_from(tests, runs):
+    # The closed form at 0.05 / tests (Holm's first step), 0.5 against 0.7: 93, 138 and 174 runs per model.
+    h = 2 * math.asin(math.sqrt(0.7)) - 2 * math.asin(math.sqrt(0.5))
+    closed = math.ceil(2 * ((norm.ppf(1 - 0.05 / tests / 2) + norm.ppf(0.8)) / h) ** 2)
+    assert closed == runs
+    assert s.runs_needed(0.6, 0.2, s.power_alpha(tests)) == runs
+
+
+@pytest.mark.parametrize("rate, runs_a, runs_b", [(0.5, 12, 12), (0.2, 30, 10), (0.0, 20, 20), (1.0, 8, 8), (0.9, 100, 100), (0.7, 100, 100)])
+@pytest.mark.parametrize("tests", [1, 7])
+def test_detectable_difference_has_the_power(rate, runs_a, runs_b, tests):
+    alpha = 0.05 / tests
+    found = s.detectable_difference(rate, runs_a, runs_b, alpha)
+    assert power_of(*around(rate, found), runs_a, runs_b, alpha) == pytest.approx(0.8, abs=1e-6)
 
 
 def test_nothing_detectable_with_too_few_runs():
-    assert s.detectable_difference(0.5, 1, 1) is None  # h would have to exceed pi
-    assert s.detectable_difference(0.5, 2, 2) is None
-    three = s.detectable_difference(0.0, 3, 3)  # from 0 of 3, only upwards: about 0.83
+    assert s.detectable_difference(0.5, 1, 1) is None  # even 0 against 1 (h = pi) has power 0.60 only
+    two = s.detectable_difference(0.5, 2, 2)  # 0 against 1 has 0.88: something near it is detected
+    assert 0.9 < two < 1 and power_of(*around(0.5, two), 2, 2) == pytest.approx(0.8, abs=1e-6)
+    three = s.detectable_difference(0.0, 3, 3)  # around 0 of 3, only upwards: about 0.83
     assert power_of(0.0, three, 3, 3) == pytest.approx(0.8, abs=1e-6)
     assert s.detectable_difference(None, 3, 3) is None and s.detectable_difference(0.5, 0, 3) is None
     assert s.runs_needed(None, 0.2) is None
@@ -441,14 +459,14 @@ def test_nothing_detectable_with_too_few_runs():
 
 def test_the_normal_approximation_is_optimistic_for_fishers_test_as_documented():
     # Fisher's exact power by enumerating every outcome of 12 runs each, at the detectable difference.
-    runs, baseline = 12, 0.5
-    other = baseline + s.detectable_difference(baseline, runs, runs)
+    runs = 12
+    baseline, other = around(0.5, s.detectable_difference(0.5, runs, runs))
     chance = [math.comb(runs, x) * baseline**x * (1 - baseline) ** (runs - x) for x in range(runs + 1)]
     chance_other = [math.comb(runs, y) * other**y * (1 - other) ** (runs - y) for y in range(runs + 1)]
     power = sum(chance[x] * chance_other[y] for x, y in product(range(runs + 1), repeat=2)
                 if float(enumerated_fisher(x, runs, y, runs)) <= 0.05)
-    assert power == pytest.approx(0.6, abs=0.05)  # METHODS["power"] says "about 0.6, not 0.8"
-    assert "about 0.6, not 0.8" in s.METHODS["power"]
+    assert power == pytest.approx(0.7, abs=0.02)  # METHODS["power"] says "about 0.7, not 0.8"
+    assert "about 0.7, not 0.8" in s.METHODS["power"]
 
 
 @given(st.floats(0, 1), st.integers(3, 300))
@@ -520,7 +538,9 @@ def test_a_campaign_compared():
     good_bad = next(c for c in result.across_tasks if (c.model_a, c.model_b) == ("good", "bad"))
     assert good_bad.significant and good_bad.tasks == 2
     assert good_bad.p_value == pytest.approx(float(enumerated_stratified([(11, 12, 0, 12), (12, 12, 1, 12)])), rel=1e-9)
-    assert all(p.detect == 0.2 and p.runs_needed == s.runs_needed(p.right_a / p.runs_a, 0.2) for p in result.pairs)
+    assert all(p.power_alpha == 0.05 / 9 and p.pooled_rate == (p.right_a + p.right_b) / (p.runs_a + p.runs_b)
+               for p in result.pairs)
+    assert all(p.detect == 0.2 and p.runs_needed == s.runs_needed(p.pooled_rate, 0.2, 0.05 / 9) for p in result.pairs)
     assert result.ties[-1].task is None
 
 

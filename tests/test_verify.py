@@ -1,14 +1,19 @@
 """`replaylab verify`: results built again in a temporary folder and compared file by file, on a
-copy of the session's built results (tests/conftest.py), changed by hand."""
+copy of the session's built results (tests/conftest.py), changed by hand; and on a copy built with
+two campaigns and settings given on the command line, rebuilt with the settings it records."""
 
+import csv
 import gzip
 import json
 import re
 import shutil
+import sys
 
 import pytest
 
-from helpers import cli, environment
+from helpers import ROOT, cli, environment, in_process, processes
+from helpers.workflow import copy_project, snakemake
+from replaylab.verify import batch_size, recorded
 
 pytestmark = pytest.mark.workflow
 
@@ -72,3 +77,91 @@ def test_verify_outside_a_workflow_folder_is_one_line(tmp_path):
     assert done.returncode == 2
     assert done.stderr == (f"replaylab: no replaylab project in {tmp_path.resolve()} or above it (a folder with Snakefile and "
                            "config/config.yaml): run it in one, or set REPLAYLAB_PROJECT\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# Every campaign on disk, and the lessons with the settings they were built with (issue 37)
+
+
+def replaylab(copy, *args, cwd=None):
+    """`replaylab ARGS` as a real process (it, and the Snakemake it starts, end with the test),
+    with the copy's own library, in `cwd` (default the copy)."""
+    return processes.run([sys.executable, "-m", "replaylab", *map(str, args)], 900, cwd=cwd or copy,
+                         env=environment(PYTHONPATH=str(copy / "src")))
+
+
+@pytest.fixture(scope="module")
+def campaigns(tmp_path_factory):
+    """A copy of the project built as a user might: the configured campaign (`snakemake campaign`),
+    a second one through `replaylab campaign` (its settings in its campaign.yaml), then every
+    lesson with generated runs and batches of 3 given on the command line (config/config.yaml
+    names neither: `run_folders: []`, `batch_size: 2000`)."""
+    copy = copy_project(tmp_path_factory.mktemp("campaigns") / "project", batch_size=2000)
+    done = replaylab(copy, "generate", "hunter", "--count", "4", "--out", "generated")
+    assert done.returncode == 0, done.stderr
+    snakemake(copy, "campaign", "--cores", "2")
+    done = replaylab(copy, "campaign", "--provider", "scripted", "--model", "scripted-careful,scripted-mixed",
+                     "--lesson", "projectile", "--runs", "2", "--name", "other", "--cores", "2")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    snakemake(copy, "--cores", "2", "--config", "run_folders=[generated]", "batch_size=3")
+    assert list((copy / "results" / "hunter" / "judged").glob("batch*of2.json"))  # 6 runs, in batches of 3
+    return copy
+
+
+@pytest.mark.slow  # a build with two campaigns, and two rebuilds, each a Snakemake of its own
+def test_every_campaign_is_rebuilt_and_the_lessons_with_the_run_folders_they_were_built_with(campaigns, tmp_path):
+    # untouched, from a folder below the project's: no difference, and it says what it rebuilt with
+    clean = replaylab(campaigns, "verify", "--cores", "2", cwd=campaigns / "recordings" / "hunter")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert clean.stdout == ""
+    assert clean.stderr.splitlines()[0] == ('the lessons were built with run_folders ["generated"], batch_size 3, '
+                                            "not as configured: rebuilt with the same")
+    assert re.fullmatch(r"replaylab verify: \d+ files of results rebuilt and compared: every file is the same",
+                        clean.stderr.splitlines()[-1]), clean.stderr
+
+    # a digit of each campaign's tables, edited by hand: the configured campaign's, and the other's
+    results = tmp_path / "results"
+    shutil.copytree(campaigns / "results", results, symlinks=True)
+    edited = []
+    for table in (results / "campaigns" / "other" / "scorecard.csv", results / "campaigns" / "baseline" / "hunter" / "scorecard.csv"):
+        rows = list(csv.DictReader(table.read_text().splitlines()))
+        rows[0]["right"] = str(int(rows[0]["right"]) + 1) if rows[0]["right"] != "9" else "8"
+        with open(table, "w", newline="") as stream:
+            writer = csv.DictWriter(stream, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+        edited.append(f"{table}: differs from a rebuild")
+    done = replaylab(campaigns, "verify", "--cores", "2", "--results", results)
+    assert done.returncode == 1, done.stderr
+    assert sorted(done.stdout.splitlines()) == sorted(edited)
+    assert done.stderr.splitlines()[-1].endswith(f"files of {results} rebuilt and compared: 2 differ")
+
+
+def test_a_campaign_that_is_not_on_disk_is_one_line(tmp_path):
+    project = tmp_path / "project"
+    for name in ("Snakefile", "config/config.yaml"):
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, project / name)
+    (project / "results" / "campaigns" / "baseline").mkdir(parents=True)
+    done = in_process("verify", "nope", cwd=tmp_path, env=environment(REPLAYLAB_PROJECT=str(project)))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == "replaylab: results/campaigns/nope: no such campaign; the campaigns are: baseline\n"
+
+
+def test_what_a_build_records_of_its_settings(tmp_path):
+    """The run folders and the tolerance of the transcripts of each lesson's last build (the
+    batches of one number that hold the most runs), and a batch_size that gives as many batches."""
+    def transcript(lesson, batch, run, source, tolerance=1e-6):
+        path = tmp_path / lesson / "transcripts" / batch / f"{run}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"run": run, "replayed": {"from": source, "tolerance": tolerance}}))
+
+    for index, run in enumerate(("a", "b", "c", "d", "e", "f")):
+        transcript("hunter", f"batch{index % 3}of4", run, f"{'generated' if index < 4 else 'recordings'}/hunter/{run}.json")
+    transcript("hunter", "batch0of1", "a", "recordings/hunter/a.json", tolerance=0.5)  # left by an earlier build
+    transcript("review", "batch0of1", "physics", "recordings/review/physics.json")
+    tolerance, folders, counts = recorded([tmp_path / "hunter", tmp_path / "review"])
+    assert (tolerance, folders) == (1e-6, ["generated", "recordings"])
+    assert counts == {tmp_path / "hunter": (6, 4), tmp_path / "review": (1, 1)}
+    assert batch_size(2000, counts) == 2 and batch_size(2, counts) == 2 and batch_size(1, {"x": (8, 1), "y": (2, 2)}) is None
+    assert batch_size(2000, {}) == 2000

@@ -96,7 +96,10 @@ def hunter(tmp_path_factory):
 def test_a_bug_is_one_line_even_with_show_failed_logs(hunter):
     tables = hunter / "src" / "replaylab" / "lessons" / "hunter" / "tables.py"
     original = tables.read_text()
-    tables.write_text(original.replace("def tables(results):\n", "def tables(results):\n    1 / 0  # a bug\n", 1))
+    head = next(line for line in original.splitlines(keepends=True) if line.startswith("def tables("))
+    broken = original.replace(head, head + "    1 / 0  # a bug\n", 1)
+    assert broken != original
+    tables.write_text(broken)
     try:
         result = snakemake(hunter, "--cores", "1", "--show-failed-logs", "hunter", check=False)
     finally:

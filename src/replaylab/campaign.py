@@ -31,6 +31,7 @@ from replaylab.campaign_settings import (
     models,
     unset_variables,
 )
+from replaylab.errors import InvalidInput
 from replaylab.inputs import check_recordings
 from replaylab.lessons import registry
 from replaylab.selection import SelectionError, select
@@ -301,7 +302,37 @@ def missing_imports(campaign):
             f"--epochs {campaign.settings['runs']}) and brought in with: replaylab import-inspect LOG... --campaign {campaign.name}")
 
 
+def recorded_elsewhere(campaign):
+    """One line if a model of the campaign has a provider whose runs Inspect AI records
+    (inspect_ai), naming the configuration's field and what to do instead, else None:
+    `replaylab campaign` records the runs it lacks and says what it sends, and no client of
+    replaylab records such a run; `snakemake campaign` compares them once imported."""
+    for index, (raw, model) in enumerate(zip(campaign.settings["models"], campaign.models)):
+        provider = campaign_provider(model.provider)
+        if provider is None or not provider.imported:
+            continue
+        field = f"$.campaign.models[{index}].provider" if isinstance(raw, dict) and "provider" in raw else "$.campaign.provider"
+        files = " ".join(part for part in campaign.source.split(" + ") if part != "the options") or "config/config.yaml"
+        lessons = campaign.lessons
+        task = f"replaylab/{lessons[0]}" if len(lessons) == 1 else f"replaylab/LESSON (each of {', '.join(lessons)})"
+        return (f"{campaign.source}: {field}: {model.provider!r} (model {model.name!r}): replaylab campaign cannot record "
+                f"runs of Inspect AI: run inspect eval {task} --model {model.name} --epochs {campaign.settings['runs']}, "
+                f"bring the logs in with replaylab import-inspect LOG... --campaign {campaign.name}, then compare with "
+                f"snakemake campaign --configfile {files}")
+    return None
+
+
 def missing_runs(campaign):
+    """{model: [Run not on disk]}, in the order of the campaign's models: what `replaylab
+    campaign` is to record. `InvalidInput` (`recorded_elsewhere`'s line) for a campaign with a
+    model whose runs Inspect AI records: the command cannot record them."""
+    problem = recorded_elsewhere(campaign)
+    if problem:
+        raise InvalidInput(problem)
+    return not_on_disk(campaign)
+
+
+def not_on_disk(campaign):
     """{model: [Run not on disk]}, in the order of the campaign's models."""
     found = {model.name: [] for model in campaign.models}
     for lesson in campaign.lessons:
@@ -314,7 +345,7 @@ def missing_runs(campaign):
 def unset_for_missing_runs(campaign):
     """One line if a model with runs not on disk needs an environment variable (its key, its
     server's URL) that is not set, else None: the campaign target checks it before any job runs."""
-    missing = missing_runs(campaign)
+    missing = not_on_disk(campaign)
     unset = unset_variables([model for model in campaign.models if missing[model.name]])
     return f"campaign {campaign.name}: {unset[0]}; nothing was sent" if unset else None
 

@@ -1,15 +1,15 @@
 """`replaylab campaign`: a campaign from the command line, run by the workflow.
 
 It puts the configuration it is given (config/config.yaml's campaign section, then --config FILE,
-then the options) into results/campaigns/<name>/campaign.yaml, checks it as the workflow would,
-says what it will send and what that costs at most, and runs Snakemake's `campaign` target with
-that file as a subprocess of its own process group: the workflow records, replays, judges and
-compares; this command only watches (the recordings on disk, and the small progress files the
-recording jobs write) and shows how far it is. Run again, Snakemake records only what is missing.
+then the options) into results/campaigns/<name>/campaign.yaml, checks it as the workflow would
+(replaylab.settings), says what it will send and what that costs at most, and runs Snakemake's
+`campaign` target with that file as a subprocess of its own process group: the workflow records,
+replays, judges and compares; this command only watches (the recordings on disk, and the small
+progress files the recording jobs write) and shows how far it is. Run again, Snakemake records
+only what is missing.
 """
 
 import json
-import math
 import os
 import re
 import signal
@@ -22,15 +22,13 @@ from urllib.parse import urlsplit
 import yaml
 
 from replaylab import campaign as plan
-from replaylab import campaign_recording, campaign_settings
+from replaylab import campaign_recording, campaign_settings, settings
 from replaylab.agents import environment
 from replaylab.agents.recording import printable
 from replaylab import selection
 from replaylab.lessons import counted, registry
 from replaylab.errors import InvalidInput
 
-CONFIG = Path("config/config.yaml")
-SCHEMA = Path("workflow/schemas/config.schema.yaml")
 INTERRUPTED = 130
 # What of a campaign decides the runs it records: a change of these with runs on disk would mix
 # runs recorded two ways under one name.
@@ -43,28 +41,21 @@ class Refused(InvalidInput):
 
 def _read_yaml(path, what):
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise Refused(f"{path}: no such file ({what})") from None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
-        raise Refused(f"{path}: not a YAML file: {printable(str(error).splitlines()[0])}") from None
-    if not isinstance(data, dict):
-        raise Refused(f"{path}: not a mapping of settings ({what})")
-    return data
+        return settings.read_mapping(path, what)
+    except settings.InputError as error:
+        raise Refused(str(error)) from None
 
 
-def section_of(args):
-    """The campaign section the options describe, the whole configuration with it, and where it came from."""
-    if not CONFIG.is_file() or not SCHEMA.is_file():
-        raise Refused(f"{CONFIG}: not found: run `replaylab campaign` in a clone of replaylab")
-    config = _read_yaml(CONFIG, "the workflow's configuration")
+def section_of(args, folder="."):
+    """The campaign section the options describe, the whole configuration with it, and where it
+    came from: the project's configuration read with --config FILE over its campaign section
+    (replaylab.settings), then the options; unchecked."""
+    try:
+        config, source = settings.read(folder, [args.config] if args.config else ())
+    except settings.InputError as error:
+        raise Refused(str(error)) from None
     section = dict(config.get("campaign") or {})
-    sources = [str(CONFIG)]
-    if args.config:
-        given = _read_yaml(args.config, "a campaign's settings")
-        given = given["campaign"] if isinstance(given.get("campaign"), dict) else given
-        section.update(given)
-        sources.append(args.config)
+    sources = [source]
     if args.model:
         entries = {m if isinstance(m, str) else m.get("name"): m for m in section.get("models") or [] if isinstance(m, (str, dict))}
         chosen = []
@@ -84,9 +75,17 @@ def section_of(args):
 
 def default_provider(name):
     """A model of the command line names no provider: scripted's own programs are scripted's, any
-    other model is asked of an OpenAI-compatible server (OPENAI_BASE_URL, OPENAI_API_KEY)."""
+    other model is asked of an OpenAI-compatible server (OPENAI_BASE_URL, OPENAI_API_KEY). A name
+    that looks like a program and is none (`scripted-bogus`, a typo) is refused: it would otherwise
+    be sent, and paid for, as an OpenAI model."""
     scripted = campaign_settings.unattended_provider("scripted")
-    return "scripted" if scripted and name in (scripted.models or ()) else "openai"
+    programs = tuple(scripted.models or ()) if scripted else ()
+    if name in programs:
+        return "scripted"
+    if name.startswith("scripted-"):
+        raise Refused(f"--model {name}: not a scripted program; they are: {', '.join(programs)} "
+                      "(a model of an OpenAI-compatible server with this name: add --provider openai)")
+    return "openai"
 
 
 def _written(section):
@@ -264,10 +263,12 @@ class Watch:
 
     @staticmethod
     def _tokens(path):
+        """(model, input tokens, output tokens) of a recording on disk; a count it does not hold
+        (none reported, or one the recorder refused as not a count: null) is 0 here."""
         try:
             provenance = json.loads(path.read_text(encoding="utf-8"))["provenance"]
             usage = provenance.get("usage") or {}
-            return provenance["model"], usage.get("input_tokens", 0), usage.get("output_tokens", 0)
+            return provenance["model"], _count(usage.get("input_tokens")), _count(usage.get("output_tokens"))
         except (OSError, ValueError, KeyError, TypeError):
             return None, 0, 0
 
@@ -297,9 +298,14 @@ class Watch:
         tokens = sum(i + o for _, i, o in self.usage.values())
         prices = self.campaign.settings["prices"]
         cost = sum((i * prices[m]["input"] + o * prices[m]["output"]) / 1e6 for m, i, o in self.usage.values() if m in prices)
-        text = (f"{done} of {self.total} runs on disk, {self.total - done} left; {running} requests in flight, "
-                f"{retries} retried; {tokens} tokens")
+        text = (f"{done} of {self.total} runs on disk, {self.total - done} left; "
+                f"{counted(running, 'request', 'requests')} in flight, {retries} retried; {tokens} tokens")
         return text + (f", {cost:.4f} USD" if prices else "") + self._steps()
+
+
+def _count(value):
+    """A token count of a recording as a number for the progress line: 0 unless a whole number 0 or more."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def summary(folder):
@@ -384,14 +390,13 @@ def refresh_summary(written, cores, log):
 
 def command(args):
     """`replaylab campaign`: the exit code."""
-    from replaylab import configuration  # the schema's checker: only when the command runs
-
     section, config, source = section_of(args)
     try:
-        configuration.check(config, source, SCHEMA)
-    except configuration.InputError as error:
+        checked = settings.of(config, source)
+    except settings.InputError as error:
         raise Refused(str(error)) from None
-    campaign = plan.Campaign(section, config["batch_size"], source=source)
+    section = checked.campaign.section()  # as the schema types it
+    campaign = plan.Campaign(section, checked.batch_size, source=source)
     folder = Path(campaign.folder)
     written = folder / "campaign.yaml"
     same = compare_with_recorded(section, written)

@@ -112,7 +112,7 @@ def record_block(campaign, lesson, batch, listing, connections, log=sys.stdout, 
     if failures:
         raise RecordFailed(f"{len(failures)} of {len(todo)} runs of {lesson}/{batch} not recorded; the first: {failures[0]}")
     entries = []
-    for name, path in paths.items():
+    for path in paths.values():
         check_recording(path, lesson)
         entries.append([str(path), hashlib.sha256(path.read_bytes()).hexdigest()])
     write_list(listing, lesson, batch, entries)

@@ -398,29 +398,32 @@ def cmd_promote(args):
     return OK
 
 
-def in_project(args, *paths, required=True):
-    """Run in the project's folder (replaylab.project), wherever the command was started: the paths
-    the user gave (`args.<name>` for each of `paths`, when set) are read from where they were given."""
+def in_project(args, *paths, required=True, chdir=True):
+    """The project's folder (replaylab.project), wherever the command was started (None when there
+    is none and it is not `required`). With `chdir` (a command that starts Snakemake there), the
+    command runs in it: the paths the user gave (`args.<name>` for each of `paths`, when set) are
+    read from where they were given."""
     root = project.find()
     if root is None:
         if required:
             raise InvalidInput(f"no replaylab project in {os.getcwd()} or above it (a folder with {project.SNAKEFILE} and "
                                f"{project.CONFIG}): run it in one, or set {project.VARIABLE}")
-        return
-    if Path.cwd().resolve() == root:
-        return
+        return None
+    if not chdir or Path.cwd().resolve() == root:
+        return root
     for name in paths:  # given from elsewhere: read where they were given
         value = getattr(args, name, None)
         if value:
             setattr(args, name, str(Path(value).resolve()))
     os.chdir(root)
+    return root
 
 
 def cmd_doctor(args):
     from replaylab.doctor import diagnose
 
-    in_project(args, "recordings", required=False)
-    rows = diagnose(args.recordings or "recordings")
+    root = in_project(args, required=False, chdir=False)  # none: the configuration of this folder, if any
+    rows = diagnose(args.recordings, root)
     failed = [what for what, ok, _ in rows if ok is False]
     if args.json:
         _print_json({"ok": not failed, "checks": [{"what": w, "ok": ok, "detail": d} for w, ok, d in rows]})
@@ -456,9 +459,14 @@ def cmd_build(args):
 def cmd_verify(args):
     from replaylab.verify import verify
 
-    in_project(args, "results")
-    args.results = args.results or "results"
-    differences, compared = verify(args.results, args.cores, args.keep, note=lambda text: print(text, file=sys.stderr))
+    root = in_project(args, chdir=False)
+    names = args.campaigns
+    if len(names) == 1 and not args.results and ("/" in names[0] or names[0] in (".", "..") or (
+            Path(names[0]).is_dir() and not (root / "results" / "campaigns" / names[0]).is_dir())):
+        args.results, names = names[0], []  # the earlier form, `verify RESULTS`
+    differences, compared = verify(root, args.results, names, args.cores, args.keep,
+                                   note=lambda text: print(recording_io.printable(text), file=sys.stderr))
+    args.results = args.results or "results"  # the project's, as its lines name it
     if args.json:
         _print_json({"results": args.results, "compared": compared, "differences": differences})
     else:
@@ -589,8 +597,11 @@ def parser():
     sub = verb("doctor", cmd_doctor, "versions, optional plugins, the key (set, and accepted by GET /models; never its value), "
                "the campaign's models and configuration, recordings replay")
     sub.add_argument("--recordings", help="the folder of committed recordings (default: the project's recordings/)")
-    sub = verb("verify", cmd_verify, "build every result again in a temporary folder, and list each file of RESULTS that differs")
-    sub.add_argument("results", nargs="?", metavar="RESULTS", help="the folder of results (default: the project's results/)")
+    sub = verb("verify", cmd_verify, "build every result again in a temporary folder, with the settings it was built with, "
+               "and list each file of RESULTS that differs")
+    sub.add_argument("campaigns", nargs="*", metavar="CAMPAIGN",
+                     help="the campaigns of RESULTS/campaigns/ to rebuild too (default: every one found)")
+    sub.add_argument("--results", metavar="RESULTS", help="the folder of results (default: the project's results/)")
     sub.add_argument("--cores", default="all", help="for Snakemake's rebuild (default all)")
     sub.add_argument("--keep", action="store_true", help="keep the rebuild's folder, and say where")
     sub = verb("campaign", cmd_campaign, "record, replay, judge and compare models on lessons (Snakemake's campaign "

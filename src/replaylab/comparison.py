@@ -24,13 +24,13 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
-from replaylab import pipeline, render, statistics
+from replaylab import cost_accuracy, pipeline, render, statistics
 from replaylab.agents import clients
 from replaylab.agents.recording import LABELS, printable
 from replaylab.inputs import DamagedResult, made_by
 from replaylab.lessons import counted
-from replaylab.lessons.markdown import Md, cell, code, interval, name, run_link, table, text
-from replaylab.lessons.scorecard import read_runs_table, scorecard, wilson
+from replaylab.lessons.markdown import Md, cell, code, name, run_link, table, text
+from replaylab.lessons.scorecard import read_runs_table, runs_table_bytes, scorecard
 
 MEANS = ("calls", "budget_used", "tokens", "input_tokens", "output_tokens", "cost_usd")
 RUNS_LISTED = 200  # per lesson; the per-run tables hold every run
@@ -58,8 +58,9 @@ def runs_table(path):
     it was emptied, cut or changed by hand (or lacks the instance of its runs)."""
     try:
         table = read_runs_table(path)
-        if "instance" not in table.columns:
-            raise ValueError("no column 'instance'")
+        for column in ("instance", "behaviour"):
+            if column not in table.columns:
+                raise ValueError(f"no column {column!r}")
         if (table["instance"].fillna("") == "").any():
             raise ValueError("a run without its instance")
         return table
@@ -68,6 +69,17 @@ def runs_table(path):
             f"{printable(str(path))}: not the table the build wrote ({printable(str(error))}): "
             f"delete it, or run with --forcerun {made_by(path)}"
         ) from None
+
+
+def distinct(runs):
+    """The runs as evidence: of the runs of one lesson, task and model with one `behaviour` digest
+    (identical transcripts: a deterministic model asked the same question again), the first only;
+    a run without a digest counts on its own (statistics.METHODS['distinct_runs'])."""
+    if runs.empty:
+        return runs
+    key = runs["behaviour"].fillna("").astype(str)
+    key = key.where(key != "", "run:" + runs["recording"].astype(str))
+    return runs.loc[~runs.assign(copy_of=key).duplicated(["lesson", "task", "model", "copy_of"])]
 
 
 def compare(runs, models):
@@ -132,10 +144,13 @@ SCORECARD_COLUMNS = {
     "lesson": "The lesson (its page is <lesson>/index.md).",
     "task": "The task: a variant of the lesson (in a lesson of several agents per run, an agent scored on its own answer).",
     "model": "The model (or scripted program) that made the runs.",
-    "runs": "Runs judged (n).",
+    "runs": "Runs judged.",
     "answered": "Runs that submitted an answer with the tool `answer`.",
-    "right": "Runs judged right (k): the lesson's own decision from numbers this build recomputed.",
-    "rate": "k/n, the share of runs that were right.",
+    "right": "Runs judged right: the lesson's own decision from numbers this build recomputed.",
+    "distinct_runs": "Distinct runs (n): runs with identical transcripts (the same calls, results, texts and answer) "
+                     "counted once; every test of the page counts these.",
+    "distinct_right": "Distinct runs judged right (k).",
+    "rate": "k/n, the share of distinct runs that were right (with no copies, right/runs).",
     "rate_low": "Lower end of the 95 % Wilson score interval of the rate.",
     "rate_high": "Upper end of the 95 % Wilson score interval of the rate.",
     "rule_of_three_high": "Only at 0 of n right: 3/n, the rule of three's one-sided 95 % upper bound on the rate; empty otherwise.",
@@ -173,7 +188,11 @@ INSTANCE_COLUMNS = {
 INSTANCE_RATE_COLUMNS = statistics.explain(statistics.InstanceRate)
 INSTANCE_PAIR_COLUMNS = statistics.explain(statistics.InstancePair)
 TABLES = {"scorecard": SCORECARD_COLUMNS, "pass_k": PASS_K_COLUMNS, "pairs": PAIR_COLUMNS, "across_tasks": ACROSS_COLUMNS,
-          "instances": INSTANCE_COLUMNS, "instance_rates": INSTANCE_RATE_COLUMNS, "instance_pairs": INSTANCE_PAIR_COLUMNS}
+          "instances": INSTANCE_COLUMNS, "instance_rates": INSTANCE_RATE_COLUMNS, "instance_pairs": INSTANCE_PAIR_COLUMNS,
+          "cost_accuracy": cost_accuracy.COLUMNS}
+RUNS_FILE = "runs.csv.gz"  # the campaign's per-run table, every lesson's runs in one
+RUN_COLUMNS = ("lesson", "model", "task", "instance", "difficulty", "run", "answered", "right", "supported", "wrong",
+               "calls", "budget_used", "input_tokens", "output_tokens", "tokens", "cost_usd", "behaviour", "recording")
 FILES = {name_: f"{name_}.csv" for name_ in TABLES}
 
 
@@ -182,7 +201,8 @@ def _empty(value):
 
 
 def scorecard_rows(rows, result):
-    """The scorecard as flat rows, the columns of SCORECARD_COLUMNS."""
+    """The scorecard as flat rows, the columns of SCORECARD_COLUMNS: `rows` of every run, the rates
+    of `result` (the statistics, over the distinct runs)."""
     rates = {(r.model, r.task): r for r in result.rates}
     found = []
     for r in rows:
@@ -190,7 +210,8 @@ def scorecard_rows(rows, result):
         tokens = None if r["mean_input_tokens"] is None or r["mean_output_tokens"] is None else r["mean_tokens"]
         found.append({
             "lesson": r["lesson"], "task": r["task"], "model": r["model"], "runs": r["runs"], "answered": r["answered"],
-            "right": r["right"], "rate": rate.rate, "rate_low": rate.rate_low, "rate_high": rate.rate_high,
+            "right": r["right"], "distinct_runs": rate.runs, "distinct_right": rate.right, "rate": rate.rate,
+            "rate_low": rate.rate_low, "rate_high": rate.rate_high,
             "rule_of_three_high": rate.rule_of_three_high, "rule_of_three_low": rate.rule_of_three_low,
             "supported": r["supported"], "right_unsupported": r["right_unsupported"], "supported_wrong": r["supported_wrong"],
             "instances": r["instances"], "instance_low": r["instance_low"], "instance_high": r["instance_high"],
@@ -236,8 +257,17 @@ def percent(value):
 
 
 def points(value):
-    """A difference of rates in percentage points, signed."""
-    return "n/a" if value is None else f"{100 * value:+.0f} points"
+    """A difference of rates in percentage points, signed ('0 points' for none, never '-0' or '+0')."""
+    if value is None:
+        return "n/a"
+    return "0 points" if value == 0 else f"{magnitude(value, signed=True)} points"
+
+
+def magnitude(value, signed=False):
+    """A difference of rates in percentage points as a number: whole points, or (below one point)
+    two significant digits, so that a difference that is not 0 never reads 0."""
+    shown = f"{100 * value:{'+' if signed else ''}.0f}" if abs(value) >= 0.005 else f"{100 * value:{'+' if signed else ''}.2g}"
+    return shown
 
 
 def p_text(p):
@@ -275,52 +305,111 @@ def p_phrase(p):
     return f"p {text_}" if text_.startswith("<") else f"p = {text_}"
 
 
+def whole_points(value):
+    """A rate difference in whole points, signed, and 0 without a sign (never '-0')."""
+    shown = f"{100 * value:+.0f}"
+    return "0" if shown in ("+0", "-0") else shown
+
+
 def interval_text(low, high):
-    return "n/a" if low is None else f"{100 * low:+.0f} to {100 * high:+.0f}"
+    return "n/a" if low is None else f"{whole_points(low)} to {whole_points(high)}"
+
+
+def lead(model_a, model_b, difference, low, high):
+    """Who was right more often and by how much, with the interval as seen from the one ahead; 'no
+    difference' where the rates are equal (a difference of round-off is 0: statistics)."""
+    if difference == 0:
+        return f"{text(model_a)} and {text(model_b)} were right equally often (no difference", low, high
+    if difference > 0:
+        return f"**{text(model_a)}** was right more often than {text(model_b)}, by {magnitude(difference)} points (", low, high
+    return f"**{text(model_b)}** was right more often than {text(model_a)}, by {magnitude(-difference)} points (", -high, -low
+
+
+def _sentence(model_a, model_b, difference, low, high, where, test):
+    said, low, high = lead(model_a, model_b, difference, low, high)
+    joined = "; " if difference == 0 else ""
+    return f"{said}{joined}95 % interval {interval_text(low, high)} points) {where}: {test}."
+
+
+def heterogeneity_text(c):
+    """The sentence for a comparison across tasks whose difference varies across them, or ''."""
+    if c.heterogeneity_p is None or c.heterogeneity_p >= statistics.ALPHA:
+        return ""
+    def tasks(names):
+        return ", ".join(code(n) for n in names) or "no task"
+
+    where = f"Breslow-Day {p_phrase(c.heterogeneity_p)}"
+    if c.ahead_a and c.ahead_b:
+        return (f"The difference between {text(c.model_a)} and {text(c.model_b)} **varies across tasks**, in direction "
+                f"({where}): {text(c.model_a)} ahead on {tasks(c.ahead_a)}, {text(c.model_b)} ahead on "
+                f"{tasks(c.ahead_b)}; the combined figure hides opposite effects.")
+    ahead, on = (c.model_a, c.ahead_a) if c.ahead_a else (c.model_b, c.ahead_b)
+    return (f"The size of the difference between {text(c.model_a)} and {text(c.model_b)} **varies across tasks** "
+            f"({where}): {text(ahead)} is ahead on {tasks(on)}, by different margins.")
+
+
+def tied_text(comparisons, detect, where):
+    """The pairs an equivalence test calls tied (within ±detect), as one sentence, or ''."""
+    tied = [c for c in comparisons if c.equivalent]
+    if not tied:
+        return ""
+    pairs = "; ".join(f"{text(c.model_a)} and {text(c.model_b)}" for c in tied)
+    return (f"Tied within ±{magnitude(detect)} points {where} (equivalence test, two one-sided tests at 0.05, margin "
+            f"`campaign.detect`): {pairs}.")
+
+
+def distinct_text(rows, result):
+    """'Of the 40 runs, 4 are distinct ...' when some runs are copies of others, else ''."""
+    every, kept = sum(r["runs"] for r in rows), sum(r.runs for r in result.rates)
+    if every == kept:
+        return ""
+    return (f"Of the {every} runs, **{kept} are distinct**: runs of one model and task with identical transcripts are "
+            "one piece of evidence, counted once by every test here.")
 
 
 def summary(result, rows, detect):
     """The page's one-paragraph answer: who is right more often, by how much, how sure that is,
-    and how many runs would settle it."""
+    whether it varies across tasks, and how many runs would settle it."""
     models = result.models
     if len(models) < 2:
         return f"One model only ({text(models[0]) if models else 'none'}): nothing to compare it with."
-    said = []
+    said = [distinct_text(rows, result)]
     if result.across_tasks:
         for c in result.across_tasks:
-            ahead, behind, by = (c.model_a, c.model_b, c.difference) if (c.difference or 0) >= 0 else (c.model_b, c.model_a, -c.difference)
             if c.difference is None:
                 said.append(f"{text(c.model_a)} and {text(c.model_b)} share no task with runs of both.")
                 continue
-            low, high = (c.difference_low, c.difference_high) if ahead == c.model_a else (-c.difference_high, -c.difference_low)
-            how = ("beyond chance" if c.significant else "not beyond chance")
-            lead = (f"{text(c.model_a)} and {text(c.model_b)} were right equally often" if by == 0 else
-                    f"**{text(ahead)}** was right more often than {text(behind)}, by {100 * by:.0f} points")
-            said.append(f"{lead} across the {c.tasks} tasks both ran (95 % interval {100 * low:+.0f} to {100 * high:+.0f} "
-                        f"points): {how} (exact stratified test, Holm-adjusted {p_phrase(c.p_holm)}).")
+            how = "beyond chance" if c.significant else "not beyond chance"
+            said.append(_sentence(c.model_a, c.model_b, c.difference, c.difference_low, c.difference_high,
+                                  f"across the {c.tasks} tasks both ran",
+                                  f"{how} (exact stratified test, Holm-adjusted {p_phrase(c.p_holm)})"))
+            said.append(heterogeneity_text(c))
+        said.append(tied_text(result.across_tasks, detect, "across tasks"))
     else:
         for p in result.pairs:
             if p.difference is None:
                 continue
-            ahead, behind, by = (p.model_a, p.model_b, p.difference) if p.difference >= 0 else (p.model_b, p.model_a, -p.difference)
-            low, high = (p.difference_low, p.difference_high) if ahead == p.model_a else (-p.difference_high, -p.difference_low)
-            lead = (f"{text(p.model_a)} and {text(p.model_b)} were right equally often" if by == 0 else
-                    f"**{text(ahead)}** was right more often than {text(behind)}, by {100 * by:.0f} points")
-            said.append(f"{lead} on the one task (95 % interval {100 * low:+.0f} to {100 * high:+.0f} points): "
-                        f"{verdict(p)} (Fisher's exact test, Holm-adjusted {p_phrase(p.p_holm)}).")
+            said.append(_sentence(p.model_a, p.model_b, p.difference, p.difference_low, p.difference_high,
+                                  "on the one task", f"{verdict(p)} (Fisher's exact test, Holm-adjusted {p_phrase(p.p_holm)})"))
+        said.append(tied_text(result.pairs, detect, "on the one task"))
     overall = result.ties[-1]
     if len(overall.groups) == 1 and len(overall.groups[0]) > 1:
-        said.append("No test separates any two of the models: they are **tied**.")
+        said.append("No test separates any two of the models: they are **not separated**, which is not evidence that "
+                    "they are equal.")
     detectable = [p.detectable_difference for p in result.pairs if p.detectable_difference is not None]
     needed = [p.runs_needed for p in result.pairs if p.runs_needed is not None]
-    runs = sorted({r["runs"] for r in rows})
+    runs = sorted({r.runs for r in result.rates if r.runs})
+    threshold = (f"each test at 0.05/{result.comparisons}, the first step of Holm's correction over the "
+                 f"{result.comparisons} tests of this page" if result.comparisons > 1 else "at 0.05")
     if detectable:
-        low, high = f"{100 * min(detectable):.0f}", f"{100 * max(detectable):.0f}"
-        said.append(f"With {', '.join(map(str, runs))} runs per model and task, the smallest difference on a task "
-                    f"these runs detect (power 0.8) is about {low if low == high else f'{low} to {high}'} points.")
+        low, high = magnitude(min(detectable)), magnitude(max(detectable))
+        said.append(f"With {', '.join(map(str, runs))} distinct runs per model and task ({threshold}), the smallest "
+                    f"difference on a task these runs detect (power 0.8, around the two models' pooled rate) is about "
+                    f"{low if low == high else f'{low} to {high}'} points.")
     if needed:
-        said.append(f"To detect {100 * detect:.0f} points on every task, about {max(needed)} runs per model and task "
-                    "would be needed.")
+        at = "at the same threshold" if detectable else threshold
+        said.append(f"To detect {magnitude(detect)} points on every task ({at}), about {max(needed)} runs per "
+                    "model and task would be needed.")
     return " ".join(s for s in said if s)
 
 
@@ -375,7 +464,8 @@ def instance_summary(by_instance, detect):
                   else "no interval: " + ("one instance" if p.instances < 2 else "every instance gave the same difference"))
         said.append(f"{where}, paired by instance, {text(p.model_a)} − {text(p.model_b)} is {points(p.difference)} over "
                     f"{counted(p.instances, 'instance', 'instances')} ({spread}; {text(p.model_a)} ahead on {p.a_ahead}, "
-                    f"{text(p.model_b)} on {p.b_ahead}): {instance_verdict(p)} (sign test, Holm-adjusted {p_phrase(p.p_holm)}).")
+                    f"{text(p.model_b)} on {p.b_ahead}): {instance_verdict(p)} (sign test, Holm-adjusted {p_phrase(p.p_holm)})"
+                    + (f"; tied within ±{magnitude(detect)} points (equivalence test)." if p.equivalent else "."))
     needed = {}
     for p in by_instance.pairs:
         if p.instances_needed is not None:
@@ -384,7 +474,8 @@ def instance_summary(by_instance, detect):
             if found is None or p.instances_needed > found[0]:
                 needed[p.lesson] = (p.instances_needed, runs_each)
     if needed:
-        said.append(f"To detect {100 * detect:.0f} points paired by instance, about "
+        said.append(f"To detect {magnitude(detect)} points paired by instance (at 0.05/{by_instance.comparisons}, Holm's "
+                    "first step), about "
                     + ", ".join(f"{n} instances of {text(lesson)} at {_runs_per_instance(r)}"
                                 for lesson, (n, r) in needed.items())
                     + " would be needed.")
@@ -394,6 +485,7 @@ def instance_summary(by_instance, detect):
 def glance_section(result, rows):
     out = ["## At a glance", ""]
     rates = {(r.model, r.task): r for r in result.rates}
+    every = {(r["model"], task_key(r["lesson"], r["task"])): r["runs"] for r in rows}
     grid = []
     for key in result.tasks:
         lesson, _, task = key.partition("/")
@@ -402,12 +494,16 @@ def glance_section(result, rows):
         best = max((r.rate for r in mine if r.rate is not None), default=None)
         for r in mine:
             shown = rate_text(r, short=True)
+            runs = every.get((r.model, key), r.runs)
+            if runs > r.runs:  # copies among the runs: the distinct ones are what is counted
+                shown = shown.replace(f"{r.right}/{r.runs} · ", f"{r.right}/{r.runs} distinct (of {runs} runs) · ", 1)
             entry[r.model] = Md(f"**{shown}**" if r.rate == best and r.rate is not None and len(mine) > 1 else shown)
         grid.append(entry)
     columns = [("task", "lesson and task")] + [(m, text(m)) for m in result.models]
     out += ["Runs right (k/n · rate), as the build decides from recomputed numbers, with the 95 % Wilson interval "
             "in per cent (at 0 of n also the rule of three's 95 % upper bound); the highest share of each task in "
-            "bold.", "",
+            "bold. Runs with identical transcripts count once: where some were copies, k/n counts the distinct "
+            "runs, and the cell says of how many runs.", "",
             table(grid, columns), ""]
     out += ["![The share of right runs per task and model, with 95 % intervals](figures/comparison.png)", ""]
     return out
@@ -457,8 +553,8 @@ def by_instance_section(by_instance, detect):
             "interval": interval_text(p.difference_low, p.difference_high),
             "p": p_text(p.p_value),
             "holm": p_text(p.p_holm),
-            "verdict": instance_verdict(p),
-            "detectable": "n/a" if p.detectable_difference is None else f"{100 * p.detectable_difference:.0f} points",
+            "verdict": instance_verdict(p) + ("; tied (equivalence test)" if p.equivalent else ""),
+            "detectable": "n/a" if p.detectable_difference is None else f"{magnitude(p.detectable_difference)} points",
             "needed": needed,
         })
     out += ["Each pair of models on each lesson, **paired by instance** on the instances both ran (an instance only one "
@@ -469,13 +565,15 @@ def by_instance_section(by_instance, detect):
             "interval is built another way (from the spread of the differences, not Holm-adjusted), so with few instances "
             "it may exclude 0 where the test does not separate the models: the verdict is what the page concludes. "
             "The last two columns: the smallest mean difference these instances detect, and the instances needed to "
-            f"detect {100 * detect:.0f} points (`campaign.detect`) at the current runs per instance, both at power 0.8 "
+            f"detect {magnitude(detect)} points (`campaign.detect`) at the current runs per instance, both at power 0.8 "
             "(paired t-test, from the observed spread of the per-instance differences: the same whichever model is "
-            "named first).", "",
+            f"named first) at 0.05/{by_instance.comparisons}, the first step of Holm's correction over these tests. "
+            "\"Tied\" is added only where the equivalence test (two one-sided tests at 0.05 on the paired t interval) "
+            f"puts the mean difference within ±{magnitude(detect)} points.", "",
             table(shown, [("lesson", "lesson"), ("pair", "a − b"), ("instances", "instances"), ("ahead", "a / b ahead"),
                           ("difference", "mean difference"), ("interval", "95 % interval (points)"),
                           ("p", "sign test p"), ("holm", "Holm-adjusted p"), ("verdict", "verdict"),
-                          ("detectable", "detectable now"), ("needed", f"instances needed for {100 * detect:.0f} points")]),
+                          ("detectable", "detectable now"), ("needed", f"instances needed for {magnitude(detect)} points")]),
             ""]
     return out
 
@@ -492,17 +590,25 @@ def across_section(result):
             "interval": interval_text(c.difference_low, c.difference_high),
             "p": p_text(c.p_value),
             "holm": p_text(c.p_holm),
-            "verdict": verdict(c),
+            "verdict": verdict(c) + ("; tied (equivalence test)" if c.equivalent else ""),
+            "varies": ("n/a" if c.heterogeneity_p is None else
+                       f"{p_text(c.heterogeneity_p)}: " + ("varies; " if c.heterogeneity_p < statistics.ALPHA else "")
+                       + f"a ahead on {len(c.ahead_a)}, b on {len(c.ahead_b)}"),
         })
     return ["## Across tasks", "",
             "Each pair of models compared task by task, the per-task differences combined (Mantel-Haenszel weights), "
             "never one test over pooled counts of different tasks; `tasks` is the number of tasks combined. "
             "The verdict is the exact stratified test's, after Holm's correction; the interval is built another way "
             "(from the per-task Wilson intervals), so with few runs it may exclude 0 where the test does not separate "
-            "the models, or include 0 where it does: the verdict is what the page concludes.", "",
+            "the models, or include 0 where it does: the verdict is what the page concludes. \"Tied\" is added only "
+            "where the equivalence test (two one-sided tests at 0.05, margin `campaign.detect`) puts the combined "
+            "difference within the margin. The last column: whether the difference varies across tasks (the "
+            "Breslow-Day test of one odds ratio, with Tarone's correction, not adjusted), and on how many tasks each "
+            "model is ahead: where it varies, the combined difference hides opposite effects.", "",
             table(shown, [("pair", "a − b"), ("tasks", "tasks"), ("difference", "difference"),
                           ("interval", "95 % interval (points)"), ("p", "exact stratified test p"),
-                          ("holm", "Holm-adjusted p"), ("verdict", "verdict")]), ""]
+                          ("holm", "Holm-adjusted p"), ("verdict", "verdict"),
+                          ("varies", "varies across tasks? (Breslow-Day p)")]), ""]
 
 
 def pairs_section(result, detect):
@@ -517,8 +623,8 @@ def pairs_section(result, detect):
             "interval": interval_text(p.difference_low, p.difference_high),
             "p": p_text(p.p_value),
             "holm": p_text(p.p_holm),
-            "verdict": verdict(p),
-            "detectable": "n/a" if p.detectable_difference is None else f"{100 * p.detectable_difference:.0f} points",
+            "verdict": verdict(p) + ("; tied (equivalence test)" if p.equivalent else ""),
+            "detectable": "n/a" if p.detectable_difference is None else f"{magnitude(p.detectable_difference)} points",
             "needed": "n/a" if p.runs_needed is None else p.runs_needed,
         })
     if not shown:
@@ -527,21 +633,27 @@ def pairs_section(result, detect):
             f"Each pair of models on each task: the difference of their rates with Newcombe's 95 % interval, Fisher's "
             f"exact test, and Holm's correction over all {result.comparisons} tests of this page (pairs and tasks, and "
             f"the comparisons across tasks). The last two columns: the smallest difference these runs detect, and "
-            f"the runs per model needed to detect {100 * detect:.0f} points (`campaign.detect`), both at power 0.8.", "",
+            f"the runs per model needed to detect {magnitude(detect)} points (`campaign.detect`), both at power 0.8 "
+            f"for two rates centred on the pair's pooled rate (the same whichever model is named first), at the "
+            f"threshold the verdicts use: 0.05/{result.comparisons}, the first step of Holm's correction. \"Tied\" is "
+            f"added only where the equivalence test (two one-sided tests at 0.05) puts the difference within "
+            f"±{magnitude(detect)} points. Runs with identical transcripts count once (`distinct_runs`).", "",
             table(shown, [("task", "task"), ("pair", "a − b"), ("counts", "right/runs"), ("difference", "difference"),
                           ("interval", "95 % interval (points)"), ("p", "Fisher p"), ("holm", "Holm-adjusted p"),
                           ("verdict", "verdict"), ("detectable", "detectable now"),
-                          ("needed", f"runs needed for {100 * detect:.0f} points")]), ""]
+                          ("needed", f"runs needed for {magnitude(detect)} points")]), ""]
 
 
 def ties_section(result):
     if len(result.models) < 2:
         return []
-    out = ["## Tied", "", "Models that no test (Holm-adjusted) separates, per task and across tasks:", ""]
+    out = ["## Not separated", "", "Models that no test (Holm-adjusted) separates, per task and across tasks. Not "
+           "separated is not equal: only the equivalence test (marked \"tied\" in the tables) says two models are the "
+           "same within a margin.", ""]
     for t in result.ties:
         where = "across tasks" if t.task is None else f"{text(t.task.partition('/')[0])} {code(t.task.partition('/')[2])}"
         groups = "; ".join(", ".join(text(m) for m in g) for g in t.groups if len(g) > 1)
-        out.append(f"- {where}: " + (f"tied: {groups}" if groups else "every two models are told apart"
+        out.append(f"- {where}: " + (f"not separated: {groups}" if groups else "every two models are told apart"
                                      if t.groups else "no runs"))
     return out + [""]
 
@@ -557,7 +669,8 @@ def scorecard_section(flat, priced):
     for r in flat:
         shown.append({
             "lesson": Md(f"[{text(r['lesson'])}]({r['lesson']}/index.md)"), "task": code(r["task"]), "model": r["model"],
-            "runs": r["runs"], "answered": r["answered"], "right": r["right"], "rate": percent(r["rate"]),
+            "runs": r["runs"], "distinct": r["distinct_runs"], "answered": r["answered"], "right": r["right"],
+            "rate": percent(r["rate"]),
             "interval": f"{percent(r['rate_low'])} to {percent(r['rate_high'])}",
             "three": "" if r["rule_of_three_high"] is None else f"≤ {percent(r['rule_of_three_high'])}",
             "supported": r["supported"], "right_unsupported": r["right_unsupported"],
@@ -567,7 +680,8 @@ def scorecard_section(flat, priced):
             "cost": "no price" if r["mean_cost_usd"] is None else _number(r["mean_cost_usd"], 4),
             "mistakes": r["mistakes"] or "none",
         })
-    columns = [("lesson", "lesson"), ("task", "task"), ("model", "model"), ("runs", "runs"), ("answered", "answered"),
+    columns = [("lesson", "lesson"), ("task", "task"), ("model", "model"), ("runs", "runs"),
+               ("distinct", "distinct_runs"), ("answered", "answered"),
                ("right", "right"), ("rate", "rate"), ("interval", "rate_low to rate_high"),
                ("three", "rule_of_three_high"), ("supported", "supported"), ("right_unsupported", "right_unsupported"),
                ("supported_wrong", "supported_wrong"), ("calls", "mean_calls"), ("budget", "mean_budget_used"),
@@ -587,10 +701,30 @@ def pass_k_section(result):
         entry = grid.setdefault((p.task, p.model), {"task": Md(f"{text(lesson)} {code(task)}"), "model": p.model})
         entry[p.k] = f"{p.pass_at_k:.2f} / {p.pass_hat_k:.2f}"
     rows = [{**entry, **{k: entry.get(k, "") for k in ks}} for entry in grid.values()]
+    rows += pass_k_means(result, ks)
     return ["## pass@k and pass^k", "",
             "Per task and model, for each k the runs allow (`pass_k.csv`): pass@k / pass^k, the chance that k runs "
-            "drawn from the recorded ones include a right one / are all right.", "",
+            "drawn from the (distinct) runs include a right one / are all right; then, per model, their means over "
+            "the tasks (each task once; a k some task of the model does not reach is left empty).", "",
             table(rows, [("task", "task"), ("model", "model")] + [(k, f"k = {k}") for k in ks]), ""]
+
+
+def pass_k_means(result, ks):
+    """Per model, pass@k / pass^k averaged over its tasks with runs, for each k every one of them reaches."""
+    found = []
+    for model in result.models:
+        mine = [p for p in result.pass_k if p.model == model]
+        tasks = {p.task for p in mine}
+        if len(tasks) < 2:
+            continue
+        entry = {"task": Md("**mean over tasks**"), "model": model}
+        for k in ks:
+            at_k = [p for p in mine if p.k == k]
+            if len(at_k) == len(tasks):
+                entry[k] = (f"{math.fsum(p.pass_at_k for p in at_k) / len(at_k):.2f} / "
+                            f"{math.fsum(p.pass_hat_k for p in at_k) / len(at_k):.2f}")
+        found.append({**entry, **{k: entry.get(k, "") for k in ks}})
+    return found
 
 
 def method_section(settings):
@@ -603,7 +737,9 @@ def method_section(settings):
         "- Each run is judged on the answer it submitted with the tool `answer`, never on its words. **Right** is "
         "the lesson's own decision from recomputed numbers (its page says what is right); a run with no answer is "
         "not right. **Supported** says whether the run's own replayed experiments point at its answer.",
-        "- The tests by task and across tasks take the runs of two models on one task as independent samples; a task is "
+        "- Runs of one model and task with identical transcripts are copies (a deterministic model asked the same "
+        "question again): the tests count each once (`distinct_runs`); the cost counts every run, each was paid for.",
+        "- The tests by task and across tasks take the distinct runs of two models on one task as independent samples; a task is "
         "a lesson's variant (in a lesson of several agents per run, each agent). Tasks are never pooled: across tasks, the "
         "per-task differences are combined, with the number of tasks stated.",
         "- The instance is the unit of evidence: runs of one instance share its question and numbers, so they are not "
@@ -665,7 +801,7 @@ def runs_section(runs, links):
     return out
 
 
-def page(settings, lessons, runs, rows, result, links, not_counted, summary_page=True, by_instance=None):
+def page(settings, lessons, runs, rows, result, links, not_counted, summary_page=True, by_instance=None, costs=()):
     models = list(settings["models"])
     priced = bool(settings.get("prices"))
     detect = settings.get("detect", DETECT)
@@ -694,6 +830,7 @@ def page(settings, lessons, runs, rows, result, links, not_counted, summary_page
     out += across_section(result)
     out += pairs_section(result, detect)
     out += ties_section(result)
+    out += cost_accuracy.section(list(costs)) if len(result.models) > 1 else []
     out += scorecard_section(flat, priced)
     out += pass_k_section(result)
     out += not_counted_section(not_counted)
@@ -745,6 +882,13 @@ def figure(result):
 # The job
 
 
+def campaign_runs(runs):
+    """The campaign's per-run table: one row per run of every lesson (RUN_COLUMNS, then the answers'
+    fields), tidy: one column per variable, so that any figure of the page can be recomputed from it."""
+    answers = [c for c in runs.columns if c.startswith("answer_")]
+    return runs.reindex(columns=[*RUN_COLUMNS, *answers])
+
+
 def transcript_links(lessons, folders, root):
     """{(lesson, run): the run's page (<lesson>/runs/<run>.md, the render job's) relative to the
     campaign's folder, or its transcript as replayed where the lesson's page shows no page of it}."""
@@ -768,21 +912,24 @@ def not_counted_runs(lessons, runs, folder):
 def write(settings, lessons, tables, transcripts, folder):
     """The comparison of a campaign into `folder`: index.md (and index.html), scorecard.csv,
     pass_k.csv, pairs.csv, across_tasks.csv, instances.csv, instance_rates.csv,
-    instance_pairs.csv, scorecard.json (every table, the same columns) and
-    figures/comparison.png. Returns the seconds the HTML took."""
+    instance_pairs.csv, cost_accuracy.csv, scorecard.json (every table, the same columns), the
+    campaign's per-run table runs.csv.gz, figures/comparison.png and (with a cost to show)
+    figures/cost_accuracy.png. Returns the seconds the HTML took."""
     folder = Path(folder)
     models = list(settings["models"])
     detect = settings.get("detect", DETECT)
     runs = runs_of(lessons, tables, settings.get("prices", {}))
+    evidence = distinct(runs)
     rows = compare(runs, models)
-    result = statistics_of(rows, models, detect)
-    instances = instance_rows(runs, models)
+    result = statistics_of(compare(evidence, models), models, detect)
+    instances = instance_rows(evidence, models)
     by_instance = instance_statistics_of(instances, models, detect)
-    found = tables_of(rows, result, instances, by_instance)
+    costs = cost_accuracy.rows(runs, evidence, _ordered_models(set(runs["model"]), models))
+    found = {**tables_of(rows, result, instances, by_instance), "cost_accuracy": costs}
     not_counted = not_counted_runs(lessons, runs, folder)
     summary_page = (folder.parent.parent / "index.md").is_file()  # results/index.md: linked only where it is
     text_ = page(settings, lessons, runs, rows, result, transcript_links(lessons, transcripts, folder), not_counted,
-                 summary_page, by_instance)
+                 summary_page, by_instance, costs)
     pipeline.write_json(folder / "scorecard.json", {
         "campaign": settings["name"], "settings": settings, "detect": detect,
         "summary": full_summary(result, rows, by_instance, detect),
@@ -795,4 +942,10 @@ def write(settings, lessons, tables, transcripts, folder):
         pipeline.recording_io.write_atomic(folder / f"{name_}.csv", pipeline.csv_text(csv_rows(flat)) if flat else
                                            ",".join(TABLES[name_]) + "\n")
     render.save_figure(figure(result), folder / "figures" / "comparison.png")
+    drawing = cost_accuracy.figure(costs)
+    if drawing is not None:
+        render.save_figure(drawing, folder / "figures" / "cost_accuracy.png")
+    else:  # a figure of an earlier build (with prices then) would outlive the page that no longer shows it
+        (folder / "figures" / "cost_accuracy.png").unlink(missing_ok=True)
+    pipeline.recording_io.write_atomic(folder / RUNS_FILE, runs_table_bytes(campaign_runs(runs)))
     return render.write_markdown_and_html(folder / "index.md", text_)

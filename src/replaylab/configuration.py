@@ -1,6 +1,7 @@
 """The workflow's configuration, checked when the workflow starts (a dry run too): its schema
 (workflow/schemas/config.schema.yaml), with Snakemake's `validate`, then what a schema cannot say.
-The first problem is one `InputError` line naming the configuration's files and the field."""
+The first problem is one `InputError` line naming the configuration's files and the field.
+`replaylab.settings` is how everything else reads and checks it: once, into one typed object."""
 
 import math
 import re

@@ -3,7 +3,8 @@
 It says whether a key is set, never its value. With a key set, it asks the provider's server
 (its configured base URL, or its default) for its list of models, a request that costs nothing:
 the key is accepted or refused, and the campaign's models are among the server's or not. It
-checks the workflow's configuration (config/config.yaml) as a run of the workflow would.
+checks the project's configuration (config/config.yaml) as a run of the workflow would
+(replaylab.settings), from whatever folder it was started in.
 """
 
 import importlib
@@ -21,7 +22,6 @@ from replaylab.agents.recording import LABELS, printable
 from replaylab.agents.secrets import clean_text
 
 CONFIG = Path("config") / "config.yaml"
-CONFIG_SCHEMA = Path("workflow") / "schemas" / "config.schema.yaml"
 
 PACKAGES = ("replaylab", "numpy", "matplotlib", "jsonschema", "PyYAML", "openai", "snakemake", "pygments", "markdown-it-py")
 OPTIONAL = {  # package: the extra of pyproject.toml that installs it
@@ -73,22 +73,17 @@ def _models(url, key, timeout=5.0):
     return True, f"accepted by the server ({len(ids)} models)", ids
 
 
-def _configuration():
-    """The workflow's configuration in this folder, checked as a run checks it: (rows, config or None)."""
-    if not CONFIG.is_file() or not CONFIG_SCHEMA.is_file():
+def _configuration(folder):
+    """The project's configuration, checked as a run checks it: (rows, Settings or None)."""
+    from replaylab import settings
+
+    if folder is None or not (Path(folder) / CONFIG).is_file() or settings.schema_of(folder) is None:
         return [(str(CONFIG), None, "not here (run doctor in the project's folder to check it)")], None
-    import yaml
-
-    from replaylab import configuration
-
     try:
-        config = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
-        configuration.check(config, str(CONFIG), CONFIG_SCHEMA)
-    except (yaml.YAMLError, OSError) as error:
-        return [(str(CONFIG), False, printable(f"cannot be read: {error}")[:300])], None
-    except ValueError as error:  # configuration.InputError: its one line
+        found = settings.load(folder)
+    except settings.InputError as error:  # its one line
         return [(str(CONFIG), False, printable(str(error)))], None
-    return [(str(CONFIG), True, "valid (the workflow's schema and checks)")], config
+    return [(str(CONFIG), True, "valid (the workflow's schema and checks)")], found
 
 
 def _server(url):
@@ -101,26 +96,32 @@ def _server(url):
         return "(not a URL)"
 
 
-def _recordings(folder):
+def _recordings(folder, shown):
+    """A row per recording of `folder`, each named from `shown` (the folder as the user knows it)."""
     from replaylab.agents.replay import ReplayMismatch, replay
     from replaylab.inputs import check_recording
     from replaylab.lessons import registry
 
     checks = []
     for path in sorted(Path(folder).glob("*/*.json")):
+        name = Path(shown) / path.relative_to(folder)
         try:
             run = check_recording(path, path.parent.name)
             replay(run, registry.lesson(run.lesson).variant_of(run))
-            checks.append((f"recording {path}", True, "loads and replays"))
+            checks.append((f"recording {name}", True, "loads and replays"))
         except (ValueError, ReplayMismatch) as error:
-            checks.append((f"recording {path}", False, str(error)))
+            checks.append((f"recording {name}", False, str(error)))
     if not checks:
-        checks.append((f"recordings in {folder}", False, "none found"))
+        checks.append((f"recordings in {shown}", False, "none found"))
     return checks
 
 
-def diagnose(recordings="recordings"):
-    """(what, ok, detail) rows; ok is None for facts that are neither good nor bad."""
+def diagnose(recordings=None, project=None):
+    """(what, ok, detail) rows; ok is None for facts that are neither good nor bad. `project`: the
+    project's folder (its configuration is checked; by default, the current folder's);
+    `recordings`: a folder of recordings as the user gave it (by default the project's
+    recordings/)."""
+    project = Path(project) if project is not None else Path.cwd()
     rows = [("python", sys.version_info >= (3, 11), f"{platform.python_version()} ({sys.executable})")]
     for name in PACKAGES:
         version = _version(name)
@@ -128,16 +129,17 @@ def diagnose(recordings="recordings"):
     for name, extra in OPTIONAL.items():
         version = _version(name)
         rows.append((name, None, version or f'not installed (optional: pip install -e ".[{extra}]")'))
-    return rows + _providers() + _recordings(recordings)
+    folder, shown = (recordings, recordings) if recordings else (project / "recordings", "recordings")
+    return rows + _providers(project) + _recordings(folder, shown)
 
 
-def _providers():
+def _providers(project):
     """Each registered provider, whether what it reads from the environment is set, whether its
     key is accepted, and whether the campaign's models are the server's."""
     found = clients.providers()
     keyless = [name for name, p in found.items() if p.key is None and (p.unattended or p.takes_file)]
-    rows, config = _configuration()
-    campaign = (config or {}).get("campaign") or {}
+    rows, configured = _configuration(project)
+    campaign = configured.campaign.models if configured else ()
     for name, p in found.items():
         uses = ["imports runs (replaylab import-inspect)" if p.imported else "records campaigns" if p.unattended
                 else "records runs" if p.takes_file else "records sessions"]
@@ -157,9 +159,10 @@ def _providers():
         if p.key and environment.is_set(p.key) and url:
             ok, detail, ids = _models(url, environment.secret(p.key))
             rows.append((f"{p.key} at {_server(url)}", ok, detail))
-            if ids is not None and campaign.get("provider") == name:
-                for model in campaign.get("models", ()):
-                    known = model in ids
-                    rows.append((f"campaign model {printable(str(model))[:200]}", known,
+            if ids is not None:
+                # the campaign's models of this provider asked of this server (not of one of their own)
+                for model in (m for m in campaign if m.provider == name and not m.base_url and m.base_url_env in (None, p.server)):
+                    known = model.name in ids
+                    rows.append((f"campaign model {printable(model.name)[:200]}", known,
                                  "one of the server's models" if known else "not one of the server's models (GET /models)"))
     return rows

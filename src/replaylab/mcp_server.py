@@ -20,6 +20,7 @@ import time
 
 import anyio
 import mcp_types as types
+from mcp import MCPError
 from mcp.server import Server
 
 from replaylab import __version__
@@ -27,7 +28,8 @@ from replaylab.agents.clients.interactive import data_problem
 from replaylab.agents.live import CLIENT_CLOSED, LiveRun, Unrecordable, client_instructions, stopped
 from replaylab.agents.messages import ToolCall, stored
 from replaylab.agents.tools import ACCEPTED_KEY, ANSWER
-from replaylab.mcp_stdio import error_line, read_message, stdio_lines
+from replaylab.agents.recording import short
+from replaylab.mcp_stdio import LineSplitter, error_line, read_message, stdio_lines, write_until
 
 UNDECLARED = "unknown (not declared)"
 HOW = (
@@ -124,8 +126,8 @@ class LessonServer:
         return types.ListPromptsResult(prompts=[prompt])
 
     async def get_prompt(self, ctx, params):
-        if params.name != self.prompt_name():
-            raise ValueError(f"no prompt named {params.name!r}; the prompt is {self.prompt_name()}")
+        if params.name != self.prompt_name():  # the client's mistake: Invalid params, not a server error with a traceback
+            raise MCPError(types.INVALID_PARAMS, f"no prompt named {short(params.name)}; the prompt is {self.prompt_name()}")
         text = instructions(self.live)
         return types.GetPromptResult(
             description=f"The system text and the task of {self.live.lesson} / {self.live.instance} / {self.live.variant.name}",
@@ -225,23 +227,26 @@ def start(lesson, v, group, provenance, path=None, folder=None, instance=None):
 def refuse(problem, wait=10.0, stdin_fd=0, stdout_fd=1):
     """A server that cannot serve (its recording is taken, its folder not writable) answers the
     client's first request with `problem` as its JSON-RPC error, so that the client shows why,
-    instead of only "connection closed". Waits at most `wait` seconds, never for a terminal."""
+    instead of only "connection closed". Waits at most `wait` seconds, never for a terminal: the
+    input is cut into lines as it comes (linear, each line bounded as when serving), and an answer
+    the client does not read is given up at the deadline."""
     if os.isatty(stdin_fd):
         return
-    deadline, buffer = time.monotonic() + wait, b""
+    deadline, splitter = time.monotonic() + wait, LineSplitter()
     while (left := deadline - time.monotonic()) > 0 and select.select([stdin_fd], [], [], left)[0]:
-        chunk = os.read(stdin_fd, 1 << 16)
+        try:
+            chunk = os.read(stdin_fd, 1 << 16)
+        except OSError:
+            return
+        for line in splitter.feed(chunk) if chunk else splitter.end():
+            message, error = read_message(line)
+            if isinstance(message, types.JSONRPCRequest):
+                write_until(stdout_fd, error_line(message.id, SERVER_ERROR, problem), deadline)
+                return
+            if error is not None and not write_until(stdout_fd, error, deadline):
+                return
         if not chunk:
             return
-        buffer += chunk
-        *lines, buffer = buffer.split(b"\n")
-        for line in lines:
-            message, error = read_message(line)
-            if error is not None:
-                os.write(stdout_fd, error)
-            elif isinstance(message, types.JSONRPCRequest):
-                os.write(stdout_fd, error_line(message.id, SERVER_ERROR, problem))
-                return
 
 
 SERVER_ERROR = -32000

@@ -10,6 +10,7 @@ outside the audited packages.
 
 import csv
 import dataclasses
+import hashlib
 import io
 import json
 import os
@@ -25,6 +26,7 @@ from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
 from replaylab.agents.replay import ReplayMismatch, replay
 from replaylab.inputs import DamagedResult, check_recording, made_by, variant_of
 from replaylab.lessons import registry
+from replaylab.lessons.cells import to_cell
 
 
 def write_json(path, data):
@@ -122,14 +124,16 @@ def replay_batch(stage):
 
     Each transcript is written without a sync of its own: the folder appears whole or not at all
     (`whole_folder`), and a replay makes it again."""
-    runs = []
+    runs, behaviours = [], {}
     with whole_folder(stage.transcripts) as building:
         for source in stage.recordings:
             run = _replayed(source, stage.tolerance, stage.lesson)
             path = building / f"{run.run}.json"
-            path.write_text(transcript_text(run, path), encoding="utf-8")
+            data = recording_io.to_data(run)
+            path.write_text(transcript_text(data, path), encoding="utf-8")
+            behaviours[run.run] = behaviour(data)
             runs.append(run)
-        verdicts = judge_batch(stage.lesson, runs, stage.tolerance)
+        verdicts = judge_batch(stage.lesson, runs, stage.tolerance, behaviours)
         recording_io.write_atomic(stage.judged, json.dumps(verdicts, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n")
 
 
@@ -138,29 +142,44 @@ def batch_listed(path):
     return [recording for recording, _ in read_json(path)["recordings"]]
 
 
-def transcript_text(run, path):
-    """A replayed run as the text of its transcript: a recording (any reader of recordings reads
-    it), checked against the recording schema before it is written, in compact JSON: the json
-    module writes that in C, several times faster than indented text, and a third smaller."""
-    data = recording_io.to_data(run)
+def transcript_text(data, path):
+    """A replayed run (as `recording_io.to_data` gives it) as the text of its transcript: a
+    recording (any reader of recordings reads it), checked against the recording schema before it
+    is written, in compact JSON: the json module writes that in C, several times faster than
+    indented text, and a third smaller."""
     errors = recording_io.schema_errors(data)
     if errors:
         raise recording_io.RecordingError(f"{path}: {recording_io.json_path(errors[0].absolute_path)}: {errors[0].message}")
     return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
 
 
-def judge_batch(lesson, runs, tolerance):
+def judge_batch(lesson, runs, tolerance, behaviours=None):
     """The verdicts of a batch of replayed runs, and the decisions of its groups (a lesson that
     decides per group gets whole groups), with what the render job needs of each run: it reads
-    every batch's verdicts, never every transcript."""
+    every batch's verdicts, never every transcript. `behaviours`: {run: `behaviour` digest}."""
     lesson = registry.lesson(lesson)
     verdicts = lesson.judge(runs, tolerance)
-    return {"runs": {run.run: run_facts(run, lesson) for run in runs}, "verdicts": verdicts,
+    behaviours = behaviours or {}
+    return {"runs": {run.run: run_facts(run, lesson, behaviours.get(run.run)) for run in runs}, "verdicts": verdicts,
             "groups": lesson.decide(runs, verdicts)}
 
 
-def run_facts(run, lesson):
-    """What the per-run table and the list of runs need of a replayed run."""
+def behaviour(data):
+    """A digest of what a run did (a recording as data): its question (instance, variant, system
+    and task texts) and each message's text, calls and results, without the run's name, group,
+    provenance, call ids or times. Two runs with one digest are copies: a deterministic model asked
+    the same question again, one piece of evidence (statistics.METHODS['distinct_runs'])."""
+    steps = [{"text": step["text"],
+              "calls": [[call["name"], call["arguments"], call.get("as_json")] for call in step["tool_calls"]],
+              "results": [[result["ok"], result["content"]] for result in step["results"]]} for step in data["steps"]]
+    what = [data.get("instance"), data["variant"], data["system"], data["task"], steps, data["finished"],
+            data.get("stopped_by")]
+    return hashlib.sha256(json.dumps(what, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:20]
+
+
+def run_facts(run, lesson, digest=None):
+    """What the per-run table and the list of runs need of a replayed run (`digest`: its
+    `behaviour`)."""
     facts = {
         "variant": run.variant,
         "group": run.group,
@@ -168,6 +187,8 @@ def run_facts(run, lesson):
         "model": run.model,
         "messages": len(run.transcript.steps),
     }
+    if digest:
+        facts["behaviour"] = digest
     if lesson.judged == "group":
         facts["group_key"] = lesson.group_key(run)
     usage = run.provenance.get("usage")
@@ -293,9 +314,16 @@ def allowlists(lesson):
 
 
 def csv_text(rows):
+    """Rows (dicts with the same keys) as CSV text, every cell one a spreadsheet shows as text
+    (cells.to_cell). A row holding a carriage return is quoted whole: the csv module quotes only
+    the line terminator's characters, and a bare CR would end the row for every reader."""
     stream = io.StringIO()
     if rows:
-        writer = csv.DictWriter(stream, fieldnames=list(rows[0]), lineterminator="\n")
+        fields = list(rows[0])
+        writer = csv.DictWriter(stream, fieldnames=fields, lineterminator="\n")
+        quoted = csv.DictWriter(stream, fieldnames=fields, lineterminator="\n", quoting=csv.QUOTE_ALL)
         writer.writeheader()
-        writer.writerows(rows)
+        for row in rows:
+            cells = {key: to_cell(value) for key, value in row.items()}
+            (quoted if any(isinstance(v, str) and "\r" in v for v in cells.values()) else writer).writerow(cells)
     return stream.getvalue()

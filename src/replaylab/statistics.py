@@ -35,10 +35,13 @@ from scipy.stats import binomtest, fisher_exact, hypergeom, norm
 from scipy.stats import t as student_t
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import NormalIndPower
+from statsmodels.stats.contingency_tables import StratifiedTable
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
 ALPHA = 0.05  # two-sided: 95 % intervals, tests significant at 0.05 (after Holm's correction)
 POWER = 0.8  # the chance of detecting a difference that the power calculations aim at
+EQUIVALENCE_ALPHA = 2 * ALPHA  # two one-sided tests at 0.05 each: the 90 % interval inside the margin
+ROUND_OFF = 1e-12  # a difference of rates smaller than this is round-off of a zero one
 TIE_TOLERANCE = 1 + 1e-7  # outcomes this close in probability to the observed one count as as likely (as scipy's fisher_exact)
 
 METHODS = {
@@ -67,10 +70,26 @@ METHODS = {
     "comparison (all pairs of models on all tasks, and the comparisons across tasks), statsmodels "
     "multipletests(method='holm'); a comparison is significant when its adjusted p-value is at most 0.05.",
     "power": "Normal approximation on Cohen's h = 2 asin(sqrt p1) - 2 asin(sqrt p2) (Cohen 1988, ch. 6), statsmodels "
-    "NormalIndPower, two-sided 0.05, power 0.8. It is optimistic for the exact test reported here, the more so at "
-    "small n: at 12 runs each from a rate of 0.5, Fisher's test detects the difference called detectable (0.45) "
-    "with power about 0.6, not 0.8; at the 93 runs each said to be needed for 0.5 against 0.7, about 0.75. Treat "
-    "the detectable difference and the runs needed as lower bounds.",
+    "NormalIndPower, power 0.8, for two rates centred on the pooled rate of both models (so the figures are the same "
+    "whichever model is named first), two-sided at 0.05 divided by the number of tests of the page: the threshold of "
+    "the first, strictest step of Holm's correction, which the page's verdicts use (20 points from 0.5 to 0.7 "
+    "need 93 runs each at 0.05, 138 with 5 tests, 174 with 18). It is optimistic for the exact test reported here, "
+    "the more so at small n: at 12 runs each around a rate of 0.5 at 0.05, Fisher's test detects the difference "
+    "called detectable with power about 0.7, not 0.8. Treat the detectable difference and the runs needed as lower "
+    "bounds.",
+    "equivalence": "Two one-sided tests (TOST; Schuirmann 1987, J Pharmacokinet Biopharm 15:657-680) with the margin "
+    "`detect`: two models are called tied (on a task, or across tasks) only when the 90 % interval of their "
+    "difference (Newcombe's; across tasks, MOVER-Wilson) lies inside ±detect. A test that does not separate two "
+    "models says only that: they are not separated, which is not evidence that they are equal.",
+    "heterogeneity": "Breslow-Day test of one odds ratio over the tasks combined, with Tarone's correction (Breslow & "
+    "Day 1980, IARC Sci Publ 32; Tarone 1985, Biometrika 72:91-95), statsmodels StratifiedTable.test_equal_odds, "
+    "0.5 added to the cells of a task with a zero cell. A small p-value (below 0.05, not corrected) says the "
+    "difference varies across tasks, perhaps in direction: the combined difference then hides opposite effects, "
+    "and the page names the tasks on which each model is ahead.",
+    "distinct_runs": "Runs of one model and task whose replayed transcripts are identical (the same calls, results, "
+    "texts and answer: a deterministic model asked the same question again) are one piece of evidence, not several: "
+    "the tests by task and across tasks count each distinct transcript of a model and task once (its outcome is the "
+    "same for every copy). The scorecard keeps every run, and says how many were distinct.",
     "instance_rate": "A model's rate over the instances of a lesson, the instance as the unit (runs of one instance "
     "share its question, so they are not independent): k/n over all its runs, with the cluster-robust standard error "
     "over instances, SE^2 = C/(C-1) * sum_i (k_i - n_i k/n)^2 / n^2 for C instances with k_i of n_i right (Liang & "
@@ -106,8 +125,9 @@ METHODS = {
     "instance_multiple_comparisons": "Holm's step-down correction (Holm 1979) over the sign tests of the comparisons "
     "by instance (every pair of models on every lesson), a family of its own: the tests by task and across tasks "
     "keep their own correction.",
-    "tied": "Models no test separates: the largest groups of models no two of which a significant (Holm-adjusted) "
-    "comparison separates (maximal cliques, Bron & Kerbosch 1973); a model can be in several groups.",
+    "not_separated": "Models no test separates: the largest groups of models no two of which a significant "
+    "(Holm-adjusted) comparison separates (maximal cliques, Bron & Kerbosch 1973); a model can be in several groups. "
+    "Not separated is not tied: that is the equivalence test's to say.",
 }
 
 
@@ -199,12 +219,13 @@ class Rate:
     )
 
 
-def wilson(right, runs):
-    """The 95 % Wilson score interval (low, high) of right/runs; (None, None) without runs. The ends
-    are exactly 0 at 0 of n and exactly 1 at n of n, where the score interval touches them."""
+def wilson(right, runs, alpha=ALPHA):
+    """The 1 - alpha (95 %) Wilson score interval (low, high) of right/runs; (None, None) without
+    runs. The ends are exactly 0 at 0 of n and exactly 1 at n of n, where the score interval
+    touches them."""
     if runs == 0:
         return None, None
-    low, high = proportion_confint(right, runs, alpha=ALPHA, method="wilson")
+    low, high = proportion_confint(right, runs, alpha=alpha, method="wilson")
     low = 0.0 if right == 0 else min(max(float(low), 0.0), right / runs)
     high = 1.0 if right == runs else max(min(float(high), 1.0), right / runs)
     return low, high
@@ -287,12 +308,12 @@ def fisher_p(a, b):
     return min(1.0, float(fisher_exact(table, alternative="two-sided").pvalue))
 
 
-def newcombe(a, b):
-    """The 95 % interval (low, high) of a's rate minus b's by Newcombe's hybrid score method
-    (method 10); (None, None) when either has no runs."""
+def newcombe(a, b, alpha=ALPHA):
+    """The 1 - alpha (95 %) interval (low, high) of a's rate minus b's by Newcombe's hybrid score
+    method (method 10); (None, None) when either has no runs."""
     if a.runs == 0 or b.runs == 0:
         return None, None
-    low, high = confint_proportions_2indep(a.right, a.runs, b.right, b.runs, method="newcomb", compare="diff", alpha=ALPHA)
+    low, high = confint_proportions_2indep(a.right, a.runs, b.right, b.runs, method="newcomb", compare="diff", alpha=alpha)
     difference = a.right / a.runs - b.right / b.runs
     return max(-1.0, min(float(low), difference)), min(1.0, max(float(high), difference))
 
@@ -306,58 +327,83 @@ def smallest_fisher_p(runs_a, runs_b):
     return min(fisher_p(ahead, behind), fisher_p(Counts("a", "t", 0, runs_a), Counts("b", "t", runs_b, runs_b)))  # equal but for rounding
 
 
-def detectable_difference(baseline, runs_a, runs_b):
-    """The smallest difference from `baseline` (model a's rate) that a two-sided test at 0.05 with
-    these runs detects with power 0.8 (Cohen's h, normal approximation), in whichever direction is
-    smaller; None without runs, or when no rate in [0, 1] is far enough from the baseline."""
-    if baseline is None or runs_a == 0 or runs_b == 0:
+def power_alpha(tests):
+    """The two-sided threshold a power figure uses when Holm's correction is over `tests` p-values:
+    0.05 / tests, the threshold of Holm's first and strictest step (a difference detected there is
+    significant after the correction, whichever the other p-values are)."""
+    return ALPHA / max(1, tests)
+
+
+def pooled(a, b):
+    """The two models' runs taken together: their share of right runs, the same whichever is named
+    first; None when neither has runs."""
+    runs = a.runs + b.runs
+    return (a.right + b.right) / runs if runs else None
+
+
+def centred(rate, difference):
+    """Two rates `difference` apart, centred on `rate` (moved inside [0, 1] where the centre is
+    too near an end): (lower, higher). Power figures start from them, so that they do not depend
+    on which model is named first."""
+    low = min(max(rate - difference / 2, 0.0), 1.0 - difference)
+    return low, low + difference
+
+
+def _cohens_h(rate, difference):
+    """Cohen's h between the two rates `difference` apart centred on `rate`."""
+    low, high = centred(rate, difference)
+    return 2 * math.asin(math.sqrt(high)) - 2 * math.asin(math.sqrt(low))
+
+
+def detectable_difference(rate, runs_a, runs_b, alpha=ALPHA):
+    """The smallest difference of two rates centred on `rate` (the pooled rate of both models) that
+    a two-sided test at `alpha` with these runs detects with power 0.8 (Cohen's h, normal
+    approximation); None without runs, or when even 0 against 1 is not detected."""
+    if rate is None or runs_a == 0 or runs_b == 0:
         return None
-    h = _effect_detected(runs_a, runs_b)
-    phi = math.asin(math.sqrt(baseline))
-    reachable = []
-    if phi + h / 2 <= math.pi / 2:
-        reachable.append(math.sin(phi + h / 2) ** 2 - baseline)
-    if phi - h / 2 >= 0:
-        reachable.append(baseline - math.sin(phi - h / 2) ** 2)
-    return _number(min(reachable)) if reachable else None
+    h = _effect_detected(runs_a, runs_b, alpha)
+    if _cohens_h(rate, 1.0) < h:  # 0 against 1: h = pi, the largest there is
+        return None
+    return _number(brentq(lambda d: _cohens_h(rate, d) - h, 0.0, 1.0, xtol=1e-12))
 
 
-def _power(h, runs_a, runs_b):
-    """Power of the two-sided test at 0.05 for Cohen's h with these runs (statsmodels)."""
-    return NormalIndPower().power(h, nobs1=runs_a, alpha=ALPHA, ratio=runs_b / runs_a, alternative="two-sided")
+def _power(h, runs_a, runs_b, alpha=ALPHA):
+    """Power of the two-sided test at `alpha` for Cohen's h with these runs (statsmodels)."""
+    return NormalIndPower().power(h, nobs1=runs_a, alpha=alpha, ratio=runs_b / runs_a, alternative="two-sided")
 
 
-def _effect_detected(runs_a, runs_b):
+def _effect_detected(runs_a, runs_b, alpha=ALPHA):
     """The Cohen's h detected with power 0.8: the root of statsmodels' power function, found to
     1e-12 (its own solve_power stops about 1e-6 short in power)."""
-    return brentq(lambda h: _power(h, runs_a, runs_b) - POWER, 1e-9, 100.0, xtol=1e-12)
+    return brentq(lambda h: _power(h, runs_a, runs_b, alpha) - POWER, 1e-9, 100.0, xtol=1e-12)
 
 
-def runs_needed(baseline, difference):
-    """Runs per model (on one task) that a two-sided test at 0.05 needs to detect a rate
-    `difference` away from `baseline` with power 0.8 (Cohen's h, normal approximation). Where both
-    baseline + difference and baseline - difference are rates, the direction needing more runs;
-    None when neither is, or without a baseline."""
-    if baseline is None:
+def runs_needed(rate, difference, alpha=ALPHA):
+    """Runs per model (on one task) that a two-sided test at `alpha` needs to detect two rates
+    `difference` apart, centred on `rate` (the pooled rate), with power 0.8 (Cohen's h, normal
+    approximation); None without a rate."""
+    if rate is None:
         return None
-    if not 0 <= baseline <= 1:
-        raise ValueError(f"runs needed: the baseline rate must be between 0 and 1, not {baseline!r}")
+    if not 0 <= rate <= 1:
+        raise ValueError(f"runs needed: the pooled rate must be between 0 and 1, not {rate!r}")
     if not (isinstance(difference, (int, float)) and not isinstance(difference, bool) and 0 < difference <= 1):
         raise ValueError(f"runs needed: the difference to detect must be a number above 0 and at most 1, not {difference!r}")
-    phi = math.asin(math.sqrt(baseline))
-    effects = [abs(2 * math.asin(math.sqrt(other)) - 2 * phi) for other in (baseline + difference, baseline - difference) if 0 <= other <= 1]
-    effects = [e for e in effects if e > 0]  # a difference below float resolution moves no rate
-    if not effects:
+    h = _cohens_h(rate, difference)
+    if h <= 0:  # a difference below float resolution moves no rate
         return None
-    h = min(effects)
-    # A start, 2 ((z_0.975 + z_0.8) / h)^2 (one tail), then the fewest runs whose power by statsmodels is 0.8:
-    # its solve_power warns of a negative square root on the way at large h.
-    runs = max(1, math.ceil(2 * ((norm.ppf(1 - ALPHA / 2) + norm.ppf(POWER)) / h) ** 2))
-    while runs > 1 and _power(h, runs - 1, runs - 1) >= POWER:
-        runs -= 1
-    while _power(h, runs, runs) < POWER:
-        runs += 1
-    return runs
+    # A start, 2 ((z_(1-alpha/2) + z_0.8) / h)^2 (one tail), then the fewest runs whose power by statsmodels is 0.8,
+    # by bisection (the power grows with the runs; its solve_power warns of a negative square root at large h).
+    start = max(1, math.ceil(2 * ((norm.ppf(1 - alpha / 2) + norm.ppf(POWER)) / h) ** 2))
+    enough, step = start, 1
+    while _power(h, enough, enough, alpha) < POWER:
+        enough, step = enough + step, 2 * step
+    too_few, step = enough - 1, 1
+    while too_few >= 1 and _power(h, too_few, too_few, alpha) >= POWER:
+        enough, too_few, step = too_few, max(0, too_few - step), 2 * step
+    while enough - too_few > 1:  # power(too_few) < 0.8 <= power(enough); too_few 0: no runs
+        middle = (too_few + enough) // 2
+        too_few, enough = (too_few, middle) if _power(h, middle, middle, alpha) >= POWER else (middle, enough)
+    return enough
 
 
 @_documented
@@ -390,26 +436,45 @@ class Pair:
         "The p-value adjusted by Holm's correction over every comparison of the campaign; None when no test ran."
     )
     significant: bool = doc("Whether the Holm-adjusted p-value is at most 0.05: the rates differ beyond chance.")
+    pooled_rate: float | None = doc(
+        "Both models' runs taken together: their share of right runs, where the power figures start from (the same "
+        "whichever model is named first); None when neither has runs."
+    )
+    power_alpha: float = doc(
+        "The two-sided threshold of the power figures: 0.05 over the number of tests Holm's correction is over (its "
+        "first, strictest step), so that they hold for the verdicts the page gives."
+    )
     detectable_difference: float | None = doc(
-        "The smallest difference from model a's rate that these numbers of runs detect with 80 % power (two-sided "
-        "0.05, Cohen's h); None when no difference can be detected or either has no runs."
+        "The smallest difference of two rates centred on the pooled rate that these numbers of runs detect with 80 % "
+        "power (two-sided, at power_alpha; Cohen's h); None when no difference can be detected or either has no runs."
     )
-    detect: float | None = doc("The difference asked about (runs_needed is for it); None when none was asked.")
+    detect: float | None = doc(
+        "The difference asked about (runs_needed is for it, and it is the margin of the equivalence test); None when "
+        "none was asked."
+    )
     runs_needed: int | None = doc(
-        "Runs per model on this task needed to detect a difference of `detect` from model a's rate with 80 % power "
-        "(two-sided 0.05, Cohen's h); None when none was asked or model a has no runs."
+        "Runs per model on this task needed to detect two rates `detect` apart, centred on the pooled rate, with 80 % "
+        "power (two-sided, at power_alpha; Cohen's h); None when none was asked or neither has runs."
+    )
+    equivalent: bool = doc(
+        "Whether the two rates are the same within ±detect by two one-sided tests at 0.05 (TOST: Newcombe's 90 % "
+        "interval of the difference inside ±detect): only then does the page call the two tied. False when no "
+        "difference was asked or either has no runs."
     )
 
 
-def compare_pair(a, b, detect=None):
+def compare_pair(a, b, detect=None, tests=1):
     """Two models' counts on one task compared: Newcombe's interval of the difference, Fisher's
-    exact test, the detectable difference and (for `detect`) the runs needed. `p_holm` and
-    `significant` are for one comparison alone here; `compare_models` corrects them over all."""
+    exact test, the detectable difference and (for `detect`) the runs needed, both from the pooled
+    rate at the threshold of `tests` tests (`power_alpha`), and the equivalence test within
+    ±`detect`. `p_holm` and `significant` are for one comparison alone here; `compare_models`
+    corrects them over all."""
     if a.task != b.task:
         raise ValueError(f"compare_pair: counts of two tasks ({a.task!r}, {b.task!r}); compare tasks with compare_across_tasks")
     low, high = newcombe(a, b)
     p = fisher_p(a, b)
-    baseline = a.right / a.runs if a.runs else None
+    rate = pooled(a, b)
+    alpha = power_alpha(tests)
     return Pair(
         task=a.task,
         model_a=a.model,
@@ -418,17 +483,32 @@ def compare_pair(a, b, detect=None):
         runs_a=a.runs,
         right_b=b.right,
         runs_b=b.runs,
-        difference=a.right / a.runs - b.right / b.runs if a.runs and b.runs else None,
+        difference=_difference(a.right / a.runs - b.right / b.runs) if a.runs and b.runs else None,
         difference_low=low,
         difference_high=high,
         p_value=p,
         smallest_p_value=smallest_fisher_p(a.runs, b.runs),
         p_holm=p,
         significant=p is not None and p <= ALPHA,
-        detectable_difference=detectable_difference(baseline, a.runs, b.runs),
+        pooled_rate=rate,
+        power_alpha=alpha,
+        detectable_difference=detectable_difference(rate, a.runs, b.runs, alpha),
         detect=_number(detect),
-        runs_needed=runs_needed(baseline, detect) if detect is not None else None,
+        runs_needed=runs_needed(rate, detect, alpha) if detect is not None else None,
+        equivalent=detect is not None and _within(newcombe(a, b, EQUIVALENCE_ALPHA), detect),
     )
+
+
+def _within(interval, margin):
+    """Whether an interval (low, high) lies strictly inside ±margin (the TOST decision)."""
+    low, high = interval
+    return bool(low is not None and -margin < low and high < margin)
+
+
+def _difference(value):
+    """A difference of rates, with one of round-off (a weighted mean of equal rates gives 5e-17)
+    made the 0 it is."""
+    return 0.0 if abs(value) < ROUND_OFF else _number(value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -468,6 +548,19 @@ class AcrossTasks:
         "The p-value adjusted by Holm's correction over every comparison of the campaign; None when no test ran."
     )
     significant: bool = doc("Whether the Holm-adjusted p-value is at most 0.05: the models differ beyond chance across tasks.")
+    heterogeneity_p: float | None = doc(
+        "Two-sided p-value of the Breslow-Day test (with Tarone's correction; 0.5 added to the cells of a task with a "
+        "zero) that the odds ratio of the two models is the same on every task combined, not corrected for multiple "
+        "tests; small: the difference varies across tasks (it may even change direction), and the combined "
+        "difference hides it. None with fewer than two tasks."
+    )
+    ahead_a: list[str] = doc("The tasks combined on which model a's rate is the higher.")
+    ahead_b: list[str] = doc("The tasks combined on which model b's rate is the higher.")
+    equivalent: bool = doc(
+        "Whether the combined difference is 0 within ±detect by two one-sided tests at 0.05 (its 90 % MOVER-Wilson "
+        "interval inside ±detect): only then does the page call the two tied across tasks. False when no "
+        "difference was asked or no task has runs of both."
+    )
 
 
 def _both_ran(a_counts, b_counts):
@@ -506,11 +599,39 @@ def stratified_p(strata):
     return min(1.0, float(distribution[distribution <= here * TIE_TOLERANCE].sum()))
 
 
-def compare_across_tasks(a_counts, b_counts):
+def breslow_day_p(strata):
+    """Two-sided p-value of the Breslow-Day test, with Tarone's correction, of one odds ratio over
+    strata [(right_a, runs_a, right_b, runs_b)] (statsmodels' StratifiedTable; 0.5 added to every
+    cell of a stratum with a zero cell, else its odds ratio is 0 or infinite); None with fewer than
+    two strata."""
+    if len(strata) < 2:
+        return None
+    tables = [np.array([[ra, na - ra], [rb, nb - rb]], dtype=float) for ra, na, rb, nb in strata]
+    tables = [table + 0.5 if (table == 0).any() else table for table in tables]
+    with np.errstate(all="ignore"):
+        found = StratifiedTable(tables).test_equal_odds(adjust=True).pvalue
+    return _number(min(1.0, float(found)))
+
+
+def _mover(pairs, weights, alpha):
+    """The MOVER-Wilson interval (low, high) of the weighted difference over the task pairs."""
+    difference = low_squares = high_squares = 0.0
+    for w, (a, b) in zip(weights, pairs):
+        rate_a, rate_b = a.right / a.runs, b.right / b.runs
+        (low_a, high_a), (low_b, high_b) = wilson(a.right, a.runs, alpha), wilson(b.right, b.runs, alpha)
+        difference += w * (rate_a - rate_b)
+        low_squares += w * w * ((rate_a - low_a) ** 2 + (high_b - rate_b) ** 2)
+        high_squares += w * w * ((high_a - rate_a) ** 2 + (rate_b - low_b) ** 2)
+    return difference, max(-1.0, difference - math.sqrt(low_squares)), min(1.0, difference + math.sqrt(high_squares))
+
+
+def compare_across_tasks(a_counts, b_counts, detect=None):
     """Two models compared over the tasks both ran: the Mantel-Haenszel weighted difference with
-    its MOVER-Wilson interval and the exact stratified test (see METHODS). A task one model did not
-    run is left out and named; a task where a rate is 0 or 1 counts like any other (its Wilson
-    interval is not empty, its hypergeometric distribution may be a single point, adding nothing)."""
+    its MOVER-Wilson interval, the exact stratified test, the Breslow-Day test of whether the
+    difference varies across tasks, and the equivalence test within ±`detect` (see METHODS). A task
+    one model did not run is left out and named; a task where a rate is 0 or 1 counts like any other
+    (its Wilson interval is not empty, its hypergeometric distribution may be a single point, adding
+    nothing)."""
     if not a_counts or not b_counts:
         raise ValueError("compare_across_tasks: each side needs the counts of its model (0 of 0 for a task it did not run)")
     pairs, left_out = _both_ran(a_counts, b_counts)
@@ -518,25 +639,23 @@ def compare_across_tasks(a_counts, b_counts):
     if {c.model for c in a_counts} - {model_a} or {c.model for c in b_counts} - {model_b}:
         raise ValueError("compare_across_tasks: each side must hold the counts of one model")
     if not pairs:
-        return AcrossTasks(model_a, model_b, 0, left_out, None, None, None, None, None, None, False)
+        return AcrossTasks(model_a, model_b, 0, left_out, None, None, None, None, None, None, False, None, [], [], False)
     weights = np.array([a.runs * b.runs / (a.runs + b.runs) for a, b in pairs])
     weights = weights / weights.sum()
-    difference = low_squares = high_squares = 0.0
-    for w, (a, b) in zip(weights, pairs):
-        rate_a, rate_b = a.right / a.runs, b.right / b.runs
-        (low_a, high_a), (low_b, high_b) = wilson(a.right, a.runs), wilson(b.right, b.runs)
-        difference += w * (rate_a - rate_b)
-        low_squares += w * w * ((rate_a - low_a) ** 2 + (high_b - rate_b) ** 2)
-        high_squares += w * w * ((high_a - rate_a) ** 2 + (rate_b - low_b) ** 2)
-    p = stratified_p([(a.right, a.runs, b.right, b.runs) for a, b in pairs])
+    difference, low, high = _mover(pairs, weights, ALPHA)
+    _, low_90, high_90 = _mover(pairs, weights, EQUIVALENCE_ALPHA)
+    strata = [(a.right, a.runs, b.right, b.runs) for a, b in pairs]
+    p = stratified_p(strata)
+    ahead = [_difference(a.right / a.runs - b.right / b.runs) for a, b in pairs]
+    difference = _difference(difference)
     return AcrossTasks(
         model_a=model_a,
         model_b=model_b,
         tasks=len(pairs),
         tasks_left_out=left_out,
-        difference=_number(difference),
-        difference_low=_number(max(-1.0, difference - math.sqrt(low_squares))),
-        difference_high=_number(min(1.0, difference + math.sqrt(high_squares))),
+        difference=difference,
+        difference_low=_number(min(low, difference)),
+        difference_high=_number(max(high, difference)),
         p_value=p,
         smallest_p_value=min(
             stratified_p([(a.runs, a.runs, 0, b.runs) for a, b in pairs]),
@@ -544,6 +663,10 @@ def compare_across_tasks(a_counts, b_counts):
         ),
         p_holm=p,
         significant=p <= ALPHA,
+        heterogeneity_p=breslow_day_p(strata),
+        ahead_a=[a.task for (a, _), d in zip(pairs, ahead) if d > 0],
+        ahead_b=[a.task for (a, _), d in zip(pairs, ahead) if d < 0],
+        equivalent=detect is not None and _within((low_90, high_90), detect),
     )
 
 
@@ -602,7 +725,8 @@ def tied(models, comparisons):
 @_documented
 @dataclass(frozen=True)
 class Ties:
-    """Which models no (Holm-adjusted) test separates, on one task or across tasks."""
+    """Which models no (Holm-adjusted) test separates, on one task or across tasks: not separated,
+    which is not the same as tied (`equivalent` of a comparison says that)."""
 
     task: str | None = doc("The task whose comparisons were used; None for the comparisons across tasks.")
     groups: list[list[str]] = doc(
@@ -644,11 +768,15 @@ def compare_models(counts, detect=None):
             raise ValueError(f"counts: {c.model} on {c.task} appears twice")
         grid[(c.model, c.task)] = c
     cell = {(m, t): grid.get((m, t), Counts(m, t, 0, 0)) for m in models for t in tasks}
-    pairs = [compare_pair(cell[(a, t)], cell[(b, t)], detect) for t in tasks for a, b in combinations(models, 2)]
+    both = {(a, b, t): bool(cell[(a, t)].runs and cell[(b, t)].runs) for t in tasks for a, b in combinations(models, 2)}
+    tests = sum(both.values())  # Holm's family: every test that will run, by task and across tasks
+    if len(tasks) >= 2:
+        tests += sum(any(both[(a, b, t)] for t in tasks) for a, b in combinations(models, 2))
+    pairs = [compare_pair(cell[(a, t)], cell[(b, t)], detect, tests) for t in tasks for a, b in combinations(models, 2)]
     across = []
     if len(tasks) >= 2:
         across = [
-            compare_across_tasks([cell[(a, t)] for t in tasks], [cell[(b, t)] for t in tasks])
+            compare_across_tasks([cell[(a, t)] for t in tasks], [cell[(b, t)] for t in tasks], detect)
             for a, b in combinations(models, 2)
         ]
     corrected = with_holm(pairs + across)
@@ -689,9 +817,9 @@ class InstanceCounts:
                       f"instance counts of {self.model} on {self.instance}")
 
 
-def _t_quantile(degrees):
-    """The two-sided 95 % quantile of Student's t on `degrees` degrees of freedom."""
-    return float(student_t.ppf(1 - ALPHA / 2, float(degrees)))  # float: a count beyond int64 too
+def _t_quantile(degrees, alpha=ALPHA):
+    """The two-sided 1 - alpha (95 %) quantile of Student's t on `degrees` degrees of freedom."""
+    return float(student_t.ppf(1 - alpha / 2, float(degrees)))  # float: a count beyond int64 too
 
 
 def score_interval(rate, runs, quantile):
@@ -798,15 +926,15 @@ NO_SPREAD = "every instance compared gave the same difference: their spread cann
 TOO_SMALL = "the difference to detect is too small against the spread for a number of instances to be computed"
 
 
-def _paired_power(effect, instances):
-    """Power of the two-sided paired t-test at 0.05 for a standardised effect (mean difference over
+def _paired_power(effect, instances, alpha=ALPHA):
+    """Power of the two-sided paired t-test at `alpha` for a standardised effect (mean difference over
     its standard deviation) on `instances` pairs: P(|T| > t crit) for T noncentral t on n-1 degrees
     of freedom with noncentrality effect sqrt(n). T = (Z + nc) / S with S = sqrt(chi2(n-1)/(n-1)),
     so the power is the mean over S of Phi(nc - t S) + Phi(-nc - t S), integrated with quad over S,
     whose density is smooth (scipy's and statsmodels' noncentral t give NaN in places, at one degree
     of freedom even near power 0.5)."""
     degrees = instances - 1
-    critical = _t_quantile(degrees)
+    critical = _t_quantile(degrees, alpha)
     shift = effect * math.sqrt(instances)
     half = degrees / 2
     # S's density is 2 h^h / Gamma(h) s^(k-1) exp(-h s^2), h = k/2; its logarithm written without
@@ -838,8 +966,8 @@ def _check_detect(detect, what):
         raise ValueError(f"{what}: the difference to detect must be a number above 0 and at most 1, not {detect!r}")
 
 
-def instances_needed(spread, detect):
-    """(instances, None): the fewest instances (2 at least) for which a paired t-test at 0.05
+def instances_needed(spread, detect, alpha=ALPHA):
+    """(instances, None): the fewest instances (2 at least) for which a paired t-test at `alpha`
     detects a mean difference `detect` with power 0.8, when the per-instance differences have the
     standard deviation `spread` (beyond a million, the normal approximation's count, which t then
     matches to an instance); (None, the reason) when `spread` is None or 0, or detect is None.
@@ -854,7 +982,7 @@ def instances_needed(spread, detect):
     if spread == 0:
         return None, NO_SPREAD
     effect = detect / spread
-    z = float(norm.ppf(1 - ALPHA / 2) + norm.ppf(POWER))
+    z = float(norm.ppf(1 - alpha / 2) + norm.ppf(POWER))
     normal = (z / effect) ** 2 if effect > 1e-150 else math.inf  # the z-test's count (one tail)
     if not math.isfinite(normal):
         return None, TOO_SMALL
@@ -862,21 +990,21 @@ def instances_needed(spread, detect):
         return math.ceil(normal), None
     # A bracket (too few, enough) from the normal count, then bisection: the power grows with the instances.
     too_few, enough = 1, max(2, math.ceil(normal))
-    while _paired_power(effect, enough) < POWER:
+    while _paired_power(effect, enough, alpha) < POWER:
         too_few, enough = enough, 2 * enough
     while enough - too_few > 1:
         middle = (too_few + enough) // 2
-        too_few, enough = (too_few, middle) if _paired_power(effect, middle) >= POWER else (middle, enough)
+        too_few, enough = (too_few, middle) if _paired_power(effect, middle, alpha) >= POWER else (middle, enough)
     return enough, None
 
 
-def detectable_by_instances(spread, instances):
-    """The smallest mean difference a paired t-test at 0.05 on `instances` instances detects with
+def detectable_by_instances(spread, instances, alpha=ALPHA):
+    """The smallest mean difference a paired t-test at `alpha` on `instances` instances detects with
     power 0.8 when the per-instance differences have the standard deviation `spread`; None with
     fewer than two instances, no spread, or when that difference would exceed 1 (none detectable)."""
     if spread is None or spread == 0 or instances < 2:
         return None
-    effect = brentq(lambda e: _paired_power(e, instances) - POWER, 1e-9, 1e3, xtol=1e-12)
+    effect = brentq(lambda e: _paired_power(e, instances, alpha) - POWER, 1e-9, 1e3, xtol=1e-12)
     found = effect * spread
     return _number(found) if found <= 1 else None
 
@@ -926,23 +1054,36 @@ class InstancePair:
         "The p-value adjusted by Holm's correction over every comparison by instance of the campaign; None when no test ran."
     )
     significant: bool = doc("Whether the Holm-adjusted p-value is at most 0.05: the sign test separates the two models.")
-    detectable_difference: float | None = doc(
-        "The smallest mean difference a paired t-test on this many instances detects with 80 % power (two-sided "
-        "0.05), at the observed spread; None with fewer than two instances, no spread, or when it would exceed 1."
+    power_alpha: float = doc(
+        "The two-sided threshold of the power figures: 0.05 over the number of comparisons by instance Holm's "
+        "correction is over (its first, strictest step)."
     )
-    detect: float | None = doc("The difference asked about (instances_needed is for it); None when none was asked.")
+    detectable_difference: float | None = doc(
+        "The smallest mean difference a paired t-test on this many instances detects with 80 % power (two-sided, at "
+        "power_alpha), at the observed spread; None with fewer than two instances, no spread, or when it would exceed 1."
+    )
+    detect: float | None = doc(
+        "The difference asked about (instances_needed is for it, and it is the margin of the equivalence test); None "
+        "when none was asked."
+    )
     instances_needed: int | None = doc(
         "Instances (at the current runs per instance) a paired t-test needs to detect a mean difference of `detect` "
-        "with 80 % power (two-sided 0.05), from the observed spread; the same whichever model is named first; None "
-        "when it cannot be estimated (instances_needed_note says why)."
+        "with 80 % power (two-sided, at power_alpha), from the observed spread; the same whichever model is named "
+        "first; None when it cannot be estimated (instances_needed_note says why)."
     )
     instances_needed_note: str | None = doc("Why instances_needed is None; None when it is given.")
+    equivalent: bool = doc(
+        "Whether the mean difference is 0 within ±detect by two one-sided tests at 0.05 (the 90 % paired t interval "
+        "inside ±detect): only then does the page call the two tied on the lesson. False when no difference was "
+        "asked, or without an interval (fewer than two instances, or every instance giving the same difference)."
+    )
 
 
-def compare_by_instance(a_counts, b_counts, detect=None):
+def compare_by_instance(a_counts, b_counts, detect=None, tests=1):
     """Two models' counts per instance of one lesson compared, paired by instance (see METHODS:
-    instance_pair, sign_test, instance_power). `p_holm` and `significant` are for this comparison
-    alone; `compare_instances` corrects them over all."""
+    instance_pair, sign_test, instance_power), the power figures at the threshold of `tests` tests
+    (`power_alpha`). `p_holm` and `significant` are for this comparison alone; `compare_instances`
+    corrects them over all."""
     if detect is not None:
         _check_detect(detect, "compare_by_instance")
     model_a, lesson_a, ran_a = _one_model_one_lesson(a_counts, "compare_by_instance")
@@ -961,16 +1102,20 @@ def compare_by_instance(a_counts, b_counts, detect=None):
         equal = max(differences) - min(differences) <= 1e-12
         spread = 0.0 if equal else math.sqrt(math.fsum((d - mean) ** 2 for d in differences) / (n - 1))
     low = high = None
+    equivalent = False
     if spread:
         half = _t_quantile(n - 1) * spread / math.sqrt(n)
         low, high = max(-1.0, min(mean - half, mean)), min(1.0, max(mean + half, mean))
+        half_90 = _t_quantile(n - 1, EQUIVALENCE_ALPHA) * spread / math.sqrt(n)
+        equivalent = detect is not None and _within((mean - half_90, mean + half_90), detect)
+    alpha = power_alpha(tests)
     if n == 0:
         p = None
     elif a_ahead + b_ahead == 0:
         p = 1.0
     else:
         p = min(1.0, float(binomtest(a_ahead, a_ahead + b_ahead, 0.5, alternative="two-sided").pvalue))
-    needed, note = instances_needed(spread, detect)
+    needed, note = instances_needed(spread, detect, alpha)
     return InstancePair(
         lesson=lesson_a,
         model_a=model_a,
@@ -982,7 +1127,7 @@ def compare_by_instance(a_counts, b_counts, detect=None):
         runs_per_instance_b=sum(ran_b[i][1] for i in both) / n if n else None,
         rate_a=math.fsum(rates_a) / n if n else None,
         rate_b=math.fsum(rates_b) / n if n else None,
-        difference=_number(mean),
+        difference=None if mean is None else _difference(mean),
         spread=_number(spread),
         difference_low=low,
         difference_high=high,
@@ -992,10 +1137,12 @@ def compare_by_instance(a_counts, b_counts, detect=None):
         smallest_p_value=min(1.0, 2 * 0.5**n) if n else None,
         p_holm=p,
         significant=p is not None and p <= ALPHA,
-        detectable_difference=detectable_by_instances(spread, n),
+        power_alpha=alpha,
+        detectable_difference=detectable_by_instances(spread, n, alpha),
         detect=_number(detect),
         instances_needed=needed,
         instances_needed_note=note,
+        equivalent=equivalent,
     )
 
 
@@ -1029,7 +1176,10 @@ def compare_instances(counts, detect=None, order=()):
         return cells.get((model, lesson)) or [InstanceCounts(model, lesson, "none", 0, 0)]
 
     rates = [instance_rate(of(m, lesson)) for lesson in lessons for m in models]
-    pairs = with_holm([compare_by_instance(of(a, lesson), of(b, lesson), detect)
+    shared = {(a, b, lesson): bool({c.instance for c in of(a, lesson) if c.runs} & {c.instance for c in of(b, lesson) if c.runs})
+              for lesson in lessons for a, b in combinations(models, 2)}
+    tests = sum(shared.values())  # Holm's family: every sign test that will run
+    pairs = with_holm([compare_by_instance(of(a, lesson), of(b, lesson), detect, tests)
                        for lesson in lessons for a, b in combinations(models, 2)])
     return ByInstance(models=models, lessons=lessons, rates=rates, pairs=pairs,
                       comparisons=sum(p.p_value is not None for p in pairs))

@@ -1,49 +1,80 @@
-"""`replaylab verify [RESULTS]`: every result built again, from the recordings and the code, in a
-temporary folder, and compared with RESULTS file by file.
+"""`replaylab verify [CAMPAIGN ...]`: every result built again, from the recordings and the code, in
+a temporary folder, and compared with RESULTS file by file: the lessons, and every campaign of
+RESULTS/campaigns/ (or those named).
 
 Results are disposable outputs: anything in them can be made again, so a file that differs from a
 rebuild (a digit edited in a transcript, a verdict flipped in a per-run table, a judged batch
-changed by hand) is found whatever the change. The rebuild is the workflow's own (Snakemake, with
-this folder's Snakefile and configuration), in a folder where the sources are links: recordings/,
-the run folders of the configuration, and the recordings of the configured campaign when all its
-runs are recorded (the rebuild never records a run, nor reads a key). Compressed tables are
-compared by their content (gzip stamps its own time). Hidden files (Snakemake's time stamps, a
-temporary file) are not results.
+changed by hand, a count of a campaign's scorecard) is found whatever the change. The rebuild is
+the workflow's own (Snakemake, with the project's Snakefile and configuration), in a folder where
+the sources are links: recordings/, the run folders, each campaign's recordings (the rebuild never
+records a run, nor reads a key).
+
+It is built with the settings the results were built with, as they record them, so that a
+difference is one a rebuild would change: each transcript names the recording it replayed (hence
+its run folder, e.g. one given with `--config run_folders=...`) and the tolerance, and each
+lesson's batches are named by their number (hence a batch_size that gives as many); a campaign's
+settings are its campaign.yaml (which `replaylab campaign` writes) or else the configured
+campaign's. A campaign whose settings are not on disk, or whose runs are not all recorded, is not
+compared, and a line says so. Compressed tables are compared by their content (gzip stamps its own
+time). Hidden files (Snakemake's time stamps, a temporary file) are not results.
 """
 
 import gzip
+import json
+import math
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
+from replaylab import settings
+from replaylab.batches import batch_count
 from replaylab.campaign import Campaign
 from replaylab.errors import InvalidInput
-
-CONFIG = Path("config/config.yaml")
 
 
 class CannotVerify(InvalidInput):
     """What stops the rebuild before it starts, or the rebuild's own failure: one line."""
 
 
-def verify(results="results", cores="all", keep=False, note=print):
+@dataclass
+class Build:
+    """One Snakemake run of the rebuild: its targets, its --configfile and its --config values."""
+
+    targets: list
+    configfile: Path | None = None
+    values: dict = field(default_factory=dict)
+    after_summary: bool = False  # a campaign compared when results/index.md was there (its page links it)
+
+
+def verify(project, results=None, campaigns=(), cores="all", keep=False, note=print):
     """Rebuild into a temporary folder and compare: ([lines, one per file that differs], how many
-    files were compared). Run in the project's folder (the command line goes there first).
-    `note(text)` gets what was not compared and why, and the folder kept."""
-    results = Path(results)
-    if not results.is_dir():
-        raise CannotVerify(f"{results}: not a folder of results")
-    config = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
+    files were compared). `project`: the project's folder, whose Snakefile, configuration and
+    sources the rebuild uses, wherever the command was started; `results`: the folder of results
+    as the user gave it (default the project's results/); `campaigns`: the campaigns to compare
+    (default every one found). `note(text)` gets what was not compared and why, and the folder kept."""
+    project = Path(project).resolve()
+    label = Path(results) if results else Path("results")
+    folder = Path(results).resolve() if results else project / "results"
+    if not folder.is_dir():
+        raise CannotVerify(f"{label}: not a folder of results")
+    configured = settings.load(project)  # checked as a run of the workflow checks it: one line when it is not
+    found = on_disk(folder, label, campaigns)
     work = Path(tempfile.mkdtemp(prefix="replaylab-verify-"))
     try:
-        targets, sources = _sources(work, config, results, note)
-        _rebuild(work, cores, targets)
-        return _compare(work / "results", results, sources)
+        _link(work / "config", project / "config")
+        _link(work / "recordings", project / "recordings")
+        lessons, skip = _lessons(configured, folder, work, note)
+        builds, skipped = _campaigns(configured, folder, label, work, found, campaigns, lessons.values, note)
+        # in the order they were built: a campaign's page links the summary only when it was there
+        # then, and the summary lists the campaigns there when it was written
+        later = [build for build in builds if build.after_summary]
+        for build in [*(b for b in builds if not b.after_summary), lessons, *later, *([lessons] if later else [])]:
+            _rebuild(work, project, cores, build)
+        return _compare(work / "results", folder, label, skip + skipped)
     finally:
         if keep:
             note(f"the rebuild is kept in {work}")
@@ -56,39 +87,203 @@ def _link(target, source):
     target.symlink_to(Path(source).resolve())
 
 
-def _sources(work, config, results, note):
-    """Link the sources into `work`; (the targets to build, the linked folders inside results/)."""
-    _link(work / "config", "config")
-    _link(work / "recordings", "recordings")
-    linked = []
-    for folder in config.get("run_folders") or []:
-        if Path(folder).is_absolute() or not Path(folder).exists():
-            continue  # the rebuild reads it where it is, or does without it as the build did
-        _link(work / folder, folder)
-        linked.append(Path(folder))
-    targets = ["all"]  # the default target, and the campaign when it can be compared
-    campaign = config.get("campaign") or {}
-    recorded = results / "campaigns" / str(campaign.get("name")) / "recordings"
-    if recorded.is_dir():
-        missing = _not_recorded(campaign, config.get("batch_size", 500), recorded)
-        if missing:
-            note(f"{recorded.parent}: not compared: {missing} of its runs are not recorded (the rebuild records none)")
-        else:
-            _link(work / "results" / "campaigns" / campaign["name"] / "recordings", recorded)
-            targets.append("campaign")
-            linked.append(Path("results", "campaigns", campaign["name"], "recordings"))
-    return targets, [Path(*p.parts[1:]) for p in linked if p.parts[0] == "results"]
+def _hard_link(source, target):
+    """A file copied as a hard link where it can be (read only by the rebuild), else copied."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
 
 
-def _not_recorded(settings, batch_size, recorded):
-    plan = Campaign(settings, batch_size)
-    return sum(1 for lesson in plan.lessons for name in plan.runs(lesson) if not (recorded / lesson / f"{name}.json").exists())
+# ---------------------------------------------------------------------------------------------
+# What the results were built with
 
 
-def _rebuild(work, cores, targets):
+def _replayed(path):
+    """What a transcript says of its replay, {"from": its recording, "tolerance": ...}, or None."""
+    try:
+        found = json.loads(path.read_text(encoding="utf-8")).get("replayed")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _last_build(lesson):
+    """The transcripts of a lesson's results folder that its last build wrote, and its number of
+    batches (None for a campaign's blocks): the batches of one number (batch<i>of<n>) that hold the
+    most runs, the newest of equals. A build with another number of batches leaves those it wrote
+    before (Snakemake removes only what it remakes)."""
+    by_number = {}
+    for path in Path(lesson).glob("transcripts/*/*.json"):
+        if path.name.startswith(".") or path.parent.name.startswith("."):
+            continue  # a temporary file or folder, not a result
+        number = path.parent.name.rpartition("of")[2]
+        by_number.setdefault(int(number) if number.isdigit() else None, []).append(path)
+    if not by_number:
+        return [], None
+    number = max(by_number, key=lambda n: (len(by_number[n]), max(p.parent.stat().st_mtime for p in by_number[n])))
+    return sorted(by_number[number]), number
+
+
+def recorded(lesson_folders):
+    """(the tolerance, or None when the transcripts do not agree on one; the folders of the
+    recordings they replayed, as the build named them, in order; {folder: (runs, batches)}) of
+    the transcripts of the lessons' result folders `lesson_folders` (their last build's)."""
+    tolerances, sources, counts = set(), {}, {}
+    for lesson in lesson_folders:
+        files, number = _last_build(lesson)
+        if number is not None:
+            counts[lesson] = (len(files), number)
+        for path in files:
+            replayed = _replayed(path)
+            if replayed is None:
+                continue
+            if isinstance(replayed.get("tolerance"), (int, float)):
+                tolerances.add(float(replayed["tolerance"]))
+            if isinstance(replayed.get("from"), str):
+                sources.setdefault(str(Path(replayed["from"]).parent.parent))  # <folder>/<lesson>/<run>.json
+    return (tolerances.pop() if len(tolerances) == 1 else None), list(sources), counts
+
+
+def batch_size(configured, counts):
+    """The configured batch_size when it gives each lesson as many batches as its results have
+    ({lesson: (runs, batches)}), else the smallest that does; None when none does."""
+    def fits(size):
+        return all(batch_count(runs, size) == batches for runs, batches in counts.values())
+
+    if fits(configured):
+        return configured
+    smallest = max((math.ceil(runs / batches) for runs, batches in counts.values()), default=1)
+    return smallest if fits(smallest) else None
+
+
+def _lessons(configured, results, work, note):
+    """The rebuild of the lessons with the settings their results record, its run folders linked
+    into `work`; and the linked folders inside RESULTS (sources, not compared)."""
+    tolerance, sources, counts = recorded([results / lesson for lesson in configured.lessons])
+    folders, skip = [], []
+    for name in sources:
+        if Path(name) == Path("recordings"):
+            continue
+        path = configured.folder / name
+        if not path.is_dir():
+            note(f"{name}: a run folder of the build, not there any more: its runs are not rebuilt")
+            continue
+        if Path(name).is_absolute() or ".." in Path(name).parts:
+            note(f"{name}: a run folder outside the project, read where it is: the files that name its runs may differ")
+            folders.append(str(path.resolve()))
+            continue
+        _link(work / name, path)
+        folders.append(name)
+        if Path(name).parts[0] == "results":
+            skip.append(Path(*Path(name).parts[1:]))
+    values = {"run_folders": folders}
+    if tolerance is not None:
+        values["tolerance"] = tolerance
+    size = batch_size(configured.batch_size, counts)
+    if size is not None:
+        values["batch_size"] = size
+    config = configured.config()
+    built = {key: value for key, value in values.items() if value != config[key]}
+    if built:
+        note("the lessons were built with " + ", ".join(f"{key} {json.dumps(value)}" for key, value in built.items())
+             + ", not as configured: rebuilt with the same")
+    return Build(["all"], values=values), skip
+
+
+# ---------------------------------------------------------------------------------------------
+# The campaigns
+
+
+def on_disk(results, label, names=()):
+    """The campaigns of RESULTS/campaigns/, by name; one line when one of `names` is not there."""
+    root = results / "campaigns"
+    found = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")) if root.is_dir() else []
+    unknown = [name for name in names if name not in found]
+    if unknown:
+        raise CannotVerify(f"{label / 'campaigns' / unknown[0]}: no such campaign; "
+                           f"{'the campaigns are: ' + ', '.join(found) if found else 'there is none'}")
+    return found
+
+
+def _campaigns(configured, results, label, work, found, names, values, note):
+    """The rebuilds of the campaigns to compare (`names`, or every one `found`), their sources
+    linked into `work`; and the folders inside RESULTS not compared: the sources, and the campaigns
+    that are not rebuilt (their pages copied, for the summary and the site to show as they did)."""
+    root = results / "campaigns"
+    builds, skip = [], []
+    for name in found:
+        folder, shown = root / name, label / "campaigns" / name
+        build = problem = None
+        if not names or name in names:
+            build, problem = _campaign(configured, folder, name, values)
+        if problem and names:
+            raise CannotVerify(f"{shown}: cannot be compared: {problem}")
+        if problem:
+            note(f"{shown}: not compared: {problem}")
+        if build is None:  # its pages as they are, for the summary and the site to show
+            shutil.copytree(folder, work / "results" / "campaigns" / name, copy_function=_hard_link,
+                            ignore=lambda where, names, top=folder: ["recordings"] if Path(where) == top else [])
+            skip.append(Path("campaigns", name))
+            continue
+        _link(work / "results" / "campaigns" / name / "recordings", folder / "recordings")
+        skip.append(Path("campaigns", name, "recordings"))
+        if build.configfile:
+            _link(work / "results" / "campaigns" / name / "campaign.yaml", build.configfile)
+            build.configfile = work / "results" / "campaigns" / name / "campaign.yaml"
+            skip.append(Path("campaigns", name, "campaign.yaml"))
+        builds.append(build)
+    return builds, skip
+
+
+def _campaign(configured, folder, name, values):
+    """(the rebuild of the campaign in `folder`, None) or (None, why it cannot be rebuilt)."""
+    written = folder / "campaign.yaml"
+    if written.is_file():  # as `replaylab campaign` ran it: --configfile campaign.yaml
+        try:
+            found = settings.load(configured.folder, [written])
+        except settings.InputError as error:
+            return None, str(error)
+    elif configured.campaign.name == name:
+        found, written = configured, None
+    else:
+        return None, (f"its settings are not on disk (no campaign.yaml, which `replaylab campaign` writes) and it is not "
+                      f"the configured campaign ({configured.campaign.name})")
+    if found.campaign.name != name:
+        return None, f"{written.name}: names the campaign {found.campaign.name!r}"
+    if not (folder / "recordings").is_dir():
+        return None, "it has no recordings"
+    try:
+        plan = Campaign(found.campaign.section(), found.batch_size)
+        missing = sum(1 for lesson in plan.lessons for run in plan.runs(lesson)
+                      if not (folder / "recordings" / lesson / f"{run}.json").exists())
+    except InvalidInput as error:
+        return None, str(error)
+    if missing:
+        return None, f"{missing} of its runs are not recorded (the rebuild records none)"
+    tolerance, _, _ = recorded([folder / lesson for lesson in plan.lessons])
+    try:
+        linked = "](../../index.md)" in (folder / "index.md").read_text(encoding="utf-8")
+    except OSError:
+        linked = False
+    build = Build(["campaign"], written, {"run_folders": values["run_folders"]}, linked)
+    if tolerance is not None and tolerance != found.tolerance:
+        build.values["tolerance"] = tolerance
+    return build, None
+
+
+# ---------------------------------------------------------------------------------------------
+# The rebuild, and the comparison
+
+
+def _rebuild(work, project, cores, build):
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "SNAKEMAKE_PROFILE")}
-    command = [sys.executable, "-m", "snakemake", *targets, "--snakefile", str(Path("Snakefile").resolve()),
+    command = [sys.executable, "-m", "snakemake", *build.targets, "--snakefile", str(project / "Snakefile"),
                "--directory", str(work), "--cores", str(cores), "--quiet", "all"]
+    if build.configfile:
+        command += ["--configfile", str(build.configfile)]
+    if build.values:
+        command += ["--config", *(f"{key}={json.dumps(value)}" for key, value in build.values.items())]
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         said = [line for line in done.stderr.splitlines() if line.strip() and not line.startswith("Using workflow specific profile")]
@@ -96,14 +291,16 @@ def _rebuild(work, cores, targets):
 
 
 def _files(folder, skip=()):
-    """{path relative to folder: path} of the files under it, hidden ones and `skip` left out."""
+    """{path relative to folder: path} of the files under it, hidden ones and `skip` left out (a
+    linked folder is not followed)."""
     found = {}
-    for path in sorted(Path(folder).rglob("*")):
-        relative = path.relative_to(folder)
-        if any(part.startswith(".") for part in relative.parts) or any(relative.is_relative_to(s) for s in skip):
-            continue
-        if path.is_file():
-            found[relative] = path
+    for top, folders, files in os.walk(folder):
+        here = Path(top).relative_to(folder)
+        folders[:] = sorted(f for f in folders if not f.startswith(".") and here / f not in skip)
+        for name in sorted(files):
+            relative = here / name
+            if not name.startswith(".") and relative not in skip:
+                found[relative] = Path(top, name)
     return found
 
 
@@ -117,15 +314,16 @@ def _same(a, b):
     return first == second
 
 
-def _compare(rebuilt, results, sources):
+def _compare(rebuilt, results, label, skip):
     """The lines of the files of `results` that differ from `rebuilt`, within what the rebuild
-    made (a folder of results it does not make, such as results/live, is not compared)."""
+    made (a folder of results it does not make, such as results/live, is not compared), each named
+    from `label`; and how many files were compared."""
     made = {Path(entry.name) for entry in rebuilt.iterdir() if not entry.name.startswith(".")}
-    mine = _files(rebuilt, sources)
-    theirs = {path: file for path, file in _files(results, sources).items() if _within(path, made, mine)}
+    mine = _files(rebuilt, skip)
+    theirs = {path: file for path, file in _files(results, skip).items() if _within(path, made, mine)}
     lines = []
     for path in sorted(set(mine) | set(theirs)):
-        shown = results / path
+        shown = label / path
         if path not in theirs:
             lines.append(f"{shown}: missing (a rebuild makes it)")
         elif path not in mine:
@@ -136,8 +334,8 @@ def _compare(rebuilt, results, sources):
 
 
 def _within(path, made, mine):
-    """Whether a file of RESULTS lies where the rebuild writes: a folder of a lesson or of the
-    verified campaign, or a file of the rebuild's top level."""
+    """Whether a file of RESULTS lies where the rebuild writes: a folder of a lesson or of a
+    compared campaign, or a file of the rebuild's top level."""
     if len(path.parts) == 1:
         return path in made
     if path.parts[0] == "campaigns":

@@ -81,7 +81,9 @@ def snakemake(copy, *args, check=True, python=sys.executable, env=None, timeout=
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             stdout, stderr = process.communicate()
-        raise AssertionError(f"snakemake {' '.join(map(str, args))} timed out after {timeout} s:\n{stdout[-3000:]}\n{stderr[-5000:]}")
+        raise AssertionError(
+            f"snakemake {' '.join(map(str, args))} timed out after {timeout} s:\n{stdout[-3000:]}\n{stderr[-5000:]}"
+        ) from None
     result = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
     if check and result.returncode != 0:
         raise AssertionError(

@@ -2,7 +2,7 @@
 checked; the batches' lists; the input functions of the rules.
 
 A malformed configuration stops the run, a dry run too, with one line naming the file, the JSON
-path of the field and what is wrong (replaylab.configuration); so does a malformed recording in a
+path of the field and what is wrong (replaylab.settings); so does a malformed recording in a
 dry run, which validates every recording (replaylab.inputs), and in a run the replay job of its
 batch. Paths to the
 workflow's own files (scripts/, src/, workflow/) come from this file's place, so that the workflow
@@ -32,9 +32,9 @@ if sys.path[:1] != [str(SRC)]:
 from replaylab import (
     campaign,
     campaign_settings,
-    configuration,
     inputs,
     jobs,
+    settings,
 )  # noqa: E402
 from replaylab.agents.recording import RecordingError, printable  # noqa: E402
 from replaylab.batches import batches, write_if_changed, write_list  # noqa: E402
@@ -62,21 +62,27 @@ def config_files():
     return " + ".join(names) or "the configuration"
 
 
+# The configuration, checked once (replaylab.settings): `config` keeps Snakemake's merged values,
+# typed as the schema says; CONFIGURED is the same, as one frozen object, paths resolved against
+# the working directory (the project's folder, .test/, or a user's).
 try:
-    configuration.check(
-        config, config_files(), RULES.parent / "schemas" / "config.schema.yaml"
+    CONFIGURED = settings.of(
+        config,
+        config_files(),
+        folder=Path.cwd(),
+        schema=RULES.parent / "schemas" / "config.schema.yaml",
     )
-except configuration.InputError as error:
+except settings.InputError as error:
     stop(error)
 
 # the jobs end when this Snakemake is gone, and import this clone's library first (replaylab.jobs)
 jobs.mark_this_process(library=SRC)
-LESSONS = tuple(config["lessons"])
+LESSONS = CONFIGURED.lessons
 # The settings the replay and render jobs read, as a file they take as input rather than as
 # params: a changed tolerance reruns them all the same, and a start that finds everything up to
 # date does not import pandas (Snakemake's comparison of params imports it, about 0.4 s).
 SETTINGS = ".snakemake/replaylab/settings.json"
-write_if_changed(SETTINGS, json.dumps({"tolerance": config["tolerance"]}) + "\n")
+write_if_changed(SETTINGS, json.dumps({"tolerance": CONFIGURED.tolerance}) + "\n")
 # The campaigns the summary page lists, as found on disk (each scorecard's digest): a file the
 # index job takes as input, so that the first run after a campaign is compared anew rewrites the
 # summary, while the index never depends on a campaign's jobs (`snakemake` never records).

@@ -13,7 +13,7 @@ class MissingKey(InvalidInput):
     pass
 
 
-def secret(variable):
+def secret(variable: str) -> Secret:
     value = os.environ.get(variable, "").strip()
     if not value:
         raise MissingKey(
@@ -23,11 +23,11 @@ def secret(variable):
     return Secret(value)
 
 
-def setting(variable):
+def setting(variable: str) -> str | None:
     """A non-secret setting (such as a base URL), or None when unset or empty."""
     value = os.environ.get(variable, "").strip()
     return value or None
 
 
-def is_set(variable):
+def is_set(variable: str) -> bool:
     return bool(os.environ.get(variable, "").strip())

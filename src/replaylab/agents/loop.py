@@ -6,16 +6,31 @@ client's input, or at a per-run limit (the last three not finished).
 """
 
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
-from replaylab.agents.messages import Step, Transcript, conversation_for
-from replaylab.agents.secrets import clean_message
-from replaylab.agents.tools import refused
+from replaylab.agents.messages import ModelMessage, Step, ToolCall, ToolResult, Transcript, conversation_for
+from replaylab.agents.secrets import Secret, clean_message
+from replaylab.agents.tools import Allowlist, refused
 
 MAX_CALLS_PER_MESSAGE = 4
 CALLS_ONLY = "mcp"  # the kind of run whose agent makes calls one at a time and never sends a message (its texts count calls)
 TOO_MANY_CALLS = f"at most {MAX_CALLS_PER_MESSAGE} tool calls per message"
 AFTER_ANSWER = "the run ended with the answer before this call: it did not run"
+
+
+class Client(Protocol):
+    """What the loop asks of a client (agents/clients/__init__.py)."""
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def secrets(self) -> Iterable[Secret | str | None]: ...
+
+    def complete(self, system: str, conversation: list[dict[str, Any]],
+                 tools: list[dict[str, Any]]) -> ModelMessage | None: ...
 
 
 @dataclass(frozen=True)
@@ -27,7 +42,7 @@ class Limits:
     max_tokens: int | None = None  # tokens the provider reported (clients that report none never reach it)
     max_seconds: float | None = None
 
-    def reached(self, client, seconds, messages):
+    def reached(self, client: Client, seconds: float, messages: int) -> dict[str, Any] | None:
         """{"limit", "allowed", "used"} of the first limit reached, or None."""
         if self.max_tokens is not None and hasattr(client, "tokens_used"):
             used = client.tokens_used()
@@ -51,17 +66,18 @@ class StoppedAt:
     """The limit of a replay of a run that a per-run limit stopped: reached after its last message."""
 
     messages: int
-    stopped_by: dict
+    stopped_by: dict[str, Any]
 
-    def reached(self, client, seconds, messages):
+    def reached(self, client: Client, seconds: float, messages: int) -> dict[str, Any] | None:
         return self.stopped_by if messages >= self.messages else None
 
 
-def dispatch_message(allowlist, calls):
+def dispatch_message(allowlist: Allowlist, calls: Sequence[ToolCall]) -> tuple[tuple[ToolResult, ...], bool]:
     """The results of one message's calls, in order: each through the allowlist, the calls past
     MAX_CALLS_PER_MESSAGE refused, and, once an answer was accepted, every later call refused.
     Returns (results, whether an accepted answer ended the run)."""
-    results, answered = [], False
+    results: list[ToolResult] = []
+    answered = False
     for i, call in enumerate(calls):
         if answered:
             results.append(refused(call, AFTER_ANSWER))
@@ -74,7 +90,9 @@ def dispatch_message(allowlist, calls):
     return tuple(results), answered
 
 
-def run(client, system, task, allowlist, max_steps, on_step=None, limits=NO_LIMITS, keep=None):
+def run(client: Client, system: str, task: str, allowlist: Allowlist, max_steps: int,
+        on_step: Callable[[Step], object] | None = None, limits: Limits | StoppedAt = NO_LIMITS,
+        keep: Callable[[list[Step]], bool] | None = None) -> Transcript:
     """Run until an accepted answer or a message without tool calls (finished), `max_steps`
     messages, the end of the client's input, or a per-run limit (the last three not finished).
 
@@ -89,13 +107,14 @@ def run(client, system, task, allowlist, max_steps, on_step=None, limits=NO_LIMI
     start = time.monotonic()
     if isinstance(limits, Limits) and limits.max_seconds is not None and hasattr(client, "deadline"):
         client.deadline = start + limits.max_seconds
-    steps = []
+    steps: list[Step] = []
     for _ in range(max_steps):
         try:
             message = client.complete(system, conversation_for(task, steps), allowlist.specs())
         except OutOfTime:
+            assert isinstance(limits, Limits)  # only a client given a deadline by Limits runs out of time
             used = round(time.monotonic() - start, 3)
-            stopped = {"limit": "max_seconds_per_run", "allowed": limits.max_seconds, "used": used}
+            stopped: dict[str, Any] | None = {"limit": "max_seconds_per_run", "allowed": limits.max_seconds, "used": used}
             return Transcript(client.model, system, task, tuple(steps), finished=False, stopped_by=stopped)
         if message is None:
             break

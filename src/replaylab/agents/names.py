@@ -14,12 +14,12 @@ _ESCAPED = re.compile(r"(?:_[0-9a-f]{2})+")
 _FILE_SAFE = re.compile(r"(?:[A-Za-z0-9.-]|_[0-9a-f]{2})*")
 
 
-def file_safe(model):
+def file_safe(model: str) -> str:
     """`model` as letters, digits, `.`, `-` and `_xx` escapes."""
     return "".join(char if _KEPT.fullmatch(char) else "".join(f"_{byte:02x}" for byte in char.encode()) for char in model)
 
 
-def model_of(safe):
+def model_of(safe: str) -> str:
     """The model name that `file_safe` made `safe` from; ValueError for text it cannot have made."""
     if not _FILE_SAFE.fullmatch(safe):
         raise ValueError(f"{safe!r} is not a model name made safe for a file name")

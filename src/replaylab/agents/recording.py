@@ -3,6 +3,8 @@
 This is the one module of the harness that opens, writes, renames and syncs files.
 """
 
+from __future__ import annotations
+
 import datetime
 import errno
 import json
@@ -11,16 +13,21 @@ import os
 import re
 import stat
 import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import jsonschema
 
 from replaylab import __version__
 from replaylab.agents.messages import ModelMessage, Step, ToolCall, ToolResult, Transcript, stored
-from replaylab.agents.secrets import clean, clean_text
+from replaylab.agents.secrets import Secret, clean, clean_text
 from replaylab.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from os import stat_result
 
 FORMAT = "replaylab-recording/2"  # what every writer writes: runs that end with an answer
 FORMAT1 = "replaylab-recording/1"  # still read: runs recorded before the answer tool, judged as no answer
@@ -34,6 +41,9 @@ LABELS = {
 }
 
 
+FilePath = str | Path  # a file's path, as the functions below take it
+
+
 class RecordingError(InvalidInput):
     """A recording file that cannot be used; the text names the file, the field and the problem."""
 
@@ -42,7 +52,7 @@ RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 RUN_NAME_MAX = 100  # a file name, with the temporary file's prefix and suffix, stays far below 255 bytes
 
 
-def check_run_name(name, where):
+def check_run_name(name: object, where: str) -> str:
     """Refuse a run name that cannot be a file name here, before any work is done: `where` names
     the option or field that gave it (e.g. "--run")."""
     if not isinstance(name, str) or not RUN_NAME.fullmatch(name):
@@ -67,12 +77,12 @@ CONTROL = re.compile(f"[{_UNSEEN}]")
 PRINTABLE_PATTERN = f"^[^{_UNSEEN}]*$"
 
 
-def printable(text, keep=""):
+def printable(text: str, keep: str = "") -> str:
     """`text` with every control character (but those in `keep`, e.g. a message's line breaks)
     shown as its escape, such as \\x1b: it can then neither move the cursor, colour a terminal,
     nor split the one line of a message."""
 
-    def escape(match):
+    def escape(match: re.Match[str]) -> str:
         char = match.group()
         if char in keep:
             return char
@@ -81,7 +91,7 @@ def printable(text, keep=""):
     return CONTROL.sub(escape, text)
 
 
-def check_text(value, where, max_length):
+def check_text(value: object, where: str, max_length: int) -> str:
     """Refuse a value for a printed field (a model, a group) before any work is done: `where` names
     the option or field."""
     if not isinstance(value, str) or not value:
@@ -100,58 +110,58 @@ class Recording:
     run: str
     variant: str
     group: str
-    provenance: dict
+    provenance: dict[str, Any]
     transcript: Transcript
     source: str = field(default="", compare=False)
-    replayed: dict | None = None  # in a transcript written by a replay: {"from": recording path, "tolerance": ...}
+    replayed: dict[str, Any] | None = None  # in a transcript written by a replay: {"from": recording path, "tolerance": ...}
     format: str = FORMAT
     ended: str | None = None  # a run recorded as it happens (session, MCP): why it ended, as the agent was told
-    notes: tuple = ()  # what the recording holds otherwise than it came: ({"where": JSON path, "what": ...}, ...)
+    notes: tuple[dict[str, Any], ...] = ()  # what the recording holds otherwise than it came: ({"where": JSON path, "what": ...}, ...)
     instance: str | None = None  # the instance of the lesson's family; None: the seed instance of the variant
 
     @property
-    def format1(self):
+    def format1(self) -> bool:
         """Recorded before runs ended with an answer: replayed with the prompts of that format, judged as no answer."""
         return self.format == FORMAT1
 
     @property
-    def label(self):
+    def label(self) -> str:
         return LABELS[self.provenance["kind"]]
 
     @property
-    def model(self):
+    def model(self) -> str:
         return model_shown(self.provenance)
 
 
 DECLARED = " (declared, not verified)"
 
 
-def model_shown(provenance):
+def model_shown(provenance: dict[str, Any]) -> str:
     """Who produced the messages, as pages and scorecards show it: a model named by whoever ran a
     session (`--model`) is marked as declared, so it is never grouped with one a provider reported."""
-    return provenance.get("model", "") + (DECLARED if provenance.get("model_declared") else "")
+    return cast(str, provenance.get("model", "")) + (DECLARED if provenance.get("model_declared") else "")
 
 
-def schema_text():
+def schema_text() -> str:
     return resources.files("replaylab").joinpath("schemas/recording.schema.json").read_text("utf-8")
 
 
-def schema():
+def schema() -> Any:
     return json.loads(schema_text())
 
 
-_VALIDATOR = None
-_COMPILED = None
+_VALIDATOR: Any = None
+_COMPILED: Callable[[Any], Any] | None = None
 
 
-def _validator():
+def _validator() -> Any:
     global _VALIDATOR
     if _VALIDATOR is None:
         _VALIDATOR = jsonschema.Draft202012Validator(schema())
     return _VALIDATOR
 
 
-def compiled_schema():
+def compiled_schema() -> Callable[[Any], Any]:
     """The schema compiled to Python by fastjsonschema (about 15 times faster than jsonschema's
     validator, measured on recordings of 8 calls): the check of every recording that passes. The
     schema uses only keywords that mean the same in fastjsonschema's latest draft (2019-09) as in
@@ -164,7 +174,7 @@ def compiled_schema():
     return _COMPILED
 
 
-def schema_errors(data):
+def schema_errors(data: Any) -> list[Any]:
     """The schema's errors of a recording's data, in jsonschema's words (none when it is valid):
     the compiled check first, jsonschema's validator for the message only when that fails."""
     import fastjsonschema
@@ -176,7 +186,7 @@ def schema_errors(data):
     return []
 
 
-def json_path(parts, limit=12):
+def json_path(parts: Sequence[Any], limit: int = 12) -> str:
     """A JSON path such as $.steps[0].results[1].content; a key that is not a plain name is quoted
     (it cannot break the line), and a path deeper than `limit` is cut."""
     text = "$"
@@ -203,28 +213,28 @@ _SIMPLE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 class _Refused:
     """What the parser put in place of a value the file must not hold: refused with its JSON path."""
 
-    def __init__(self, problem):
+    def __init__(self, problem: str) -> None:
         self.problem = problem
 
 
-def _not_finite(literal):
+def _not_finite(literal: str) -> _Refused:
     return _Refused(f"{literal} is not allowed (standard JSON only; a value that is not finite is recorded as null)")
 
 
-def _parse_float(literal):
+def _parse_float(literal: str) -> float | _Refused:
     """A float of the file; a literal too large for a float (1e999) is infinity, refused as NaN is."""
     value = float(literal)
     return value if math.isfinite(value) else _not_finite(literal)
 
 
-def _parse_int(literal):
+def _parse_int(literal: str) -> int | _Refused:
     digits = len(literal.lstrip("-"))
     if digits > MAX_INT_DIGITS:
         return _Refused(f"an integer of {digits} digits; at most {MAX_INT_DIGITS} digits are allowed")
     return int(literal)
 
 
-def key_twice(pairs):
+def key_twice(pairs: Sequence[tuple[Any, Any]]) -> Any:
     """The first key of a JSON object's (key, value) pairs that appears twice, or None."""
     keys = [key for key, _ in pairs]
     if len(set(keys)) == len(keys):
@@ -232,7 +242,7 @@ def key_twice(pairs):
     return next(key for i, key in enumerate(keys) if key in keys[:i])
 
 
-def _unique_keys(pairs):
+def _unique_keys(pairs: Sequence[tuple[Any, Any]]) -> dict[Any, Any] | _Refused:
     twice = key_twice(pairs)
     if twice is not None:
         return _Refused(f"the key {short(twice)} appears twice (the keys of a JSON object are unique)")
@@ -243,7 +253,7 @@ class KeyTwice(InvalidInput):
     """A JSON object with a key twice, in text read where no last one may win."""
 
 
-def unique_keys(pairs):
+def unique_keys(pairs: Sequence[tuple[Any, Any]]) -> dict[Any, Any]:
     """json.loads' `object_pairs_hook` for JSON read outside a recording (a session's line, a model's
     tool arguments): an object with a key twice raises KeyTwice."""
     twice = key_twice(pairs)
@@ -252,7 +262,7 @@ def unique_keys(pairs):
     return dict(pairs)
 
 
-def short(value, limit=60):
+def short(value: object, limit: int = 60) -> str:
     """The repr of a value, cut to about `limit` characters, so that a message stays one short line."""
     text = repr(value)
     if len(text) <= limit:
@@ -261,13 +271,14 @@ def short(value, limit=60):
     return f"{text[: limit - 4]}...{text[-1]}{size}"
 
 
-def _walk(data):
+def _walk(data: Any) -> Iterator[tuple[tuple[Any, ...], int, Any]]:
     """(JSON path, nesting, value) of every value of parsed JSON data, in the file's order, without
     recursion; `nesting` counts the arrays and objects around the value."""
-    todo = [((), 0, data)]
+    todo: list[tuple[tuple[Any, ...], int, Any]] = [((), 0, data)]
     while todo:
         path, depth, value = todo.pop()
         yield path, depth, value
+        items: Iterable[tuple[Any, Any]]
         if isinstance(value, dict):
             items = value.items()
         elif isinstance(value, list):
@@ -277,10 +288,10 @@ def _walk(data):
         todo.extend(reversed([(path + (key,), depth + 1, item) for key, item in items]))
 
 
-def nesting(value):
+def nesting(value: Any) -> int:
     """How deep arrays and objects (lists, tuples and dicts) lie inside each other in `value`."""
     deepest = 0
-    todo = [(1, value)]
+    todo: list[tuple[int, Any]] = [(1, value)]
     while todo:
         depth, item = todo.pop()
         if isinstance(item, dict):
@@ -291,7 +302,7 @@ def nesting(value):
     return deepest
 
 
-def _first_problem(data):
+def _first_problem(data: Any) -> tuple[tuple[Any, ...], str] | None:
     """(JSON path, problem) of the first value the file must not hold, or None: a refused literal,
     nesting beyond the limit, or text that is not Unicode (a lone surrogate, half of a character)."""
     for path, depth, value in _walk(data):
@@ -307,7 +318,7 @@ def _first_problem(data):
     return None
 
 
-def parse_json(text, source):
+def parse_json(text: str, source: str) -> Any:
     """The data of a JSON text (a recording, or a file of messages) within the limits: nesting and
     the size of integers, unique keys, Unicode text, standard JSON only. `RecordingError` naming
     `source` and the JSON path otherwise."""
@@ -327,12 +338,12 @@ def parse_json(text, source):
     return data
 
 
-def parse(text, source):
+def parse(text: str, source: str) -> Any:
     """The validated JSON data of a recording's text, or `RecordingError`."""
     return validate(parse_json(text, source), source)
 
 
-def validate(data, source):
+def validate(data: Any, source: str) -> Any:
     """The data of a recording, checked against the schema and for what a schema cannot say (one
     result per call, with the call's id); `RecordingError` naming the first problem otherwise."""
     errors = schema_errors(data)
@@ -354,16 +365,17 @@ def validate(data, source):
     return data
 
 
-def describe(error):
+def describe(error: Any) -> str:
     """What is wrong, in words, on one short line: a long value is cut (`short`)."""
     instance = error.instance
     if error.validator == "additionalProperties":
         extra = sorted(set(instance) - set(error.schema["properties"]))
         return f"unknown field {', '.join(map(short, extra))}"
     if error.validator == "required":
-        return error.message.replace("is a required property", "is missing")
+        return cast(str, error.message).replace("is a required property", "is missing")
     if error.validator == "pattern" and error.validator_value == PRINTABLE_PATTERN:
         found = CONTROL.search(instance)
+        assert found is not None  # the pattern refused a control character
         return (
             f"{short(instance)} holds the control character {printable(found.group())} at position {found.start()}: "
             "this field is printed, so it may hold none"
@@ -372,10 +384,10 @@ def describe(error):
         return f"{short(instance)} is {len(instance)} characters long, more than {error.validator_value}"
     if error.validator == "maxItems":
         return f"{len(instance)} items, more than {error.validator_value}"
-    return error.message.replace(repr(instance), short(instance))
+    return cast(str, error.message).replace(repr(instance), short(instance))
 
 
-def _sent(call, field):
+def _sent(call: dict[str, Any], field: str) -> Any:
     """A call's name or arguments as the model sent them: a value recorded as its JSON text (it held
     NaN, infinity or half a character, which a file of standard JSON cannot) is read back."""
     value = call[field]
@@ -387,7 +399,7 @@ def _sent(call, field):
         return value
 
 
-def from_data(data, source=""):
+def from_data(data: Any, source: str = "") -> Recording:
     steps = tuple(
         Step(
             ModelMessage(s["text"], tuple(ToolCall(c["id"], _sent(c, "name"), _sent(c, "arguments")) for c in s["tool_calls"])),
@@ -409,7 +421,7 @@ def from_data(data, source=""):
     )
 
 
-def _file_kind(mode):
+def _file_kind(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "a folder"
     if stat.S_ISFIFO(mode):
@@ -419,7 +431,7 @@ def _file_kind(mode):
     return "a device"
 
 
-def regular_file(path):
+def regular_file(path: FilePath) -> stat_result:
     """`os.stat` of a regular file (a symbolic link to one is fine), or `RecordingError` saying what
     is there instead: nothing, a dangling link, a link loop, a folder, a pipe, a device."""
     where = printable(str(path))
@@ -440,7 +452,7 @@ def regular_file(path):
     return found
 
 
-def read(path):
+def read(path: FilePath) -> str:
     """The text of a recording file (or of a file of messages), or `RecordingError`: a regular file
     of at most MAX_BYTES of UTF-8. Opened without blocking, so that a pipe put in its place cannot
     hang the reader."""
@@ -453,7 +465,8 @@ def read(path):
     try:
         if not stat.S_ISREG(os.fstat(handle).st_mode):  # replaced since it was looked at
             raise RecordingError(f"{where}: not a regular file any more")
-        chunks, size = [], 0
+        chunks: list[bytes] = []
+        size = 0
         while size <= MAX_BYTES:
             chunk = os.read(handle, MAX_BYTES + 1 - size)
             if not chunk:
@@ -472,12 +485,12 @@ def read(path):
         raise RecordingError(f"{where}: not UTF-8 text ({error.reason} at byte {error.start})") from None
 
 
-def load(path):
+def load(path: FilePath) -> Recording:
     """Read and validate one recording file."""
     return loads(read(path), path)
 
 
-def loads(text, path):
+def loads(text: str, path: FilePath) -> Recording:
     """The recording in `text`, the content of the file at `path`, validated: the one check of
     what a caller then copies or uses."""
     path = Path(path)
@@ -489,7 +502,7 @@ def loads(text, path):
     return recording
 
 
-def _storable(value):
+def _storable(value: Any) -> bool:
     """Whether a value the model sent can be stored as it is: within the limits a recording is read
     with, and only standard JSON (finite numbers, whole characters)."""
     if nesting(value) + CALL_DEPTH > MAX_DEPTH:
@@ -505,7 +518,7 @@ def _storable(value):
     return True
 
 
-def _as_sent(value):
+def _as_sent(value: Any) -> tuple[Any, bool]:
     """(what the model sent, as a recording can hold it; whether that is its JSON text): a value the
     file could not hold as it is (NaN or infinity, which a parser accepts and the allowlist refused;
     nesting or an integer beyond the file's limits; half a character) is kept as its JSON text, in
@@ -520,31 +533,31 @@ def _as_sent(value):
         return f"(a {type(value).__name__} that a recording cannot hold: nested too deep or an integer too long)", False
 
 
-def _call_data(call):
+def _call_data(call: ToolCall) -> dict[str, Any]:
     name, name_as_json = _as_sent(call.name)
     arguments, arguments_as_json = _as_sent(call.arguments)
-    data = {"id": recording_text(call.id), "name": name, "arguments": arguments}
+    data: dict[str, Any] = {"id": recording_text(call.id), "name": name, "arguments": arguments}
     as_json = [field for field, flag in (("name", name_as_json), ("arguments", arguments_as_json)) if flag]
     if as_json:
         data["as_json"] = as_json
     return data
 
 
-def has_surrogate(text):
+def has_surrogate(text: str) -> bool:
     """Whether a text holds a lone surrogate (half of a character, which UTF-8 cannot encode)."""
     return bool(_SURROGATE.search(text))
 
 
-def recording_text(value):
+def recording_text(value: Any) -> Any:
     """Text as a recording holds it: a lone surrogate (half of a character, which UTF-8 cannot
     encode) becomes the replacement character."""
     return _SURROGATE.sub("\ufffd", value) if isinstance(value, str) else value
 
 
 
-def to_data(recording):
+def to_data(recording: Recording) -> dict[str, Any]:
     t = recording.transcript
-    data = {
+    data: dict[str, Any] = {
         "format": recording.format,
         "lesson": recording.lesson,
         "run": recording.run,
@@ -578,14 +591,15 @@ def to_data(recording):
     return data
 
 
-def dumps(recording, secrets=()):
+def dumps(recording: Recording, secrets: Iterable[Secret | str | None] = ()) -> str:
     """The file's text: 2-space JSON, UTF-8, standard JSON only, cleaned of secrets."""
     data = clean(to_data(recording), secrets)
     text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     return clean_text(text, secrets)
 
 
-def save(recording, path, secrets=(), new=False):
+def save(recording: Recording, path: FilePath, secrets: Iterable[Secret | str | None] = (),
+         new: bool = False) -> None:
     """Write atomically: a temporary file in the same folder, synced, then renamed over the target.
     The text is read back first as a reader would: a file that would not load is never written.
     `new=True` never replaces a file (a recorded run is never overwritten): `FileExistsError` if
@@ -595,14 +609,14 @@ def save(recording, path, secrets=(), new=False):
     write_atomic(path, text, new)
 
 
-def refuse_existing(path, remedy):
+def refuse_existing(path: FilePath, remedy: str) -> None:
     """`RecordingError` if a file (or anything) is at `path`: checked before a run is recorded, so
     that no work is done, or paid for, that could not be saved."""
     if os.path.lexists(path):
         raise RecordingError(f"{printable(str(path))}: already exists, and a recorded run is never overwritten: {remedy}")
 
 
-def _file_mode(path):
+def _file_mode(path: FilePath) -> int:
     """The permissions of the file being replaced, or those a new file gets under the umask."""
     try:
         return os.stat(path).st_mode & 0o7777
@@ -612,7 +626,7 @@ def _file_mode(path):
         return 0o666 & ~umask
 
 
-def write_atomic(path, text, new=False):
+def write_atomic(path: FilePath, text: str | bytes, new: bool = False) -> None:
     """Write text (or bytes) to a temporary file of a name no other process uses, in the same
     folder, sync it, then rename it to `path`; with `new`, link it instead, which fails
     (`FileExistsError`) when `path` exists."""
@@ -637,11 +651,11 @@ def write_atomic(path, text, new=False):
         raise
 
 
-def provenance(kind, model, how, **extra):
+def provenance(kind: str, model: str, how: str, **extra: Any) -> dict[str, Any]:
     """Who made a run and when (`recorded`: UTC, to the second), with what the provider reported."""
     if kind not in KINDS:
         raise ValueError(f"unknown provenance kind {kind!r}")
-    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    now = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
     data = {
         "kind": kind,
         "model": model,

@@ -6,15 +6,36 @@ call M), the tool, both values and the command that records the run again.
 
 import math
 from dataclasses import dataclass
+from typing import Any, NoReturn, Protocol
 
 from replaylab.agents import clients, loop
-from replaylab.agents.messages import stored
-from replaylab.agents.recording import recording_text
+from replaylab.agents.messages import ToolResult, Transcript, stored
+from replaylab.agents.recording import Recording, recording_text
+from replaylab.agents.tools import Allowlist
 from replaylab.agents.clients.recorded import OutOfMessages, RecordedMessagesClient
 from replaylab.errors import Mismatch
 
 DEFAULT_TOLERANCE = 1e-6
 INPUT_CAN_END = ("interactive", "mcp")  # the kinds of run whose agent may stop sending before it ends the run
+
+
+class _Prompts(Protocol):
+    @property
+    def system(self) -> str: ...
+
+    @property
+    def task(self) -> str: ...
+
+
+class Replayable(Protocol):
+    """What a replay asks of a lesson's variant (replaylab.lessons.Variant)."""
+
+    @property
+    def max_steps(self) -> int: ...
+
+    def prompts(self, kind: str, format1: bool = False) -> _Prompts | None: ...
+
+    def allowlist(self, answer: bool = True, **settings: Any) -> Allowlist: ...
 
 
 @dataclass(frozen=True)
@@ -34,17 +55,17 @@ class Difference:
 class ReplayMismatch(Mismatch):
     """The recomputed run differs from the recorded one; `difference` says where, when a result differs."""
 
-    def __init__(self, text, difference=None):
+    def __init__(self, text: str, difference: Difference | None = None) -> None:
         super().__init__(text)
         self.difference = difference
 
 
-def rerecord_command(recording):
+def rerecord_command(recording: Recording) -> str:
     """The real command that records this run again, as the provider that made it writes it."""
     return clients.rerecord_command(recording)
 
 
-def replay(recording, variant, tolerance=DEFAULT_TOLERANCE, **settings):
+def replay(recording: Recording, variant: Replayable, tolerance: float = DEFAULT_TOLERANCE, **settings: Any) -> Transcript:
     """The transcript recomputed by the current code; `ReplayMismatch` if it differs from the recording.
 
     `variant` gives the prompts, the allowlist (built with `settings`) and the step limit. A
@@ -54,7 +75,7 @@ def replay(recording, variant, tolerance=DEFAULT_TOLERANCE, **settings):
     recorded = recording.transcript
     command = rerecord_command(recording)
 
-    def fail(text, difference=None):
+    def fail(text: str, difference: Difference | None = None) -> NoReturn:
         raise ReplayMismatch(f"{text}. If the change is intended, record the run again with: {command}", difference)
 
     prompts = variant.prompts(recording.provenance["kind"], recording.format1)
@@ -91,7 +112,8 @@ def replay(recording, variant, tolerance=DEFAULT_TOLERANCE, **settings):
     return now
 
 
-def compare_result(old, new, tolerance, message, call, refusals=True):
+def compare_result(old: ToolResult, new: ToolResult, tolerance: float, message: int, call: int,
+                   refusals: bool = True) -> Difference | None:
     """The `Difference` between a recorded and a recomputed result at that position, or None. A
     refusal's text is what the agent read, so it is compared too (`refusals`; recordings of format
     1 were made when it was not, and are replayed without)."""
@@ -114,7 +136,7 @@ def compare_result(old, new, tolerance, message, call, refusals=True):
     return None
 
 
-def _same(was, now, tolerance):
+def _same(was: object, now: object, tolerance: float) -> bool:
     if was is None or now is None:
         return was is None and now is None
     if isinstance(was, bool) or isinstance(now, bool):

@@ -1,8 +1,10 @@
 """Secrets that never print, and the cleaning of everything a model or a provider sends back."""
 
+from collections.abc import Iterable
 from dataclasses import replace
+from typing import Any, NoReturn
 
-from replaylab.agents.messages import ToolCall
+from replaylab.agents.messages import ModelMessage, ToolCall
 
 REDACTED = "[redacted]"
 
@@ -11,41 +13,42 @@ class Secret:
     """A value that shows as [redacted] everywhere; `reveal()` is called only where a request is made."""
 
     __slots__ = ("_value",)
+    _value: str
 
-    def __init__(self, value):
+    def __init__(self, value: str) -> None:
         if not isinstance(value, str) or not value:
             raise ValueError("a secret must be a non-empty string")
         object.__setattr__(self, "_value", value)
 
-    def reveal(self):
+    def reveal(self) -> str:
         return self._value
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: Any) -> NoReturn:
         raise AttributeError("a Secret cannot be changed")
 
-    def __str__(self):
+    def __str__(self) -> str:
         return REDACTED
 
     __repr__ = __str__
 
-    def __format__(self, spec):
+    def __format__(self, spec: str) -> str:
         return REDACTED
 
-    def __reduce__(self):
+    def __reduce__(self) -> NoReturn:
         raise TypeError("a Secret cannot be pickled")
 
 
-def _values(secrets):
+def _values(secrets: Iterable[Secret | str | None]) -> list[str]:
     return [s.reveal() if isinstance(s, Secret) else s for s in secrets if s]
 
 
-def clean_text(text, secrets):
+def clean_text(text: str, secrets: Iterable[Secret | str | None]) -> str:
     for value in _values(secrets):
         text = text.replace(value, REDACTED)
     return text
 
 
-def clean(value, secrets):
+def clean(value: Any, secrets: Iterable[Secret | str | None]) -> Any:
     """The value with every secret replaced, in strings, lists and dict keys and values."""
     if isinstance(value, str):
         return clean_text(value, secrets)
@@ -56,7 +59,7 @@ def clean(value, secrets):
     return value
 
 
-def clean_message(message, secrets):
+def clean_message(message: ModelMessage, secrets: Iterable[Secret | str | None]) -> ModelMessage:
     """A model message with the secrets removed from its text, call ids, names and arguments."""
     if not secrets:
         return message
@@ -67,7 +70,7 @@ def clean_message(message, secrets):
     return replace(message, text=clean_text(message.text, secrets), tool_calls=calls)
 
 
-def is_provider_name(name):
+def is_provider_name(name: object) -> bool:
     """A provider name is a plain lowercase identifier (it becomes part of a module name)."""
     return (
         isinstance(name, str)

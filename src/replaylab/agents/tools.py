@@ -10,10 +10,11 @@ same allowlist, and it costs no experiment; its accepted call ends the run (agen
 """
 
 import math
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any
 
-from replaylab.agents.messages import ToolResult
+from replaylab.agents.messages import ToolCall, ToolResult
 
 
 ANSWER = "answer"  # the name of every lesson's answer tool; no experiment may take it
@@ -23,7 +24,7 @@ class Refused(Exception):
     """A call the allowlist does not run; its text is what the model reads."""
 
 
-def _shown_number(value):
+def _shown_number(value: int | float) -> str:
     if isinstance(value, int):
         try:
             return str(value)
@@ -33,7 +34,7 @@ def _shown_number(value):
     return text if float(text) == value else repr(value)
 
 
-def _shown_name(name):
+def _shown_name(name: object) -> str:
     try:
         return repr(name)
     except ValueError:  # holds an int longer than Python prints (4300 digits)
@@ -42,7 +43,7 @@ def _shown_name(name):
         return f"a {type(name).__name__} holding an integer too long to print"
 
 
-def _quoted_number(value):
+def _quoted_number(value: object) -> str:
     """The hint for a number sent as text ("25"): how to send it instead; nothing for anything else."""
     if isinstance(value, str) and len(value) <= 30:
         try:
@@ -54,7 +55,7 @@ def _quoted_number(value):
     return ""
 
 
-def _digit_count(value):
+def _digit_count(value: int) -> int:
     value = abs(value)
     digits = int(math.log10(value)) + 1
     if 10 ** (digits - 1) > value:
@@ -76,7 +77,7 @@ class Parameter:
     integer: bool = False
     optional: bool = False  # an answer's field that only some answers give
 
-    def validate(self, value):
+    def validate(self, value: Any) -> int | float:
         name = self.name
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise Refused(f"{name} must be a number, got {type(value).__name__}{_quoted_number(value)}")
@@ -90,7 +91,7 @@ class Parameter:
             )
         return int(value) if self.integer else value
 
-    def spec(self):
+    def spec(self) -> dict[str, Any]:
         return {
             "type": "integer" if self.integer else "number",
             "description": self.description,
@@ -105,16 +106,16 @@ class Choice:
 
     name: str
     description: str
-    options: tuple
+    options: tuple[str, ...]
     optional: bool = False
 
-    def validate(self, value):
+    def validate(self, value: Any) -> str:
         if not isinstance(value, str) or value not in self.options:
             shown = value if isinstance(value, str) else type(value).__name__
             raise Refused(f"{self.name} must be one of {', '.join(self.options)}, got {shown!r}")
         return value
 
-    def spec(self):
+    def spec(self) -> dict[str, Any]:
         return {"type": "string", "description": self.description, "enum": list(self.options)}
 
 
@@ -125,10 +126,10 @@ class Names:
 
     name: str
     description: str
-    options: tuple
+    options: tuple[str, ...]
     optional: bool = False
 
-    def validate(self, value):
+    def validate(self, value: Any) -> list[str]:
         if not isinstance(value, list):
             raise Refused(f"{self.name} must be a list of names ({', '.join(self.options)}), got {type(value).__name__}")
         for item in value:
@@ -140,7 +141,7 @@ class Names:
             raise Refused(f"{self.name} names {twice!r} twice")
         return list(value)
 
-    def spec(self):
+    def spec(self) -> dict[str, Any]:
         return {
             "type": "array",
             "description": self.description,
@@ -158,15 +159,18 @@ class Text:
     max_length: int
     optional: bool = True
 
-    def validate(self, value):
+    def validate(self, value: Any) -> str:
         if not isinstance(value, str):
             raise Refused(f"{self.name} must be text, got {type(value).__name__}")
         if len(value) > self.max_length:
             raise Refused(f"{self.name} has at most {self.max_length} characters, got {len(value)}")
         return value
 
-    def spec(self):
+    def spec(self) -> dict[str, Any]:
         return {"type": "string", "description": self.description, "maxLength": self.max_length}
+
+
+Field = Parameter | Choice | Names | Text  # a tool's parameter, or an answer's field
 
 
 @dataclass(frozen=True)
@@ -177,18 +181,18 @@ class Tool:
 
     name: str
     description: str
-    parameters: tuple
-    function: Callable
+    parameters: tuple[Field, ...]
+    function: Callable[..., Mapping[str, Any]]
     ends_run: bool = False
-    check: Callable | None = None
+    check: Callable[[dict[str, Any]], object] | None = None
 
-    def validate(self, arguments):
+    def validate(self, arguments: object) -> dict[str, Any]:
         """The arguments as the function receives them (an optional one only when given), or
         `Refused` with the reason."""
         if not isinstance(arguments, dict):
             raise Refused(f"the arguments must be an object, got {type(arguments).__name__}")
         declared = [p.name for p in self.parameters]
-        unknown = sorted((str(k) for k in arguments if k not in declared))
+        unknown = sorted(str(k) for k in arguments if k not in declared)
         if unknown:
             raise Refused(f"unknown arguments: {', '.join(unknown)}")
         missing = sorted(p.name for p in self.parameters if not p.optional and p.name not in arguments)
@@ -199,7 +203,7 @@ class Tool:
             self.check(validated)
         return validated
 
-    def spec(self):
+    def spec(self) -> dict[str, Any]:
         """The JSON schema the model sees."""
         return {
             "name": self.name,
@@ -221,13 +225,14 @@ EXPLANATION = Text(
 ACCEPTED_KEY = "accepted"  # the key of an accepted answer's result: the answer echoed in words
 
 
-def answer_tool(description, parameters, check=None, echo=None):
+def answer_tool(description: str, parameters: Iterable[Field], check: Callable[[dict[str, Any]], object] | None = None,
+                echo: Callable[[dict[str, Any]], str] | None = None) -> Tool:
     """The answer tool of a variant: its fields (`parameters`, then the optional explanation),
     typed and bounded; its accepted call ends the run. It runs nothing: its result echoes the
     answer in words (`echo(fields)`, the fields as validated, without the explanation), so that an
     agent and its operator see what was taken."""
 
-    def answer(**fields):
+    def answer(**fields: Any) -> dict[str, str]:
         fields.pop(EXPLANATION.name, None)
         words = echo(fields) if echo is not None else ", ".join(f"{k} {_echoed(v)}" for k, v in fields.items())
         return {ACCEPTED_KEY: f"{words}; the run has ended"}
@@ -235,7 +240,7 @@ def answer_tool(description, parameters, check=None, echo=None):
     return Tool(ANSWER, description, tuple(parameters) + (EXPLANATION,), answer, ends_run=True, check=check)
 
 
-def _echoed(value):
+def _echoed(value: object) -> str:
     if isinstance(value, list):
         return ", ".join(map(str, value)) or "none"
     return str(value)
@@ -244,8 +249,8 @@ def _echoed(value):
 class Allowlist:
     """Named tools and an optional budget of experiments; each new allowlist has a fresh budget."""
 
-    def __init__(self, tools, budget=None):
-        self.tools = {}
+    def __init__(self, tools: Iterable[Tool], budget: int | None = None) -> None:
+        self.tools: dict[str, Tool] = {}
         for tool in tools:
             if tool.name in self.tools:
                 raise ValueError(f"duplicate tool name: {tool.name}")
@@ -255,21 +260,21 @@ class Allowlist:
         self.budget = budget
         self.used = 0
 
-    def specs(self):
+    def specs(self) -> list[dict[str, Any]]:
         return [tool.spec() for tool in self.tools.values()]
 
-    def ends_run(self, name):
+    def ends_run(self, name: object) -> bool:
         """Whether a call of this name, once accepted, ends the run (the answer tool)."""
         return isinstance(name, str) and name in self.tools and self.tools[name].ends_run
 
-    def check(self, name, arguments):
+    def check(self, name: object, arguments: object) -> tuple[Tool, dict[str, Any]]:
         """The tool and validated arguments of a call, or `Refused`. Runs nothing, costs nothing."""
         if not isinstance(name, str) or name not in self.tools:
             raise Refused(f"{_shown_name(name)} is not an allowed tool; the allowed tools are: {', '.join(self.tools)}")
         tool = self.tools[name]
         return tool, tool.validate(arguments)
 
-    def dispatch(self, call):
+    def dispatch(self, call: ToolCall) -> ToolResult:
         """Run one call if it passes, and return its `ToolResult` (never raises for bad input)."""
         try:
             tool, arguments = self.check(call.name, call.arguments)
@@ -287,5 +292,5 @@ class Allowlist:
         return ToolResult(call.id, call.name, True, dict(content))
 
 
-def refused(call, reason):
+def refused(call: ToolCall, reason: str) -> ToolResult:
     return ToolResult(call.id, call.name, False, {"error": reason})

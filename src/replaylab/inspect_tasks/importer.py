@@ -1,18 +1,25 @@
 """`replaylab import-inspect LOG... --out FOLDER`: every sample of Inspect logs of replaylab's
 tasks as a recording (format 2), written to FOLDER/<lesson>/<run>.json.
 
-All or nothing: every sample of every log is converted, checked against the recording schema and
-replayed through the current code before the first file is written; a sample that does not
-replay stops the import with the replay's one-line mismatch. Each file is then written atomically
-by replaylab's recording writer, never over an existing file. The run is named after the eval,
+All or nothing: every sample of every log is converted, checked against the recording schema,
+replayed through the current code and judged before the first file is written; a sample that does
+not replay stops the import with the replay's one-line mismatch. A sample whose score in the log
+differs from replaylab's judgement now is imported with one warning line (the log's score is never
+used: every run is judged again wherever it goes), and `inspect-imports.csv` in the folder gets a
+row per run, with both scores and `inspect_score_agrees`. A log of an eval that did not end well
+(cancelled, ended by an error, or never ended) is skipped, in one line, when a log given with it is
+its retry (`inspect eval-retry`), and refused otherwise. Each file is then written atomically by
+replaylab's recording writer, never over an existing file. The run is named after the eval,
 the sample and the epoch (`inspect-<eval id>-<variant>-e<epoch>`; with `--campaign`, as the
 campaign names its runs), and the runs of one epoch of one eval make a group (a lesson judged per
 group decides them together).
 """
 
+import csv
 import datetime
 import os
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -20,15 +27,20 @@ from urllib.parse import urlsplit
 from replaylab.agents import recording as recording_io
 from replaylab.agents.clients.inspect_ai import kind_of
 from replaylab.agents.recording import RecordingError, printable
-from replaylab.agents.replay import ReplayMismatch, replay
+from replaylab.agents.replay import ReplayMismatch
 from replaylab.campaign_settings import Run
 from replaylab.errors import InvalidInput
-from replaylab.inspect_tasks import convert
+from replaylab.inspect_tasks import convert, judging
 from replaylab.lessons import UnknownLesson, registry
 
 SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 # The option that set each Inspect limit replaylab does not replay, for the one line that refuses it.
 OPTIONS = {"message": "--message-limit", "turn": "--turn-limit", "working": "--working-limit", "cost": "--cost-limit"}
+SCORER = "replaylab_judge"  # the name of the task's scorer in a log's scores (scorer.py)
+SCORES = ("right", "answered", "supported")
+IMPORTS = "inspect-imports.csv"  # a row per imported run, beside the lessons' folders
+COLUMNS = ("file", "log", "eval_id", "sample_id", "epoch", *(f"inspect_{key}" for key in SCORES), *SCORES,
+           "inspect_score_agrees")
 
 
 class ImportRefused(InvalidInput):
@@ -40,11 +52,13 @@ class Imported:
     recording: recording_io.Recording
     path: Path  # where it is to be written
     where: str  # the log and the sample, for a line about it
+    row: dict  # its row of inspect-imports.csv (but `file`)
+    disagreement: str | None  # the warning line when the log's score is not replaylab's judgement now
 
 
 def _utc(created):
     """Inspect's creation time (ISO text with an offset) as a recording's: UTC, to the second."""
-    when = datetime.datetime.fromisoformat(created).astimezone(datetime.timezone.utc).replace(microsecond=0)
+    when = datetime.datetime.fromisoformat(created).astimezone(datetime.UTC).replace(microsecond=0)
     return when.isoformat().replace("+00:00", "Z")
 
 
@@ -133,7 +147,7 @@ def sample_recording(log, sample, path, out, campaign=None):
     try:
         family = registry.lesson(lesson)
         found = family.instance(instance) if instance is not None else family.seed_of(variant)
-        v = family.variant(variant, found.id)
+        family.variant(variant, found.id)  # an unknown variant: one line here, not in the replay
     except UnknownLesson as error:
         raise ImportRefused(f"{where}: metadata lesson {lesson!r}, instance {instance!r}, variant {variant!r}: {error}") from None
     stopped = _stopped_by(sample, where)
@@ -146,10 +160,36 @@ def sample_recording(log, sample, path, out, campaign=None):
     recording = convert.recording(lesson, variant, run, group, provenance(log, sample, path), transcript, found.id)
     recording_io.parse(recording_io.dumps(recording), where)  # the schema's check, naming the sample
     try:
-        replay(recording, v)
+        judged = judging.values(judging.judge(recording)[0])  # replayed first: every result recomputed
     except ReplayMismatch as mismatch:  # the one line of the first result that differs
         raise ReplayMismatch(f"{where}: {mismatch}", mismatch.difference) from None
-    return Imported(recording, Path(out) / lesson / f"{run}.json", where)
+    stored = _stored_score(sample)
+    agrees = None if stored is None else stored == judged
+    row = {"log": Path(path).name, "eval_id": log.eval.eval_id, "sample_id": sample.id, "epoch": sample.epoch,
+           **{f"inspect_{key}": "" if stored is None else _shown(stored[key]) for key in SCORES},
+           **{key: _shown(judged[key]) for key in SCORES}, "inspect_score_agrees": "" if agrees is None else str(agrees).lower()}
+    disagreement = None if agrees in (None, True) else (
+        f"{where}: the log's score ({_scores_text(stored)}) is not replaylab's judgement of the replayed run "
+        f"({_scores_text(judged)}); the log's score is not used (edited, or scored by other code?)")
+    return Imported(recording, Path(out) / lesson / f"{run}.json", where, row, disagreement)
+
+
+def _stored_score(sample):
+    """The log's score of the sample by replaylab's scorer, {right, answered, supported} as floats,
+    or None when it holds none (scored by no scorer, or by another)."""
+    score = (sample.scores or {}).get(SCORER)
+    value = getattr(score, "value", None)
+    if not isinstance(value, dict) or not all(isinstance(value.get(key), (int, float)) for key in SCORES):
+        return None
+    return {key: float(value[key]) for key in SCORES}
+
+
+def _shown(value):
+    return f"{value:g}"
+
+
+def _scores_text(scores):
+    return ", ".join(f"{key} {_shown(scores[key])}" for key in SCORES)
 
 
 def read(path):
@@ -163,9 +203,6 @@ def read(path):
     except Exception as error:  # whatever Inspect's reader raises for a file that is not its log
         text = (str(error).strip().splitlines() or [""])[0]
         raise ImportRefused(f"{shown}: not an Inspect log ({type(error).__name__}: {printable(text)[:160]})") from None
-    if log.status != "success":
-        raise ImportRefused(f"{shown}: the eval's status is {log.status!r}, not 'success': only a whole eval is imported "
-                            "(`inspect eval-retry` completes one)")
     solvers = [step.solver for step in (log.plan.steps if log.plan else ())]
     if solvers != [convert.SOLVER]:
         raise ImportRefused(f"{shown}: not a replaylab task: its solver is {', '.join(solvers) or 'none'}, not {convert.SOLVER} "
@@ -173,11 +210,63 @@ def read(path):
     return log
 
 
-def import_logs(paths, out, campaign=None):
-    """Every sample of every log, checked and replayed, then written (all or nothing); the paths written."""
+def _planned(log):
+    """The (sample id, epoch) pairs of a log: those its eval was to run, else those it holds."""
+    ids = log.eval.dataset.sample_ids if log.eval.dataset is not None else None
+    epochs = log.eval.config.epochs or 1
+    if ids:
+        return {(str(i), e) for i in ids for e in range(1, epochs + 1)}
+    return {(str(s.id), s.epoch) for s in log.samples or ()}
+
+
+def retry_of(log, logs):
+    """(path, why) of a log of `logs` that completed the eval `log` did not (`inspect eval-retry`
+    keeps the eval's task id; or a whole eval of the same task, arguments and model that holds every
+    sample it was to run), else None."""
+    for path, other in logs:
+        if other.status != "success":
+            continue
+        if other.eval.task_id and other.eval.task_id == log.eval.task_id:
+            return path, f"the same task id {log.eval.task_id}"
+        if other.eval.eval_id == log.eval.eval_id:
+            return path, f"the same eval id {log.eval.eval_id}"
+        same = (other.eval.task_registry_name or other.eval.task, other.eval.task_args, other.eval.model) == (
+            log.eval.task_registry_name or log.eval.task, log.eval.task_args, log.eval.model)
+        if same and _planned(log) <= {(str(s.id), s.epoch) for s in other.samples or ()}:
+            return path, "the same task, arguments and model, and every sample"
+    return None
+
+
+def whole(logs, say):
+    """The logs of whole evals: a log of an eval that did not end well (cancelled, ended by an
+    error, never ended) is skipped, with one line, when another log given is its retry (its samples
+    are there, done again or carried over); refused (one line) when none is."""
+    kept = []
+    for path, log in logs:
+        if log.status == "success":
+            kept.append((path, log))
+            continue
+        shown = printable(str(path))
+        found = retry_of(log, logs)
+        if found is None:
+            raise ImportRefused(f"{shown}: the eval's status is {log.status!r}, and no log given is its retry: only a whole "
+                                f"eval is imported; complete it with `inspect eval-retry {shown}` and import the retry's log "
+                                "(with this one, or alone)")
+        say(f"{shown}: skipped: its eval's status is {log.status!r}, and {printable(str(found[0]))} is its retry "
+            f"({found[1]})")
+    return kept
+
+
+def _warn(line):
+    print(f"replaylab: {line}", file=sys.stderr, flush=True)
+
+
+def import_logs(paths, out, campaign=None, say=_warn):
+    """Every sample of every log of a whole eval, checked, replayed and judged, then written (all or
+    nothing), with a row each in OUT/inspect-imports.csv; the paths written. `say` takes the lines
+    of what is skipped, and of a log's score that differs from replaylab's judgement."""
     found = []
-    for path in paths:
-        log = read(path)
+    for path, log in whole([(path, read(path)) for path in paths], say):
         found += [sample_recording(log, sample, path, out, campaign) for sample in (log.samples or ())]
     if not found:
         raise ImportRefused(f"{', '.join(map(str, paths))}: no sample to import")
@@ -187,12 +276,33 @@ def import_logs(paths, out, campaign=None):
             raise ImportRefused(f"{item.where}: the same run as {seen[item.path]} ({item.path.name}): a log given twice?")
         seen[item.path] = item.where
         recording_io.refuse_existing(item.path, "import into another --out folder, or delete it first")
-    written = []
     for item in found:
-        try:
-            recording_io.save(item.recording, item.path, new=True)
-        except FileExistsError:
-            raise RecordingError(f"{printable(str(item.path))}: appeared during the import, and a recorded run is never "
-                                 f"overwritten; written before it: {len(written)}") from None
-        written.append(item.path)
-    return written
+        if item.disagreement:
+            say(f"warning: {item.disagreement}")
+    written = []
+    try:
+        for item in found:
+            try:
+                recording_io.save(item.recording, item.path, new=True)
+            except FileExistsError:
+                raise RecordingError(f"{printable(str(item.path))}: appeared during the import, and a recorded run is never "
+                                     f"overwritten; written before it: {len(written)}") from None
+            written.append(item)
+    finally:
+        if written:
+            add_rows(Path(out) / IMPORTS, [{"file": item.path.relative_to(out).as_posix(), **item.row} for item in written])
+    return [item.path for item in written]
+
+
+def add_rows(table, rows):
+    """The rows added to the table (made if missing), the file replaced whole: its rows before, then these."""
+    before = []
+    if table.exists():
+        with open(table, newline="", encoding="utf-8") as stream:
+            before = list(csv.DictReader(stream))
+    temporary = table.with_name(f".{table.name}.{os.getpid()}.tmp")
+    with open(temporary, "w", newline="", encoding="utf-8") as stream:
+        writer = csv.DictWriter(stream, COLUMNS, restval="", extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(before + rows)
+    os.replace(temporary, table)

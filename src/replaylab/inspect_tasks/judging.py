@@ -33,3 +33,9 @@ def judge(recording, tolerance=DEFAULT_TOLERANCE):
     truth = answer(lesson.name, instance)
     (score,) = scores(verdicts, {instance: truth}, judge_part.score, stopped)
     return score, verdicts[run.run], judge_part.verdict_line(run, truth)
+
+
+def values(score):
+    """Inspect's value of a run's score (right, answered, supported: each 0.0 or 1.0) from `judge`'s
+    `score`: one formula for the scorer, and for the import's check of the score a log holds."""
+    return {"right": float(score["right"]), "answered": float(score["answered"]), "supported": float(bool(score["supported"]))}

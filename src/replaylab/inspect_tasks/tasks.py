@@ -4,9 +4,11 @@ all; or a number drawn by seed 0), or only the variant of `-T variant=NAME`. A s
 the variant's system text and task, verbatim;
 its tools are the variant's allowlist (tools.py); the solver is replaylab's loop (solver.py); the
 score is replaylab's judgement (scorer.py); the variant's message limit is Inspect's turn limit
-(a turn is one model message; Inspect's own message limit counts every message)."""
+(a turn is one model message; Inspect's own message limit counts every message). The tasks are
+made from the registry, so `inspect list tasks`, which reads code without running it, does not see
+them here: listing.py writes a file with one written-out task per lesson, which it lists."""
 
-from inspect_ai import Task, task
+from inspect_ai import Epochs, Task, task
 from inspect_ai._util.error import PrerequisiteError  # Inspect's one-line error for a bad -T value (pinned version)
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser
@@ -48,6 +50,7 @@ def lesson_task(name, variant=None, instances=SEEDS):
         solver=allowlist_loop(),
         scorer=replaylab_judge(),
         turn_limit=max(lesson.variant(v, i.id).max_steps for i, v in pairs),  # a guard: the solver stops at its variant's own
+        epochs=Epochs(1, "mean"),  # a sample's epochs reduced to their mean before the metrics (--epochs N keeps it)
         version=FORMAT,
         metadata={"lesson": name, "replaylab": __version__},
     )

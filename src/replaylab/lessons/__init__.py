@@ -5,14 +5,26 @@ A lesson is a package `replaylab.lessons.<name>` whose `__init__` exports one `L
 lesson through that object; nothing else names it.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import import_module
-from typing import Callable
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from replaylab.agents.loop import CALLS_ONLY, MAX_CALLS_PER_MESSAGE
+from replaylab.agents.messages import ModelMessage, ToolCall, Transcript
 from replaylab.agents.tools import ANSWER, Allowlist, Refused, Tool
 from replaylab.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from replaylab.agents.recording import Recording
+
+Program = Callable[[list[dict[str, Any]]], ModelMessage]  # a scripted baseline: conversation -> next message
 
 
 class UnknownLesson(InvalidInput):
@@ -43,11 +55,11 @@ class Instance:
 
     id: str
     difficulty: str
-    parameters: dict
+    parameters: dict[str, Any]
     seed: bool = False
-    hidden: dict = field(default_factory=dict)
+    hidden: dict[str, Any] = field(default_factory=dict)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.difficulty not in DIFFICULTIES:
             raise ValueError(f"instance {self.id}: difficulty must be one of {', '.join(DIFFICULTIES)}, not {self.difficulty!r}")
 
@@ -63,38 +75,38 @@ class Variant:
     name: str
     intro: str
     task: str
-    tools: Callable
+    tools: Callable[..., Iterable[Tool]]
     answer: Tool
     budget: int | None = None
     max_steps: int = 12
     format1: Prompts | None = None
 
     @property
-    def system(self):
+    def system(self) -> str:
         """The system text of a run whose agent sends messages (a provider, a session, a program)."""
         return f"{self.intro} {harness_rules(self.max_steps, self.budget)}"
 
-    def system_for(self, kind):
+    def system_for(self, kind: str) -> str:
         """The system text as an agent of this kind of run reads it: an MCP client makes calls, never
         messages, so its text counts calls."""
         if kind == CALLS_ONLY:
             return f"{self.intro} {harness_rules(self.max_steps, self.budget, calls=True)}"
         return self.system
 
-    def prompts(self, kind, format1=False):
+    def prompts(self, kind: str, format1: bool = False) -> Prompts | None:
         """The `Prompts` a recording of this kind (and format) was made with: what its replay compares."""
         if format1:
             return self.format1
         return Prompts(self.system_for(kind), self.task)
 
-    def allowlist(self, answer=True, **settings):
+    def allowlist(self, answer: bool = True, **settings: Any) -> Allowlist:
         """A fresh allowlist (and budget): the experiment tools built with `settings`, and the answer
         tool unless `answer` is False (recordings of format 1)."""
         tools = list(self.tools(**settings))
         return Allowlist(tools + [self.answer] if answer else tools, budget=self.budget)
 
 
-def harness_rules(max_steps, budget=None, calls=False):
+def harness_rules(max_steps: int, budget: int | None = None, calls: bool = False) -> str:
     """How a run works, the same words for every lesson (the end of every system text): its limit,
     refusals, the budget, and how the run ends. `calls`: in the words of an agent that makes calls
     one at a time (an MCP client), never messages."""
@@ -162,13 +174,13 @@ class Lesson:
     package: str
     title: str
     judged: str = "run"
-    unit: tuple = ("run", "runs")
+    unit: tuple[str, str] = ("run", "runs")
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.judged not in JUDGED:
             raise ValueError(f"lesson {self.name}: judged must be one of {', '.join(JUDGED)}, not {self.judged!r}")
 
-    def part(self, name):
+    def part(self, name: str) -> ModuleType:
         """A module of the lesson's package, one of PARTS (a name from the code, never from a file)."""
         if name not in PARTS:
             raise ValueError(f"{name!r} is not a part of a lesson; the parts are: {', '.join(PARTS)}")
@@ -176,11 +188,11 @@ class Lesson:
 
     # family
     @property
-    def instances(self):
+    def instances(self) -> dict[str, Instance]:
         """{id: Instance} of the lesson's family: the seeds' own questions first, then the drawn ones."""
         return _instances(self)
 
-    def instance(self, instance_id):
+    def instance(self, instance_id: object) -> Instance:
         """The instance of that id; `UnknownLesson` (one line) for any other. A seed's question is
         found without drawing the family (a recording of it, a session on it, cost no draw)."""
         seeds = _seeds(self)
@@ -194,31 +206,31 @@ class Lesson:
                                 f"{shown} (`replaylab tasks {self.name}` lists them)")
         return found[instance_id]
 
-    def instance_variants(self, instance_id):
+    def instance_variants(self, instance_id: str) -> dict[str, Variant]:
         """{name: Variant} of one instance: its prompts, tools and answer tool, made from its numbers."""
         return _instance_variants(self, instance_id)
 
     @property
-    def seeds(self):
+    def seeds(self) -> dict[str, Instance]:
         """{variant name: the seed instance that holds it}: what a recording that names no instance
         (made before the families, or naming only its variant) is an instance of. Found without
         drawing the family."""
         return {name: i for i in _seeds(self).values() for name in self.instance_variants(i.id)}
 
-    def answers(self, ids=None):
+    def answers(self, ids: Iterable[str] | None = None) -> dict[str, Any]:
         """{id: the build's answer} of some instances (all by default), computed from the simulation
         or an exact formula: never stored, never shown to an agent."""
         chosen = list(self.instances.values()) if ids is None else [self.instance(i) for i in ids]
-        return self.part("answers").answers(chosen)
+        return cast(dict[str, Any], self.part("answers").answers(chosen))
 
     # lab
     @property
-    def variants(self):
+    def variants(self) -> dict[str, Variant]:
         """{name: Variant} of the seeds' own questions, in the order the pages list them: the variants
         a recording that names no instance may name."""
         return {name: self.instance_variants(instance.id)[name] for name, instance in self.seeds.items()}
 
-    def variant(self, name, instance=None):
+    def variant(self, name: str, instance: str | None = None) -> Variant:
         """The Variant `name` of an instance (its id; None: the seed instance that holds `name`)."""
         if instance is None:
             return self.instance_variants(self.seed_of(name).id)[name]
@@ -228,75 +240,76 @@ class Lesson:
                                 f"{', '.join(variants)}")
         return variants[name]
 
-    def seed_of(self, variant):
+    def seed_of(self, variant: str) -> Instance:
         """The seed instance that holds a variant; `UnknownLesson` for a name no seed holds."""
         seeds = self.seeds
         if variant not in seeds:
             raise UnknownLesson(f"lesson {self.name} has no variant {variant!r}; its variants are: {', '.join(seeds)}")
         return seeds[variant]
 
-    def instance_of(self, run):
+    def instance_of(self, run: Recording) -> Instance:
         """The instance a recording is of: the one it names, else the seed instance of its variant."""
         if run.instance is not None:
             return self.instance(run.instance)
         return self.seed_of(run.variant)
 
-    def variant_of(self, run):
+    def variant_of(self, run: Recording) -> Variant:
         """The Variant a recording was made with (its instance's, of its variant's name)."""
         return self.variant(run.variant, self.instance_of(run).id)
 
-    def all_tools(self):
+    def all_tools(self) -> Allowlist:
         """Every tool of the lesson, exercise tools included, on a fresh allowlist (`replaylab call`)."""
-        return self.part("lab").all_tools()
+        return cast(Allowlist, self.part("lab").all_tools())
 
     # judge
-    def judge(self, runs, tolerance):
+    def judge(self, runs: Sequence[Recording], tolerance: float) -> dict[str, dict[str, Any]]:
         """{run: verdict} of replayed recordings, from recomputed numbers only. Called once per
         replay batch (a lesson judged per group gets whole groups): a verdict depends on its own run
         only."""
-        return self.part("judge").judge(runs, tolerance)
+        return cast(dict[str, dict[str, Any]], self.part("judge").judge(runs, tolerance))
 
-    def score(self, entry, truth):
+    def score(self, entry: dict[str, Any], truth: Any) -> str | None:
         """None when a judged run's answer is right against `truth`, the build's answer of its
         instance, else what it got wrong."""
-        return self.part("judge").score(entry, truth)
+        return cast("str | None", self.part("judge").score(entry, truth))
 
-    def group_key(self, run):
+    def group_key(self, run: Recording) -> str:
         """The group a run is decided with (a lesson judged per group): its group and its model, so
         that runs of two models that share a group name are never decided together."""
         return f"{run.group} [{run.model}]"
 
-    def decide(self, runs, verdicts):
+    def decide(self, runs: Sequence[Recording], verdicts: dict[str, dict[str, Any]]) -> dict[str, Any]:
         """{group key: decision} of the groups of replayed runs (whole groups, their verdicts), for
         a lesson that decides per group; {} for the others."""
         if self.judged != "group":
             return {}
-        members = {}
+        members: dict[str, list[Recording]] = {}
         for run in runs:
             members.setdefault(self.group_key(run), []).append(run)
         decide = self.part("judge").decide
         return {key: decide(group, verdicts) for key, group in sorted(members.items())}
 
     @property
-    def right_answer(self):
-        return self.part("judge").RIGHT_ANSWER
+    def right_answer(self) -> str:
+        return cast(str, self.part("judge").RIGHT_ANSWER)
 
-    def verdict_line(self, recording):
+    def verdict_line(self, recording: Recording) -> str:
         """One line: what the build decides about this recording alone, against the build's answer of
         its instance (shown by `replaylab promote` and `replaylab replay`). The answer is computed
         here, never by the judge, so that a change to how it is computed reruns no replay job."""
         instance = self.instance_of(recording).id
-        return self.part("judge").verdict_line(recording, self.answers([instance])[instance])
+        return cast(str, self.part("judge").verdict_line(recording, self.answers([instance])[instance]))
 
     # computed from the code alone
-    def scans(self):
-        return self.part("scans").scans()
+    def scans(self) -> dict[str, Any]:
+        return cast(dict[str, Any], self.part("scans").scans())
 
-    def exercises(self):
-        return self.part("exercises").exercises()
+    def exercises(self) -> dict[str, Any]:
+        return cast(dict[str, Any], self.part("exercises").exercises())
 
     # scripted baselines
-    def scripted(self, variant, seed, instance=None, plan=None):
+    def scripted(self, variant: str, seed: int, instance: str | None = None,
+                 plan: str | None = None) -> tuple[str, Program]:
         """(the program's name, the program) of the scripted baseline for a variant of an instance (its
         id; None: the seed instance of the variant) and a seed; `plan` names a strategy instead of the
         seed's (the careful one, the trivial one)."""
@@ -307,36 +320,36 @@ class Lesson:
 
     # what the build shows
     @property
-    def table_names(self):
+    def table_names(self) -> tuple[str, ...]:
         return tuple(self.part("tables").TABLES)
 
-    def tables(self, results):
-        return self.part("tables").tables(results)
+    def tables(self, results: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+        return cast(dict[str, list[dict[str, Any]]], self.part("tables").tables(results))
 
     @property
-    def figures(self):
+    def figures(self) -> dict[str, Callable[[dict[str, Any]], Figure]]:
         """{name: function(results) -> matplotlib Figure}."""
         return dict(self.part("figures").FIGURES)
 
     @property
-    def heading(self):
+    def heading(self) -> str:
         return f"Lesson `{self.name}`: {self.title}"
 
-    def page(self, results):
-        return self.part("page").page(results)
+    def page(self, results: dict[str, Any]) -> str:
+        return cast(str, self.part("page").page(results))
 
-    def question(self, results):
-        return self.part("page").question(results)
+    def question(self, results: dict[str, Any]) -> str:
+        return cast(str, self.part("page").question(results))
 
-    def summary(self, results):
+    def summary(self, results: dict[str, Any]) -> list[str]:
         """Lines for the index page: what the build decided, with evidence labels."""
-        return self.part("page").summary(results)
+        return cast(list[str], self.part("page").summary(results))
 
 
 @cache
-def _instances(lesson):
+def _instances(lesson: Lesson) -> dict[str, Instance]:
     """{id: Instance} of a lesson's family, drawn once per process."""
-    found = {}
+    found: dict[str, Instance] = {}
     for instance in lesson.part("family").instances():
         if instance.id in found:
             raise ValueError(f"lesson {lesson.name}: the instance id {instance.id!r} appears twice")
@@ -345,17 +358,17 @@ def _instances(lesson):
 
 
 @cache
-def _seeds(lesson):
+def _seeds(lesson: Lesson) -> dict[str, Instance]:
     """{id: Instance} of the seeds' own questions: the family's `seeds()`, which draws nothing."""
     return {instance.id: instance for instance in lesson.part("family").seeds()}
 
 
 @cache
-def _instance_variants(lesson, instance_id):
+def _instance_variants(lesson: Lesson, instance_id: str) -> dict[str, Variant]:
     return dict(lesson.part("family").variants(lesson.instance(instance_id)))
 
 
-def validated_calls(transcript, tools):
+def validated_calls(transcript: Transcript, tools: Mapping[str, Tool]) -> Iterator[tuple[int, ToolCall, dict[str, Any]]]:
     """(message number, call, validated arguments) of each call that was accepted and still validates.
 
     Judges use this to recompute results from arguments: a stored result is never trusted, and a
@@ -376,7 +389,7 @@ NO_ANSWER = "no answer: the run ended without an accepted call of answer"
 FORMAT1 = "no answer: recorded in format 1, before runs ended with an answer, so it is judged as no answer"
 
 
-def submitted(recording, variant):
+def submitted(recording: Recording, variant: Variant) -> tuple[dict[str, Any] | None, str | None]:
     """(the answer's fields as validated, None) of the accepted answer that ended a run, or (None,
     why there is none). A run that a per-run limit stopped has no answer, even if its last message
     held one; so has a run of format 1."""
@@ -392,7 +405,8 @@ def submitted(recording, variant):
     return None, NO_ANSWER
 
 
-def judgement_line(verdict, wrong, answer_text, truth):
+def judgement_line(verdict: dict[str, Any], wrong: str | None, answer_text: Callable[[dict[str, Any]], str],
+                   truth: str) -> str:
     """One line of a verdict (`replaylab promote`, `replaylab replay`): the answer as submitted, and
     both judgements. `wrong`: the lesson's score (None when right); `answer_text(answer)`: the
     answer in words; `truth`: what the build computed to decide."""
@@ -403,7 +417,7 @@ def judgement_line(verdict, wrong, answer_text, truth):
     return f"answer {answer_text(verdict['answer'])}: {right} ({truth}); {supported}: {verdict['support']}"
 
 
-def answer_facts(recording, variant):
+def answer_facts(recording: Recording, variant: Variant) -> dict[str, Any]:
     """What every verdict says of a run's answer: the fields as submitted (their explanation is kept
     apart: shown, never judged), or None and why there is none."""
     fields, why = submitted(recording, variant)
@@ -413,7 +427,14 @@ def answer_facts(recording, variant):
     return {"answer": fields, "no_answer": None, "explanation": fields.pop("explanation", None)}
 
 
-def caught(mismatch):
+class _Mismatch(Protocol):
+    """A replay's mismatch (agents.replay.ReplayMismatch), as `caught` reads it."""
+
+    @property
+    def difference(self) -> Any: ...
+
+
+def caught(mismatch: _Mismatch) -> dict[str, Any]:
     """What a demonstration's replay against changed code caught, as fields: where (message and
     call, from 1), the tool, the result's key, the recorded and the recomputed value, and the
     message the replay stopped with. A demonstration changes a tool and keeps the prompts and the
@@ -431,12 +452,12 @@ def caught(mismatch):
     }
 
 
-def counted(count, one, many):
+def counted(count: int, one: str, many: str) -> str:
     """A count with its noun, singular for one: "1 period", "3 periods"."""
     return f"{count} {one if count == 1 else many}"
 
 
-def shown(value, text):
+def shown(value: Any, text: str) -> dict[str, Any]:
     """A number at full precision with the text the page shows for it."""
     return {"value": value, "shown": text}
 
@@ -444,14 +465,14 @@ def shown(value, text):
 REFERENCE_GROUP = "reference"  # the group of the committed reference runs: the pages' demonstrations are made with them
 
 
-def run_facts(run, instance, task=None):
+def run_facts(run: Recording, instance: Instance, task: str | None = None) -> dict[str, Any]:
     """What every judge says of a run before its verdict: who made it, for which task (the variant by
     default), of which instance (and its difficulty), its group, and its calls."""
     return {"model": run.model, "task": run.variant if task is None else task, "instance": instance.id,
             "difficulty": instance.difficulty, "group": run.group, **count_calls(run.transcript)}
 
 
-def count_calls(transcript):
+def count_calls(transcript: Transcript) -> dict[str, int]:
     """Calls asked for and calls that ran, over the whole run; the answer is not counted (it is not
     an experiment)."""
     results = [r for step in transcript.steps for call, r in zip(step.message.tool_calls, step.results) if call.name != ANSWER]
@@ -461,10 +482,10 @@ def count_calls(transcript):
 DRAWN_RUNS_LIMIT = 6
 
 
-def drawn_runs(results):
+def drawn_runs(results: dict[str, Any]) -> dict[str, Any]:
     """The runs a figure draws one by one: all of them when few, else the reference runs only
     (every run is still judged and counted in the scorecard)."""
-    runs = results["runs"]
+    runs: dict[str, Any] = results["runs"]
     if len(runs) <= DRAWN_RUNS_LIMIT:
         return runs
     return {name: run for name, run in runs.items() if run["group"] == "reference"}

@@ -15,6 +15,8 @@ import json
 import math
 import re
 import urllib.parse
+from collections.abc import Callable, Collection, Iterable, Sequence
+from typing import Any
 
 from replaylab.agents.live import client_instructions, how_it_ended
 from replaylab.agents.loop import CALLS_ONLY
@@ -50,8 +52,8 @@ _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _LINE_START = re.compile(r"^(\d{1,9})([.)])(?=\s|$)")
 
 
-def _escape_line(line):
-    out = []
+def _escape_line(line: str) -> str:
+    out: list[str] = []
     for i, char in enumerate(line):
         if char in _ENTITIES:
             out.append(_ENTITIES[char])
@@ -69,7 +71,7 @@ def _escape_line(line):
     return _LINE_START.sub(r"\1\\\2", escaped)
 
 
-def visible(value):
+def visible(value: str) -> str:
     """Text with every control character (an ANSI escape sequence begins with one), line separator
     and bidirectional override written as an escape (ESC as \\x1b, U+202E as \\u202e), which every
     font shows; tab, line feed and carriage return are kept. The rule is the terminal's too
@@ -77,18 +79,18 @@ def visible(value):
     return printable(value, keep="\t\n\r")
 
 
-def _lines(value):
+def _lines(value: object) -> list[str]:
     """Untrusted text as lines, with every control character made visible (tabs stay tabs)."""
     value = value if isinstance(value, str) else str(value)
     return visible(value.replace("\r\n", "\n").replace("\r", "\n")).split("\n")
 
 
-def text(value):
+def text(value: object) -> str:
     """Untrusted text as one line of plain markdown (line breaks become spaces)."""
     return " ".join(_escape_line(line.strip()) for line in _lines(value) if line.strip())
 
 
-def cell(value):
+def cell(value: object) -> str:
     """Any value as the content of a table cell: `Md` as it is, anything else escaped."""
     if isinstance(value, Md):
         return value.replace("\n", " ")
@@ -99,7 +101,7 @@ def cell(value):
     return "<br>".join(_escape_line(line.strip()) for line in _lines(value))
 
 
-def quote(value, prefix):
+def quote(value: object, prefix: str) -> str:
     """A blockquote of untrusted text, introduced by the (trusted) `prefix`."""
     lines = [f"> {prefix}", ">"]
     body = [_escape_line(line.strip()) for line in _lines(value)]
@@ -109,7 +111,7 @@ def quote(value, prefix):
     return "\n".join(lines)
 
 
-def fenced(value, info="text"):
+def fenced(value: object, info: str = "text") -> str:
     """A fenced code block that no backtick run inside `value` can close."""
     value = "\n".join(_lines(value))
     longest = max((len(run) for run in re.findall(r"`+", value)), default=0)
@@ -117,7 +119,7 @@ def fenced(value, info="text"):
     return f"{fence}{info}\n{value}\n{fence}"
 
 
-def code(value):
+def code(value: object) -> Md:
     """A short trusted name (a tool, a parameter, a command) as inline code; never use it for untrusted text."""
     value = " ".join(_lines(value))
     longest = max((len(run) for run in re.findall(r"`+", value)), default=0)
@@ -130,7 +132,7 @@ def code(value):
 # numbers
 
 
-def number(value, fmt="%.6g"):
+def number(value: object, fmt: str = "%.6g") -> str:
     """A number as the page shows it; None (a value that was not finite) is "not measured"."""
     if value is None:
         return NOT_MEASURED
@@ -141,7 +143,7 @@ def number(value, fmt="%.6g"):
     return fmt % value
 
 
-def join_words(words, conjunction="and"):
+def join_words(words: Iterable[str], conjunction: str = "and") -> str:
     words = list(words)
     if not words:
         return "none"
@@ -150,7 +152,7 @@ def join_words(words, conjunction="and"):
     return f"{', '.join(words[:-1])} {conjunction} {words[-1]}"
 
 
-def limit_range(low, high):
+def limit_range(low: float, high: float) -> str:
     return f"{number(low, '%g')} to {number(high, '%g')}"
 
 
@@ -158,7 +160,7 @@ def limit_range(low, high):
 # tables
 
 
-def table(rows, columns):
+def table(rows: Sequence[dict[str, Any]], columns: Iterable[tuple[str, str]]) -> str:
     """A markdown table; `columns` is a list of (key, header). Cells are escaped unless `Md`."""
     if not rows:
         return "*(no rows)*"
@@ -168,20 +170,20 @@ def table(rows, columns):
     return "\n".join([head, rule, *body])
 
 
-def figure(name, alt, caption):
+def figure(name: str, alt: str, caption: str) -> str:
     """An embedded figure (figures/<name>.png) that links to its file (full size on a small
     screen), with a short alternative text and a caption."""
     return f"[![{text(alt)}](figures/{name}.png)](figures/{name}.png)\n\n*Figure `{name}`: {text(caption)}*"
 
 
-def name(value):
+def name(value: object) -> Md:
     """A run, group or claim name: inline code when it is a plain identifier, else escaped text."""
     if isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9_.-]{1,80}", value):
         return code(value)
     return Md(text(value))
 
 
-def evidence(label):
+def evidence(label: str | None) -> str:
     """The evidence label of a statement (given by the judge); None gives no label."""
     return f"{EVIDENCE} **{label}**." if label else ""
 
@@ -190,11 +192,11 @@ def evidence(label):
 # tool calls and results
 
 
-def _json(value):
+def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, allow_nan=True)
 
 
-def call_text(name, arguments):
+def call_text(name: Any, arguments: Any) -> str:
     """A tool call as plain (untrusted) text: name(key=value, ...), values as JSON."""
     shown_name = name if isinstance(name, str) else _json(name)
     if isinstance(arguments, dict):
@@ -204,7 +206,7 @@ def call_text(name, arguments):
     return f"{shown_name}({inner})"
 
 
-def result_text(result):
+def result_text(result: dict[str, Any]) -> str | None:
     """A result as recomputed by the build, its numbers with %.6g (a name, such as the check that
     ran, as it is); None for a refusal."""
     if not result["ok"]:
@@ -214,23 +216,23 @@ def result_text(result):
     return ", ".join(f"{k} = {v if isinstance(v, str) else number(v)}" for k, v in result["content"].items())
 
 
-def refusal(result):
+def refusal(result: dict[str, Any]) -> str:
     """The refusal text of a result that did not run."""
     return str(result["content"]["error"])
 
 
-def result_cell(result):
+def result_cell(result: dict[str, Any]) -> Md:
     if result["ok"]:
         return Md(text(result_text(result)))
     return Md("refused: " + cell(refusal(result)))
 
 
-def flag(value):
+def flag(value: object) -> str:
     """A yes/no value as the CSV tables write it."""
     return "true" if value else "false"
 
 
-def outcome_columns(item, key):
+def outcome_columns(item: dict[str, Any], key: str) -> dict[str, Any]:
     """The CSV columns of an exercise's tool call (an item with ok, value and error): its value
     under `key` at full precision, as shown, or the refusal."""
     ok = item["ok"]
@@ -242,7 +244,7 @@ def outcome_columns(item, key):
     }
 
 
-def answer_fields(results):
+def answer_fields(results: dict[str, Any]) -> list[str]:
     """The fields of the lesson's answer tool, as the allowlists print them (explanation apart)."""
     for spec in results["allowlists"].values():
         for tool in spec["tools"]:
@@ -251,19 +253,19 @@ def answer_fields(results):
     return []
 
 
-def answer_cell(value):
+def answer_cell(value: Any) -> Any:
     """An answer's field as a CSV cell: a list of names as "a;b", a missing field empty."""
     if value is None:
         return ""
     return ";".join(value) if isinstance(value, list) else value
 
 
-def answer_rows(results):
+def answer_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per run shown: its answer as submitted (answer_<field>, empty without an answer) and
     both judgements, with why."""
     scores = {score["run"]: score for score in results["scores"]}
     fields = answer_fields(results)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for run, verdict in results["verdicts"].items():
         answer, score = verdict["answer"] or {}, scores[run]
         rows.append({
@@ -280,11 +282,12 @@ def answer_rows(results):
     return rows
 
 
-def score_of(results, run):
+def score_of(results: dict[str, Any], run: str) -> dict[str, Any]:
     return next(score for score in results["scores"] if score["run"] == run)
 
 
-def answer_statement(results, run, verdict, answer_text, truth, label):
+def answer_statement(results: dict[str, Any], run: str, verdict: dict[str, Any], answer_text: str, truth: str,
+                     label: str | None) -> list[str]:
     """What the build decided about a run's answer, the same way on every page: the answer as
     submitted, whether it is right (against `truth`, what the build computed), whether its own
     experiments support it, and the agent's explanation (shown, never judged). `answer_text`:
@@ -312,9 +315,9 @@ def answer_statement(results, run, verdict, answer_text, truth, label):
     return lines
 
 
-def call_rows(results):
+def call_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per tool call of every run, with the recomputed result (full precision as JSON)."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for run_name, run in results["runs"].items():
         for message, step in enumerate(run["transcript"]["steps"], start=1):
             for index, (call, result) in enumerate(zip(step["tool_calls"], step["results"]), start=1):
@@ -339,7 +342,7 @@ def call_rows(results):
 # sections shared by the three pages
 
 
-def _parameter_row(tool, pname, spec, required):
+def _parameter_row(tool: dict[str, Any], pname: str, spec: dict[str, Any], required: Collection[str]) -> dict[str, Any]:
     if "enum" in spec:
         kind, allowed = "one of", ", ".join(spec["enum"])
     elif spec["type"] == "array":
@@ -358,10 +361,10 @@ def _parameter_row(tool, pname, spec, required):
     }
 
 
-def allowlist_section(results, intro=""):
+def allowlist_section(results: dict[str, Any], intro: str = "") -> str:
     """What the agent may and may not do, printed from results["allowlists"] (the code's specs)."""
     allowlists = results["allowlists"]
-    groups = []  # variants with identical allowlists are shown once
+    groups: list[dict[str, Any]] = []  # variants with identical allowlists are shown once
     for name, spec in allowlists.items():
         for group in groups:
             if group["spec"] == spec:
@@ -395,7 +398,7 @@ def allowlist_section(results, intro=""):
             else "no experiment budget",
         ]
         out += [f"**{label} {names}**: " + "; ".join(limits) + ".", ""]
-        rows = []
+        rows: list[dict[str, Any]] = []
         for tool in spec["tools"]:
             required = tool["parameters"]["required"]
             for pname, pspec in tool["parameters"]["properties"].items():
@@ -413,11 +416,11 @@ WORDS_PREFIX = {
 }
 
 
-def words_prefix(run):
+def words_prefix(run: dict[str, Any]) -> str:
     return WORDS_PREFIX.get(run["provenance"]["kind"], "Agent's words (not a result):")
 
 
-def provenance_lines(run):
+def provenance_lines(run: dict[str, Any]) -> list[str]:
     p = run["provenance"]
     lines = [
         f"- **{text(run['label'])}**",
@@ -441,7 +444,7 @@ def provenance_lines(run):
 NOTES_SHOWN = 10
 
 
-def notes_lines(notes):
+def notes_lines(notes: Sequence[dict[str, Any]]) -> list[str]:
     """What the recorder kept otherwise than the provider sent it (a usage that is not a count, a
     text cut to fit the format, ...), as its notes say: where in the recording, and what."""
     if not notes:
@@ -453,7 +456,7 @@ def notes_lines(notes):
     return lines
 
 
-def run_section(run_name, run, results):
+def run_section(run_name: str, run: dict[str, Any], results: dict[str, Any]) -> str:
     """One run: provenance, prompts, and each message with its calls and recomputed results."""
     transcript = run["transcript"]
     tolerance = transcript["replayed"]["tolerance"]
@@ -493,7 +496,7 @@ def run_section(run_name, run, results):
     return "\n".join(out).rstrip() + "\n"
 
 
-def calls_only_lines(run_name, run):
+def calls_only_lines(run_name: str, run: dict[str, Any]) -> list[str]:
     """An MCP run as its client saw it: the instructions it received, then its calls one by one (a
     client makes calls, never messages; the recording holds them up to 4 to a step)."""
     transcript = run["transcript"]
@@ -510,13 +513,13 @@ def calls_only_lines(run_name, run):
     return out
 
 
-def run_link(run_name, prefix=""):
+def run_link(run_name: str, prefix: str = "") -> str:
     """The path of a run's own page from its lesson's folder (`prefix` from elsewhere): its stable id
     is its name, runs/<run>.md (and .html)."""
     return prefix + "runs/" + urllib.parse.quote(str(run_name), safe="") + ".md"
 
 
-def judgement_lines(run_name, results):
+def judgement_lines(run_name: str, results: dict[str, Any]) -> list[str]:
     """A run's answer as submitted and both judgements of it: right (against the build's own
     computation) and supported (by the run's own replayed experiments)."""
     score = score_of(results, run_name)
@@ -538,7 +541,7 @@ def judgement_lines(run_name, results):
     return lines
 
 
-def run_page(run_name, results, heading):
+def run_page(run_name: str, results: dict[str, Any], heading: str) -> str:
     """The page of one run (runs/<run>.md): what it was asked, its messages with every call and
     recomputed result, its answer, both judgements and its provenance, linked back to its lesson."""
     run = dict(results["runs"][run_name], file="../" + results["runs"][run_name]["file"])
@@ -549,7 +552,7 @@ def run_page(run_name, results, heading):
     return "\n".join(out).rstrip() + "\n"
 
 
-def verdict_cells(score):
+def verdict_cells(score: dict[str, Any]) -> dict[str, Any]:
     """A run's answer, decision and support, as the cells of a table of runs."""
     return {
         "answer": Md(text(json.dumps(score["answer"], ensure_ascii=False))) if score["answer"] else "no answer",
@@ -558,9 +561,9 @@ def verdict_cells(score):
     }
 
 
-def runs_list(results, names):
+def runs_list(results: dict[str, Any], names: Iterable[str]) -> str:
     """The runs shown on the lesson's page: a table, each linked to its own page."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for run_name in names:
         score = score_of(results, run_name)
         rows.append({
@@ -574,7 +577,7 @@ def runs_list(results, names):
                         ("decided", "decided by the build"), ("supported", "supported"), ("messages", "messages")])
 
 
-def sample_note(results):
+def sample_note(results: dict[str, Any]) -> str:
     """One line when the page shows a sample of the runs: how many of how many, and where the rest are."""
     counts = results["counts"]
     one, many = results["score_unit"]
@@ -589,7 +592,7 @@ def sample_note(results):
     )
 
 
-def runs_section(results, order=None):
+def runs_section(results: dict[str, Any], order: Sequence[str] | None = None) -> str:
     runs = results["runs"]
     names = order if order is not None else list(runs)
     counts = results["counts"]
@@ -632,12 +635,12 @@ def runs_section(results, order=None):
     return "\n".join(out)
 
 
-def interval(row):
+def interval(row: dict[str, Any]) -> str:
     """The 95 % Wilson interval of a scorecard row, in whole per cent."""
     return f"{100 * row['low']:.0f} % to {100 * row['high']:.0f} %"
 
 
-def scorecard_section(results):
+def scorecard_section(results: dict[str, Any]) -> str:
     """How often the runs gave the right answer, per model or program, decided by the build, with how
     many answered and how many answers their own experiments support."""
     rows = results["scorecard"]
@@ -654,7 +657,7 @@ def scorecard_section(results):
     ]
     if not rows:
         return "\n".join(out + [f"*(no {many})*", ""])
-    table_rows = []
+    table_rows: list[dict[str, Any]] = []
     for r in rows:
         mistakes = "; ".join(f"{text(m['what'])} ({m['runs']})" for m in r["mistakes"]) or "none"
         table_rows.append(
@@ -693,11 +696,11 @@ def scorecard_section(results):
     return "\n".join(out + [""])
 
 
-def _share(right, runs):
+def _share(right: int, runs: int) -> str:
     return f"{right} of {runs} ({100 * right / runs:.0f} %)" if runs else "no run"
 
 
-def family_section(results):
+def family_section(results: dict[str, Any]) -> str:
     """The lesson's family: its instances per difficulty, how the runs did on each level, the
     instances they never got right, and the careful and the trivial program on every instance."""
     family = results["family"]
@@ -741,7 +744,7 @@ def family_section(results):
     return "\n".join(out)
 
 
-def recording_section(results):
+def recording_section(results: dict[str, Any]) -> str:
     """How to record a new run: commands only, marked as not verified by the build."""
     lesson = results["lesson"]
     variants = list(results["allowlists"])
@@ -770,7 +773,8 @@ def recording_section(results):
     return "\n".join(out)
 
 
-def tables_section(lesson_tables, shown_here, extra=(), sampled=False, empty=()):
+def tables_section(lesson_tables: Iterable[str], shown_here: Collection[str], extra: Iterable[str] = (),
+                   sampled: bool = False, empty: Collection[str] = ()) -> str:
     """A list of the CSV files of the page (full precision), and the tables not shown above; a
     table with no rows in this build is named, not linked (its file is empty)."""
     out = ["## Tables", "", "Every table is also a CSV file with values at full precision:", ""]
@@ -785,7 +789,7 @@ def tables_section(lesson_tables, shown_here, extra=(), sampled=False, empty=())
     return "\n".join(out)
 
 
-def judged_entries(entries, lines_of, what="run"):
+def judged_entries(entries: dict[str, Any], lines_of: Callable[[str, Any], list[str]], what: str = "run") -> list[str]:
     """The "What the build decided" lines of each judged entry ({name: verdict}), or one line saying
     there is none: the same on every lesson's page."""
     if not entries:
@@ -793,25 +797,27 @@ def judged_entries(entries, lines_of, what="run"):
     return [line for entry_name, entry in entries.items() for line in lines_of(entry_name, entry)]
 
 
-def conclusion_lines(statement, run, rows, table_name):
+def conclusion_lines(statement: Iterable[str], run: str, rows: dict[str, list[dict[str, Any]]], table_name: str) -> list[str]:
     """A statement of the build about a run, then its rows of the table `table_name`."""
     mine = [r for r in rows[table_name] if r["run"] == run]
     return [*statement, "", f"Table `{table_name}` (run {name(run)}):", "",
             table(mine, [("quantity", "quantity"), ("shown", "value"), ("unit", "unit")]), ""]
 
 
-def empty_tables(results):
+def empty_tables(results: dict[str, Any]) -> set[str]:
     """The lesson's tables that have no rows in this build."""
     from replaylab.lessons import registry
 
     return {name for name, rows in registry.lesson(results["lesson"]).tables(results).items() if not rows}
 
 
-def section(lines_or_text):
+def section(lines_or_text: str | Iterable[str]) -> str:
     return lines_or_text if isinstance(lines_or_text, str) else "\n".join(lines_or_text)
 
 
-def lesson_page(results, *, title, question, intro, decisions, demos, tables, figure, runs_order=None, allowlist_intro=""):
+def lesson_page(results: dict[str, Any], *, title: str, question: str, intro: str, decisions: str | Iterable[str],
+                demos: str | Iterable[str], tables: tuple[Iterable[str], Collection[str], Iterable[str]], figure: str,
+                runs_order: Sequence[str] | None = None, allowlist_intro: str = "") -> str:
     """A lesson's page: the sections every lesson has, in the same order, around what is the
     lesson's own. `tables` is (the lesson's table names, those shown on the page, the extra table
     lines); `figure` is the Markdown of its figure, shown after the decisions it illustrates."""

@@ -1,18 +1,22 @@
 """What the lessons' figures share: the agents' calls to draw, a marker per run, the scorecard
 figure, and the log-log steps-per-period axes."""
 
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from replaylab.lessons import drawn_runs
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 
-def run_markers(runs):
+def run_markers(runs: Iterable[str]) -> dict[str, str]:
     """A marker per run, in order (they repeat after eight runs)."""
     return {run: MARKERS[i % len(MARKERS)] for i, run in enumerate(runs)}
 
 
-def drawn_calls(results, tool):
+def drawn_calls(results: dict[str, Any], tool: str) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
     """(run, arguments, recomputed content) of each call of `tool` that ran, in the runs a figure
     draws (lessons.drawn_runs), from results.json."""
     for run_name, run in drawn_runs(results).items():
@@ -23,7 +27,7 @@ def drawn_calls(results, tool):
                     yield run_name, arguments, result["content"]
 
 
-def scorecard_figure(results):
+def scorecard_figure(results: dict[str, Any]) -> Figure:
     """The scorecard as bars: the share of right runs (or groups) per model and task, with intervals."""
     rows = results["scorecard"]
     many = results["score_unit"][1]
@@ -50,7 +54,7 @@ def scorecard_figure(results):
     return figure
 
 
-def steps_per_period_axes(axes, steps, ylabel, title):
+def steps_per_period_axes(axes: Axes, steps: Iterable[float], ylabel: str, title: str) -> None:
     """Log-log axes over steps per period, with a tick at each value that was simulated."""
     axes.set_xscale("log")
     axes.set_yscale("log")

@@ -19,10 +19,15 @@ pandas is imported here and nowhere on the way of a replay, a judgement or a sca
 that tabulate (render, compare) import this module (importing pandas costs about 0.4 s).
 """
 
+import csv
 import gzip
 import math
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import pandas as pd
+
+from replaylab.lessons.cells import from_cell, to_cell
 
 Z95 = 1.959963984540054  # two-sided 95 % normal quantile
 TOO_WIDE = 0.5  # an interval wider than this says nothing useful
@@ -30,13 +35,14 @@ TOO_WIDE = 0.5  # an interval wider than this says nothing useful
 # The per-run table: a run, who made it, its task, its instance and the instance's difficulty, whether it
 # answered, its score, whether its experiments
 # support its answer (empty without an answer), what it got wrong, the calls it made and ran, the tokens its
-# provider reported (empty when none were), its recording, then its answer's fields (answer_<field>, empty
-# without an answer; a list of names as "a;b").
+# provider reported (empty when none were), its recording, the digest of what it did (pipeline.behaviour: runs
+# with one digest are copies), then its answer's fields (answer_<field>, empty without an answer; a list of
+# names as "a;b").
 COLUMNS = ("run", "model", "task", "instance", "difficulty", "answered", "right", "supported", "wrong", "calls", "budget_used",
-           "input_tokens", "output_tokens", "recording")
+           "input_tokens", "output_tokens", "recording", "behaviour")
 
 
-def wilson(right, runs, z=Z95):
+def wilson(right: int, runs: int, z: float = Z95) -> tuple[float, float]:
     """The Wilson score interval of a proportion right/runs (0..1); (0, 1) for no runs."""
     if runs == 0:
         return 0.0, 1.0
@@ -49,7 +55,8 @@ def wilson(right, runs, z=Z95):
     return low, high
 
 
-def instance_interval(rights, runs, confidence=0.95):
+def instance_interval(rights: Sequence[int], runs: Sequence[int],
+                      confidence: float = 0.95) -> tuple[float, float] | tuple[None, None]:
     """(low, high): the interval of the rate sum(rights)/sum(runs) clustered by instance, for
     parallel lists of right and runs per instance (each with runs); (None, None) with fewer than two
     instances. Wilson's score interval on the effective runs n/deff, deff = the cluster-robust
@@ -73,7 +80,7 @@ def instance_interval(rights, runs, confidence=0.95):
     return low, high
 
 
-def _by_instance(table, keys):
+def _by_instance(table: pd.DataFrame, keys: list[str]) -> dict[tuple[Any, ...], tuple[Any, ...]]:
     """{key: (instances, low, high)} per group of `keys`: the distinct instances its runs took and
     the interval clustered by them; empty when the table has no instance column."""
     if "instance" not in table.columns:
@@ -81,20 +88,21 @@ def _by_instance(table, keys):
     counted = (table.assign(right_count=table["right"].astype(bool).astype(int))
                .groupby([*keys, "instance"], sort=True, dropna=False)
                .agg(runs=("run", "size"), right=("right_count", "sum")).reset_index())
-    found = {}
+    found: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     for key, group in counted.groupby(keys, sort=False, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
         found[key] = (len(group), *instance_interval([int(k) for k in group["right"]], [int(n) for n in group["runs"]]))
     return found
 
 
-def scores(verdicts, answers, decide, runs=None):
+def scores(verdicts: dict[str, dict[str, Any]], answers: dict[str, Any], decide: Callable[[dict[str, Any], Any], str | None],
+           runs: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """One score per judged run: `decide(entry, truth)` gives what it got wrong against the build's
     answer of the run's instance (`answers[instance]`), or None when its answer is right; a run stopped
     by a per-run limit has no answer, so is wrong. `runs`: what the batches' verdicts say of each run
     ({run: {group, usage, stopped_by, ...}})."""
     runs = runs or {}
-    found = []
+    found: list[dict[str, Any]] = []
     for name, entry in verdicts.items():
         stopped = runs.get(name, {}).get("stopped_by")
         wrong = (f"stopped by its limit {stopped['limit']} ({stopped['allowed']:g})" if stopped
@@ -107,19 +115,19 @@ def scores(verdicts, answers, decide, runs=None):
     return found
 
 
-def _cell(value):
+def _cell(value: object) -> str:
     """An answer's field as a cell of the per-run table, as text (a whole number stays "45", never
     "45.0", beside a run with no answer): a list of names as "a;b"."""
     return ";".join(value) if isinstance(value, list) else str(value)
 
 
-def answer_columns(found):
+def answer_columns(found: Iterable[dict[str, Any]]) -> list[str]:
     """The answer_<field> columns of some scores, in the order their fields first appear."""
     fields = dict.fromkeys(field for score in found for field in (score["answer"] or {}))
     return [f"answer_{field}" for field in fields]
 
 
-def runs_table(found, runs=None):
+def runs_table(found: Sequence[dict[str, Any]], runs: dict[str, dict[str, Any]] | None = None) -> pd.DataFrame:
     """The per-run table of a lesson: one row per score of `found`, with the tokens reported for
     its recording and its answer's fields."""
     runs = runs or {}
@@ -127,7 +135,8 @@ def runs_table(found, runs=None):
     for score in found:
         usage = runs.get(score["run"], {}).get("usage") or {}
         row = {key: value for key, value in score.items() if key != "answer"}
-        row.update(input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"), recording=score["run"])
+        row.update(input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"), recording=score["run"],
+                   behaviour=runs.get(score["run"], {}).get("behaviour", ""))
         row.update({f"answer_{field}": _cell(value) for field, value in (score["answer"] or {}).items()})
         rows.append(row)
     table = pd.DataFrame(rows, columns=list(COLUMNS) + answer_columns(found))
@@ -137,35 +146,45 @@ def runs_table(found, runs=None):
     return table
 
 
-def tabulate(found, runs):
+def tabulate(found: Sequence[dict[str, Any]],
+             runs: dict[str, dict[str, Any]] | None) -> tuple[list[dict[str, Any]], pd.DataFrame]:
     """(the scorecard rows, the per-run table) of the scores `found` of the runs {run: facts}."""
     table = runs_table(found, runs)
     return scorecard(table), table
 
 
-def read_runs_table(path):
+def read_runs_table(path: Any) -> pd.DataFrame:
     """The per-run table back: names, mistakes and answers stay text (a model named "7", a run
     "001", a mistake "NA"), an empty token count or `supported` is missing."""
     columns = pd.read_csv(path, nrows=0).columns
-    text = dict.fromkeys(["run", "model", "task", "instance", "difficulty", "wrong", "recording"]
+    text = dict.fromkeys(["run", "model", "task", "instance", "difficulty", "wrong", "recording", "behaviour"]
                          + [c for c in columns if c.startswith("answer_")], "string")
     kinds = {**text, "input_tokens": "Int64", "output_tokens": "Int64", "supported": "boolean"}
-    return pd.read_csv(path, dtype=kinds, keep_default_na=False, na_values={"input_tokens": [""], "output_tokens": [""], "supported": [""]})
+    table = pd.read_csv(path, dtype=kinds, keep_default_na=False, na_values={"input_tokens": [""], "output_tokens": [""], "supported": [""]})
+    for column in text:
+        if column in table.columns:
+            table[column] = table[column].map(from_cell).astype("string")
+    return table
 
 
-def runs_table_bytes(table):
+def runs_table_bytes(table: pd.DataFrame) -> bytes:
     """The table as gzipped CSV, the same bytes for the same table (no time in the gzip header)."""
-    return gzip.compress(table.to_csv(index=False, lineterminator="\n").encode(), mtime=0)
+    texts = [c for c in table.columns if table[c].dtype == object or pd.api.types.is_string_dtype(table[c].dtype)]
+    table = table.assign(**{c: table[c].map(to_cell) for c in texts})  # cells a spreadsheet shows as text
+    # a bare carriage return would end a row for every reader (the csv module quotes only "\n" here): then quote text
+    carriage = any(table[c].map(lambda v: isinstance(v, str) and "\r" in v).any() for c in texts)
+    quoting = csv.QUOTE_NONNUMERIC if carriage else csv.QUOTE_MINIMAL
+    return gzip.compress(table.to_csv(index=False, lineterminator="\n", quoting=quoting).encode(), mtime=0)
 
 
-def _python(value):
+def _python(value: Any) -> Any:
     """A value of a pandas cell as plain Python (None for a missing one)."""
     if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return None
     return value.item() if hasattr(value, "item") else value
 
 
-def _mistakes(table, keys):
+def _mistakes(table: pd.DataFrame, keys: list[str]) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
     """{key: [{"what", "runs"}]}: what the wrong runs got wrong, most frequent first (ties in the
     order they first occur)."""
     wrong = table[~table["right"].astype(bool)].assign(order=lambda t: range(len(t)))
@@ -177,13 +196,14 @@ def _mistakes(table, keys):
         .reset_index()
         .sort_values(["runs", "first"], ascending=[False, True])  # a total order: each group has its own first
     )
-    found = {}
+    found: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for row in counted.to_dict("records"):
         found.setdefault(tuple(row[k] for k in keys), []).append({"what": row["wrong"], "runs": int(row["runs"])})
     return found
 
 
-def scorecard(table, keys=("model", "task"), means=()):
+def scorecard(table: pd.DataFrame, keys: Iterable[str] = ("model", "task"),
+              means: Iterable[str] = ()) -> list[dict[str, Any]]:
     """Rows per `keys` (by default model and task): runs, answered, right, interval, supported (of
     the answered runs), right but not supported, supported but wrong, the instances the runs took
     and the interval clustered by them (None without an instance column), mean calls and budget used
@@ -270,7 +290,7 @@ SCORECARD_COLUMNS = {
 }
 
 
-def scorecard_table(rows):
+def scorecard_table(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The scorecard as flat rows for a CSV file: the columns of SCORECARD_COLUMNS, named as in the JSON."""
     return [
         {

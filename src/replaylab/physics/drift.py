@@ -1,14 +1,17 @@
 """Largest relative energy drift of the oscillator over a run, for one run or a scan of runs."""
 
 import math
+from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
+import numpy.typing as npt
 
 from replaylab.physics import oscillator
 from replaylab.physics.integrators import STEPPERS
 
 
-def max_energy_drift(method, steps_per_period, periods):
+def max_energy_drift(method: str, steps_per_period: int, periods: int) -> float:
     """max |E_i / E_0 - 1| over the initial state and every step (docs/physics.md 2.3).
 
     Python floats: one run is about ten times faster this way than through numpy.
@@ -29,7 +32,7 @@ def max_energy_drift(method, steps_per_period, periods):
     return worst
 
 
-def max_energy_drift_by_period(method, steps_per_period, periods):
+def max_energy_drift_by_period(method: str, steps_per_period: int, periods: int) -> list[float | None]:
     """`max_energy_drift(method, steps_per_period, p)` for every p from 1 to `periods`, from one
     run: the largest drift so far, read off at the end of each period (None from the period in
     which the energy stopped being finite). Each value equals the one-run result bit for bit: the
@@ -38,7 +41,7 @@ def max_energy_drift_by_period(method, steps_per_period, periods):
     dt = oscillator.PERIOD / steps_per_period
     t, x, v = 0.0, oscillator.X0, oscillator.V0
     worst = 0.0
-    found = []
+    found: list[float | None] = []
     for _ in range(periods):
         for _ in range(steps_per_period):
             t, x, v = stepper(t, x, v, dt, oscillator.acceleration)
@@ -53,12 +56,13 @@ def max_energy_drift_by_period(method, steps_per_period, periods):
     return found
 
 
-def max_energy_drifts(method, steps_per_period, periods):
+def max_energy_drifts(method: str, steps_per_period: npt.ArrayLike, periods: int) -> npt.NDArray[np.float64]:
     """`max_energy_drift` for several steps-per-period values at once (numpy, element-wise)."""
-    return max_energy_drifts_at(method, steps_per_period, [periods])[0]
+    return cast(npt.NDArray[np.float64], max_energy_drifts_at(method, steps_per_period, [periods])[0])
 
 
-def max_energy_drifts_at(method, steps_per_period, periods):
+def max_energy_drifts_at(method: str, steps_per_period: npt.ArrayLike,
+                         periods: Sequence[int] | npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
     """The largest drift after each number of `periods`, for every steps-per-period value: an
     array of shape (len(periods), len(steps_per_period)), from one simulation per value.
 

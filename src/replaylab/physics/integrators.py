@@ -4,20 +4,29 @@
 They work element-wise on floats or numpy arrays, so one formula serves a single run and a scan.
 """
 
+from collections.abc import Callable
+from typing import Any
 
-def explicit_euler(t, x, v, dt, accel):
+# A float or a numpy array of floats, element-wise alike: Any, because a run mixes them (a float
+# clock and dt with array positions, say) and each caller knows which it passes.
+Value = Any
+Acceleration = Callable[[Value, Value, Value], Value]  # accel(t, x, v)
+Stepper = Callable[[Value, Value, Value, Value, Acceleration], tuple[Value, Value, Value]]  # (t, x, v, dt, accel)
+
+
+def explicit_euler(t: Value, x: Value, v: Value, dt: Value, accel: Acceleration) -> tuple[Value, Value, Value]:
     """The old velocity moves the particle, the old acceleration changes the velocity."""
     a = accel(t, x, v)
     return t + dt, x + v * dt, v + a * dt
 
 
-def symplectic_euler(t, x, v, dt, accel):
+def symplectic_euler(t: Value, x: Value, v: Value, dt: Value, accel: Acceleration) -> tuple[Value, Value, Value]:
     """The velocity is updated first and the new velocity moves the particle."""
     v_new = v + accel(t, x, v) * dt
     return t + dt, x + v_new * dt, v_new
 
 
-def velocity_verlet(t, x, v, dt, accel):
+def velocity_verlet(t: Value, x: Value, v: Value, dt: Value, accel: Acceleration) -> tuple[Value, Value, Value]:
     """Two force evaluations per step; the second at the Euler-predicted velocity."""
     a0 = accel(t, x, v)
     t_new = t + dt
@@ -26,7 +35,7 @@ def velocity_verlet(t, x, v, dt, accel):
     return t_new, x_new, v + (0.5 * (a0 + a1)) * dt
 
 
-def runge_kutta_4(t, x, v, dt, accel):
+def runge_kutta_4(t: Value, x: Value, v: Value, dt: Value, accel: Acceleration) -> tuple[Value, Value, Value]:
     """Classical fourth-order Runge-Kutta for x' = v, v' = a."""
     h = 0.5 * dt
     w = dt / 6
@@ -44,7 +53,7 @@ def runge_kutta_4(t, x, v, dt, accel):
 
 
 # The names exactly as the tools accept them, in the course's order.
-STEPPERS = {
+STEPPERS: dict[str, Stepper] = {
     "explicit Euler": explicit_euler,
     "symplectic Euler": symplectic_euler,
     "velocity Verlet": velocity_verlet,

@@ -8,8 +8,11 @@ heights pass `drag`, `mass` and `height` (the same operations, other numbers).
 """
 
 import math
+from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 G = 9.80665  # standard gravity, m/s^2 (not 9.81)
 MASS = 0.058  # kg
@@ -22,13 +25,16 @@ LAUNCH_HEIGHT = 0.0  # m
 MAX_STEPS = 1_000_000
 DEGREE = math.pi / 180  # the constant that math.radians and numpy.radians multiply by
 
+Floats = TypeVar("Floats", float, npt.NDArray[np.float64])  # one launch's numbers, or a scan's arrays
 
-def _launch(speed, angle):
+
+def _launch(speed: float, angle: float) -> tuple[float, float]:
     theta = angle * DEGREE
     return speed * math.cos(theta), speed * math.sin(theta)
 
 
-def _acceleration(vx, vy, drag, sqrt, mass=MASS):
+def _acceleration(vx: Floats, vy: Floats, drag: Floats, sqrt: Callable[[Floats], Floats],
+                  mass: Floats | float = MASS) -> tuple[Floats, Floats]:
     """Sum the drag and weight forces onto zero and divide by the mass, in the spec's order."""
     s = sqrt(vx * vx + vy * vy)
     q = (-drag) * s
@@ -36,12 +42,13 @@ def _acceleration(vx, vy, drag, sqrt, mass=MASS):
     return (0 + q * vx) / mass, (weight_y + q * vy) / mass
 
 
-def _check_dt(dt):
+def _check_dt(dt: float) -> None:
     if not dt > 0:
         raise ValueError(f"dt must be positive, got {dt!r}")
 
 
-def range_with_drag(speed, angle, dt, drag=DRAG, mass=MASS, height=LAUNCH_HEIGHT):
+def range_with_drag(speed: float, angle: float, dt: float, drag: float = DRAG, mass: float = MASS,
+                    height: float = LAUNCH_HEIGHT) -> float:
     """Horizontal distance in metres at which the ball lands on the ground (y = 0), launched from
     `height` metres above it (the ground by default)."""
     _check_dt(dt)
@@ -57,12 +64,13 @@ def range_with_drag(speed, angle, dt, drag=DRAG, mass=MASS, height=LAUNCH_HEIGHT
     raise RuntimeError(f"not landed after {MAX_STEPS} steps of {dt:g} s")
 
 
-def _interpolate_landing(x_prev, y_prev, x_new, y_new):
+def _interpolate_landing(x_prev: Floats, y_prev: Floats, x_new: Floats, y_new: Floats) -> Floats:
     f = y_prev / (y_prev - y_new)
     return x_prev + f * (x_new - x_prev)
 
 
-def ranges_with_drag(speed, angles, dt, drag=DRAG):
+def ranges_with_drag(speed: npt.ArrayLike, angles: npt.ArrayLike, dt: npt.ArrayLike,
+                     drag: npt.ArrayLike = DRAG) -> npt.NDArray[np.float64]:
     """`range_with_drag` for many angles at once, stepping all flights together with numpy.
 
     Bit-identical to the one-point function: the same operations, element by element.
@@ -70,7 +78,8 @@ def ranges_with_drag(speed, angles, dt, drag=DRAG):
     return ranges_of_launches(speed, angles, dt, drag)
 
 
-def ranges_of_launches(speeds, angles, dts, drags=DRAG, masses=MASS, heights=LAUNCH_HEIGHT):
+def ranges_of_launches(speeds: npt.ArrayLike, angles: npt.ArrayLike, dts: npt.ArrayLike, drags: npt.ArrayLike = DRAG,
+                       masses: npt.ArrayLike = MASS, heights: npt.ArrayLike = LAUNCH_HEIGHT) -> npt.NDArray[np.float64]:
     """`range_with_drag` for many launches at once: every argument a number or an array, broadcast
     together, one flight per element (a family of balls, speeds, heights and steps in one scan).
 
@@ -106,7 +115,7 @@ def ranges_of_launches(speeds, angles, dts, drags=DRAG, masses=MASS, heights=LAU
     raise RuntimeError(f"not landed after {MAX_STEPS} steps of {float(dt.max()):g} s")
 
 
-def range_without_drag(speed, angle, height=LAUNCH_HEIGHT):
+def range_without_drag(speed: float, angle: float, height: float = LAUNCH_HEIGHT) -> float:
     """Exact range in vacuum: speed^2 sin(2 angle) / g from the ground, the angle doubled in degrees
     first; from `height` above the ground, vx (vy + sqrt(vy^2 + 2 g height)) / g."""
     if height == 0:
@@ -115,6 +124,6 @@ def range_without_drag(speed, angle, height=LAUNCH_HEIGHT):
     return float(vx * (vy + math.sqrt(vy * vy + 2 * G * height)) / G)
 
 
-def flight_time_without_drag(speed, angle):
+def flight_time_without_drag(speed: float, angle: float) -> float:
     """Exact time of flight in vacuum: 2 speed sin(angle) / g."""
     return float(2 * speed * math.sin(angle * DEGREE) / G)

@@ -6,12 +6,15 @@ not finite counts as not measured and fails (it is reported as +inf).
 """
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from replaylab.physics import oscillator
+from replaylab.physics.integrators import Acceleration, Stepper
 
 EXACT = 1e-12
 ORDER_MARGIN = 0.4
@@ -28,7 +31,7 @@ class Candidate:
     """A piece of code to check: a stepper builder and what the piece claims."""
 
     name: str
-    build: Callable
+    build: Callable[[], Stepper]
     order: int = 1
     bounded_energy: bool = True
 
@@ -39,19 +42,19 @@ class CheckResult:
     measured: float
     tolerance: float
     passed: bool
-    details: dict = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
 
 
-def _finite_or_inf(value):
+def _finite_or_inf(value: Any) -> float:
     value = float(value)
     return value if math.isfinite(value) else math.inf
 
 
-def _vector(*values):
+def _vector(*values: float) -> npt.NDArray[np.float64]:
     return np.array(values, dtype=float)
 
 
-def check_clock(candidate, tolerance=EXACT):
+def check_clock(candidate: Candidate, tolerance: float = EXACT) -> CheckResult:
     """One step of 0.125 s from t = 3 must advance the clock by exactly 0.125 s."""
     stepper = candidate.build()
     t, _, _ = stepper(3.0, _vector(1.0), _vector(0.0), 0.125, oscillator.acceleration)
@@ -59,7 +62,7 @@ def check_clock(candidate, tolerance=EXACT):
     return CheckResult("clock", measured, tolerance, measured <= tolerance, {"advanced_s": t - 3.0})
 
 
-def check_purity(candidate, tolerance=EXACT):
+def check_purity(candidate: Candidate, tolerance: float = EXACT) -> CheckResult:
     """The same step twice, with unrelated steps between, must give the same result."""
     stepper = candidate.build()
     accel = oscillator.acceleration
@@ -73,7 +76,8 @@ def check_purity(candidate, tolerance=EXACT):
     return CheckResult("purity", measured, tolerance, measured <= tolerance, {"difference": measured})
 
 
-def _run(stepper, x0, v0, dt, steps, accel):
+def _run(stepper: Stepper, x0: npt.NDArray[np.float64], v0: npt.NDArray[np.float64], dt: float, steps: int,
+         accel: Acceleration) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """Positions and velocities at samples 0..steps (the initial state included)."""
     xs, vs = [x0], [v0]
     t, x, v = 0.0, x0, v0
@@ -84,7 +88,7 @@ def _run(stepper, x0, v0, dt, steps, accel):
     return np.array(xs), np.array(vs)
 
 
-def check_limits(candidate, tolerance=EXACT):
+def check_limits(candidate: Candidate, tolerance: float = EXACT) -> CheckResult:
     """With no force the motion is uniform; with a constant force the velocity is exact.
 
     A first-order method may miss the position by up to 0.5 g T dt (the allowance).
@@ -113,7 +117,7 @@ def check_limits(candidate, tolerance=EXACT):
     return CheckResult("limits", measured, tolerance, measured <= tolerance, details)
 
 
-def oscillator_error(candidate, steps_per_period, periods=ERROR_PERIODS):
+def oscillator_error(candidate: Candidate, steps_per_period: int, periods: int = ERROR_PERIODS) -> float:
     """Largest distance to the exact oscillator in the scaled phase plane (x, v/omega), metres.
 
     Over every sample of the run, the initial one included; times are k * dt, not the stepper's.
@@ -134,7 +138,8 @@ def oscillator_error(candidate, steps_per_period, periods=ERROR_PERIODS):
     return _finite_or_inf(worst) if not np.isnan(distance).any() else math.inf
 
 
-def oscillator_errors(candidate, steps_per_period, periods=ERROR_PERIODS):
+def oscillator_errors(candidate: Candidate, steps_per_period: npt.ArrayLike,
+                      periods: int = ERROR_PERIODS) -> npt.NDArray[np.float64]:
     """`oscillator_error` for several steps-per-period values at once (numpy, element-wise).
 
     All runs step together up to the longest; each keeps its maximum only over its own samples,
@@ -158,7 +163,7 @@ def oscillator_errors(candidate, steps_per_period, periods=ERROR_PERIODS):
     return worst
 
 
-def fitted_order(errors, step_counts=ORDER_STEP_COUNTS):
+def fitted_order(errors: npt.ArrayLike, step_counts: npt.ArrayLike = ORDER_STEP_COUNTS) -> float:
     """Slope of the least-squares line through (ln h, ln error); NaN if an error is 0 or not finite."""
     errors = np.array(errors, dtype=float)
     if not np.all(np.isfinite(errors)) or np.any(errors <= 0):
@@ -167,7 +172,7 @@ def fitted_order(errors, step_counts=ORDER_STEP_COUNTS):
     return float(np.polyfit(np.log(h), np.log(errors), 1)[0])
 
 
-def check_convergence_order(candidate, tolerance=ORDER_MARGIN):
+def check_convergence_order(candidate: Candidate, tolerance: float = ORDER_MARGIN) -> CheckResult:
     """The error must shrink with the step at the claimed order, within the margin."""
     errors = [oscillator_error(candidate, n) for n in ORDER_STEP_COUNTS]
     order = fitted_order(errors)
@@ -176,7 +181,8 @@ def check_convergence_order(candidate, tolerance=ORDER_MARGIN):
     return CheckResult("convergence-order", _finite_or_inf(order), tolerance, passed, details)
 
 
-def energy_bands(candidate, steps_per_period=32, periods=100, window_periods=5):
+def energy_bands(candidate: Candidate, steps_per_period: int = 32, periods: int = 100,
+                 window_periods: int = 5) -> tuple[float, float]:
     """Largest |E/E0 - 1| in the first and in the last window of samples (160 each)."""
     dt = oscillator.PERIOD / steps_per_period
     steps = steps_per_period * periods
@@ -193,7 +199,7 @@ def energy_bands(candidate, steps_per_period=32, periods=100, window_periods=5):
     return float(np.max(relative[:window])), float(np.max(relative[-window:]))
 
 
-def check_bounded_energy(candidate, tolerance=BAND_GROWTH):
+def check_bounded_energy(candidate: Candidate, tolerance: float = BAND_GROWTH) -> CheckResult:
     """The energy error late in a long run may not exceed 1.5 times the early one."""
     early, late = energy_bands(candidate)
     if math.isinf(early) or math.isinf(late):
@@ -205,7 +211,7 @@ def check_bounded_energy(candidate, tolerance=BAND_GROWTH):
     return CheckResult("bounded-energy", growth, tolerance, growth <= tolerance, details)
 
 
-CHECKS = {
+CHECKS: dict[str, Callable[..., CheckResult]] = {
     "clock": check_clock,
     "purity": check_purity,
     "limits": check_limits,
@@ -214,7 +220,7 @@ CHECKS = {
 }
 
 
-def run_check(name, candidate, exact=EXACT):
+def run_check(name: str, candidate: Candidate, exact: float = EXACT) -> CheckResult:
     """Run one check by name; `exact` replaces the tolerance of the exact checks (clock, purity, limits)."""
     if name in ("clock", "purity", "limits"):
         return CHECKS[name](candidate, exact)

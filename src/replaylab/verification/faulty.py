@@ -7,9 +7,13 @@ or one just beyond (or just within) a check's tolerance. One lesson imports this
 pieces its reviewers must judge.
 """
 
-from replaylab.physics.integrators import explicit_euler, runge_kutta_4, symplectic_euler, velocity_verlet
+from typing import Any
 
-BASES = {
+from replaylab.physics.integrators import (
+    Acceleration, Stepper, Value, explicit_euler, runge_kutta_4, symplectic_euler, velocity_verlet,
+)
+
+BASES: dict[str, Stepper] = {
     "symplectic Euler": symplectic_euler,
     "explicit Euler": explicit_euler,
     "velocity Verlet": velocity_verlet,
@@ -17,10 +21,10 @@ BASES = {
 }
 
 
-def build_mislabelled_symplectic():
+def build_mislabelled_symplectic() -> Stepper:
     """A fresh stepper of the faulty piece (fresh per check, as the contract asks)."""
 
-    def step(t, x, v, dt, accel):
+    def step(t: Value, x: Value, v: Value, dt: Value, accel: Acceleration) -> tuple[Value, Value, Value]:
         a = accel(t, x, v)
         x_new = x + v * dt  # the bug: the old velocity, not the updated one
         return t + dt, x_new, v + a * dt
@@ -28,8 +32,8 @@ def build_mislabelled_symplectic():
     return step
 
 
-def build_faulty(base="symplectic Euler", clock=0.0, force_scale=0.0, rest_offset_m=0.0, lookahead=0.0, memory=0.0,
-                 friction_per_s=0.0):
+def build_faulty(base: str = "symplectic Euler", clock: float = 0.0, force_scale: float = 0.0, rest_offset_m: float = 0.0,
+                 lookahead: float = 0.0, memory: float = 0.0, friction_per_s: float = 0.0) -> Stepper:
     """A fresh stepper: `base` (one of BASES) with the faults whose numbers are not 0, each made to
     break one check of the contract:
 
@@ -48,10 +52,10 @@ def build_faulty(base="symplectic Euler", clock=0.0, force_scale=0.0, rest_offse
     be put on any base; a fault left at 0 takes no part in the arithmetic at all.
     """
     method = BASES[base]
-    before = []  # the memory fault's hidden state: the acceleration of the previous evaluation
+    before: list[Any] = []  # the memory fault's hidden state: the acceleration of the previous evaluation
 
-    def step(t, x, v, dt, accel):
-        def force(t_, x_, v_):
+    def step(t: Value, x: Value, v: Value, dt: Value, accel: Acceleration) -> tuple[Value, Value, Value]:
+        def force(t_: Value, x_: Value, v_: Value) -> Value:
             a = accel(t_, x_ + rest_offset_m, v_) if rest_offset_m else accel(t_, x_, v_)
             if lookahead:
                 a = a + lookahead * (accel(t_, x_ + v_ * dt, v_) - accel(t_, x_, v_))

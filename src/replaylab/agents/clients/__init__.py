@@ -12,15 +12,23 @@ the provenance of a recording and the re-record command of a replay mismatch all
 providers from `providers()` and `load_provider()`: adding a provider is adding one module here.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import importlib
 import pkgutil
 import shlex
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from replaylab.agents.secrets import is_provider_name
 from replaylab.errors import InvalidInput, ProviderFailed
+
+if TYPE_CHECKING:
+    from replaylab.agents.loop import Client
+    from replaylab.agents.messages import ModelMessage
+    from replaylab.agents.recording import Recording
 
 
 class ProviderError(ProviderFailed):
@@ -35,7 +43,7 @@ class Options:
     variant: str
     model: str | None = None
     seed: int = 0
-    messages: tuple = ()  # a provider that takes a file: the messages of --from FILE
+    messages: Sequence[ModelMessage] = ()  # a provider that takes a file: the messages of --from FILE
     agent: Any = None  # the lesson's scripted baselines (its `agent` module)
     base_url: str | None = None
     timeout: float | None = None  # seconds per request
@@ -51,36 +59,36 @@ class Provider:
 
     name: str  # --provider NAME, `provider:` of the configuration, provenance["provider"]
     kind: str  # provenance kind, one of agents.recording.KINDS: it decides the label of its runs
-    make_client: Callable | None  # (Options) -> client; None when no client of replaylab makes its runs (mcp)
-    describe: Callable | None  # (Options) -> provenance "how": who wrote the messages, and how
-    rerecord: Callable  # (recording) -> the command that records the run again
-    run_name: Callable | None = None  # (Options) -> a run's default name
+    make_client: Callable[[Options], Client] | None  # (Options) -> client; None when no client of replaylab makes its runs (mcp)
+    describe: Callable[[Options], str] | None  # (Options) -> provenance "how": who wrote the messages, and how
+    rerecord: Callable[[Recording], str]  # (recording) -> the command that records the run again
+    run_name: Callable[[Options], str] | None = None  # (Options) -> a run's default name
     group: str = "live"  # the default group of its runs
     key: str | None = None  # the environment variable that holds its key, read when a client is made
     server: str | None = None  # the environment variable of its server's URL (doctor contacts it)
-    models: tuple | None = None  # the models it knows; None: whatever its server knows
+    models: tuple[str, ...] | None = None  # the models it knows; None: whatever its server knows
     default_model: str | None = None
     unattended: bool = False  # records with no person and no file: it may record campaigns
     takes_file: bool = False  # its messages come from --from FILE
     imported: bool = False  # its runs are recorded by another tool and imported (inspect_ai): a campaign takes them, never records one
-    kind_of: Callable | None = None  # (model) -> the provenance kind of its runs of that model, when it depends on the model
+    kind_of: Callable[[str], str] | None = None  # (model) -> the provenance kind of its runs of that model, when it depends on the model
 
-    def kind_for(self, model):
+    def kind_for(self, model: str) -> str:
         """The provenance kind of this provider's runs of `model` (which decides their label)."""
         return self.kind if self.kind_of is None else self.kind_of(model)
 
 
-_REGISTERED = {}
+_REGISTERED: dict[str, Provider] = {}
 
 
-def register(provider):
+def register(provider: Provider) -> Provider:
     """Called by a provider module when it is imported (under its module's name: `load_provider`
     finds it by that name)."""
     _REGISTERED[provider.name] = provider
     return provider
 
 
-def load_provider(name):
+def load_provider(name: object) -> Provider:
     """The registered provider of that name; the name is checked before it becomes a module name."""
     if not is_provider_name(name):
         raise InvalidInput(f"{name!r} is not a provider name")
@@ -95,7 +103,7 @@ def load_provider(name):
     return _REGISTERED[name]
 
 
-def providers():
+def providers() -> dict[str, Provider]:
     """{name: Provider} of every provider module of this package, by name."""
     for found in pkgutil.iter_modules(__path__):
         if found.name not in _REGISTERED:
@@ -106,7 +114,7 @@ def providers():
     return dict(sorted(_REGISTERED.items()))
 
 
-def names(select=None):
+def names(select: Callable[[Provider], object] | None = None) -> list[str]:
     """The names of the providers that `select(provider)` keeps (all by default)."""
     return [name for name, p in providers().items() if select is None or select(p)]
 
@@ -115,17 +123,17 @@ def names(select=None):
 _BY_KIND = {"provider-api": "openai", "scripted": "scripted", "authored": "authored", "interactive": "interactive", "mcp": "mcp"}
 
 
-def provider_name(provenance):
+def provider_name(provenance: dict[str, Any]) -> str:
     """The name of the provider that made a recording, from its provenance."""
     return provenance.get("provider") or _BY_KIND[provenance["kind"]]
 
 
-def command(*words):
+def command(*words: object) -> str:
     """A command as a shell reads it: each word quoted where needed."""
     return shlex.join(str(word) for word in words)
 
 
-def record_command(recording, provider, *options):
+def record_command(recording: Recording, provider: str, *options: object) -> str:
     """`replaylab record` of one run of a provider, with its own options (the generic form)."""
     return command(
         "replaylab", "record", recording.lesson, "--variant", recording.variant, "--provider", provider, *options,
@@ -136,7 +144,7 @@ def record_command(recording, provider, *options):
 LIVE_FOLDER = "results/live"  # where every new run is written
 
 
-def rerecord_command(recording):
+def rerecord_command(recording: Recording) -> str:
     """The command that records a run again, as its provider writes it (the generic form for a
     provider that this installation does not have). A run that lives where new runs are written
     (results/live) is recorded again under another name, `<run>-again`: a recorded run is never

@@ -4,8 +4,17 @@ through the real loop.
 The results in the new recording are computed by the current code, never typed by the author.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 from replaylab.agents.clients import Options, Provider, command, register
 from replaylab.agents.clients.recorded import RecordedMessagesClient
+
+if TYPE_CHECKING:
+    from replaylab.agents.messages import ModelMessage
+    from replaylab.agents.recording import Recording
 
 MODEL = "written by a person (no language model)"
 HOW = (
@@ -14,16 +23,16 @@ HOW = (
 )
 
 
-def client(messages):
+def client(messages: Iterable[ModelMessage]) -> RecordedMessagesClient:
     """A client that plays these messages, in order."""
     return RecordedMessagesClient(messages, MODEL)
 
 
-def make_client(options: Options):
+def make_client(options: Options) -> RecordedMessagesClient:
     return client(options.messages)
 
 
-def rerecord(recording):
+def rerecord(recording: Recording) -> str:
     """Record it again from its own messages into results/live/; for a file of a folder of runs
     (<folder>/<lesson>/<run>.json), promote it back there, which shows what changed before it
     replaces the recording."""

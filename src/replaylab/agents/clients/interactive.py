@@ -16,21 +16,23 @@ The protocol (`replaylab session --help` shows it with an example):
 import json
 import re
 import sys
+from collections.abc import Iterable
+from typing import Any, BinaryIO, TextIO
 
 from replaylab.agents.clients import Provider, command, register
 from replaylab.agents.clients.openai import _arguments as arguments_from_text  # the one rule for arguments as text
-from replaylab.agents.messages import ModelMessage, ToolCall, stored
-from replaylab.agents.recording import KeyTwice, short, unique_keys
+from replaylab.agents.messages import ModelMessage, ToolCall, ToolResult, stored
+from replaylab.agents.recording import KeyTwice, Recording, short, unique_keys
 
 MODEL = "interactive session (a person or a program on stdin)"
 MAX_LINE_BYTES = 1 << 20  # one message; a longer line is refused, and skipped to its end
 MAX_DEPTH = 24  # objects and lists inside one another in a message (a tool call needs about 5)
 
 
-def data_problem(data):
+def data_problem(data: Any) -> str | None:
     """A text naming the first place nested deeper than MAX_DEPTH, or a string that is not valid
     Unicode (a lone surrogate, which JSON's \\ud800 escape can make), else None."""
-    pending = [(data, "$", 1)]
+    pending: list[tuple[Any, str, int]] = [(data, "$", 1)]
     while pending:
         value, path, depth = pending.pop()
         if isinstance(value, str):
@@ -43,7 +45,7 @@ def data_problem(data):
             continue
         if depth > MAX_DEPTH:
             return f"{path}: nested more than {MAX_DEPTH} levels deep"
-        items = value.items() if isinstance(value, dict) else enumerate(value)
+        items: Iterable[tuple[Any, Any]] = value.items() if isinstance(value, dict) else enumerate(value)
         for key, item in items:
             if isinstance(key, str):
                 pending.append((key, f"{path} (a key)", depth))
@@ -51,7 +53,7 @@ def data_problem(data):
     return None
 
 
-def _member(path, key):
+def _member(path: str, key: str) -> str:
     """The path of an object's member: a key that is not a plain name is quoted (escaped, so that
     the text holds no half character or line break)."""
     return f"{path}.{key}" if _PLAIN_KEY.fullmatch(key) else f"{path}[{short(key)}]"
@@ -60,7 +62,7 @@ def _member(path, key):
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
-def parse_message(line, example=None):
+def parse_message(line: bytes | str, example: dict[str, Any] | None = None) -> ModelMessage:
     """A `ModelMessage` from one line (bytes or text), or ValueError naming what is wrong."""
     if isinstance(line, bytes):
         try:
@@ -89,7 +91,7 @@ def parse_message(line, example=None):
 CALL_EXAMPLE = {"id": "1", "name": "TOOL", "arguments": {"ARGUMENT": "VALUE"}}
 
 
-def call_shapes(example=None):
+def call_shapes(example: dict[str, Any] | None = None) -> str:
     """The two shapes of a call a message may hold, as one line with an example of each."""
     example = example or CALL_EXAMPLE
     openai = {"id": example["id"], "type": "function",
@@ -97,12 +99,12 @@ def call_shapes(example=None):
     return f"a call is {json.dumps(example)}, or in OpenAI's shape {json.dumps(openai)}"
 
 
-def message_shape(example=None):
+def message_shape(example: dict[str, Any] | None = None) -> str:
     """The shape of a message, as one line with an example (a call of the lesson, `example`)."""
     return f'a message is {{"text": "...", "tool_calls": [{json.dumps(example or CALL_EXAMPLE)}]}}'
 
 
-def message_from_data(data, example=None):
+def message_from_data(data: Any, example: dict[str, Any] | None = None) -> ModelMessage:
     """A `ModelMessage` from {"text": ..., "tool_calls": [...]}, or ValueError naming what is wrong
     (a call that is wrong says the shape a call has, with `example`, a call of the lesson)."""
     if not isinstance(data, dict):
@@ -116,7 +118,8 @@ def message_from_data(data, example=None):
         raise ValueError("text must be a string")
     if not isinstance(calls, list):
         raise ValueError(f"tool_calls must be a list of calls: {call_shapes(example)}")
-    tool_calls, seen = [], {}
+    tool_calls: list[ToolCall] = []
+    seen: dict[str, int] = {}
     for i, item in enumerate(calls):
         try:
             call = call_from_data(item, i)
@@ -130,7 +133,7 @@ def message_from_data(data, example=None):
     return ModelMessage(text, tuple(tool_calls))
 
 
-def call_from_data(data, i):
+def call_from_data(data: Any, i: int) -> ToolCall:
     """A `ToolCall` from a call in either shape: {"id", "name", "arguments"}, or OpenAI's {"id",
     "type": "function", "function": {"name", "arguments": JSON text}}. Arguments given as text are
     read as the OpenAI client reads them (text that is not JSON stays text, which the allowlist
@@ -158,13 +161,13 @@ def call_from_data(data, i):
     return ToolCall(str(data.get("id", f"call-{i + 1}")), data["name"], arguments)
 
 
-def _no_others(data, fields, where):
+def _no_others(data: dict[str, Any], fields: set[str], where: str) -> None:
     unknown = sorted(set(data) - fields)
     if unknown:
         raise ValueError(f"{where}unknown fields: {', '.join(map(short, unknown))}")
 
 
-def results_data(results):
+def results_data(results: Iterable[ToolResult]) -> list[dict[str, Any]]:
     """Results as the agent reads them: a value that is not finite is null ("not measured")."""
     return [{"call_id": r.call_id, "ok": r.ok, "content": {k: stored(v) for k, v in r.content.items()}} for r in results]
 
@@ -177,21 +180,22 @@ class InteractiveClient:
 
     secrets = ()
 
-    def __init__(self, stdin=None, stdout=None, model=MODEL, example=None):
+    def __init__(self, stdin: BinaryIO | None = None, stdout: TextIO | None = None, model: str = MODEL,
+                 example: dict[str, Any] | None = None) -> None:
         self.model = model
         self._in = stdin if stdin is not None else sys.stdin.buffer
         self._out = stdout if stdout is not None else sys.stdout
         self.example = example  # a call of the lesson, shown when a call is malformed
         self.line = 0
         self.reading = False
-        self.pending = None  # a signal that came while a message was answered
+        self.pending: int | None = None  # a signal that came while a message was answered
 
-    def say(self, data):
+    def say(self, data: Any) -> None:
         # ASCII: no character of the line (U+2028, U+0085, half a character) can split it or fail to print
         self._out.write(json.dumps(data, ensure_ascii=True, allow_nan=False) + "\n")
         self._out.flush()
 
-    def _read_line(self):
+    def _read_line(self) -> bytes | None:
         """The next line, or None at the end of input; a line too long is skipped to its end."""
         if self.pending is not None:
             raise Interrupted(self.pending)
@@ -209,7 +213,7 @@ class InteractiveClient:
         self.line += 1
         return line
 
-    def read(self):
+    def read(self) -> tuple[int, ModelMessage | None, str | None] | None:
         """(line number, message, None) or (line number, None, what is wrong) of the next line, or
         None at the end of input."""
         line = self._read_line()
@@ -224,7 +228,7 @@ class InteractiveClient:
         except ValueError as error:
             return self.line, None, str(error)
 
-    def complete(self, system, conversation, tools):
+    def complete(self, system: str, conversation: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelMessage | None:
         """The next message for the agent loop (`loop.run`), every line before it that is not one
         answered with its error line; None at the end of input."""
         while (read := self.read()) is not None:
@@ -238,7 +242,7 @@ class InteractiveClient:
 class Interrupted(Exception):
     """A signal stopped the session while it waited for the agent's next line."""
 
-    def __init__(self, signum):
+    def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
 
@@ -246,7 +250,7 @@ class Interrupted(Exception):
 HOW = "A person or a program typed each message as a JSON line into `replaylab session`; the harness computed every result."
 
 
-def rerecord(recording):
+def rerecord(recording: Recording) -> str:
     p = recording.provenance
     model = ["--model", p["model"]] if p.get("model_declared") else []
     return command("replaylab", "session", recording.lesson, "--variant", recording.variant, "--run", recording.run, *model)

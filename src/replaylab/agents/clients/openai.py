@@ -25,6 +25,9 @@ character is replaced; each with a note in the recording (`notes`).
 
 import json
 import logging
+from collections.abc import Iterable
+from types import ModuleType
+from typing import Any
 
 from replaylab.agents import environment
 from replaylab.agents.clients import Options, Provider, ProviderError, record_command, register
@@ -34,7 +37,8 @@ from replaylab.agents.names import file_safe
 from replaylab.agents.recording import (
     CALL_DEPTH, MAX_CALLS, MAX_DEPTH, MAX_TOKENS, has_surrogate, nesting, printable, recording_text, unique_keys,
 )
-from replaylab.agents.secrets import clean_text
+from replaylab.agents.recording import Recording
+from replaylab.agents.secrets import Secret, clean_text
 
 KEY_VARIABLE = "OPENAI_API_KEY"
 BASE_URL_VARIABLE = "OPENAI_BASE_URL"
@@ -48,33 +52,33 @@ HOW = (
 )
 
 
-def _sdk():
+def _sdk() -> ModuleType:
     """The SDK, imported on first use."""
     import openai
 
     return openai
 
 
-def _http_client():
+def _http_client() -> Any:
     """The process's one HTTP client, bounded in time (replaylab.http_deadlines)."""
     from openai._constants import DEFAULT_CONNECTION_LIMITS
 
     return _http().http_client(_sdk().DefaultHttpxClient, DEFAULT_CONNECTION_LIMITS)
 
 
-def _http():
+def _http() -> ModuleType:
     """The HTTP layer bounded in time (replaylab.http_deadlines), imported with the SDK."""
     from replaylab import http_deadlines
 
     return http_deadlines
 
 
-def _clean_log_records(secrets):
+def _clean_log_records(secrets: Iterable[Secret | str | None]) -> None:
     """Make every log record, of any logger and level, without the key (the SDK and its HTTP
     library log at DEBUG; a logger's own filter would miss its child loggers)."""
     previous = logging.getLogRecordFactory()
 
-    def factory(*args, **kwargs):
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
         record = previous(*args, **kwargs)
         try:
             text = record.getMessage()
@@ -88,14 +92,14 @@ def _clean_log_records(secrets):
     logging.setLogRecordFactory(factory)
 
 
-def _request_messages(system, conversation):
-    messages = [{"role": "system", "content": system}]
+def _request_messages(system: str, conversation: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
     for item in conversation:
         if item["role"] == "user":
             messages.append({"role": "user", "content": item["content"]})
         elif item["role"] == "assistant":
             message = item["message"]
-            entry = {"role": "assistant", "content": message.text or None}
+            entry: dict[str, Any] = {"role": "assistant", "content": message.text or None}
             if message.tool_calls:
                 entry["tool_calls"] = [
                     {
@@ -115,7 +119,7 @@ def _request_messages(system, conversation):
     return messages
 
 
-def _arguments(text):
+def _arguments(text: str) -> Any:
     """The model's arguments as JSON data; text that is not JSON (or nested deeper than a recording
     holds) stays text, which the allowlist refuses."""
     try:
@@ -125,7 +129,7 @@ def _arguments(text):
     return value if nesting(value) + CALL_DEPTH <= MAX_DEPTH else text
 
 
-def _expect(value, kinds, where, expected):
+def _expect(value: Any, kinds: type | tuple[type, ...], where: str, expected: str) -> Any:
     """`value` if it is one of `kinds`; else the ProviderError saying what the answer holds there."""
     if isinstance(value, kinds):
         return value
@@ -134,7 +138,7 @@ def _expect(value, kinds, where, expected):
     )
 
 
-def _message(response):
+def _message(response: Any) -> Any:
     """The first choice's message of a response, each field checked: a server that answers with
     something else is one ProviderError line, never an AttributeError later."""
     from openai.types.chat import ChatCompletion, ChatCompletionMessage, ChatCompletionMessageFunctionToolCall
@@ -157,35 +161,37 @@ def _message(response):
     return message
 
 
-def _describe(error, timeout):
+def _describe(error: Exception, timeout: float, key_variable: str = KEY_VARIABLE, server: str = "") -> str:
+    """A provider's failure in one line, naming the variable the key came from and the server's host."""
     openai = _sdk()
     status = error.status_code if isinstance(error, openai.APIStatusError) else None
+    at = f" at {server}" if server else ""
     if isinstance(error, openai.AuthenticationError):
-        return f"the provider refused the key in {KEY_VARIABLE} ({status}): {error}"
+        return f"the provider{at} refused the key in {key_variable} ({status}): {error}"
     if isinstance(error, openai.APITimeoutError):
-        return f"the provider did not answer within {timeout:g} s (after retries)"
+        return f"the provider{at} did not answer within {timeout:g} s (after retries)"
     if isinstance(error, openai.APIConnectionError):
-        return f"could not reach the provider: {error}"
+        return f"could not reach the provider{at}: {error}"
     if status is not None:
         return f"the provider answered {status}: {error}"
     return f"{type(error).__name__}: {error}"
 
 
-def _count(value):
+def _count(value: object) -> int | None:
     """A token count as reported, if it is one a recording holds (0 to MAX_TOKENS), else None."""
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS:
         return value
     return None
 
 
-def _shown(value):
+def _shown(value: object) -> str:
     """A reported value, on a short line (a count of 10**30 is shown by its size)."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**15:
         return f"a number of {len(str(abs(value)))} digits"
     return printable(repr(value))[:60]
 
 
-def _settings_sent(settings):
+def _settings_sent(settings: dict[str, Any]) -> dict[str, Any]:
     """The request's fields of a model's generation settings: passed as they are in the JSON body
     (`extra_body`), so that a field the SDK does not know, but the server takes, is sent too."""
     return {"extra_body": dict(settings)} if settings else {}
@@ -194,11 +200,11 @@ def _settings_sent(settings):
 SERVED_MAX = 20  # distinct answers kept of each field a server reports (a run asks one model)
 
 
-def _served(response, secrets):
+def _served(response: Any, secrets: Iterable[Secret | str | None]) -> dict[str, str]:
     """What the server said of itself in one answer: the model it answered as, and its
     `system_fingerprint` where given; each cleaned of the key, printable and cut to 200 characters
     (a server's text, shown on pages), None when absent or not text."""
-    found = {}
+    found: dict[str, str] = {}
     for field, value in (("model", response.model), ("system_fingerprint", response.system_fingerprint)):
         if isinstance(value, str) and value:
             found[field] = printable(clean_text(value, secrets))[:200]
@@ -206,16 +212,19 @@ def _served(response, secrets):
 
 
 class OpenAIClient:
-    def __init__(self, model, key, base_url=None, timeout=TIMEOUT_S, max_retries=MAX_RETRIES, settings=None):
+    def __init__(self, model: str, key: Secret, base_url: str | None = None, timeout: float = TIMEOUT_S,
+                 max_retries: int = MAX_RETRIES, settings: dict[str, Any] | None = None,
+                 key_variable: str = KEY_VARIABLE) -> None:
         self.model = model
+        self.key_variable = key_variable
         self.settings = dict(settings or {})
-        self.served = {"model": [], "system_fingerprint": []}
+        self.served: dict[str, list[str]] = {"model": [], "system_fingerprint": []}
         self.secrets = (key,)
-        self.usage = {"input_tokens": 0, "output_tokens": 0}
+        self.usage: dict[str, int | None] = {"input_tokens": 0, "output_tokens": 0}
         self.usage_reported = False
-        self.request_ids = []
-        self.notes = []  # what the recording holds otherwise than the provider sent it: {"where", "what"}
-        self.deadline = None  # time.monotonic() at which the run's time is up (the loop sets it), or None
+        self.request_ids: list[str] = []
+        self.notes: list[dict[str, str]] = []  # what the recording holds otherwise than the provider sent it: {"where", "what"}
+        self.deadline: float | None = None  # time.monotonic() at which the run's time is up (the loop sets it), or None
         self._timeout = timeout
         self._sdk = _sdk().OpenAI(api_key=key.reveal, base_url=base_url, timeout=timeout, max_retries=max_retries,
                                   http_client=_http_client())
@@ -224,7 +233,7 @@ class OpenAIClient:
         self.server = clean_text(f"{url.host}:{url.port}" if url.port else url.host, self.secrets)
         _clean_log_records(self.secrets)
 
-    def complete(self, system, conversation, tools):
+    def complete(self, system: str, conversation: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelMessage:
         step = sum(1 for item in conversation if item["role"] == "assistant")  # the step this answer becomes
         deadlines = _http().deadlines
         deadlines.request_s, deadlines.run_at = self._timeout, self.deadline
@@ -238,7 +247,8 @@ class OpenAIClient:
         except _http().RunOver:
             raise OutOfTime(f"the run's time ran out while the provider answered request {step + 1}") from None
         except _sdk().OpenAIError as error:
-            raise ProviderError(clean_text(_describe(error, self._timeout), self.secrets)) from None
+            raise ProviderError(clean_text(_describe(error, self._timeout, self.key_variable, self.server),
+                                           self.secrets)) from None
         except ValueError as error:  # the SDK's JSON parser: a body that is not JSON
             raise ProviderError(clean_text(f"the provider's answer is not JSON: {error}", self.secrets)) from None
         except RecursionError:  # the SDK's JSON parser, on a body of arrays inside arrays
@@ -254,10 +264,10 @@ class OpenAIClient:
         self._count_usage(response.usage, step)
         return self._kept(message, step)  # the loop cleans it of secrets before anything sees it
 
-    def _note(self, where, what):
+    def _note(self, where: str, what: str) -> None:
         self.notes.append({"where": where, "what": what})
 
-    def _count_usage(self, usage, step):
+    def _count_usage(self, usage: Any, step: int) -> None:
         """Add a response's usage; a value that is not a count makes its side of the run's usage
         unknown (null), with a note: the run is kept, and no total is invented."""
         if usage is None:
@@ -272,9 +282,10 @@ class OpenAIClient:
                 self._note(f"$.provenance.usage.{side}",
                            f"the provider reported {field} {_shown(reported)} in its answer {step + 1}, which is "
                            f"not a count of tokens (0 to {MAX_TOKENS}): recorded as null (unknown)")
-            self.usage[side] = None if count is None or self.usage[side] is None else min(self.usage[side] + count, MAX_TOKENS)
+            used = self.usage[side]
+            self.usage[side] = None if count is None or used is None else min(used + count, MAX_TOKENS)
 
-    def _kept(self, message, step):
+    def _kept(self, message: Any, step: int) -> ModelMessage:
         """The message as a recording holds it: at most MAX_CALLS calls, no half characters; each
         change noted."""
         at = f"$.steps[{step}]"
@@ -299,28 +310,28 @@ class OpenAIClient:
             calls.append(ToolCall(fields["id"], fields["name"], _arguments(fields["arguments"])))
         return ModelMessage(text, tuple(calls))
 
-    def _note_served(self, response):
+    def _note_served(self, response: Any) -> None:
         for field, value in _served(response, self.secrets).items():
             if value not in self.served[field] and len(self.served[field]) < SERVED_MAX:
                 self.served[field].append(value)
 
-    def served_provenance(self):
+    def served_provenance(self) -> dict[str, Any]:
         """The settings sent with every request, and what the server reported back."""
-        extra = {"settings": dict(self.settings)} if self.settings else {}
+        extra: dict[str, Any] = {"settings": dict(self.settings)} if self.settings else {}
         if self.served["model"]:
             extra["served_models"] = list(self.served["model"])
         if self.served["system_fingerprint"]:
             extra["system_fingerprints"] = list(self.served["system_fingerprint"])
         return extra
 
-    def tokens_used(self):
+    def tokens_used(self) -> int | None:
         """Tokens the provider reported so far (None when it reports none, or no count of them is known)."""
         known = [n for n in self.usage.values() if n is not None]
         return sum(known) if self.usage_reported and known else None
 
-    def provenance_extra(self):
+    def provenance_extra(self) -> dict[str, Any]:
         """The server's host, and only what the provider reported: token usage and request ids."""
-        extra = {"server": self.server}
+        extra: dict[str, Any] = {"server": self.server}
         if self.usage_reported:
             extra["usage"] = dict(self.usage)
         if self.request_ids:
@@ -328,7 +339,7 @@ class OpenAIClient:
         return {**extra, **self.served_provenance()}
 
 
-def make_client(options: Options):
+def make_client(options: Options) -> OpenAIClient:
     key = environment.secret(options.key_variable or KEY_VARIABLE)
     return OpenAIClient(
         options.model or DEFAULT_MODEL,
@@ -337,14 +348,15 @@ def make_client(options: Options):
         timeout=TIMEOUT_S if options.timeout is None else options.timeout,
         max_retries=MAX_RETRIES if options.max_retries is None else options.max_retries,
         settings=options.settings,
+        key_variable=options.key_variable or KEY_VARIABLE,
     )
 
 
-def rerecord(recording):
+def rerecord(recording: Recording) -> str:
     return record_command(recording, "openai", "--model", recording.provenance["model"])
 
 
-def run_name(options: Options):
+def run_name(options: Options) -> str:
     return f"{file_safe(options.model or DEFAULT_MODEL)}-{options.variant}"
 
 

@@ -9,8 +9,17 @@ seed still varies its first calls), and `scripted-careless` its `careless` strat
 experiments as the careful one does and answers carelessly.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 from replaylab.agents.clients import Options, Provider, command, register
 from replaylab.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from replaylab.agents.messages import ModelMessage
+    from replaylab.agents.recording import Recording
 
 PROGRAMS = ("scripted-careful", "scripted-careless", "scripted-mixed")
 ONE_STRATEGY = {"scripted-careful": None, "scripted-careless": "careless"}  # None: the first
@@ -19,20 +28,21 @@ ONE_STRATEGY = {"scripted-careful": None, "scripted-careless": "careless"}  # No
 class ScriptedClient:
     secrets = ()
 
-    def __init__(self, program, model, seed=None):
+    def __init__(self, program: Callable[[list[dict[str, Any]]], ModelMessage | None], model: str,
+                 seed: int | None = None) -> None:
         """`program(conversation) -> ModelMessage`; `model` names the program."""
         self.model = model
         self._program = program
         self._seed = seed
 
-    def complete(self, system, conversation, tools):
+    def complete(self, system: str, conversation: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelMessage | None:
         return self._program(conversation)
 
-    def provenance_extra(self):
+    def provenance_extra(self) -> dict[str, Any]:
         return {} if self._seed is None else {"seed": self._seed}
 
 
-def program_seed(options: Options):
+def program_seed(options: Options) -> int:
     """The seed the lesson's baseline gets: `scripted-careful` keeps to the first strategy,
     `scripted-careless` to the careless one."""
     if options.model not in ONE_STRATEGY:
@@ -42,7 +52,7 @@ def program_seed(options: Options):
     return options.seed * len(strategies) + (0 if one is None else strategies.index(one))
 
 
-def make_client(options: Options):
+def make_client(options: Options) -> ScriptedClient:
     if options.model is not None and options.model not in PROGRAMS:
         raise InvalidInput(f"--model {options.model}: the scripted provider's programs are: {', '.join(PROGRAMS)}")
     seed = program_seed(options)
@@ -50,7 +60,7 @@ def make_client(options: Options):
     return ScriptedClient(options.agent.baseline(options.variant, seed, options.instance), model, options.seed)
 
 
-def describe(options: Options):
+def describe(options: Options) -> str:
     seed = program_seed(options)
     strategy = options.agent.strategy(seed)
     program = f" {options.model}" if options.model else ""
@@ -60,7 +70,7 @@ def describe(options: Options):
     )
 
 
-def rerecord(recording):
+def rerecord(recording: Recording) -> str:
     p = recording.provenance
     model = ["--model", p["model"]] if p["model"] in PROGRAMS else []
     return command(
@@ -69,7 +79,7 @@ def rerecord(recording):
     )
 
 
-def run_name(options: Options):
+def run_name(options: Options) -> str:
     return f"{options.model or 'scripted'}-{options.variant}-{options.seed}"
 
 

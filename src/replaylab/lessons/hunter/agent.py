@@ -11,9 +11,11 @@ with its largest drift as a counterexample, without looking at the claim's limit
 """
 
 import random
+from typing import Any
 
-from replaylab.agents.messages import ModelMessage, ToolCall, exchanges
+from replaylab.agents.messages import ModelMessage, ToolCall, ToolResult, exchanges
 from replaylab.agents.tools import ANSWER
+from replaylab.lessons import Instance, Program
 from replaylab.lessons.hunter import lab
 
 STRATEGIES = ("coarse-first", "safe-region", "random", "careless")
@@ -21,20 +23,20 @@ CAREFUL = "coarse-first"  # right on every instance: the proof that each is solv
 TRIVIAL = "no-experiment"  # the floor: no experiment, "none found"
 
 
-def strategy(seed):
+def strategy(seed: int) -> str:
     return STRATEGIES[seed % len(STRATEGIES)]
 
 
-def model(variant, seed=0, plan=None):
+def model(variant: str, seed: int = 0, plan: str | None = None) -> str:
     return f"hunter baseline, {plan or strategy(seed)} (a scripted program, not a language model)"
 
 
-def no_experiment(conversation):
+def no_experiment(conversation: list[dict[str, Any]]) -> ModelMessage:
     """The trivial program: no experiment; it answers that it found no counterexample."""
     return ModelMessage("No experiment: I found nothing.", (ToolCall("answer", ANSWER, {"outcome": lab.NONE_FOUND}),))
 
 
-def _plan(claim, seed, plan):
+def _plan(claim: lab.Claim, seed: int, plan: str) -> list[tuple[int, int]]:
     (low_n, high_n), (low_p, high_p) = claim.ranges["steps_per_period"], claim.ranges["periods"]
     if plan in ("coarse-first", "careless"):
         points = [(low_n, high_p), (low_n + 1, high_p), (low_n, low_p), (low_n + 2, high_p)]
@@ -47,7 +49,7 @@ def _plan(claim, seed, plan):
     return [p for i, p in enumerate(points) if low_n <= p[0] <= high_n and p not in points[:i]][: claim.budget]
 
 
-def _counterexample(call, result, claim, words):
+def _counterexample(call: ToolCall, result: ToolResult, claim: lab.Claim, words: str) -> ModelMessage:
     a = call.arguments
     fields = {"outcome": lab.COUNTEREXAMPLE, **{p.name: a[p.name] for p in lab.PARAMETERS}}
     return ModelMessage(
@@ -57,22 +59,22 @@ def _counterexample(call, result, claim, words):
     )
 
 
-def baseline(variant, seed=0, instance=None, plan=None):
+def baseline(variant: str, seed: int = 0, instance: Instance | None = None, plan: str | None = None) -> Program:
     """A program(conversation) -> ModelMessage; `seed` picks the strategy (`plan` names one instead)."""
     name = plan or strategy(seed)
     if name == TRIVIAL:
         return no_experiment
     claim = lab.claim_of(instance) if instance is not None else lab.CLAIMS[variant]
     careless = name == "careless"
-    plan = _plan(claim, seed, name)
+    planned = _plan(claim, seed, name)
 
-    def program(conversation):
+    def program(conversation: list[dict[str, Any]]) -> ModelMessage:
         seen = [(c, r) for c, r in exchanges(conversation) if c is not None and r.ok]
         broken = [(c, r) for c, r in seen if not claim.holds_on(r.content[claim.key])]
         if broken and not careless:
             return _counterexample(*broken[0], claim, "Counterexample")
         done = len(exchanges(conversation))
-        if done >= len(plan) or (broken and careless):
+        if done >= len(planned) or (broken and careless):
             if careless and seen:
                 largest = max(seen, key=lambda pair: pair[1].content[claim.key])
                 return _counterexample(*largest, claim, "My largest drift is a counterexample")
@@ -82,7 +84,7 @@ def baseline(variant, seed=0, instance=None, plan=None):
                 f"{claim.limit:g}. This does not show that the claim is true.",
                 (ToolCall("answer", ANSWER, {"outcome": lab.NONE_FOUND}),),
             )
-        batch = plan[done : done + 4]
+        batch = planned[done : done + 4]
         calls = tuple(
             ToolCall(str(done + i + 1), claim.tool, {**claim.fixed, "steps_per_period": n, "periods": p})
             for i, (n, p) in enumerate(batch)

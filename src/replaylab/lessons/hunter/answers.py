@@ -7,10 +7,14 @@ about half a second for the four methods, then a table look-up per claim. It doe
 drift growing with the step and the run's length (the careful program does; tested).
 """
 
+from collections.abc import Iterable
+from typing import Any
+
+from replaylab.lessons import Instance
 from replaylab.lessons.hunter import drift_table, lab, scans
 
 
-def truth_of(claim):
+def truth_of(claim: lab.Claim) -> dict[str, Any]:
     """The build's answer to a claim: its worst case over the whole domain, whether the claim holds there
     (a worst case equal to the limit breaks nothing: "within 4 %" holds at 4 %), and how many of the
     domain's experiments break it."""
@@ -20,5 +24,5 @@ def truth_of(claim):
             "experiments": size}
 
 
-def answers(instances):
+def answers(instances: Iterable[Instance]) -> dict[str, dict[str, Any]]:
     return {instance.id: truth_of(lab.claim_of(instance)) for instance in instances}

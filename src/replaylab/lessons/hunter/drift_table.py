@@ -13,9 +13,12 @@ and the tool refuses such a result as an error.
 
 import math
 import threading
+from collections.abc import Sequence
 from functools import cache
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from replaylab.physics.drift import max_energy_drift_by_period, max_energy_drifts_at
 
@@ -25,7 +28,7 @@ PERIODS = range(1, 51)  # and on periods
 _LOCK = threading.Lock()
 
 
-def simulate(method, steps, periods):
+def simulate(method: str, steps: Sequence[int], periods: Sequence[int]) -> npt.NDArray[np.float64]:
     """{(n, p): largest drift} as an array (len(periods), len(steps)); infinity for a run whose energy
     stopped being finite (then each steps-per-period value is run on its own, one period after the other)."""
     try:
@@ -39,32 +42,32 @@ def simulate(method, steps, periods):
 
 
 @cache
-def _table(method):
+def _table(method: str) -> npt.NDArray[np.float64]:
     table = simulate(method, STEPS, PERIODS)
     table.flags.writeable = False
     return table
 
 
-def table(method):
+def table(method: str) -> npt.NDArray[np.float64]:
     """The drift of every experiment of the tool's bounds for one method: row p - 1, column n - 4."""
     with _LOCK:
         return _table(method)
 
 
-def drift(method, steps_per_period, periods):
+def drift(method: str, steps_per_period: int, periods: int) -> float:
     """One experiment's largest drift, read off the table (infinity when its energy stopped being finite)."""
     if steps_per_period not in STEPS or periods not in PERIODS:
         raise ValueError(f"{steps_per_period} steps per period and {periods} periods lie outside the table")
     return float(table(method)[periods - PERIODS[0], steps_per_period - STEPS[0]])
 
 
-def block(method, ranges):
+def block(method: str, ranges: dict[str, tuple[int, int]]) -> npt.NDArray[np.float64]:
     """The part of the table a domain covers: rows periods low..high, columns steps low..high."""
     (low_n, high_n), (low_p, high_p) = ranges["steps_per_period"], ranges["periods"]
     return table(method)[low_p - PERIODS[0]: high_p - PERIODS[0] + 1, low_n - STEPS[0]: high_n - STEPS[0] + 1]
 
 
-def worst(method, ranges):
+def worst(method: str, ranges: dict[str, tuple[int, int]]) -> dict[str, Any]:
     """The experiment of a domain with the largest drift, found by scanning every one of them (ties go
     to the longest run, then to the fewest steps per period)."""
     found = block(method, ranges)
@@ -75,7 +78,7 @@ def worst(method, ranges):
     return {"method": method, "steps_per_period": low_n + column, "periods": low_p + row, "value": float(value)}
 
 
-def breaking(method, ranges, limit):
+def breaking(method: str, ranges: dict[str, tuple[int, int]], limit: float) -> tuple[int, int]:
     """How many of a domain's experiments have a drift above the limit, and how many it has."""
     found = block(method, ranges)
     return int((found > limit).sum()), int(found.size)

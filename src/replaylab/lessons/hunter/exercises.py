@@ -1,6 +1,8 @@
 """Demonstrations computed from code alone: the allowlist's boundary and its budget."""
 
-from replaylab.agents.messages import ToolCall
+from typing import Any
+
+from replaylab.agents.messages import ToolCall, ToolResult
 from replaylab.agents.tools import Allowlist
 from replaylab.lessons import shown
 from replaylab.lessons.hunter import lab
@@ -17,14 +19,14 @@ ATTEMPTS = (
 )
 
 
-def _outcome(result):
+def _outcome(result: ToolResult) -> dict[str, Any]:
     if result.ok:
         value = result.content[lab.RESULT_KEY]
         return {"ok": True, "value": shown(value, f"{value:.4f}")}
     return {"ok": False, "error": result.content["error"]}
 
 
-def boundary():
+def boundary() -> dict[str, Any]:
     """Seven attempts on one allowlist, then the valid experiment nine times on a fresh one."""
     allowlist = Allowlist(lab.tools(), budget=lab.BUDGET)
     attempts = [
@@ -39,5 +41,5 @@ def boundary():
     return {"attempts": attempts, "budget": lab.BUDGET, "repeats": repeats}
 
 
-def exercises():
+def exercises() -> dict[str, Any]:
     return {"boundary": boundary()}

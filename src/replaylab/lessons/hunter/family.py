@@ -47,7 +47,7 @@ from decimal import Decimal
 
 import numpy as np
 
-from replaylab.lessons import DIFFICULTIES, Instance
+from replaylab.lessons import DIFFICULTIES, Instance, Variant
 from replaylab.lessons.hunter import drift_table, lab
 from replaylab.physics.integrators import STEPPERS
 
@@ -73,7 +73,7 @@ MARGIN = {"easy": (0.25, 0.5), "medium": (0.05, 0.25), "hard": (0.0, 0.05)}  # a
 ATTEMPTS = 10  # limits tried on one domain before another domain is drawn
 
 
-def level(method, ranges, limit):
+def level(method: str, ranges: dict[str, tuple[int, int]], limit: float) -> str:
     """An instance's difficulty: from the share of its domain that breaks a false claim, or from how
     close a true claim's worst case comes to its limit (module docstring)."""
     worst = drift_table.worst(method, ranges)["value"]
@@ -83,7 +83,7 @@ def level(method, ranges, limit):
     return _band(MARGIN, 1 - worst / limit)
 
 
-def _band(bands, value):
+def _band(bands: dict[str, tuple[float, float]], value: float) -> str:
     for name in DIFFICULTIES:
         low, high = bands[name]
         if low <= value < high or (name == "easy" and value >= high):
@@ -91,13 +91,13 @@ def _band(bands, value):
     return "hard"  # below every band's floor: a false claim that barely breaks, a true one at its limit
 
 
-def _rounded(percent):
+def _rounded(percent: float) -> float:
     """A limit in per cent to DIGITS significant digits."""
     exponent = math.floor(math.log10(percent)) - (DIGITS - 1)
     return float(Decimal(repr(float(percent))).quantize(Decimal(1).scaleb(exponent)))
 
 
-def _domain(draw, method):
+def _domain(draw: random.Random, method: str) -> dict[str, tuple[int, int]]:
     """A domain of runs whose worst case lies in WORST (drawn again until it does)."""
     while True:
         low_n = round(FIRST_STEPS[0] * (FIRST_STEPS[1] / FIRST_STEPS[0]) ** draw.random())
@@ -109,7 +109,7 @@ def _domain(draw, method):
             return ranges
 
 
-def _limit(draw, method, ranges, name, holds):
+def _limit(draw: random.Random, method: str, ranges: dict[str, tuple[int, int]], name: str, holds: bool) -> float | None:
     """A limit in per cent that makes the claim hold or not at the level `name`, or None."""
     drifts = np.sort(drift_table.block(method, ranges), axis=None)[::-1]  # largest first
     worst = float(drifts[0])
@@ -130,7 +130,7 @@ def _limit(draw, method, ranges, name, holds):
     return percent if level(method, ranges, limit) == name else None
 
 
-def _drawn(draw, number, name, holds, method):
+def _drawn(draw: random.Random, number: int, name: str, holds: bool, method: str) -> Instance:
     while True:
         ranges = _domain(draw, method)
         for _ in range(ATTEMPTS):
@@ -139,10 +139,10 @@ def _drawn(draw, number, name, holds, method):
                 return Instance(f"hunter-{number:03d}", name, lab.parameters_of(method, percent, ranges))
 
 
-def _plans(draw):
+def _plans(draw: random.Random) -> list[tuple[str, bool, str]]:
     """The (level, holds, method) of each drawn instance: each triple once in every block of 24, in a
     drawn order, so that neither the level nor the method says whether a claim holds."""
-    plans = []
+    plans: list[tuple[str, bool, str]] = []
     while len(plans) < DRAWN:
         block = [(name, holds, method) for name in DIFFICULTIES for holds in (True, False) for method in METHODS]
         for i in range(len(block) - 1, 0, -1):  # Fisher-Yates, with random() alone
@@ -159,9 +159,9 @@ def _plans(draw):
 SEED_LEVELS = {"symplectic-euler": "easy", "velocity-verlet": "hard"}
 
 
-def seeds():
+def seeds() -> list[Instance]:
     """The seeds' own claims, without the drift tables."""
-    found = []
+    found: list[Instance] = []
     for name, claim in lab.CLAIMS.items():
         percent = float(Decimal(repr(claim.limit)) * 100)
         found.append(Instance(f"hunter-seed-{name}", SEED_LEVELS[name], lab.parameters_of(claim.fixed["method"], percent, claim.ranges),
@@ -169,13 +169,13 @@ def seeds():
     return found
 
 
-def instances():
+def instances() -> list[Instance]:
     draw = random.Random(SEED)
     plans = _plans(draw)
     return seeds() + [_drawn(draw, number, *plan) for number, plan in enumerate(plans, start=1)]
 
 
-def variants(instance):
+def variants(instance: Instance) -> dict[str, Variant]:
     claim = lab.claim_of(instance)
     if instance.seed:
         return {claim.name: lab.VARIANTS[claim.name]}

@@ -6,6 +6,9 @@
   their counterexamples; with many runs, those of the reference runs only (lessons.drawn_runs).
 """
 
+from collections.abc import Iterable
+from typing import Any
+
 from matplotlib.figure import Figure
 from replaylab.lessons import counted, drawn_runs
 from replaylab.lessons.hunter import lab
@@ -14,10 +17,10 @@ from replaylab.lessons.plotting import drawn_calls, run_markers, scorecard_figur
 from replaylab.physics.integrators import STEPPERS
 
 
-def experiments(results):
+def experiments(results: dict[str, Any]) -> dict[tuple[str, str, int], list[tuple[int, float]]]:
     """{(run, method, periods): [(steps, drift)]} of the accepted drift calls, as recomputed (the
     arguments as the agent sent them: a call the allowlist took has them all)."""
-    found = {}
+    found: dict[tuple[str, str, int], list[tuple[int, float]]] = {}
     for run_name, arguments, content in drawn_calls(results, lab.TOOL_NAME):
         value = content[lab.RESULT_KEY]
         if value is None or value <= 0:  # None: a value that was not finite, not drawn on log axes
@@ -27,18 +30,19 @@ def experiments(results):
     return found
 
 
-def _claim_method(statement, methods):
+def _claim_method(statement: str, methods: Iterable[str]) -> str | None:
     for method in methods:
         if statement.lower().startswith(method.lower()):
             return method
     return None
 
 
-def drift(results):
+def drift(results: dict[str, Any]) -> Figure:
     scan = results["scans"]["drift"]
     periods = scan["periods"]
     methods = list(dict.fromkeys(row["method"] for row in scan["rows"]))
     colours = {method: f"C{i}" for i, method in enumerate(methods)}
+    method: str | None  # a scan's method, then a claim's (None when no method names it)
     for method in STEPPERS:  # a drawn claim's method that the scan does not draw
         colours.setdefault(method, f"C{len(colours)}")
     runs = list(drawn_runs(results))
@@ -46,7 +50,7 @@ def drift(results):
 
     figure = Figure(figsize=(9.5, 6.6), layout="constrained")
     axes = figure.subplots()
-    handles = {}
+    handles: dict[Any, Any] = {}  # label -> artist; (run, method, hollow) -> (artist, label) until sorted
 
     for method in methods:
         rows = [r for r in scan["rows"] if r["method"] == method]
@@ -55,7 +59,7 @@ def drift(results):
         )
         handles[f"{method}, {periods} periods (scan, this build)"] = line
 
-    claims = {}
+    claims: dict[str, dict[str, Any]] = {}
     for run in runs:  # the claims of the runs drawn (with many runs, the reference runs')
         verdict = results["verdicts"][run]["experiments"]
         claims.setdefault(verdict["claim"], verdict)
@@ -65,7 +69,7 @@ def drift(results):
         about = f" ({method})" if method else ""
         handles[f"limit of the '{name}' claim{about}: {verdict['limit']:g}"] = line
 
-    groups = {}  # (run, method, filled) -> periods, points
+    groups: dict[tuple[str, str, bool], tuple[list[int], list[tuple[int, float]]]] = {}  # (run, method, filled) -> periods, points
     for (run, method, run_periods), points in experiments(results).items():
         group = groups.setdefault((run, method, run_periods == periods), ([], []))
         group[0].append(run_periods)

@@ -10,11 +10,19 @@ case); "none found" is right when the build's scan of the whole domain finds no 
 result broke the claim; "none found" after at least one counted experiment, none of which broke it.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
+from replaylab.agents.messages import Transcript
 from replaylab.lessons import REFERENCE_GROUP, answer_facts, counted, judgement_line, run_facts, shown, validated_calls
 from replaylab.lessons.hunter import LESSON, lab
+
+if TYPE_CHECKING:
+    from replaylab.agents.recording import Recording
 
 DEMONSTRATION_GROUP = REFERENCE_GROUP  # the runs the page's demonstrations are made with
 STRICTER_VARIANT = "velocity-verlet"  # the exercise's stricter claim: 3.5 % instead of 4 %
@@ -23,16 +31,18 @@ EVIDENCE = "numerically verified: the simulated oscillator, {method}, {steps} st
 DOMAIN_EVIDENCE = "numerically verified: the simulated oscillator, the build's scan of the claim's whole domain"
 
 
-def _experiment(arguments, value):
+def _experiment(arguments: dict[str, Any], value: float) -> dict[str, Any]:
     return {**arguments, "value": shown(value, f"{value:.6g}")}
 
 
-def hunt_verdict(transcript, claim):
+def hunt_verdict(transcript: Transcript, claim: lab.Claim) -> dict[str, Any]:
     """What the hunt's experiments show about the claim (the seeds' verdict): the experiments inside
     the domain, counted up to the budget; the first above the limit (witness) and the largest."""
     tool = lab.drift_tool()
-    tested, witness, closest = 0, None, None
-    counted_experiments = []
+    tested = 0
+    witness: tuple[dict[str, Any], float] | None = None
+    closest: tuple[dict[str, Any], float] | None = None
+    counted_experiments: list[tuple[dict[str, Any], float]] = []
     for _, call, arguments in validated_calls(transcript, {tool.name: tool}):
         if call.name != claim.tool or tested >= claim.budget:
             continue
@@ -47,7 +57,7 @@ def hunt_verdict(transcript, claim):
             witness = (arguments, value)
         if closest is None or value > closest[1]:
             closest = (arguments, value)
-    verdict = {
+    verdict: dict[str, Any] = {
         "counted": [_experiment(*found) for found in counted_experiments],
         "claim": claim.name,
         "statement": claim.statement,
@@ -70,7 +80,7 @@ def hunt_verdict(transcript, claim):
     return verdict
 
 
-def check_answer(answer, claim):
+def check_answer(answer: dict[str, Any] | None, claim: lab.Claim) -> dict[str, Any] | None:
     """A counterexample answer's experiment, run again by the build: its value, whether the claim's
     domain covers it and whether it breaks the claim; None for another answer."""
     if answer is None or answer["outcome"] != lab.COUNTEREXAMPLE:
@@ -81,7 +91,7 @@ def check_answer(answer, claim):
     return {**_experiment(arguments, value), "in_domain": covered, "breaks": covered and not claim.holds_on(value)}
 
 
-def support(answer, hunt, checked):
+def support(answer: dict[str, Any] | None, hunt: dict[str, Any], checked: dict[str, Any] | None) -> tuple[bool | None, str]:
     """(supported, why): whether the hunt's own counted experiments point at its answer."""
     if answer is None:
         return None, "no answer to support"
@@ -89,6 +99,7 @@ def support(answer, hunt, checked):
         same = [e for e in hunt["counted"] if all(e[p.name] == answer[p.name] for p in lab.PARAMETERS)]
         if not same:
             return False, "the hunt did not run its counterexample among its counted experiments"
+        assert checked is not None  # a counterexample is always run again (check_answer)
         if checked["breaks"]:
             return True, f"the hunt ran its counterexample and saw it break the claim ({same[0]['value']['shown']})"
         return False, f"the hunt ran its counterexample, and its result ({same[0]['value']['shown']}) does not break the claim"
@@ -99,12 +110,12 @@ def support(answer, hunt, checked):
     return True, f"none of the hunt's {counted(hunt['tested'], 'counted experiment', 'counted experiments')} broke the claim"
 
 
-def claim_of(run):
+def claim_of(run: Recording) -> lab.Claim:
     """The claim a hunt was given: its instance's (a seed's own, or a drawn one)."""
     return lab.claim_of(LESSON.instance_of(run))
 
 
-def verdict_of(run):
+def verdict_of(run: Recording) -> dict[str, Any]:
     """Who made a hunt, its calls, its answer (a counterexample run again), what its experiments show
     and whether they support its answer."""
     claim = claim_of(run)
@@ -128,7 +139,7 @@ NO_ANSWER, NOT_IN_DOMAIN, DOES_NOT_BREAK, HAS_ONE = (
 )
 
 
-def score(entry, truth):
+def score(entry: dict[str, Any], truth: dict[str, Any]) -> str | None:
     """None when the answer is right against `truth`, the build's answer of the run's instance (the
     largest drift over the claim's domain), else what is wrong (fixed texts, so that the scorecard
     counts the runs that got the same thing wrong together)."""
@@ -142,7 +153,7 @@ def score(entry, truth):
     return None if truth["holds"] else HAS_ONE
 
 
-def truth_text(verdict, truth):
+def truth_text(verdict: dict[str, Any], truth: dict[str, Any]) -> str:
     """What the build computed to decide an answer, in words."""
     checked = verdict["answer_check"]
     limit = f"{verdict['experiments']['limit']:g}"
@@ -157,9 +168,9 @@ def truth_text(verdict, truth):
 answer_text = lab.answer_text
 
 
-def judge(runs, tolerance=None):
+def judge(runs: Sequence[Recording], tolerance: float | None = None) -> dict[str, dict[str, Any]]:
     """The verdict of each replayed hunt against its own claim, and the probes of the verdict's honesty."""
-    verdicts = {}
+    verdicts: dict[str, dict[str, Any]] = {}
     for run in runs:
         claim = claim_of(run)
         verdicts[run.run] = verdict_of(run)
@@ -175,13 +186,13 @@ def judge(runs, tolerance=None):
     return verdicts
 
 
-def _with_last_text(transcript, text):
+def _with_last_text(transcript: Transcript, text: str) -> Transcript:
     last = transcript.steps[-1]
     steps = transcript.steps[:-1] + (dataclasses.replace(last, message=dataclasses.replace(last.message, text=text)),)
     return dataclasses.replace(transcript, steps=steps)
 
 
-def _with_stored_results(transcript, value):
+def _with_stored_results(transcript: Transcript, value: float) -> Transcript:
     steps = tuple(
         dataclasses.replace(
             step,
@@ -197,7 +208,7 @@ def _with_stored_results(transcript, value):
 BOAST = "I found a counterexample: the claim is false, the energy drifts far beyond the limit."
 
 
-def words_ignored(transcript, claim):
+def words_ignored(transcript: Transcript, claim: lab.Claim) -> list[dict[str, Any]]:
     """The verdict again, after the last text is emptied, replaced by a boast, and results forged to 0.9."""
     if not transcript.steps:
         return []
@@ -209,7 +220,7 @@ def words_ignored(transcript, claim):
     return [{"probe": what, "outcome": hunt_verdict(changed, claim)["outcome"]} for what, changed in probes]
 
 
-def verdict_line(recording, truth):
+def verdict_line(recording: Recording, truth: dict[str, Any]) -> str:
     """One line for `replaylab promote` and `replaylab replay`: the answer as submitted, both judgements."""
     verdict = verdict_of(recording)
     return judgement_line(verdict, score(verdict, truth), answer_text, truth_text(verdict, truth))

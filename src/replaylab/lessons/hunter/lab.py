@@ -3,9 +3,10 @@
 import math
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from replaylab.agents.tools import Allowlist, Choice, Parameter, Refused, Tool, answer_tool
-from replaylab.lessons import Prompts, Variant
+from replaylab.lessons import Instance, Prompts, Variant
 from replaylab.lessons.hunter import drift_table
 from replaylab.physics.integrators import STEPPERS
 
@@ -25,15 +26,15 @@ PARAMETERS = (
 # are the tool's (a test checks it).
 
 
-def _max_energy_drift(method, steps_per_period, periods):
+def _max_energy_drift(method: str, steps_per_period: int, periods: int) -> float:
     drift = drift_table.drift(method, steps_per_period, periods)
     if not math.isfinite(drift):  # never within the tool's bounds (drift_table)
         raise ValueError("the energy of the run is not finite")
     return drift
 
 
-def drift_tool():
-    def oscillator_energy_drift(method, steps_per_period, periods):
+def drift_tool() -> Tool:
+    def oscillator_energy_drift(method: str, steps_per_period: int, periods: int) -> dict[str, float]:
         return {RESULT_KEY: _max_energy_drift(method, steps_per_period, periods)}
 
     return Tool(
@@ -56,7 +57,7 @@ EXPERIMENT = tuple(
 OUTCOME = Choice("outcome", f"{COUNTEREXAMPLE}: an experiment breaks the claim; {NONE_FOUND}: you found none", (COUNTEREXAMPLE, NONE_FOUND))
 
 
-def _experiment_goes_with_outcome(fields):
+def _experiment_goes_with_outcome(fields: dict[str, Any]) -> None:
     given = [p.name for p in EXPERIMENT if p.name in fields]
     if fields["outcome"] == COUNTEREXAMPLE:
         missing = [p.name for p in EXPERIMENT if p.name not in fields]
@@ -66,7 +67,7 @@ def _experiment_goes_with_outcome(fields):
         raise Refused(f"{NONE_FOUND} names no experiment: remove {', '.join(given)}")
 
 
-def answer_text(answer):
+def answer_text(answer: dict[str, Any]) -> str:
     """An answer as submitted, in words."""
     if answer["outcome"] == COUNTEREXAMPLE:
         periods = answer["periods"]
@@ -91,22 +92,22 @@ class Claim:
     name: str
     statement: str
     tool: str
-    fixed: dict
-    ranges: dict
+    fixed: dict[str, Any]
+    ranges: dict[str, tuple[int, int]]
     key: str
     limit: float
     budget: int
 
-    def covers(self, arguments):
+    def covers(self, arguments: dict[str, Any]) -> bool:
         if any(arguments.get(k) != v for k, v in self.fixed.items()):
             return False
         return all(k in arguments and low <= arguments[k] <= high for k, (low, high) in self.ranges.items())
 
-    def holds_on(self, value):
+    def holds_on(self, value: float) -> bool:
         return value <= self.limit
 
 
-DOMAIN = {"steps_per_period": (16, 200), "periods": (1, 50)}
+DOMAIN: dict[str, tuple[int, int]] = {"steps_per_period": (16, 200), "periods": (1, 50)}
 # Each claim (and the variant that hunts it) is named by what it is about, never by whether it
 # holds: the agent sees the name, and the answer is what the hunt must find.
 CLAIMS = {
@@ -129,23 +130,23 @@ METHOD, LIMIT = "method", "limit_percent"
 RANGES = {"steps_per_period": ("steps_per_period_low", "steps_per_period_high"), "periods": ("periods_low", "periods_high")}
 
 
-def variant_name(method):
+def variant_name(method: str) -> str:
     """The variant that hunts a claim about a method: named by the method alone ("velocity-verlet")."""
     return method.lower().replace(" ", "-")
 
 
-def percent_text(percent):
+def percent_text(percent: float) -> str:
     """A limit in per cent as the claim states it: the shortest decimal of the number, no exponent."""
     return format(Decimal(repr(float(percent))).normalize(), "f")
 
 
-def limit_of(percent):
+def limit_of(percent: float) -> float:
     """The limit on |E/E0 - 1| that a limit in per cent states: the double nearest percent / 100 as
     written ("4.5 %" is 0.045, never 4.5 / 100 rounded twice)."""
     return float(Decimal(percent_text(percent)) / 100)
 
 
-def claim(name, method, percent, ranges):
+def claim(name: str, method: str, percent: float, ranges: dict[str, tuple[int, int]]) -> Claim:
     """A claim that a method keeps the energy within `percent` % over a domain of runs, in the seeds' words."""
     (low_n, high_n), (low_p, high_p) = ranges["steps_per_period"], ranges["periods"]
     statement = (f"{method[0].upper()}{method[1:]} keeps the oscillator's energy within {percent_text(percent)} % of its "
@@ -154,12 +155,12 @@ def claim(name, method, percent, ranges):
     return Claim(name, statement, TOOL_NAME, {"method": method}, ranges, RESULT_KEY, limit_of(percent), BUDGET)
 
 
-def parameters_of(method, percent, ranges):
+def parameters_of(method: str, percent: float, ranges: dict[str, tuple[int, int]]) -> dict[str, Any]:
     """An instance's parameters, named as its claim states them."""
     return {METHOD: method, LIMIT: percent, **{k: v for key, names in RANGES.items() for k, v in zip(names, ranges[key])}}
 
 
-def claim_of(instance):
+def claim_of(instance: Instance) -> Claim:
     """The claim an instance is about: a seed's own (named by its variant), or a drawn one (named by
     the instance's id, so that two drawn claims about one method are told apart on the pages)."""
     p = instance.parameters
@@ -176,7 +177,7 @@ INTRO = (
 )
 
 
-def task(claim):
+def task(claim: Claim) -> str:
     return (
         f"The claim: {claim.statement} You may run at most {claim.budget} experiments with "
         f"{claim.tool}. Find a counterexample if one exists. Answer by calling answer with outcome "
@@ -202,14 +203,14 @@ FORMAT1_SYSTEM = (
 )
 
 
-def format1_task(claim):
+def format1_task(claim: Claim) -> str:
     return (
         f"The claim: {claim.statement} You may run at most {claim.budget} experiments with "
         f"{claim.tool}. Find a counterexample if one exists."
     )
 
 
-def tools():
+def tools() -> list[Tool]:
     return [drift_tool()]
 
 
@@ -220,13 +221,13 @@ VARIANTS = {
 }
 
 
-def variant(claim):
+def variant(claim: Claim) -> Variant:
     """The variant that hunts a drawn claim: the seeds' rules, tools and answer, the claim's own task
     (no recording of format 1 was ever made of one)."""
     name = variant_name(claim.fixed["method"])
     return Variant(name, INTRO, task(claim), tools, ANSWER, budget=BUDGET, max_steps=MAX_STEPS)
 
 
-def all_tools():
+def all_tools() -> Allowlist:
     """Every tool of the lesson on a fresh allowlist (with its fresh budget)."""
     return Allowlist(tools(), budget=BUDGET)

@@ -4,6 +4,8 @@ A counterexample is numerically verified about the experiment that breaks the cl
 inconclusive hunt has no evidence label and the page says it is not a result.
 """
 
+from typing import Any
+
 from replaylab.lessons import counted
 from replaylab.lessons import markdown as md
 from replaylab.lessons.hunter import LESSON, lab
@@ -14,32 +16,32 @@ from replaylab.lessons.markdown import Md, name, table, text
 
 
 
-def question(results):
+def question(results: dict[str, Any]) -> str:
     return (
         "Given a claim about a numerical integrator and a fixed budget of experiments, can an agent find "
         "an experiment that breaks the claim, and what may we conclude when it finds none?"
     )
 
 
-def _outcome(item):
+def _outcome(item: dict[str, Any]) -> Md:
     """An exercise's call through the allowlist: what it measured, or the refusal."""
     if item["ok"]:
         return Md(f"ran: {lab.RESULT_KEY} = {item['value']['shown']}")
     return Md("refused: " + md.cell(item["error"]))
 
 
-def _percent(limit):
+def _percent(limit: float) -> str:
     return md.number(100 * limit, "%g")
 
 
-def _experiment(item):
+def _experiment(item: dict[str, Any]) -> str:
     return (
         f"{text(item['method'])}, {md.number(item['steps_per_period'], '%d')} steps per period, "
         f"{counted(item['periods'], 'period', 'periods')}"
     )
 
 
-def verdict_lines(run, verdict):
+def verdict_lines(run: str, verdict: dict[str, Any]) -> list[str]:
     """What a hunt's own experiments show, with its evidence label (none for an inconclusive hunt)."""
     limit = md.number(verdict["limit"], "%g")
     budget_text = f" (budget {md.number(verdict['budget'], '%d')})"
@@ -70,14 +72,14 @@ def verdict_lines(run, verdict):
     ]
 
 
-def answer_words(answer):
+def answer_words(answer: dict[str, Any]) -> str:
     """A hunt's answer as submitted, in words."""
     if answer["outcome"] == lab.COUNTEREXAMPLE:
         return f"counterexample, {_experiment(answer)}"
     return "none found"
 
 
-def answer_evidence(verdict):
+def answer_evidence(verdict: dict[str, Any]) -> str:
     """The evidence label of the build's judgement of an answer: about the experiment it ran again, or
     about its scan of the whole domain."""
     checked = verdict["answer_check"]
@@ -87,15 +89,15 @@ def answer_evidence(verdict):
     return DOMAIN_EVIDENCE
 
 
-def run_lines(results, run, verdict):
+def run_lines(results: dict[str, Any], run: str, verdict: dict[str, Any]) -> list[str]:
     said = answer_words(verdict["answer"]) if verdict["answer"] else ""
     truth = truth_text(verdict, results["answers"][verdict["instance"]])
     lines = md.answer_statement(results, run, verdict, said, truth, answer_evidence(verdict) if verdict["answer"] else None)
     return [*lines, "", *verdict_lines(run, verdict["experiments"]), ""]
 
 
-def summary(results):
-    lines = []
+def summary(results: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
     for run, verdict in results["verdicts"].items():
         v, answer = verdict["experiments"], verdict["answer"]
         score = md.score_of(results, run)
@@ -109,8 +111,9 @@ def summary(results):
     return lines
 
 
-def _claims(results):
-    seen, out = set(), []
+def _claims(results: dict[str, Any]) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
     for verdicts in results["verdicts"].values():
         v = verdicts["experiments"]
         if v["claim"] in seen:
@@ -120,7 +123,7 @@ def _claims(results):
     return out
 
 
-def _decisions(results):
+def _decisions(results: dict[str, Any]) -> list[str]:
     out = [
         "## What the build decided",
         "",
@@ -137,7 +140,7 @@ def _decisions(results):
     return out + md.judged_entries(results["verdicts"], lambda run, item: run_lines(results, run, item))
 
 
-def _demos(results, rows):
+def _demos(results: dict[str, Any], rows: dict[str, list[dict[str, Any]]]) -> list[str]:
     exercises = results["exercises"]
     scans = results["scans"]
     verdicts = results["verdicts"]
@@ -234,7 +237,7 @@ def _demos(results, rows):
     return out
 
 
-def _figure(results):
+def _figure(results: dict[str, Any]) -> str:
     drift = results["scans"]["drift"]
     periods = md.number(drift["periods"], "%d")
     methods = md.join_words(list(dict.fromkeys(row["method"] for row in drift["rows"])))
@@ -246,7 +249,7 @@ def _figure(results):
     return md.figure("drift", "Energy drift against steps per period, with the hunts' experiments", caption)
 
 
-def page(results):
+def page(results: dict[str, Any]) -> str:
     rows = lesson_tables.tables(results)
     drift_rows = [
         {"method": r["method"], "n": r["steps_per_period"], "drift": Md(md.number(r["max_energy_drift"]))} for r in rows["drift-scan"]

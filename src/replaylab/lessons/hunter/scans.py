@@ -6,6 +6,7 @@ the symplectic Euler claim, and the whole domain of any claim gives its worst ca
 """
 
 from functools import cache
+from typing import Any
 
 from replaylab.lessons.hunter import drift_table, lab
 
@@ -20,12 +21,12 @@ READ_AT = (BOUNDARY_PERIODS, DRIFT_PERIODS)
 
 
 @cache
-def domain_scan(method):
+def domain_scan(method: str) -> dict[int, dict[int, float]]:
     """{periods: {steps per period: largest drift}} over the domain, at 20 and 50 periods."""
     return {p: {n: drift_table.drift(method, n, p) for n in DOMAIN_STEPS} for p in READ_AT}
 
 
-def drift_scan():
+def drift_scan() -> dict[str, Any]:
     """Largest drift over 50 periods against steps per period, for the two claims' methods."""
     return {
         "periods": DRIFT_PERIODS,
@@ -37,12 +38,12 @@ def drift_scan():
     }
 
 
-def false_claim_boundary():
+def false_claim_boundary() -> dict[str, Any]:
     """The smallest steps per period (16..200) at which symplectic Euler stays within 5 % over 20 periods."""
     drifts = domain_scan(BOUNDARY_METHOD)[BOUNDARY_PERIODS]
     holding = [n for n, d in drifts.items() if d <= BOUNDARY_LIMIT]
     first = holding[0] if holding else None
-    result = {"method": BOUNDARY_METHOD, "periods": BOUNDARY_PERIODS, "limit": BOUNDARY_LIMIT, "smallest": first}
+    result: dict[str, Any] = {"method": BOUNDARY_METHOD, "periods": BOUNDARY_PERIODS, "limit": BOUNDARY_LIMIT, "smallest": first}
     if first is not None:
         result["drift_at_smallest"] = {"value": drifts[first], "shown": f"{drifts[first]:.4f}"}
         if first - 1 in drifts:
@@ -54,13 +55,13 @@ def false_claim_boundary():
     return result
 
 
-def worst_case(claim):
+def worst_case(claim: lab.Claim) -> dict[str, Any]:
     """The largest value over a claim's domain, from every one of its experiments (drift_table: one
     simulation per method; ties go to the longest run, then to the fewest steps per period)."""
     return drift_table.worst(claim.fixed["method"], claim.ranges)
 
 
-def scans():
+def scans() -> dict[str, Any]:
     return {
         "drift": drift_scan(),
         "false_claim_boundary": false_claim_boundary(),

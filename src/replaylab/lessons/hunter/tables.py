@@ -13,6 +13,7 @@ the page rounds.
 """
 
 import json
+from typing import Any
 
 from replaylab.lessons.hunter import lab
 from replaylab.lessons.markdown import answer_rows, call_rows, outcome_columns
@@ -20,7 +21,7 @@ from replaylab.lessons.markdown import answer_rows, call_rows, outcome_columns
 TABLES = ("drift-scan", "answers", "verdicts", "words-ignored", "boundary", "false-claim-boundary", "run")
 
 
-def _experiment(prefix, item):
+def _experiment(prefix: str, item: dict[str, Any] | None) -> dict[str, Any]:
     if item is None:
         return {f"{prefix}_method": "", f"{prefix}_steps_per_period": "", f"{prefix}_periods": "", f"{prefix}_value": "", f"{prefix}_shown": ""}
     return {
@@ -32,7 +33,7 @@ def _experiment(prefix, item):
     }
 
 
-def verdict_row(run, which, verdict):
+def verdict_row(run: str, which: str, verdict: dict[str, Any]) -> dict[str, Any]:
     return {
         "run": run,
         "which": which,
@@ -47,10 +48,10 @@ def verdict_row(run, which, verdict):
     }
 
 
-def tables(results):
+def tables(results: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     scans = results["scans"]
     drift = scans["drift"]
-    out = {name: [] for name in TABLES}
+    out: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
     out["drift-scan"] = [
         {"method": row["method"], "steps_per_period": row["steps_per_period"], "periods": drift["periods"], "max_energy_drift": row["max_energy_drift"]}
         for row in drift["rows"]

@@ -27,9 +27,12 @@ does the careful work and answers the bracket above (wrong, not supported). The 
 """
 
 import math
+from collections.abc import Iterable, Sequence
+from typing import Any, cast
 
 from replaylab.agents.messages import ModelMessage, ToolCall, exchanges
 from replaylab.agents.tools import ANSWER
+from replaylab.lessons import Instance, Program
 from replaylab.lessons.pendulum import LESSON, family, lab, physics
 
 STRATEGIES = ("careful", "coarse-dt", "stops-at-20-and-30", "careless")
@@ -44,44 +47,46 @@ WIDE_DTS = (0.01, 0.005)  # s
 GUESS = 20  # degrees: the trivial program's answer is the bracket that holds it
 
 
-def strategy(seed):
+def strategy(seed: int) -> str:
     return STRATEGIES[seed % len(STRATEGIES)]
 
 
-def model(variant="default", seed=0, plan=None):
+def model(variant: str = "default", seed: int = 0, plan: str | None = None) -> str:
     return f"pendulum baseline, {plan or strategy(seed)} (a scripted program, not a language model)"
 
 
 class Question:
     """What the task states: the threshold, the precision and the pendulum (its T0, from L and g)."""
 
-    def __init__(self, instance):
+    def __init__(self, instance: Instance) -> None:
         self.excess, self.precision = family.excess(instance), family.precision(instance)
         g, length = family.pendulum(instance)
         self.period = physics.small_angle_period(g, length)
         self.whole = float(self.precision).is_integer()
 
-    def edge(self, k):
+    def edge(self, k: int) -> float:
         """The k-th amplitude of the precision's grid, as the program writes it (22, or 22.5)."""
         value = k * self.precision
         return int(value) if self.whole else float(value)
 
-    def around(self, amplitude):
+    def around(self, amplitude: float) -> tuple[float, float]:
         """(low, high): the bracket of the grid that holds an amplitude (kept within the answer's bounds)."""
         amplitude = min(max(amplitude, lab.AMPLITUDE_PARAMETER.low + self.precision), lab.AMPLITUDE_PARAMETER.high - self.precision)
         k = math.floor(amplitude / self.precision)
         return self.edge(k), self.edge(k + 1)
 
-    def on_grid(self, amplitude):
+    def on_grid(self, amplitude: float) -> bool:
         return lab.on_the_grid(amplitude, self.precision)
 
-    def answer(self, low, high, text):
+    def answer(self, low: float, high: float, text: str) -> ModelMessage:
         return ModelMessage(text, (ToolCall("answer", ANSWER, {"low": low, "high": high}),))
 
 
-def _seen(conversation):
+def _seen(conversation: list[dict[str, Any]]) -> tuple[float | None, dict[float, dict[float, float]], int]:
     """(the small-angle period or None, {dt: {amplitude: period}}, calls that ran) so far."""
-    reference, found, ran = None, {}, 0
+    reference: float | None = None
+    found: dict[float, dict[float, float]] = {}
+    ran = 0
     for call, result in exchanges(conversation):
         if call is None or not result.ok:
             continue
@@ -93,23 +98,23 @@ def _seen(conversation):
     return reference, found, ran
 
 
-def _asked(conversation):
+def _asked(conversation: list[dict[str, Any]]) -> int:
     """Calls asked for so far, refused ones too (a program must not ask for the same call forever)."""
     return sum(1 for call, _ in exchanges(conversation) if call is not None and call.name != ANSWER)
 
 
-def _excesses(periods, reference):
+def _excesses(periods: dict[float, float], reference: float) -> dict[float, float]:
     return {a: p / reference - 1 for a, p in sorted(periods.items())}
 
 
-def _ends(excesses, threshold):
+def _ends(excesses: dict[float, float], threshold: float) -> tuple[float | None, float | None]:
     """(the largest amplitude at most at the threshold, the smallest one above it), either None if there is none."""
     below = [a for a, e in excesses.items() if e <= threshold]
     above = [a for a, e in excesses.items() if e > threshold]
     return (max(below) if below else None), (min(above) if above else None)
 
 
-def _log_log(points, threshold):
+def _log_log(points: Sequence[tuple[float, float]], threshold: float) -> float:
     """The amplitude where the excess reaches the threshold on the line through two (amplitude,
     excess) points on log-log axes (the excess grows about as the amplitude squared)."""
     (a1, e1), (a2, e2) = points
@@ -119,7 +124,7 @@ def _log_log(points, threshold):
     return math.exp(math.log(a1) + (math.log(threshold) - math.log(e1)) / slope)
 
 
-def _estimate(excesses, threshold):
+def _estimate(excesses: dict[float, float], threshold: float) -> float:
     """Where the excess reaches the threshold, from the points nearest it on each side (or the two
     nearest it), kept between the measured ends."""
     low, high = _ends(excesses, threshold)
@@ -136,7 +141,7 @@ def _estimate(excesses, threshold):
     return estimate
 
 
-def _bracket(question, excesses):
+def _bracket(question: Question, excesses: dict[float, float]) -> tuple[float, float] | None:
     """The grid's bracket that these excesses put the crossing in (both edges measured, the excess at
     most the threshold at the low one and above it at the high one), or None."""
     grid = {a: e for a, e in excesses.items() if question.on_grid(a)}
@@ -146,7 +151,7 @@ def _bracket(question, excesses):
     return low, high
 
 
-def _locate(question, excesses):
+def _locate(question: Question, excesses: dict[float, float]) -> tuple[tuple[float, float] | None, list[float]]:
     """(the bracket, []) once these excesses put the crossing in one, else (None, the amplitudes to measure next)."""
     found = _bracket(question, excesses)
     if found is not None:
@@ -159,27 +164,28 @@ def _locate(question, excesses):
     return None, missing
 
 
-def _calls(amplitudes, dt, start):
+def _calls(amplitudes: Iterable[float], dt: float, start: int) -> tuple[ToolCall, ...]:
     return tuple(
         ToolCall(str(start + i), lab.PERIOD_TOOL, {"amplitude_deg": a, "dt": dt}) for i, a in enumerate(amplitudes)
     )
 
 
-def _round_down(value, digits=2):
+def _round_down(value: float, digits: int = 2) -> float:
     """`value` rounded down to `digits` significant digits (a step an agent would type, never coarser)."""
     unit = 10 ** (math.floor(math.log10(value)) - digits + 1)
     return float(f"{math.floor(value / unit) * unit:.{digits}g}")
 
 
-def _nice(value):
+def _nice(value: float) -> float:
     return float(f"{value:.3g}")
 
 
-def _percent(excess):
+def _percent(excess: float) -> str:
     return f"{100 * excess:.4f} %"
 
 
-def _richardson(question, bracket, coarse, fine, dt):
+def _richardson(question: Question, bracket: tuple[float, float], coarse: dict[float, float], fine: dict[float, float],
+                dt: float) -> tuple[tuple[float, float], float | None, dict[float, float]]:
     """(the bracket the extrapolated excess puts the crossing in, the step to measure it at or None
     when dt already leaves a quarter of the distance, the extrapolated excesses), from one bracket's
     excesses at two steps (the coarse one twice dt)."""
@@ -209,7 +215,8 @@ def _richardson(question, bracket, coarse, fine, dt):
     return final, max(lab.DT_PARAMETER.low, _round_down(min(step, dt / 2))), extrapolated
 
 
-def _careful_answer(question, excesses, bracket, dt, first, careless=False):
+def _careful_answer(question: Question, excesses: dict[float, float], bracket: tuple[float, float], dt: float, first: float,
+                    careless: bool = False) -> ModelMessage:
     """The careful answer: the bracket its smallest step brackets (careless: the one above)."""
     low, high = bracket
     if careless:
@@ -222,19 +229,19 @@ def _careful_answer(question, excesses, bracket, dt, first, careless=False):
         f"to the threshold. I answer {low:g} to {high:g} degrees."))
 
 
-def _fallback_answer(question, excesses, dt):
+def _fallback_answer(question: Question, excesses: dict[float, float], dt: float) -> ModelMessage:
     """The answer of a program whose budget ran out: the bracket around its best estimate."""
     low, high = question.around(_estimate(excesses, question.excess)) if excesses else question.around(GUESS)
     return question.answer(low, high, f"My budget ran out; from my periods at dt = {dt:g} s I estimate the crossing "
                                       f"between {low:g} and {high:g} degrees.")
 
 
-def _careful(question, survey, careless=False):
+def _careful(question: Question, survey: tuple[int, ...], careless: bool = False) -> Program:
     """The careful program (careless: the same work, the bracket above as its answer)."""
     dt1 = min(max(_nice(question.period / SURVEY_STEPS), 4 * lab.DT_PARAMETER.low), lab.DT_PARAMETER.high)
     dt2 = dt1 / 2
 
-    def program(conversation):
+    def program(conversation: list[dict[str, Any]]) -> ModelMessage:
         reference, found, _ = _seen(conversation)
         left = lab.BUDGET - _asked(conversation)
         if reference is None:
@@ -258,6 +265,7 @@ def _careful(question, survey, careless=False):
         if dt3 is None:
             return _careful_answer(question, second, bracket, dt2, dt1, careless)
         third = _excesses(found.get(dt3, {}), reference)
+        located: tuple[float, float] | None
         located, missing = (final, [a for a in final if a not in third])
         if not missing:
             located, missing = _locate(question, third)
@@ -272,10 +280,10 @@ def _careful(question, survey, careless=False):
     return program
 
 
-def _coarse(question, survey, dt):
+def _coarse(question: Question, survey: tuple[int, ...], dt: float) -> Program:
     """Locates the crossing at one step and answers, never refining it."""
 
-    def program(conversation):
+    def program(conversation: list[dict[str, Any]]) -> ModelMessage:
         reference, found, _ = _seen(conversation)
         left = lab.BUDGET - _asked(conversation)
         if reference is None:
@@ -293,7 +301,7 @@ def _coarse(question, survey, dt):
     return program
 
 
-def _squared_guess(question, excesses):
+def _squared_guess(question: Question, excesses: dict[float, float]) -> tuple[float, float]:
     """The bracket where the excess would reach the threshold if it grew as the amplitude squared
     through the two measured points."""
     (low, e_low), (high, e_high) = sorted(excesses.items())[:2]
@@ -301,10 +309,10 @@ def _squared_guess(question, excesses):
     return question.around(math.sqrt(max(squared, 1.0)))
 
 
-def _wide(question):
+def _wide(question: Question) -> Program:
     """Measures 20 and 30 degrees at two dt, and answers the bracket guessed from them."""
 
-    def program(conversation):
+    def program(conversation: list[dict[str, Any]]) -> ModelMessage:
         reference, found, ran = _seen(conversation)
         if reference is None:
             calls = (ToolCall("1", lab.SMALL_ANGLE_TOOL, {}),) + _calls(WIDE, WIDE_DTS[0], 2)
@@ -323,18 +331,19 @@ def _wide(question):
     return program
 
 
-def no_experiment(question):
+def no_experiment(question: Question) -> Program:
     """The trivial program: no experiment; the bracket that holds 20 degrees."""
     low, high = question.around(GUESS)
     return lambda conversation: question.answer(low, high, "A guess, without an experiment.")
 
 
-def baseline(variant="default", seed=0, instance=None, plan=None):
+def baseline(variant: str = "default", seed: int = 0, instance: Instance | str | None = None,
+             plan: str | None = None) -> Program:
     """A program(conversation) -> ModelMessage for an instance (None: the seed's question); `seed`
     picks the strategy (`plan` names one instead) and shifts the survey's amplitudes."""
     if not hasattr(instance, "parameters"):  # an id, or None: the seed's question
         instance = LESSON.instance(instance if instance is not None else family.SEED_ID)
-    question = Question(instance)
+    question = Question(cast(Instance, instance))  # one with parameters, by now
     survey = tuple(a + seed % 5 for a in SURVEY)
     plan = plan or strategy(seed)
     if plan == TRIVIAL:

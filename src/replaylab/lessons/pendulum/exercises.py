@@ -1,7 +1,9 @@
 """Demonstrations computed from code alone: misbehaving calls, the budget, and the exercise of the
 largest dt at which the simulated crossing still lands in the right bracket."""
 
-from replaylab.agents.messages import ToolCall
+from typing import Any
+
+from replaylab.agents.messages import ToolCall, ToolResult
 from replaylab.agents.tools import Allowlist
 from replaylab.lessons import shown
 from replaylab.lessons.pendulum import judge, lab, physics, scans
@@ -18,14 +20,14 @@ MISBEHAVING_CALLS = (
 DT_WITHIN = 1e-7  # s: the bisection of the largest dt stops when its two ends are this close
 
 
-def _outcome(result):
+def _outcome(result: ToolResult) -> dict[str, Any]:
     if result.ok:
         value = result.content[lab.PERIOD_KEY]
         return {"ok": True, "value": shown(value, f"{value:.6g}")}
     return {"ok": False, "error": result.content["error"]}
 
 
-def misbehaving_calls():
+def misbehaving_calls() -> list[dict[str, Any]]:
     """Seven calls through one fresh allowlist, and what became of each (a refused call costs nothing)."""
     allowlist = lab.all_tools()
     return [
@@ -34,7 +36,7 @@ def misbehaving_calls():
     ]
 
 
-def budget():
+def budget() -> dict[str, Any]:
     """The small-angle period asked for once more than the budget allows, on a fresh allowlist."""
     allowlist = Allowlist(lab.tools(), budget=lab.BUDGET)
     repeats = [
@@ -44,24 +46,24 @@ def budget():
     return {"budget": lab.BUDGET, "repeats": repeats}
 
 
-def _excess(amplitude, dt):
+def _excess(amplitude: float, dt: float) -> float:
     return physics.period(amplitude, dt) / physics.small_angle_period() - 1
 
 
-def _lands(dt, low, high):
+def _lands(dt: float, low: float, high: float) -> bool:
     """Whether the simulated crossing at dt lies between the two amplitudes: at most 1 % at the
     low one, above 1 % at the high one."""
     return _excess(low, dt) <= physics.EXCESS < _excess(high, dt)
 
 
-def _at(dt, low, high):
+def _at(dt: float, low: float, high: float) -> dict[str, Any]:
     return {
         "dt": shown(dt, f"{dt:.6g}"),
         "excess_percent": [shown(100 * e, f"{100 * e:.8g}") for e in (_excess(low, dt), _excess(high, dt))],
     }
 
 
-def largest_dt():
+def largest_dt() -> dict[str, Any]:
     """The largest dt (within the tool's bounds) at which the simulated crossing still lands in the
     right bracket, by bisection on dt (the crossing moves up as dt grows: checked on the scan's dts)."""
     low, high = judge.whole_degrees_around(judge.exact_crossing())
@@ -85,5 +87,5 @@ def largest_dt():
     }
 
 
-def exercises():
+def exercises() -> dict[str, Any]:
     return {"misbehaving_calls": misbehaving_calls(), "budget": budget(), "largest_dt": largest_dt()}

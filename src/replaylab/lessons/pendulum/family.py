@@ -42,8 +42,9 @@ pair drawn twice is drawn again.
 import math
 import random
 from functools import cache
+from typing import Any, cast
 
-from replaylab.lessons import DIFFICULTIES, Instance
+from replaylab.lessons import DIFFICULTIES, Instance, Variant
 from replaylab.lessons.pendulum import lab, physics
 
 SEED = 35  # the family's draw seed: the drawn instances, and their ids, follow from it
@@ -64,47 +65,47 @@ LEVELS = ((50, "easy"), (200, "medium"))  # steps per small-angle period needed:
 SAFETY = 2  # the smallest dt must give at least twice the steps needed (a quarter of the distance in error)
 
 
-def _on_grid(low, high, r, digits):
+def _on_grid(low: float, high: float, r: float, digits: int) -> float:
     """A number from [low, high], ends included, with `digits` decimals, uniform over that grid."""
     steps = round((high - low) * 10**digits)
-    return round(low + min(int((steps + 1) * r), steps) / 10**digits, digits)
+    return cast(float, round(low + min(int((steps + 1) * r), steps) / 10**digits, digits))
 
 
-def excess(instance):
+def excess(instance: Instance) -> float:
     """The instance's threshold as a fraction (the seed's is exactly physics.EXCESS)."""
-    return instance.parameters["threshold_percent"] / 100
+    return cast(float, instance.parameters["threshold_percent"] / 100)
 
 
-def precision(instance):
-    return instance.parameters["precision_deg"]
+def precision(instance: Instance) -> float:
+    return cast(float, instance.parameters["precision_deg"])
 
 
-def pendulum(instance):
+def pendulum(instance: Instance) -> tuple[float, float]:
     """(g, L) of the instance's pendulum."""
     return instance.parameters["gravity_m_s2"], instance.parameters["length_m"]
 
 
 @cache
-def crossing(excess):
+def crossing(excess: float) -> float:
     """The exact crossing of a threshold (degrees), computed once per threshold."""
     return physics.exact_crossing(excess)
 
 
-def bracket(crossing, precision):
+def bracket(crossing: float, precision: float) -> list[float]:
     """The bracket of the precision that holds the crossing: [22, 23] around 22.81 at 1 degree."""
     low = math.floor(crossing / precision) * precision
     return [low, low + precision]
 
 
 @cache
-def relative_error(amplitude):
+def relative_error(amplitude: float) -> float:
     """1 − T/T_exact of the simulation at ERROR_STEPS steps per small-angle period (ω0 = 1): the same
     at every L and g, which enter only through dt·√(g/L)."""
     step = 2 * math.pi / ERROR_STEPS
     return 1 - physics.period(amplitude, step, 1.0, 1.0) / physics.exact_period(amplitude, 1.0, 1.0)
 
 
-def needed_steps(amplitude, excess):
+def needed_steps(amplitude: float, excess: float) -> float:
     """The steps per small-angle period from which the simulated excess at `amplitude` lies on the
     same side of `excess` as the exact one (inf when the exact excess is the threshold itself)."""
     exact = physics.exact_ratio(amplitude) - 1
@@ -114,14 +115,14 @@ def needed_steps(amplitude, excess):
     return ERROR_STEPS * math.sqrt((1 + exact) * relative_error(amplitude) / distance)
 
 
-def level(steps):
+def level(steps: float) -> str:
     for below, name in LEVELS:
         if steps < below:
             return name
     return "hard"
 
 
-def assess(excess, precision, length, g):
+def assess(excess: float, precision: float, length: float, g: float) -> dict[str, Any]:
     """(difficulty, or None when excluded) of a question, with what decides it: the exact crossing,
     its bracket, and the steps per small-angle period each edge needs."""
     found = crossing(excess)
@@ -133,12 +134,12 @@ def assess(excess, precision, length, g):
             "needed_steps": steps, "finest_steps": finest}
 
 
-def assess_instance(instance):
+def assess_instance(instance: Instance) -> dict[str, Any]:
     g, length = pendulum(instance)
     return assess(excess(instance), precision(instance), length, g)
 
 
-def seed_instance():
+def seed_instance() -> Instance:
     parameters = {"threshold_percent": 100 * physics.EXCESS, "precision_deg": lab.PRECISION,
                   "length_m": physics.LENGTH, "gravity_m_s2": physics.G}
     found = assess(physics.EXCESS, lab.PRECISION, physics.LENGTH, physics.G)["difficulty"]
@@ -146,10 +147,10 @@ def seed_instance():
 
 
 @cache
-def _drawn():
+def _drawn() -> tuple[Instance, ...]:
     draw = random.Random(SEED)
-    seen = {(100 * physics.EXCESS, lab.PRECISION)}
-    found = []
+    seen: set[tuple[float, float]] = {(100 * physics.EXCESS, lab.PRECISION)}
+    found: list[Instance] = []
     for n in range(1, len(DIFFICULTIES) * PER_LEVEL + 1):
         aim = DIFFICULTIES[(n - 1) % len(DIFFICULTIES)]
         while True:
@@ -166,17 +167,17 @@ def _drawn():
     return tuple(found)
 
 
-def seeds():
+def seeds() -> list[Instance]:
     """The seeds' own question, without a draw."""
     return [seed_instance()]
 
 
-def instances():
+def instances() -> list[Instance]:
     """The seed's question, then the drawn ones (cached: the draw takes a few hundredths of a second once)."""
     return [*seeds(), *_drawn()]
 
 
-def variants(instance):
+def variants(instance: Instance) -> dict[str, Variant]:
     if instance.seed:
         return dict(lab.VARIANTS)
     g, length = pendulum(instance)

@@ -12,6 +12,10 @@
 Runs of the family's other instances are not drawn: their pendulum, threshold and bracket differ.
 """
 
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FormatStrFormatter
 
@@ -23,17 +27,17 @@ CLOSE_UP = (15, 31)  # degrees: the close-up's amplitudes
 EXACT_COLOUR, BRACKET_COLOUR = "black", "tab:green"
 
 
-def seed_runs(results):
+def seed_runs(results: dict[str, Any]) -> list[str]:
     """The drawn runs of the seed's question, in order: the figures draw the seed's pendulum and threshold,
     so a run of another instance (another T0, another threshold) has no place on them."""
     seeds = results.get("family", {}).get("seeds")
     return [run for run in drawn_runs(results) if seeds is None or results["verdicts"][run].get("instance") in seeds]
 
 
-def agent_points(results):
+def agent_points(results: dict[str, Any]) -> dict[tuple[str, float], list[tuple[float, float]]]:
     """{(run, dt): [(amplitude, period)]} of the accepted pendulum_period calls of the seed's question's
     drawn runs, as recomputed."""
-    points = {}
+    points: dict[tuple[str, float], list[tuple[float, float]]] = {}
     drawn = set(seed_runs(results))
     for run_name, arguments, content in drawn_calls(results, lab.PERIOD_TOOL):
         if run_name not in drawn:
@@ -44,27 +48,27 @@ def agent_points(results):
     return points
 
 
-def _dt_colours(dts):
+def _dt_colours(dts: Iterable[float]) -> dict[float, str]:
     """A colour per dt, the coarsest warmest; the same in both figures."""
     palette = ("tab:red", "tab:orange", "tab:purple", "tab:blue", "tab:cyan", "tab:brown", "tab:pink", "tab:olive", "tab:gray")
     return {dt: palette[i % len(palette)] for i, dt in enumerate(sorted(dts, reverse=True))}
 
 
-def answered(results, runs):
+def answered(results: dict[str, Any], runs: Iterable[str]) -> list[tuple[str, dict[str, Any], bool]]:
     """(run, its answer, whether it is right) of the drawn runs that answered."""
     right = {score["run"]: score["right"] for score in results["scores"]}
     return [(run, results["verdicts"][run]["answer"], right[run]) for run in runs if results["verdicts"][run]["answer"]]
 
 
-def _brackets(strip, results, runs, exact):
+def _brackets(strip: Axes, results: dict[str, Any], runs: Sequence[str], exact: dict[str, Any]) -> dict[str, Any]:
     """One bar per drawn run that answered: its answer's bracket, green when the answer is right, red
     otherwise; the right bracket shaded and the exact crossing marked behind."""
     low, high = exact["bracket"]
     strip.axvspan(low, high, color=BRACKET_COLOUR, alpha=0.15, zorder=0)
     strip.axvline(exact["crossing"]["value"], color=EXACT_COLOUR, linewidth=1.0)
     checked = answered(results, runs)
-    handles = {}
-    for row, (run, answer, right) in enumerate(checked):
+    handles: dict[str, Any] = {}
+    for row, (_run, answer, right) in enumerate(checked):
         colour = BRACKET_COLOUR if right else "tab:red"
         width = max(answer["high"] - answer["low"], 0.05)  # a bracket of one amplitude still shows
         bar = strip.barh(row, width, left=answer["low"], height=0.5, color=colour, alpha=0.8, edgecolor="k", linewidth=0.6)
@@ -81,7 +85,7 @@ def _brackets(strip, results, runs, exact):
     return handles
 
 
-def ratio(results):
+def ratio(results: dict[str, Any]) -> Figure:
     scans = results["scans"]
     exact, scan = scans["exact"], scans["ratio"]
     reference = exact["small_angle_period_s"]["value"]
@@ -99,12 +103,12 @@ def ratio(results):
     overview = figure.add_subplot(grid[:, 0])
     close = figure.add_subplot(grid[0, 1])
     strip = figure.add_subplot(grid[1, 1], sharex=close)
-    handles = {}
+    handles: dict[str, Any] = {}
 
-    def remember(label, artist):
+    def remember(label: str, artist: Any) -> None:
         handles.setdefault(label, artist)
 
-    def excess(values):
+    def excess(values: Iterable[float | None]) -> list[Any]:  # None: no period (over the top), a gap
         return [None if v is None else 100 * (v - 1) for v in values]
 
     low, high = exact["bracket"]
@@ -153,14 +157,14 @@ def ratio(results):
     return figure
 
 
-def convergence(results):
+def convergence(results: dict[str, Any]) -> Figure:
     scans = results["scans"]
     scan = scans["convergence"]
     exact = scans["exact"]
     largest = results["exercises"]["largest_dt"]
     figure = Figure(figsize=(11, 5.6), layout="constrained")
     errors, shifts = figure.subplots(1, 2)
-    handles = {}
+    handles: dict[str, Any] = {}
     for i, item in enumerate(scan["errors"]):
         rows = item["rows"]
         (line,) = errors.plot([r["dt"] for r in rows], [r["error"] for r in rows], "-o", color=f"C{i}", markersize=4)

@@ -13,12 +13,21 @@ it; the answer is supported when that bracket lies in it. Not checkable: no such
 amplitudes at that dt, or no crossing (or more than one) among them; then no answer is supported.
 """
 
-import math
-from functools import cache
+from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from replaylab.agents.messages import Transcript
+from replaylab.agents.tools import Tool
 from replaylab.agents.replay import ReplayMismatch, replay
-from replaylab.lessons import REFERENCE_GROUP, answer_facts, caught, judgement_line, run_facts, shown, validated_calls
+from replaylab.lessons import REFERENCE_GROUP, Instance, answer_facts, caught, judgement_line, run_facts, shown, validated_calls
 from replaylab.lessons.pendulum import LESSON, family, lab, physics
+
+if TYPE_CHECKING:
+    from replaylab.agents.recording import Recording
 
 DEMONSTRATION_GROUP = REFERENCE_GROUP  # the runs the page's demonstrations are made with
 CHANGED_G = 9.80  # m/s^2, the changed simulation the replay must catch
@@ -27,28 +36,28 @@ VERIFIED, TOO_COARSE, REFUTED = "verified", "too coarse", "refuted"  # too coars
 
 
 @cache
-def exact_crossing(excess=physics.EXCESS):
+def exact_crossing(excess: float = physics.EXCESS) -> float:
     """The amplitude (degrees) at which the exact period exceeds the small-angle period by `excess`
     (the seed's 1 % by default)."""
     return physics.exact_crossing(excess)
 
 
-def _percent(value):
+def _percent(value: float) -> dict[str, Any]:
     return shown(100 * value, f"{100 * value:.4f}")
 
 
-def _instance(instance):
+def _instance(instance: Instance | None) -> Instance:
     """The instance a judgement is of: the seed's question unless one is given."""
     return LESSON.instance(family.SEED_ID) if instance is None else instance
 
 
-def _tools(instance):
+def _tools(instance: Instance) -> dict[str, Tool]:
     """{name: tool} of the instance's pendulum."""
     g, length = family.pendulum(instance)
     return {t.name: t for t in lab.tools(g, length)}
 
 
-def agent_conclusion(transcript, instance=None):
+def agent_conclusion(transcript: Transcript, instance: Instance | None = None) -> dict[str, Any]:
     """Where the run's own periods put the crossing (a bracket the build derives from its calls at its
     smallest dt, recomputed), against the exact crossing; of the instance's question (the seed's by default)."""
     instance = _instance(instance)
@@ -60,7 +69,7 @@ def agent_conclusion(transcript, instance=None):
         return {"checkable": False, "reason": f"the agent made no accepted {lab.PERIOD_TOOL} call"}
     smallest = min(args["dt"] for args in calls)
     reference = physics.small_angle_period(*family.pendulum(instance))
-    at_smallest = {}
+    at_smallest: dict[float, float] = {}
     for args in calls:
         if args["dt"] == smallest:
             at_smallest[args["amplitude_deg"]] = tools[lab.PERIOD_TOOL].function(**args)[lab.PERIOD_KEY]
@@ -100,33 +109,33 @@ def agent_conclusion(transcript, instance=None):
     }
 
 
-def within_a_degree(low, high):
+def within_a_degree(low: float, high: float) -> bool:
     """Whether a bracket lies within two adjacent whole degrees (22 to 23, or 22.7 to 22.9): an answer of
     those two degrees can hold it."""
     return math.floor(low) + 1 >= high
 
 
-def within_precision(low, high, precision):
+def within_precision(low: float, high: float, precision: float) -> bool:
     """Whether a bracket lies within one bracket of the precision asked (22 to 23, or 22.7 to 22.9, at 1
     degree; 22.5 to 23 at half a degree): an answer of that form can hold it."""
     return (math.floor(low / precision) + 1) * precision >= high
 
 
-def period_errors(transcript, instance=None):
+def period_errors(transcript: Transcript, instance: Instance | None = None) -> list[dict[str, Any]]:
     """Each accepted pendulum_period call, recomputed, with its relative error against the exact period
     at its amplitude: how far from converged each step the agent used was."""
     instance = _instance(instance)
     tool = _tools(instance)[lab.PERIOD_TOOL]
     g, length = family.pendulum(instance)
-    found = []
-    for _, call, args in validated_calls(transcript, {tool.name: tool}):
+    found: list[dict[str, Any]] = []
+    for _, _call, args in validated_calls(transcript, {tool.name: tool}):
         period, exact = tool.function(**args)[lab.PERIOD_KEY], physics.exact_period(args["amplitude_deg"], g, length)
         found.append({"amplitude": args["amplitude_deg"], "dt": args["dt"], "period_s": period, "exact_period_s": exact,
                       "error": abs(period / exact - 1)})
     return found
 
 
-def changed_gravity(run, tolerance):
+def changed_gravity(run: Recording, tolerance: float) -> dict[str, Any]:
     """Replay the run against a simulation with g = 9.80 m/s²: the replay must catch the change."""
     variant = LESSON.variant_of(run)
     try:
@@ -136,7 +145,7 @@ def changed_gravity(run, tolerance):
     return {"g": CHANGED_G, "caught": False}
 
 
-def support(answer, experiments):
+def support(answer: dict[str, Any] | None, experiments: dict[str, Any]) -> tuple[bool | None, str]:
     """(supported, why): whether the bracket the run's own periods put the crossing in lies in its answer; None
     without an answer."""
     if answer is None:
@@ -150,7 +159,7 @@ def support(answer, experiments):
     return False, f"{at} does not lie in its answer"
 
 
-def verdict_of(run):
+def verdict_of(run: Recording) -> dict[str, Any]:
     """Who made a run, its calls, its answer, what its experiments show and whether they support it."""
     instance = LESSON.instance_of(run)
     facts = answer_facts(run, LESSON.variant_of(run))
@@ -160,10 +169,10 @@ def verdict_of(run):
             "period_errors": period_errors(run.transcript, instance)}
 
 
-def judge(runs, tolerance):
+def judge(runs: Sequence[Recording], tolerance: float) -> dict[str, dict[str, Any]]:
     """The verdict of each replayed run; the runs of the reference group are also replayed against
     the changed simulation."""
-    verdicts = {}
+    verdicts: dict[str, dict[str, Any]] = {}
     for run in runs:
         verdicts[run.run] = verdict_of(run)
         if run.group == DEMONSTRATION_GROUP:
@@ -179,12 +188,12 @@ RIGHT_ANSWER = (
 NO_ANSWER, OUTSIDE = "no answer", "the exact crossing lies outside its bracket"
 
 
-def whole_degrees_around(amplitude):
+def whole_degrees_around(amplitude: float) -> list[float]:
     """The two adjacent whole degrees around an amplitude: [22, 23] around 22.81."""
     return family.bracket(amplitude, 1)
 
 
-def score(entry, truth):
+def score(entry: dict[str, Any], truth: dict[str, Any]) -> str | None:
     """None when the answer is right against `truth`, the build's answer of the run's instance, else
     what is wrong (fixed texts, so that the scorecard counts the runs that got the same thing wrong
     together)."""
@@ -199,7 +208,7 @@ def score(entry, truth):
 answer_text = lab.answer_text
 
 
-def verdict_line(recording, truth):
+def verdict_line(recording: Recording, truth: dict[str, Any]) -> str:
     """One line for `replaylab promote` and `replaylab replay`: the answer as submitted, both judgements."""
     verdict = verdict_of(recording)
     said = f"the exact crossing is at {truth['crossing']['shown']} degrees"

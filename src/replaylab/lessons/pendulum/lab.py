@@ -5,7 +5,9 @@ own question is `variant` of its numbers, and its texts are the lesson's texts o
 """
 
 import math
+from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 from replaylab.agents.tools import Allowlist, Parameter, Refused, Tool, answer_tool
 from replaylab.lessons import Prompts, Variant
@@ -48,12 +50,12 @@ WORDS = {
 PRECISIONS = tuple(WORDS)  # degrees: the brackets a question may ask for
 
 
-def percent_text(excess):
+def percent_text(excess: float) -> str:
     """The threshold as the texts state it: 0.01 -> "1 %"."""
     return f"{100 * excess:g} %"
 
 
-def task_text(excess, precision, length, g):
+def task_text(excess: float, precision: float, length: float, g: float) -> str:
     """The task of one question; the seed's numbers give the seed's task of before the family."""
     within, pair = WORDS[precision][:2]
     return (
@@ -99,13 +101,13 @@ SMALL_ANGLE_DESCRIPTION = (
 _period = lru_cache(maxsize=65536, typed=True)(physics.period)
 
 
-def tools(g=physics.G, length=physics.LENGTH):
+def tools(g: float = physics.G, length: float = physics.LENGTH) -> list[Tool]:
     """The two tools of a run of a pendulum of `length` under `g` (a demonstration replaces g: a changed simulation)."""
 
-    def pendulum_period(amplitude_deg, dt):
+    def pendulum_period(amplitude_deg: float, dt: float) -> dict[str, float]:
         return {PERIOD_KEY: _period(amplitude_deg, dt, g, length)}
 
-    def small_angle_period():
+    def small_angle_period() -> dict[str, float]:
         return {PERIOD_KEY: physics.small_angle_period(g, length)}
 
     return [
@@ -114,26 +116,26 @@ def tools(g=physics.G, length=physics.LENGTH):
     ]
 
 
-def tools_of(g, length):
+def tools_of(g: float, length: float) -> Callable[..., list[Tool]]:
     """`tools` with this pendulum's settings as its defaults (a replay may still change g)."""
 
-    def made(g=g, length=length):
+    def made(g: float = g, length: float = length) -> list[Tool]:
         return tools(g, length)
 
     return made
 
 
-def on_the_grid(value, precision):
+def on_the_grid(value: float, precision: float) -> bool:
     """Whether an amplitude is a whole multiple of the precision (22.5 of 0.5, 22 of 1, 22 of 2)."""
     return math.isfinite(value) and (value / precision).is_integer()
 
 
-def bracket_check(precision):
+def bracket_check(precision: float) -> Callable[[dict[str, Any]], None]:
     """The form the task states: low a multiple of the precision and high = low + precision (any other
     pair is refused, and the run goes on)."""
     form = WORDS[precision][5]
 
-    def check(fields):
+    def check(fields: dict[str, Any]) -> None:
         low, high = fields["low"], fields["high"]
         if not (on_the_grid(low, precision) and high == low + precision):
             raise Refused(f"{form}, got low {low} and high {high}")
@@ -141,12 +143,12 @@ def bracket_check(precision):
     return check
 
 
-def answer_text(answer):
+def answer_text(answer: dict[str, Any]) -> str:
     """An answer as submitted, in words."""
     return f"{answer['low']:g} to {answer['high']:g} degrees"
 
 
-def answer_of(excess, precision):
+def answer_of(excess: float, precision: float) -> Tool:
     """The answer tool of a question: low and high, a bracket of `precision` degrees."""
     _, _, pair, low_words, high_words, _ = WORDS[precision]
     whole = float(precision).is_integer()
@@ -161,7 +163,7 @@ def answer_of(excess, precision):
     )
 
 
-def variant(excess, precision, length, g, format1=None):
+def variant(excess: float, precision: float, length: float, g: float, format1: Prompts | None = None) -> Variant:
     """The variant of one question: its task, its tools (of this pendulum) and its answer tool."""
     if precision not in WORDS:
         raise ValueError(f"the precision must be one of {', '.join(f'{p:g}' for p in WORDS)} degrees, got {precision!r}")
@@ -174,6 +176,6 @@ TASK = VARIANTS["default"].task  # the seed's task
 ANSWER = VARIANTS["default"].answer  # the seed's answer tool
 
 
-def all_tools():
+def all_tools() -> Allowlist:
     """Every tool of the lesson on a fresh allowlist (with its fresh budget)."""
     return Allowlist(tools(), budget=BUDGET)

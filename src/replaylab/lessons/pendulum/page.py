@@ -4,6 +4,10 @@ Every number comes from the results; untrusted texts (the agent's words, tool na
 refusals) are escaped by `replaylab.lessons.markdown`.
 """
 
+from collections.abc import Sequence
+from typing import Any
+
+from replaylab.lessons import counted
 from replaylab.lessons import markdown as md
 from replaylab.lessons.markdown import Md, code, name, table, text
 from replaylab.lessons.pendulum import LESSON, lab
@@ -19,15 +23,15 @@ READ_OFF = (
 )
 
 
-def _degrees(value):
+def _degrees(value: float) -> str:
     return md.number(value, "%g")
 
 
-def _bracket(bracket):
+def _bracket(bracket: Sequence[float]) -> str:
     return f"{_degrees(bracket[0])} to {_degrees(bracket[1])} degrees"
 
 
-def question(results):
+def question(results: dict[str, Any]) -> str:
     exact = results["scans"]["exact"]
     return (
         f"A pendulum of length {md.number(exact['length'], '%g')} m under g = {md.number(exact['g'], '%g')} m/s² is "
@@ -36,11 +40,11 @@ def question(results):
     )
 
 
-def _degree_words(precision):
+def _degree_words(precision: float) -> str:
     return f"{md.number(precision, '%g')} degree" + ("" if precision == 1 else "s")
 
 
-def experiments_statement(run, conclusion, threshold):
+def experiments_statement(run: str, conclusion: dict[str, Any], threshold: float) -> list[str]:
     """Where the run's own periods put the crossing of its instance's `threshold` (a fraction), as the
     build derives it from them (markdown lines)."""
     percent = f"{md.number(100 * threshold, '%g')} %"
@@ -68,12 +72,12 @@ def experiments_statement(run, conclusion, threshold):
     return lines + (["", label] if label else [])
 
 
-def truth(results, verdict):
+def truth(results: dict[str, Any], verdict: dict[str, Any]) -> str:
     exact = results["answers"][verdict["instance"]]
     return f"the exact crossing, from the arithmetic-geometric mean, is at {exact['crossing']['shown']} degrees"
 
 
-def run_lines(results, run, verdict, rows):
+def run_lines(results: dict[str, Any], run: str, verdict: dict[str, Any], rows: dict[str, list[dict[str, Any]]]) -> list[str]:
     answer = verdict["answer"]
     said = f"the crossing lies between {_degrees(answer['low'])} and {_degrees(answer['high'])} degrees" if answer else ""
     lines = md.answer_statement(results, run, verdict, said, truth(results, verdict), EVIDENCE if answer else None)
@@ -82,9 +86,9 @@ def run_lines(results, run, verdict, rows):
                                              "agent-experiments")
 
 
-def summary(results):
+def summary(results: dict[str, Any]) -> list[str]:
     """One line per run for the index page: its answer, whether it is right, whether it is supported."""
-    lines = []
+    lines: list[str] = []
     for run, verdict in results["verdicts"].items():
         exact = results["answers"][verdict["instance"]]["crossing"]["shown"]
         score = md.score_of(results, run)
@@ -99,7 +103,7 @@ def summary(results):
     return lines
 
 
-def _exact_lines(results, rows):
+def _exact_lines(results: dict[str, Any], rows: dict[str, list[dict[str, Any]]]) -> list[str]:
     exact = results["scans"]["exact"]
     percent = md.number(100 * exact["excess"], "%g")
     return [
@@ -113,7 +117,7 @@ def _exact_lines(results, rows):
     ]
 
 
-def _decisions(results, rows):
+def _decisions(results: dict[str, Any], rows: dict[str, list[dict[str, Any]]]) -> list[str]:
     out = [
         "## What the build decided",
         "",
@@ -145,7 +149,7 @@ def _decisions(results, rows):
     return out + md.judged_entries(results["verdicts"], lambda run, verdict: run_lines(results, run, verdict, rows))
 
 
-def _shift_section(results, rows):
+def _shift_section(results: dict[str, Any], rows: dict[str, list[dict[str, Any]]]) -> list[str]:
     """How far the step moves the simulated crossing: the table that makes a coarse dt visible."""
     exact = results["scans"]["exact"]
     shown_rows = [
@@ -184,7 +188,7 @@ def _shift_section(results, rows):
     ]
 
 
-def _figures(results, rows):
+def _figures(results: dict[str, Any], rows: dict[str, list[dict[str, Any]]]) -> str:
     scans = results["scans"]
     dts = md.join_words([md.number(s["dt"], "%g") for s in scans["ratio"]["simulated"]])
     amplitudes = scans["ratio"]["amplitudes"]
@@ -223,13 +227,13 @@ def _figures(results, rows):
     ])
 
 
-def _outcome(item):
+def _outcome(item: dict[str, Any]) -> Md:
     if item["ok"]:
         return Md(f"ran: {lab.PERIOD_KEY} = {item['value']['shown']}")
     return Md("refused: " + md.cell(item["error"]))
 
 
-def _demos(results, rows):
+def _demos(results: dict[str, Any], rows: dict[str, list[dict[str, Any]]]) -> list[str]:
     exercises, verdicts = results["exercises"], results["verdicts"]
     out = ["## Demonstrations and exercises", ""]
 
@@ -252,7 +256,7 @@ def _demos(results, rows):
     refused = [item for item in repeats if not item["ok"]]
     out += [
         f"Then {code(lab.SMALL_ANGLE_TOOL)} asked for {len(repeats)} times on a fresh allowlist with a budget of "
-        f"{md.counted(budget['budget'], 'call', 'calls')}: {len(ran)} ran"
+        f"{counted(budget['budget'], 'call', 'calls')}: {len(ran)} ran"
         + ("" if not refused else f", and call {refused[0]['call']} was refused: {md.cell(refused[0]['error'])}")
         + ".",
         "",
@@ -303,7 +307,7 @@ def _demos(results, rows):
     return out
 
 
-def page(results):
+def page(results: dict[str, Any]) -> str:
     rows = lesson_tables.tables(results)
     errors = results["scans"]["convergence"]["errors"]
     error_rows = [

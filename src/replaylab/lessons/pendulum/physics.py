@@ -20,6 +20,7 @@ Exact period: T = 2π√(L/g) / AGM(1, cos(θ0/2)), so the ratio to the small-an
 import math
 
 import numpy as np
+import numpy.typing as npt
 
 G = 9.81  # m/s^2, the lesson's gravity (the question's value, not standard gravity)
 LENGTH = 1.0  # m
@@ -28,17 +29,17 @@ MAX_STEPS = 1_000_000  # far beyond the longest period the tool's bounds allow (
 EXCESS = 0.01  # the question's 1 %: the period exceeds the small-angle period by more than this
 
 
-def small_angle_period(g=G, length=LENGTH):
+def small_angle_period(g: float = G, length: float = LENGTH) -> float:
     """2π√(L/g), in seconds."""
     return 2 * math.pi * math.sqrt(length / g)
 
 
-def _check_dt(dt):
+def _check_dt(dt: float) -> None:
     if not dt > 0:
         raise ValueError(f"dt must be positive, got {dt!r}")
 
 
-def period(amplitude_deg, dt, g=G, length=LENGTH):
+def period(amplitude_deg: float, dt: float, g: float = G, length: float = LENGTH) -> float:
     """The period (s) of the simulated pendulum released at rest from `amplitude_deg`."""
     _check_dt(dt)
     rate = g / length
@@ -58,7 +59,7 @@ def period(amplitude_deg, dt, g=G, length=LENGTH):
     raise RuntimeError(f"no period after {MAX_STEPS} steps of {dt:g} s")
 
 
-def periods(amplitudes_deg, dt, g=G, length=LENGTH):
+def periods(amplitudes_deg: npt.ArrayLike, dt: float, g: float = G, length: float = LENGTH) -> npt.NDArray[np.float64]:
     """`period` for many amplitudes at one dt, stepping every pendulum together with numpy (the same
     operations, element by element); NaN where a pendulum went over the top."""
     _check_dt(dt)
@@ -86,7 +87,7 @@ def periods(amplitudes_deg, dt, g=G, length=LENGTH):
     raise RuntimeError(f"no period after {MAX_STEPS} steps of {dt:g} s")
 
 
-def agm(a, b):
+def agm(a: float, b: float) -> float:
     """The arithmetic-geometric mean of two positive numbers, iterated until the arithmetic mean stops
     changing (in binary64 that takes at most six rounds from 1 and cos 85°)."""
     for _ in range(64):
@@ -97,16 +98,16 @@ def agm(a, b):
     raise ArithmeticError(f"the arithmetic-geometric mean did not settle: {a!r}, {b!r}")
 
 
-def exact_ratio(amplitude_deg):
+def exact_ratio(amplitude_deg: float) -> float:
     """The exact period over the small-angle period, 1/AGM(1, cos(θ0/2)); it does not depend on g or L."""
     return 1 / agm(1.0, math.cos(amplitude_deg * DEGREE / 2))
 
 
-def exact_period(amplitude_deg, g=G, length=LENGTH):
+def exact_period(amplitude_deg: float, g: float = G, length: float = LENGTH) -> float:
     return small_angle_period(g, length) * exact_ratio(amplitude_deg)
 
 
-def exact_crossing(excess=EXCESS, low=1.0, high=170.0):
+def exact_crossing(excess: float = EXCESS, low: float = 1.0, high: float = 170.0) -> float:
     """The amplitude (degrees) at which the exact ratio exceeds 1 + excess, by bisection until the two
     ends are neighbouring doubles: the smallest double whose computed excess is above `excess`."""
     if not exact_ratio(low) - 1 <= excess < exact_ratio(high) - 1:
@@ -121,12 +122,13 @@ def exact_crossing(excess=EXCESS, low=1.0, high=170.0):
             low = middle
 
 
-def simulated_crossing(dt, low, high, excess=EXCESS, g=G, length=LENGTH, within=1e-9):
+def simulated_crossing(dt: float, low: float, high: float, excess: float = EXCESS, g: float = G, length: float = LENGTH,
+                       within: float = 1e-9) -> float:
     """The amplitude (degrees) at which the simulated period at `dt` exceeds the small-angle period by
     `excess`, by bisection from a bracket [low, high] (below at low, above at high) to `within` degrees."""
     reference = small_angle_period(g, length)
 
-    def above(amplitude):
+    def above(amplitude: float) -> bool:
         return period(amplitude, dt, g, length) / reference - 1 > excess
 
     if above(low) or not above(high):

@@ -9,7 +9,9 @@
 """
 
 import math
+from collections.abc import Sequence
 from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -22,12 +24,12 @@ CONVERGENCE_DTS = tuple(0.2 / 2**k for k in range(9))  # s: 0.2 down to 0.000781
 CONVERGENCE_AMPLITUDES = (23, 150)  # degrees: the question's, and a large swing
 
 
-def _finite(value):
+def _finite(value: Any) -> float | None:
     value = float(value)
     return value if math.isfinite(value) else None
 
 
-def exact_scan():
+def exact_scan() -> dict[str, Any]:
     crossing = judge.exact_crossing()
     reference = physics.small_angle_period()
     return {
@@ -40,7 +42,7 @@ def exact_scan():
     }
 
 
-def ratio_scan():
+def ratio_scan() -> dict[str, Any]:
     """T/T0 at every whole degree: exact, and simulated at each of SCAN_DTS (null: over the top)."""
     reference = physics.small_angle_period()
     return {
@@ -53,27 +55,27 @@ def ratio_scan():
 
 
 @cache
-def simulated_crossing(dt):
+def simulated_crossing(dt: float) -> float:
     """The simulated 1 % crossing at one dt (degrees), by bisection over the tool's amplitudes."""
     return physics.simulated_crossing(dt, AMPLITUDES[0], AMPLITUDES[-1])
 
 
-def fitted_order(dts, errors):
+def fitted_order(dts: Sequence[float], errors: Sequence[float]) -> float:
     """The slope of the least-squares line through (log dt, log error): the order of convergence."""
     return float(np.polyfit(np.log(dts), np.log(errors), 1)[0])
 
 
-def convergence_scan():
+def convergence_scan() -> dict[str, Any]:
     exact = judge.exact_crossing()
-    errors = []
+    errors: list[dict[str, Any]] = []
     for amplitude in CONVERGENCE_AMPLITUDES:
         truth = physics.exact_period(amplitude)
-        rows = [{"dt": dt, "period_s": physics.period(amplitude, dt), "exact_period_s": truth} for dt in CONVERGENCE_DTS]
+        rows: list[dict[str, Any]] = [{"dt": dt, "period_s": physics.period(amplitude, dt), "exact_period_s": truth} for dt in CONVERGENCE_DTS]
         for row in rows:
             row["error"] = abs(row["period_s"] / truth - 1)
         order = fitted_order(CONVERGENCE_DTS, [row["error"] for row in rows])
         errors.append({"amplitude": amplitude, "rows": rows, "order": shown(order, f"{order:.3f}")})
-    crossings = []
+    crossings: list[dict[str, Any]] = []
     for dt in CONVERGENCE_DTS:
         found = simulated_crossing(dt)
         crossings.append({
@@ -86,5 +88,5 @@ def convergence_scan():
     return {"errors": errors, "crossings": crossings, "crossing_order": shown(order, f"{order:.3f}")}
 
 
-def scans():
+def scans() -> dict[str, Any]:
     return {"exact": exact_scan(), "ratio": ratio_scan(), "convergence": convergence_scan()}

@@ -20,6 +20,7 @@ their repr), next to a "shown" column with the text the page shows where the pag
 """
 
 import json
+from typing import Any
 
 from replaylab.lessons.markdown import answer_rows, call_rows, flag, outcome_columns
 from replaylab.lessons.pendulum import lab
@@ -41,10 +42,10 @@ TABLES = (
 )
 
 
-def conclusion_rows(run, conclusion):
-    rows = []
+def conclusion_rows(run: str, conclusion: dict[str, Any]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
 
-    def add(quantity, value, unit, shown):
+    def add(quantity: str, value: Any, unit: str, shown: str) -> None:
         rows.append({"run": run, "quantity": quantity, "value": value, "unit": unit, "shown": shown})
 
     if not conclusion["checkable"]:
@@ -72,21 +73,21 @@ def conclusion_rows(run, conclusion):
     return rows
 
 
-def changed_gravity_row(run, changed):
+def changed_gravity_row(run: str, changed: dict[str, Any]) -> dict[str, Any]:
     """The replay of one run against another g: where it stopped and both values, or not caught."""
-    row = {"run": run, "g": changed["g"], "caught": flag(changed["caught"])}
+    row: dict[str, Any] = {"run": run, "g": changed["g"], "caught": flag(changed["caught"])}
     fields = ("message", "call", "tool", "key", "recorded", "recomputed", "text")
     return row | {field: changed[field] if changed["caught"] else "" for field in fields}
 
 
-def _lands(dt_row, bracket):
+def _lands(dt_row: dict[str, Any], bracket: list[float]) -> str:
     return flag(dt_row["bracket"] == bracket)
 
 
-def tables(results):
+def tables(results: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     verdicts, scans, exercises = results["verdicts"], results["scans"], results["exercises"]
     exact, ratio, convergence = scans["exact"], scans["ratio"], scans["convergence"]
-    out = {name: [] for name in TABLES}
+    out: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
     out["answers"] = answer_rows(results)
     for run, verdict in verdicts.items():
         out["agent-experiments"] += conclusion_rows(run, verdict["experiments"])

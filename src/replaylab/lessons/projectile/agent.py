@@ -14,8 +14,12 @@ carelessly, the best angle and its worse neighbour (its own experiments locate t
 other side: not supported, and wrong).
 """
 
+from collections.abc import Iterable
+from typing import Any
+
 from replaylab.agents.messages import ModelMessage, ToolCall, exchanges
 from replaylab.agents.tools import ANSWER
+from replaylab.lessons import Instance, Program
 from replaylab.lessons.projectile import lab
 
 COARSE_DT, FINE_DTS = 0.01, (0.002, 0.001)
@@ -24,28 +28,28 @@ CAREFUL = "careful"  # right on every instance: the proof that each is solvable 
 TRIVIAL = "no-experiment"  # the floor: no experiment, the best angle in vacuum's bracket
 
 
-def strategy(seed):
+def strategy(seed: int) -> str:
     return STRATEGIES[seed % len(STRATEGIES)]
 
 
-def model(variant="default", seed=0, plan=None):
+def model(variant: str = "default", seed: int = 0, plan: str | None = None) -> str:
     return f"projectile baseline, {plan or strategy(seed)} (a scripted program, not a language model)"
 
 
-def _ranges(conversation):
+def _ranges(conversation: list[dict[str, Any]]) -> dict[float, dict[int, float]]:
     """{dt: {angle: range}} of the accepted range_with_drag calls so far."""
-    found = {}
+    found: dict[float, dict[int, float]] = {}
     for call, result in exchanges(conversation):
         if result.ok and call is not None and call.name == lab.RANGE_TOOL:
             found.setdefault(call.arguments["dt"], {})[call.arguments["angle"]] = result.content[lab.RANGE_KEY]
     return found
 
 
-def _best(ranges):
+def _best(ranges: dict[int, float]) -> int:
     return max(ranges, key=lambda angle: (ranges[angle], -angle))
 
 
-def _calls(angles, dt, start, speed=lab.SPEED):
+def _calls(angles: Iterable[int], dt: float, start: int, speed: float = lab.SPEED) -> tuple[ToolCall, ...]:
     return tuple(
         ToolCall(str(start + i), lab.RANGE_TOOL, {"speed": speed, "angle": a, "dt": dt}) for i, a in enumerate(angles)
     )
@@ -54,7 +58,7 @@ def _calls(angles, dt, start, speed=lab.SPEED):
 SURVEY_STEP = 6  # degrees between the survey's angles
 
 
-def _farther(coarse):
+def _farther(coarse: dict[int, float]) -> list[int]:
     """Four more survey angles beyond the survey's lowest (or highest) angle when that one measured
     the longest throw (the top lies further out), within the tool's bounds; [] when the best is inside."""
     best, low, high = _best(coarse), min(coarse), max(coarse)
@@ -65,18 +69,19 @@ def _farther(coarse):
     return []
 
 
-def _clamp(angles, known):
+def _clamp(angles: Iterable[int], known: dict[int, float]) -> list[int]:
     low, high = lab.ANGLE_PARAMETER.low, lab.ANGLE_PARAMETER.high
     return sorted({a for a in angles if low <= a <= high and a not in known})
 
 
-def _around(ranges, centre, reach):
+def _around(ranges: dict[int, float], centre: int | None, reach: int) -> tuple[int, list[int]]:
     """Angles within `reach` of the best measured angle (or `centre`) not yet measured at this dt."""
     best = _best(ranges) if ranges else centre
+    assert best is not None  # the centre is None only where ranges holds a measurement
     return best, _clamp(range(best - reach, best + reach + 1), ranges)
 
 
-def _conclude(ranges, dt, best, careless=False):
+def _conclude(ranges: dict[int, float], dt: float, best: int, careless: bool = False) -> ModelMessage:
     """The answer: the best angle measured and the whole degree next to it towards the runner-up (or,
     careless, away from it), with the words that go with it."""
     neighbour = max((a for a in ranges if a != best), key=lambda a: ranges[a])
@@ -95,13 +100,14 @@ def _conclude(ranges, dt, best, careless=False):
     )
 
 
-def no_experiment(conversation):
+def no_experiment(conversation: list[dict[str, Any]]) -> ModelMessage:
     """The trivial program: no experiment; it answers the bracket below 45 degrees, the best angle without drag."""
     return ModelMessage("Without drag the best angle is 45 degrees; drag lowers it a little.",
                         (ToolCall("answer", ANSWER, {"low": 44, "high": 45}),))
 
 
-def baseline(variant="default", seed=0, instance=None, plan=None):
+def baseline(variant: str = "default", seed: int = 0, instance: Instance | None = None,
+             plan: str | None = None) -> Program:
     """A program(conversation) -> ModelMessage; `seed` picks the strategy (`plan` names one instead)
     and shifts the first angles."""
     first = [30 + seed % 5, 36 + seed % 5, 42 + seed % 5, 48 + seed % 5]
@@ -110,10 +116,10 @@ def baseline(variant="default", seed=0, instance=None, plan=None):
         return no_experiment
     speed = lab.setup_of(instance).speed if instance is not None else lab.SPEED
 
-    def calls(angles, dt, start):
+    def calls(angles: Iterable[int], dt: float, start: int) -> tuple[ToolCall, ...]:
         return _calls(angles, dt, start, speed)
 
-    def program(conversation):
+    def program(conversation: list[dict[str, Any]]) -> ModelMessage:
         found = _ranges(conversation)
         count = sum(len(v) for v in found.values())
         coarse = found.get(COARSE_DT, {})

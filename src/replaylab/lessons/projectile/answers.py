@@ -13,9 +13,15 @@ of every quarter-degree angle the tool accepts; the scan checks that the best an
 the window's edge (ValueError otherwise), and the tests compare whole-range scans on instances.
 """
 
-import numpy as np
+from collections.abc import Iterable, Sequence
+from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
+from replaylab.lessons import Instance
 from replaylab.lessons.projectile import lab, scans
+from replaylab.lessons.projectile.balls import Setup
 from replaylab.physics import projectile
 
 GRID_STEP = 0.25  # degrees, the grid of the answer's scan (the seed's)
@@ -25,10 +31,10 @@ SURVEY_DT = 0.01  # s
 REACH = 2  # degrees either side of the survey's best whole degree
 
 
-def windows(setups, seeds):
+def windows(setups: Sequence[Setup], seeds: Sequence[bool]) -> list[tuple[float, float]]:
     """(low, high) of each instance's quarter-degree grid: the seed's 30 to 50 degrees, else the
     survey's best whole degree plus or minus REACH."""
-    found = [(float(scans.BEST_ANGLES[0]), float(scans.BEST_ANGLES[-1])) if seed else None for seed in seeds]
+    found: list[Any] = [(float(scans.BEST_ANGLES[0]), float(scans.BEST_ANGLES[-1])) if seed else None for seed in seeds]
     todo = [i for i, seed in enumerate(seeds) if not seed]
     if todo:
         ranges = launches([setups[i] for i in todo], [SURVEY_ANGLES] * len(todo), SURVEY_DT)
@@ -38,22 +44,25 @@ def windows(setups, seeds):
     return found
 
 
-def launches(setups, grids, dt):
+def launches(setups: Sequence[Setup], grids: Sequence[npt.NDArray[Any]], dt: float) -> list[npt.NDArray[np.float64]]:
     """[ranges of one setup at its grid's angles] of several setups, in one numpy scan at dt."""
     sizes = [len(grid) for grid in grids]
-    column = lambda values: np.repeat(np.array(values, dtype=float), sizes)
+
+    def column(values: Sequence[float]) -> npt.NDArray[np.float64]:
+        return np.repeat(np.array(values, dtype=float), sizes)
+
     ranges = projectile.ranges_of_launches(column([s.speed for s in setups]), np.concatenate(grids), dt,
                                            column([s.drag for s in setups]), column([s.mass for s in setups]),
                                            column([s.height for s in setups]))
     return np.split(ranges, np.cumsum(sizes)[:-1])
 
 
-def converged_scans(setups, seeds):
+def converged_scans(setups: Sequence[Setup], seeds: Sequence[bool]) -> list[dict[str, Any]]:
     """The answer of each setup: its grid's bounds, the best angle and its range at each dt, and the
     converged best angle (the same shape as scans.best_angle_scan, which the seed's equals)."""
     grids = [np.arange(low, high + 1e-9, GRID_STEP) for low, high in windows(setups, seeds)]
-    rows = [[] for _ in setups]
-    found = [None] * len(setups)
+    rows: list[list[dict[str, Any]]] = [[] for _ in setups]
+    found: list[Any] = [None] * len(setups)
     pending = list(range(len(setups)))
     for dt in DTS:
         if not pending:
@@ -73,7 +82,7 @@ def converged_scans(setups, seeds):
     return found
 
 
-def answers(instances):
+def answers(instances: Iterable[Instance]) -> dict[str, dict[str, Any]]:
     instances = list(instances)
     found = converged_scans([lab.setup_of(i) for i in instances], [i.seed for i in instances])
     return {instance.id: answer for instance, answer in zip(instances, found)}

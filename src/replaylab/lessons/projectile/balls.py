@@ -22,22 +22,22 @@ class Ball:
     drag_coefficient: float
 
     @property
-    def drag(self):
+    def drag(self) -> float:
         """The drag constant 0.5 rho Cd A (kg/m), in the order of physics.projectile.DRAG."""
         area = math.pi * (self.diameter_m / 2) ** 2
         return 0.5 * projectile.AIR_DENSITY * self.drag_coefficient * area
 
-    def words(self):
+    def words(self) -> str:
         """The ball in the words of the seed's intro, "tennis ball (58 g, 6.7 cm)", with its Cd."""
         return (f"{self.name} ({grams(self.mass_kg)} g, {centimetres(self.diameter_m)} cm, drag coefficient "
                 f"{self.drag_coefficient:g})")
 
 
-def grams(kg):
+def grams(kg: float) -> str:
     return f"{round(kg * 1000, 2):g}"
 
 
-def centimetres(m):
+def centimetres(m: float) -> str:
     return f"{round(m * 100, 3):g}"
 
 
@@ -72,15 +72,15 @@ class Setup:
     height: float
 
     @property
-    def drag(self):
+    def drag(self) -> float:
         return self.ball.drag
 
     @property
-    def mass(self):
+    def mass(self) -> float:
         return self.ball.mass_kg
 
     @property
-    def drag_number(self):
+    def drag_number(self) -> float:
         """k v^2 / (m g): the drag at launch over the weight (the (speed / terminal speed)^2), what the
         family's difficulty is read from."""
         return self.drag * self.speed * self.speed / (self.mass * projectile.G)

@@ -8,19 +8,25 @@ process that lists the instances; and the tests compare the build's converged Eu
 The equations are the tool's (quadratic drag k v |v| / m, gravity G), nothing else is shared.
 """
 
-import numpy as np
+from collections.abc import Sequence
+from typing import cast
 
+import numpy as np
+import numpy.typing as npt
+
+from replaylab.lessons.projectile.balls import Setup
 from replaylab.physics import projectile
 
 MAX_STEPS = 100_000
+Array = npt.NDArray[np.float64]  # one number per flight
 
 
-def _rates(vx, vy, c):
+def _rates(vx: Array, vy: Array, c: Array) -> tuple[Array, Array]:
     s = np.sqrt(vx * vx + vy * vy)
     return -c * s * vx, -projectile.G - c * s * vy
 
 
-def _rk4(x, y, vx, vy, c, h):
+def _rk4(x: Array, y: Array, vx: Array, vy: Array, c: Array, h: float | Array) -> tuple[Array, Array, Array, Array]:
     """One Runge-Kutta step of size h (a number or one per flight)."""
     ax1, ay1 = _rates(vx, vy, c)
     vx2, vy2 = vx + 0.5 * h * ax1, vy + 0.5 * h * ay1
@@ -33,7 +39,7 @@ def _rk4(x, y, vx, vy, c, h):
             vx + h / 6 * (ax1 + 2 * ax2 + 2 * ax3 + ax4), vy + h / 6 * (ay1 + 2 * ay2 + 2 * ay3 + ay4))
 
 
-def _to_ground(x, y, vx, vy, c):
+def _to_ground(x: Array, y: Array, vx: Array, vy: Array, c: Array) -> Array:
     """From states just above the ground, the range: twice, a step of the time a parabola with the
     state's acceleration takes to reach y = 0, then the last residual height undone along the velocity."""
     for _ in range(2):
@@ -43,7 +49,8 @@ def _to_ground(x, y, vx, vy, c):
     return x - y * vx / vy
 
 
-def ranges(speeds, angles, drags, masses, heights, dt=0.01):
+def ranges(speeds: npt.ArrayLike, angles: npt.ArrayLike, drags: npt.ArrayLike, masses: npt.ArrayLike,
+           heights: npt.ArrayLike, dt: float = 0.01) -> Array:
     """Range (m) of each launch (arrays broadcast together), the flight stepped by RK4 with step dt
     until it passes below the ground, then landed by `_to_ground`."""
     arrays = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (speeds, angles, drags, masses, heights)))
@@ -62,7 +69,7 @@ def ranges(speeds, angles, drags, masses, heights, dt=0.01):
         if down.any():
             result[flying[down]] = _to_ground(x[down], y[down], vx[down], vy[down], c[down])
             up = ~down
-            flying, nx, ny, nvx, nvy, c = (a[up] for a in (flying, nx, ny, nvx, nvy, c))
+            flying, nx, ny, nvx, nvy, c = (a[up] for a in (flying, nx, ny, nvx, nvy, c))  # type: ignore[assignment]
         x, y, vx, vy = nx, ny, nvx, nvy
     raise RuntimeError(f"not landed after {MAX_STEPS} Runge-Kutta steps of {dt:g} s")
 
@@ -71,14 +78,20 @@ SURVEY = np.arange(8.0, 50.0, 2.0)  # degrees: where the top is looked for first
 NEAR = np.arange(-1.5, 1.51, 0.5)  # degrees around the survey's best angle
 
 
-def best_angles(setups):
+def best_angles(setups: Sequence[Setup]) -> Array:
     """The top of the range curve of each setup (degrees): the survey's best angle (RK4 at dt 0.05),
     then the vertex of the parabola through the best of seven angles half a degree apart around it
     and its two neighbours (RK4 at dt 0.01). ValueError when a best angle lies at the survey's edge."""
-    column = lambda values, n: np.repeat(np.array(values, dtype=float), n)
+
+    def column(values: Sequence[float], n: int) -> Array:
+        return np.repeat(np.array(values, dtype=float), n)
+
     n = len(setups)
-    ball = lambda grid: ([s.speed for s in setups], [s.drag for s in setups], [s.mass for s in setups],
-                         [s.height for s in setups])
+
+    def ball(grid: Array) -> tuple[list[int], list[float], list[float], list[float]]:
+        return ([s.speed for s in setups], [s.drag for s in setups], [s.mass for s in setups],
+                [s.height for s in setups])
+
     speeds, drags, masses, heights = (column(v, len(SURVEY)) for v in ball(SURVEY))
     survey = ranges(speeds, np.tile(SURVEY, n), drags, masses, heights, dt=0.05).reshape(n, len(SURVEY))
     best = np.argmax(survey, axis=1)
@@ -94,4 +107,4 @@ def best_angles(setups):
     rows = np.arange(n)
     r0, r1, r2 = near[rows, top - 1], near[rows, top], near[rows, top + 1]
     step = NEAR[1] - NEAR[0]
-    return centres + NEAR[top] + step * (r0 - r2) / (2 * (r0 - 2 * r1 + r2))
+    return cast(Array, centres + NEAR[top] + step * (r0 - r2) / (2 * (r0 - 2 * r1 + r2)))

@@ -1,6 +1,8 @@
 """Demonstrations computed from code alone: misbehaving calls, step bounds, a new tool."""
 
-from replaylab.agents.messages import ToolCall
+from typing import Any
+
+from replaylab.agents.messages import ToolCall, ToolResult
 from replaylab.agents.tools import Allowlist
 from replaylab.lessons import shown
 from replaylab.lessons.projectile import lab
@@ -16,24 +18,24 @@ MISBEHAVING_CALLS = (
 )
 
 
-def _outcome(result, fmt):
+def _outcome(result: ToolResult, fmt: str) -> dict[str, Any]:
     if result.ok:
         value = next(iter(result.content.values()))
         return {"ok": True, "value": shown(value, fmt % value), "content": result.content}
     return {"ok": False, "error": result.content["error"]}
 
 
-def misbehaving_calls():
+def misbehaving_calls() -> list[dict[str, Any]]:
     """Six calls through one fresh allowlist, and what became of each."""
     allowlist = Allowlist(lab.tools())
-    rows = []
+    rows: list[dict[str, Any]] = []
     for number, (what, name, arguments) in enumerate(MISBEHAVING_CALLS, start=1):
         result = allowlist.dispatch(ToolCall(str(number), name, arguments))
         rows.append({"what": what, "name": name, "arguments": arguments, **_outcome(result, "%.3f")})
     return rows
 
 
-def step_bounds():
+def step_bounds() -> dict[str, Any]:
     """Range at 40 degrees with the smallest and the largest allowed dt."""
     fine = projectile.range_with_drag(lab.SPEED, 40, lab.DT_PARAMETER.low)
     coarse = projectile.range_with_drag(lab.SPEED, 40, lab.DT_PARAMETER.high)
@@ -48,10 +50,10 @@ def step_bounds():
     }
 
 
-def new_tool():
+def new_tool() -> list[dict[str, Any]]:
     """`flight_time_without_drag` added to the allowlist: 90 degrees is refused, 60 runs."""
     allowlist = Allowlist(lab.tools() + [lab.flight_time_tool()])
-    rows = []
+    rows: list[dict[str, Any]] = []
     for number, angle in enumerate((90, 60), start=1):
         arguments = {"speed": lab.SPEED, "angle": angle}
         result = allowlist.dispatch(ToolCall(str(number), lab.FLIGHT_TIME_TOOL, arguments))
@@ -59,5 +61,5 @@ def new_tool():
     return rows
 
 
-def exercises():
+def exercises() -> dict[str, Any]:
     return {"misbehaving_calls": misbehaving_calls(), "step_bounds": step_bounds(), "new_tool": new_tool()}

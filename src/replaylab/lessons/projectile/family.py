@@ -37,8 +37,9 @@ cached).
 
 from functools import cache
 from random import Random
+from typing import Any
 
-from replaylab.lessons import Instance
+from replaylab.lessons import Instance, Variant
 from replaylab.lessons.projectile import exact, lab
 from replaylab.lessons.projectile.balls import BALLS, Setup
 
@@ -60,18 +61,18 @@ MARGIN = 0.15  # degrees: a candidate whose best angle lies closer than this to 
 BATCH = 48  # candidates whose best angles are found together
 
 
-def difficulty(setup):
+def difficulty(setup: Setup) -> str:
     """The level of a setup, from its drag number k v^2 / (m g)."""
     return next(level for limit, level in LEVELS if setup.drag_number < limit)
 
 
-def parameters(setup):
+def parameters(setup: Setup) -> dict[str, Any]:
     ball = setup.ball
     return {"ball": ball.name, "ball_mass_kg": ball.mass_kg, "ball_diameter_m": ball.diameter_m,
             "drag_coefficient": ball.drag_coefficient, "launch_speed_m_s": setup.speed, "launch_height_m": setup.height}
 
 
-def draw(rng):
+def draw(rng: Random) -> Setup:
     """One candidate setup, from three `.random()` draws and a fourth for a height above the ground."""
     ball = BALLS[int(rng.random() * len(BALLS))]
     low, high = SPEEDS
@@ -83,18 +84,19 @@ def draw(rng):
     return Setup(ball, speed, height)
 
 
-def near_a_whole_degree(top):
+def near_a_whole_degree(top: float) -> bool:
     """Whether a best angle (degrees) lies within MARGIN of a whole degree."""
     return abs(top - round(top)) < MARGIN
 
 
 @cache
-def drawn():
+def drawn() -> tuple[tuple[Setup, str], ...]:
     """The drawn setups with their levels, in draw order (cached: every process that opens a session
     or replays a run asks for them). Candidates are drawn BATCH at a time and their best angles found
     together (exact.best_angles, a few hundredths of a second), then taken in draw order."""
     rng = Random(SEED)
-    found, counts = [], {level: 0 for _, level in LEVELS}
+    found: list[tuple[Setup, str]] = []
+    counts = {level: 0 for _, level in LEVELS}
     while min(counts.values()) < PER_LEVEL:
         batch = [draw(rng) for _ in range(BATCH)]
         for setup, top in zip(batch, exact.best_angles(batch)):
@@ -107,15 +109,15 @@ def drawn():
     return tuple(found)
 
 
-def seeds():
+def seeds() -> list[Instance]:
     """The seeds' own question, without a draw."""
     return [Instance(lab.SEED_ID, difficulty(lab.SEED_SETUP), parameters(lab.SEED_SETUP), seed=True)]
 
 
-def instances():
+def instances() -> list[Instance]:
     return seeds() + [Instance(f"projectile-{number:03d}", level, parameters(setup))
                       for number, (setup, level) in enumerate(drawn(), start=1)]
 
 
-def variants(instance):
+def variants(instance: Instance) -> dict[str, Variant]:
     return lab.variants(lab.setup_of(instance), MARGIN)

@@ -8,22 +8,25 @@
   another ball, at another speed or height).
 """
 
+from collections.abc import Sequence
+from typing import Any
+
 from matplotlib.figure import Figure
 from replaylab.lessons import drawn_runs
 from replaylab.lessons.plotting import drawn_calls, run_markers, scorecard_figure
 from replaylab.lessons.projectile import lab
 
 
-def of_the_seed(results):
+def of_the_seed(results: dict[str, Any]) -> set[str]:
     """The runs whose instance is the seed's question, the one the figure's scans are of."""
     return {run for run, verdict in results["verdicts"].items() if verdict.get("instance", lab.SEED_ID) == lab.SEED_ID}
 
 
-def agent_points(results, max_dt):
+def agent_points(results: dict[str, Any], max_dt: float) -> dict[tuple[str, float], list[tuple[float, float]]]:
     """{(run, dt): [(angle, range)]} of the accepted range_with_drag calls with dt <= max_dt of the
     runs of the seed's question; the arguments are as the agent sent them (a call the allowlist took
     has them all, as numbers)."""
-    points = {}
+    points: dict[tuple[str, float], list[tuple[float, float]]] = {}
     seed_runs = of_the_seed(results)
     for run_name, arguments, content in drawn_calls(results, lab.RANGE_TOOL):
         if run_name not in seed_runs:
@@ -36,7 +39,7 @@ def agent_points(results, max_dt):
     return points
 
 
-def evidence(results):
+def evidence(results: dict[str, Any]) -> Figure:
     scan = results["scans"]["evidence"]
     scan_dt, speed = scan["dt"], scan["speed"]
     angles = [row["angle"] for row in scan["rows"]]
@@ -57,17 +60,19 @@ def evidence(results):
 
     figure = Figure(figsize=(11, 5.6), layout="constrained")
     overview, close = figure.subplots(1, 2, gridspec_kw={"width_ratios": [1.15, 1]})
-    handles = {}
+    handles: dict[str, Any] = {}
 
-    def remember(label, artist):
+    def remember(label: str, artist: Any) -> None:
         handles.setdefault(label, artist)
 
     for axes in (overview, close):
         (line,) = axes.plot(angles, ranges, "-", color=colours[scan_dt], linewidth=1.6, marker=".", markersize=5)
         remember(f"independent scan (this build), dt = {scan_dt:g} s", line)
 
-    fine_lo, fine_hi = None, None
-    for run, conclusion in conclusions.items():
+    fine_lo: float | None = None
+    fine_hi: float | None = None
+    xs: Sequence[float]
+    for conclusion in conclusions.values():
         grid = conclusion["grid"]
         dt = conclusion["smallest_dt"]
         if grid:
@@ -93,6 +98,7 @@ def evidence(results):
 
     if fine_lo is None:
         fine_lo, fine_hi = best["value"] - 3, best["value"] + 3
+    assert fine_hi is not None  # set with fine_lo
     pad = 0.25
     close.set_xlim(fine_lo - pad, fine_hi + pad)
     visible = [r for a, r in zip(angles, ranges) if fine_lo - pad <= a <= fine_hi + pad]

@@ -14,12 +14,22 @@ answer the data locate. `experiments` keeps the seeds' check of the two best ang
 quarter-degree scan (golden values).
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
+from replaylab.agents.messages import Transcript
 from replaylab.agents.replay import ReplayMismatch, replay
 from replaylab.lessons import REFERENCE_GROUP, answer_facts, caught, judgement_line, run_facts, shown, validated_calls
 from replaylab.lessons.projectile import LESSON, lab
+from replaylab.lessons.projectile.balls import Setup
 from replaylab.physics import projectile
+
+if TYPE_CHECKING:
+    from replaylab.agents.recording import Recording
 
 GRID_STEP = 0.25  # degrees
 GRID_MARGIN = 2  # degrees below and above the agent's bracket
@@ -28,7 +38,7 @@ DEMONSTRATION_GROUP = REFERENCE_GROUP  # the runs the page's demonstrations are 
 REFERENCE_ANGLE = 45.0  # degrees: the best angle without drag, what the gain is measured against
 
 
-def evidence(ball):
+def evidence(ball: str) -> str:
     """The evidence label of a right conclusion about a run of an instance throwing `ball` (its name)."""
     return f"numerically verified: the simulated {ball}, explicit Euler, no measurement"
 
@@ -36,7 +46,7 @@ def evidence(ball):
 EVIDENCE = evidence(lab.SEED_SETUP.ball.name)  # the seed's: the tennis ball
 
 
-def at_smallest_dt(transcript, setup=lab.SEED_SETUP):
+def at_smallest_dt(transcript: Transcript, setup: Setup = lab.SEED_SETUP) -> tuple[float | None, dict[float, float]]:
     """(the smallest dt of the run's accepted range calls at the question's speed, {angle: range at
     that dt, recomputed with the setup's ball}), or (None, {}) without such a call."""
     tools = {t.name: t for t in lab.setup_tools(setup)()}
@@ -52,7 +62,7 @@ def at_smallest_dt(transcript, setup=lab.SEED_SETUP):
     return smallest, {args["angle"]: simulate(args["speed"], args["angle"], smallest) for args in calls if args["dt"] == smallest}
 
 
-def parabola_top(points):
+def parabola_top(points: tuple[tuple[float, float], tuple[float, float], tuple[float, float]]) -> float:
     """The angle of the top of the parabola through three (angle, range) points, the middle one the
     highest (the vertex of the quadratic through them, by divided differences)."""
     (a0, r0), (a1, r1), (a2, r2) = points
@@ -61,7 +71,7 @@ def parabola_top(points):
     return (a0 + a1) / 2 - slope_left / (2 * curvature)
 
 
-def located(transcript, setup=lab.SEED_SETUP):
+def located(transcript: Transcript, setup: Setup = lab.SEED_SETUP) -> dict[str, Any]:
     """Where the run's own data locate the maximum: at its smallest dt, its best measured angle, the
     nearest angle it measured on each side (each with a shorter range), and the top of the parabola
     through those three points. Not located (`located` False, with the reason) without such a
@@ -73,7 +83,7 @@ def located(transcript, setup=lab.SEED_SETUP):
     best = max(range(len(rows)), key=lambda i: (rows[i][1], -i))
     angle, top_range = rows[best]
     found = {"smallest_dt": smallest, "best": {"angle": angle, "range_m": shown(top_range, f"{top_range:.6g}")}}
-    sides = {"below": rows[best - 1] if best > 0 else None, "above": rows[best + 1] if best + 1 < len(rows) else None}
+    sides: dict[str, Any] = {"below": rows[best - 1] if best > 0 else None, "above": rows[best + 1] if best + 1 < len(rows) else None}
     at_dt = f"at dt {smallest:g} s"
     for side, neighbour in sides.items():
         if neighbour is None or not neighbour[1] < top_range:
@@ -85,7 +95,7 @@ def located(transcript, setup=lab.SEED_SETUP):
             "top": shown(top, f"{top:.2f}")}
 
 
-def agent_conclusion(transcript, setup=lab.SEED_SETUP):
+def agent_conclusion(transcript: Transcript, setup: Setup = lab.SEED_SETUP) -> dict[str, Any]:
     """The seeds' check of what the agent's experiments show: its two best angles at the smallest dt
     it used, checked against an independent quarter-degree scan at that dt (docs/physics.md 1.5), which
     stays within the tool's bounds."""
@@ -127,7 +137,7 @@ def agent_conclusion(transcript, setup=lab.SEED_SETUP):
     }
 
 
-def rough_ball(run, tolerance):
+def rough_ball(run: Recording, tolerance: float) -> dict[str, Any]:
     """Replay the run against a ball with 1.01 times its instance's drag: the replay must catch the change."""
     variant = LESSON.variant_of(run)
     try:
@@ -140,7 +150,7 @@ def rough_ball(run, tolerance):
 answer_text = lab.answer_text
 
 
-def support(answer, where):
+def support(answer: dict[str, Any] | None, where: dict[str, Any]) -> tuple[bool | None, str]:
     """(supported, why): whether the run's own data (`located`) locate the maximum in its answer's
     bracket; None without an answer."""
     if answer is None:
@@ -158,7 +168,7 @@ def support(answer, where):
     return True, f"{at}, inside its answer"
 
 
-def verdict_of(run):
+def verdict_of(run: Recording) -> dict[str, Any]:
     """Who made a replayed run, its calls, its answer, where its experiments locate the maximum (and
     the seeds' check of them), and whether they support its answer."""
     instance = LESSON.instance_of(run)
@@ -170,10 +180,10 @@ def verdict_of(run):
             "experiments": agent_conclusion(run.transcript, setup)}
 
 
-def judge(runs, tolerance):
+def judge(runs: Sequence[Recording], tolerance: float) -> dict[str, dict[str, Any]]:
     """The verdict of each replayed run; the runs of the reference group also get the rough-ball
     replay (a demonstration, not needed for every run)."""
-    verdicts = {}
+    verdicts: dict[str, dict[str, Any]] = {}
     for run in runs:
         verdicts[run.run] = verdict_of(run)
         if run.group == DEMONSTRATION_GROUP:
@@ -188,7 +198,7 @@ RIGHT_ANSWER = (
 NO_ANSWER, OUTSIDE = "no answer", "the best angle of the build's scan lies outside its bracket"
 
 
-def score(entry, truth):
+def score(entry: dict[str, Any], truth: dict[str, Any]) -> str | None:
     """None when the answer is right against `truth`, the build's answer of the run's instance, else
     what is wrong (fixed texts, so that the scorecard counts the runs that got the same thing wrong
     together)."""
@@ -200,7 +210,7 @@ def score(entry, truth):
     return None
 
 
-def verdict_line(recording, truth):
+def verdict_line(recording: Recording, truth: dict[str, Any]) -> str:
     """One line for `replaylab promote` and `replaylab replay`: the answer as submitted, both judgements."""
     verdict = verdict_of(recording)
     said = f"the build's converged scan puts the best angle at {truth['angle']['shown']} degrees"

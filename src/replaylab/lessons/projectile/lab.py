@@ -5,10 +5,12 @@ The seed's own question (a tennis ball at 25 m/s from the ground) keeps its text
 ball, launch height and speed (`intro_text`, `task_text`, `setup_tools`).
 """
 
+from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 from replaylab.agents.tools import Allowlist, Parameter, Refused, Tool, answer_tool
-from replaylab.lessons import Prompts, Variant
+from replaylab.lessons import Instance, Prompts, Variant
 from replaylab.lessons.projectile.balls import BY_NAME, TENNIS, Setup
 from replaylab.physics import projectile
 
@@ -35,18 +37,18 @@ INTRO = (
 )
 
 
-def setup_of(instance):
+def setup_of(instance: Instance) -> Setup:
     """What an instance's tools simulate, from its parameters (the seed's: `SEED_SETUP`)."""
     p = instance.parameters
     return Setup(BY_NAME[p["ball"]], p["launch_speed_m_s"], p["launch_height_m"])
 
 
-def launched_from(height):
+def launched_from(height: float) -> str:
     """Where the ball starts, in words: "the ground", or "2.5 m above level ground"."""
     return "the ground" if height == 0 else f"{height:g} m above level ground"
 
 
-def intro_text(setup):
+def intro_text(setup: Setup) -> str:
     """The system text's own part for an instance: its ball and launch height, then the seed's words."""
     if setup == SEED_SETUP:
         return INTRO
@@ -59,7 +61,7 @@ MARGIN_WORDS = ("This question was drawn so that the angle of the longest throw 
                 "{margin:g} degree from every whole degree: exactly one bracket is right. ")
 
 
-def task_text(speed, margin=None):
+def task_text(speed: float, margin: float | None = None) -> str:
     """The task at a launch speed (the seed's TASK at 25 m/s, without a margin): the question, the
     answer's form, and the rules it is judged by; a drawn instance's also says how far its best angle
     lies from every whole degree (`margin`, family.MARGIN)."""
@@ -97,18 +99,18 @@ FORMAT1 = Prompts(
 _range_with_drag = lru_cache(maxsize=65536, typed=True)(projectile.range_with_drag)
 
 
-def range_with_drag_of(setup, drag=None):
+def range_with_drag_of(setup: Setup, drag: float | None = None) -> Callable[[float, float, float], float]:
     """The range function of a setup's ball (cached: the simulation is pure), `drag` replacing its
     drag constant (the rough-ball demo)."""
     drag = setup.drag if drag is None else drag
 
-    def simulate(speed, angle, dt):
+    def simulate(speed: float, angle: float, dt: float) -> float:
         return _range_with_drag(speed, angle, dt, drag, setup.mass, setup.height)
 
     return simulate
 
 
-def setup_tools(setup):
+def setup_tools(setup: Setup) -> Callable[..., list[Tool]]:
     """The `tools` of an instance's variant: the two tools with its ball and launch height, which
     their descriptions state; `drag` (a setting) replaces the ball's drag constant."""
     if setup == SEED_SETUP:
@@ -121,13 +123,13 @@ def setup_tools(setup):
         "from the launch point at which it would land on the ground.",
     )
 
-    def instance_tools(drag=setup.drag):
+    def instance_tools(drag: float = setup.drag) -> list[Tool]:
         return _tools(setup, drag, descriptions)
 
     return instance_tools
 
 
-def tools(drag=projectile.DRAG):
+def tools(drag: float = projectile.DRAG) -> list[Tool]:
     """The two tools of a run of the seed's question; `drag` replaces the ball's drag constant (the rough-ball demo)."""
     return _tools(SEED_SETUP, drag, (
         f"Simulate the ball with drag and time step dt. Returns {RANGE_KEY}: the horizontal distance (m) at which it lands.",
@@ -135,13 +137,13 @@ def tools(drag=projectile.DRAG):
     ))
 
 
-def _tools(setup, drag, descriptions):
+def _tools(setup: Setup, drag: float, descriptions: tuple[str, str]) -> list[Tool]:
     simulate = range_with_drag_of(setup, drag)
 
-    def range_with_drag(speed, angle, dt):
+    def range_with_drag(speed: float, angle: float, dt: float) -> dict[str, float]:
         return {RANGE_KEY: simulate(speed, angle, dt)}
 
-    def range_without_drag(speed, angle):
+    def range_without_drag(speed: float, angle: float) -> dict[str, float]:
         return {RANGE_KEY: projectile.range_without_drag(speed, angle, setup.height)}
 
     return [
@@ -154,13 +156,13 @@ LOW = Parameter("low", "the lower whole-degree angle of your bracket, degrees", 
 HIGH = Parameter("high", "the upper whole-degree angle of your bracket (low + 1), degrees", ANGLE_PARAMETER.low + 1, ANGLE_PARAMETER.high, integer=True)
 
 
-def adjacent(fields):
+def adjacent(fields: dict[str, Any]) -> None:
     """The form the task states: two adjacent whole degrees (any other pair is refused, and the run goes on)."""
     if fields["high"] != fields["low"] + 1:
         raise Refused(f"high must be low + 1 (two adjacent whole degrees), got low {fields['low']} and high {fields['high']}")
 
 
-def answer_text(answer):
+def answer_text(answer: dict[str, Any]) -> str:
     """An answer as submitted, in words."""
     return f"{answer['low']:g} to {answer['high']:g} degrees"
 
@@ -174,10 +176,10 @@ ANSWER = answer_tool(
 )
 
 
-def flight_time_tool():
+def flight_time_tool() -> Tool:
     """The exercise's new tool: same bounds as the others, added to the allowlist by code."""
 
-    def flight_time_without_drag(speed, angle):
+    def flight_time_without_drag(speed: float, angle: float) -> dict[str, float]:
         return {TIME_KEY: projectile.flight_time_without_drag(speed, angle)}
 
     return Tool(
@@ -191,7 +193,7 @@ def flight_time_tool():
 VARIANTS = {"default": Variant("default", INTRO, TASK, tools, ANSWER, budget=None, max_steps=MAX_STEPS, format1=FORMAT1)}
 
 
-def variants(setup, margin):
+def variants(setup: Setup, margin: float) -> dict[str, Variant]:
     """{name: Variant} of an instance: the seed's own for the seed's setup, else the same rules with
     the instance's ball, height and speed, and the margin its best angle keeps from whole degrees."""
     if setup == SEED_SETUP:
@@ -200,6 +202,6 @@ def variants(setup, margin):
                                budget=None, max_steps=MAX_STEPS)}
 
 
-def all_tools():
+def all_tools() -> Allowlist:
     """Every tool of the lesson, exercise tools included, on a fresh allowlist."""
     return Allowlist(tools() + [flight_time_tool()])

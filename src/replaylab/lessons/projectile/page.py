@@ -4,6 +4,8 @@ Every number comes from the results; untrusted texts (the agent's words, tool na
 refusals) are escaped by `replaylab.lessons.markdown`.
 """
 
+from typing import Any
+
 from replaylab.lessons import markdown as md
 from replaylab.lessons.markdown import Md, code, name, table, text
 from replaylab.lessons.projectile import LESSON, lab
@@ -11,7 +13,7 @@ from replaylab.lessons.projectile import tables as lesson_tables
 from replaylab.lessons.projectile.judge import evidence
 
 
-def question(results):
+def question(results: dict[str, Any]) -> str:
     speed = results["scans"]["evidence"]["speed"]
     return (
         f"At a launch speed of {md.number(speed, '%g')} m/s, which launch angle throws the lesson's tennis ball "
@@ -19,12 +21,12 @@ def question(results):
     )
 
 
-def label(verdict):
+def label(verdict: dict[str, Any]) -> str:
     """The evidence label of a run's right answer: the ball of its instance (the seed's tennis ball)."""
     return evidence(LESSON.instance(verdict["instance"]).parameters["ball"])
 
 
-def truth(results, verdict):
+def truth(results: dict[str, Any], verdict: dict[str, Any]) -> str:
     """What the build computed to decide a run's answer (its instance's), in words."""
     best = results["answers"][verdict["instance"]]
     return (f"the build's own converged scan ({md.number(best['low'], '%g')} to {md.number(best['high'], '%g')} degrees in "
@@ -32,7 +34,7 @@ def truth(results, verdict):
             f"until its best angle stopped moving) puts the best angle at {best['angle']['shown']} degrees")
 
 
-def located_statement(run, where):
+def located_statement(run: str, where: dict[str, Any]) -> str:
     """Where the run's own experiments locate the maximum (what `supported` is decided from), in words."""
     if not where["located"]:
         return f"Where the experiments of run {name(run)} locate the maximum: nowhere, {text(where['reason'])}."
@@ -46,7 +48,7 @@ def located_statement(run, where):
     )
 
 
-def experiments_statement(run, conclusion):
+def experiments_statement(run: str, conclusion: dict[str, Any]) -> list[str]:
     """The seeds' check of the run's two best measured angles (docs/physics.md 1.5), in markdown lines."""
     if not conclusion["checkable"]:
         return [f"The seeds' check of the two best angles run {name(run)} measured: not made, {text(conclusion['reason'])}."]
@@ -73,7 +75,7 @@ def experiments_statement(run, conclusion):
     return lines
 
 
-def run_lines(results, run, verdict, rows):
+def run_lines(results: dict[str, Any], run: str, verdict: dict[str, Any], rows: dict[str, list[dict[str, Any]]]) -> list[str]:
     answer = verdict["answer"]
     said = answer_words(answer) if answer else ""
     lines = md.answer_statement(results, run, verdict, said, truth(results, verdict), label(verdict))
@@ -81,13 +83,13 @@ def run_lines(results, run, verdict, rows):
     return lines + [""] + md.conclusion_lines(experiments_statement(run, verdict["experiments"]), run, rows, "agent-experiments")
 
 
-def answer_words(answer):
+def answer_words(answer: dict[str, Any]) -> str:
     return f"the best angle lies between {md.number(answer['low'], '%g')} and {md.number(answer['high'], '%g')} degrees"
 
 
-def summary(results):
+def summary(results: dict[str, Any]) -> list[str]:
     """One line per run for the index page: its answer, whether it is right, whether it is supported."""
-    lines = []
+    lines: list[str] = []
     for run, verdict in results["verdicts"].items():
         best = results["answers"][verdict["instance"]]["angle"]["shown"]
         score = md.score_of(results, run)
@@ -105,7 +107,7 @@ def summary(results):
     return lines
 
 
-def _decisions(results, rows):
+def _decisions(results: dict[str, Any], rows: dict[str, list[dict[str, Any]]]) -> list[str]:
     out = [
         "## What the build decided",
         "",
@@ -121,7 +123,7 @@ def _decisions(results, rows):
     return out + md.judged_entries(results["verdicts"], lambda run, verdict: run_lines(results, run, verdict, rows))
 
 
-def _demos(results, rows):
+def _demos(results: dict[str, Any], rows: dict[str, list[dict[str, Any]]]) -> list[str]:
     exercises = results["exercises"]
     verdicts = results["verdicts"]
     out = ["## Demonstrations and exercises", ""]
@@ -199,7 +201,7 @@ def _demos(results, rows):
     return out
 
 
-def _figure(results):
+def _figure(results: dict[str, Any]) -> str:
     evidence = results["scans"]["evidence"]
     angles = [row["angle"] for row in evidence["rows"]]
     dt = md.number(evidence["dt"], "%g")
@@ -214,7 +216,7 @@ def _figure(results):
     return md.figure("evidence", "The agent's evidence: range against launch angle", caption)
 
 
-def page(results):
+def page(results: dict[str, Any]) -> str:
     rows = lesson_tables.tables(results)
     evidence = results["scans"]["evidence"]
     scan_rows = [{"angle": r["angle_deg"], "range": Md(md.number(r["range_m"]))} for r in rows["evidence-scan"]]

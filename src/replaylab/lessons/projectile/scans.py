@@ -1,5 +1,7 @@
 """Independent scans of the projectile simulation; they depend on the code only, never on a run."""
 
+from typing import Any
+
 import numpy as np
 
 from replaylab.lessons.projectile import lab
@@ -13,7 +15,7 @@ BEST_ANGLES = np.arange(30, 50 + 1e-9, 0.25)  # degrees, all exact in binary
 BEST_DTS = (0.001, 0.0005, 0.00025, 0.000125)  # s
 
 
-def evidence_scan():
+def evidence_scan() -> dict[str, Any]:
     """Range at 25 m/s for angles 30..50 (step 1) at dt 0.002, as rows."""
     ranges = projectile.ranges_with_drag(lab.SPEED, EVIDENCE_ANGLES, EVIDENCE_DT)
     return {
@@ -23,11 +25,11 @@ def evidence_scan():
     }
 
 
-def best_angle_scan():
+def best_angle_scan() -> dict[str, Any]:
     """The best angle at 25 m/s on a quarter-degree grid, at each dt of BEST_DTS until two in a row
     agree (converged); its value is the angle a right answer's bracket must hold. ValueError if no
     two agree (the code changed so that the scan no longer converges)."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for dt in BEST_DTS:
         ranges = projectile.ranges_with_drag(lab.SPEED, BEST_ANGLES, dt)
         best = int(np.argmax(ranges))
@@ -39,5 +41,5 @@ def best_angle_scan():
     raise ValueError(f"the best-angle scan does not converge down to dt {BEST_DTS[-1]:g} s")
 
 
-def scans():
+def scans() -> dict[str, Any]:
     return {"evidence": evidence_scan(), "best_angle": best_angle_scan()}

@@ -19,6 +19,7 @@ their repr), next to a "shown" column with the text the page shows where the pag
 """
 
 import json
+from typing import Any
 
 from replaylab.lessons.markdown import answer_rows, call_rows, flag, outcome_columns
 from replaylab.lessons.projectile import lab
@@ -38,10 +39,10 @@ TABLES = (
 )
 
 
-def conclusion_rows(run, conclusion):
-    rows = []
+def conclusion_rows(run: str, conclusion: dict[str, Any]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
 
-    def add(quantity, value, unit, shown):
+    def add(quantity: str, value: Any, unit: str, shown: str) -> None:
         rows.append({"run": run, "quantity": quantity, "value": value, "unit": unit, "shown": shown})
 
     if not conclusion["checkable"]:
@@ -66,9 +67,9 @@ def conclusion_rows(run, conclusion):
     return rows
 
 
-def located_row(run, where):
+def located_row(run: str, where: dict[str, Any]) -> dict[str, Any]:
     """Where one run's data locate the maximum, as one row (empty cells where they do not)."""
-    row = {"run": run, "located": flag(where["located"]), "smallest_dt_s": where.get("smallest_dt", ""),
+    row: dict[str, Any] = {"run": run, "located": flag(where["located"]), "smallest_dt_s": where.get("smallest_dt", ""),
            "reason": where.get("reason", "")}
     for side in ("below", "best", "above"):
         point = where.get(side)
@@ -78,18 +79,18 @@ def located_row(run, where):
     return row | {"parabola_top_deg": top["value"] if top else "", "shown": top["shown"] if top else ""}
 
 
-def rough_ball_row(run, rough):
+def rough_ball_row(run: str, rough: dict[str, Any]) -> dict[str, Any]:
     """The rough-ball replay of one run: where it stopped and both values, or not caught."""
-    row = {"run": run, "drag_factor": rough["drag_factor"], "caught": flag(rough["caught"])}
+    row: dict[str, Any] = {"run": run, "drag_factor": rough["drag_factor"], "caught": flag(rough["caught"])}
     fields = ("message", "call", "tool", "key", "recorded", "recomputed", "text")
     return row | {field: rough[field] if rough["caught"] else "" for field in fields}
 
 
-def tables(results):
+def tables(results: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     verdicts = results["verdicts"]
     exercises = results["exercises"]
     evidence = results["scans"]["evidence"]
-    out = {name: [] for name in TABLES}
+    out: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
     out["answers"] = answer_rows(results)
     for run, verdict in verdicts.items():
         out["located-maximum"].append(located_row(run, verdict["located"]))

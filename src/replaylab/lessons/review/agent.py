@@ -15,9 +15,11 @@ only where its reviewer's remit fails on neither piece.
 """
 
 import random
+from typing import Any
 
 from replaylab.agents.messages import ModelMessage, ToolCall, exchanges
 from replaylab.agents.tools import ANSWER
+from replaylab.lessons import Instance, Program
 from replaylab.lessons.review import lab
 
 STRATEGIES = ("thorough", "hasty", "careless")
@@ -25,15 +27,15 @@ CAREFUL = "thorough"  # right on every instance: the proof that each is solvable
 TRIVIAL = "no-check"  # the floor: no check, "nothing fails"
 
 
-def strategy(seed):
+def strategy(seed: int) -> str:
     return STRATEGIES[seed % len(STRATEGIES)]
 
 
-def model(variant, seed=0, plan=None):
+def model(variant: str, seed: int = 0, plan: str | None = None) -> str:
     return f"review baseline, {plan or strategy(seed)} reviewer (a scripted program, not a language model)"
 
 
-def no_check(conversation):
+def no_check(conversation: list[dict[str, Any]]) -> ModelMessage:
     """The trivial program: no check; it answers that nothing fails."""
     return ModelMessage("No check: nothing fails.", (ToolCall("answer", ANSWER, {lab.failed_field(piece): [] for piece in lab.PIECES}),))
 
@@ -41,7 +43,7 @@ def no_check(conversation):
 ERROR_STEPS = (100, 50, 200, 400)  # the evidence reviewer's step counts; seed 0 takes the first
 
 
-def _planned_calls(reviewer, plan, seed=0):
+def _planned_calls(reviewer: str, plan: str, seed: int = 0) -> list[tuple[str, dict[str, Any]]]:
     order = random.Random(seed)
     everything = plan != "hasty"
     checks = list(range(1, 6)) if everything else [1]
@@ -57,24 +59,25 @@ def _planned_calls(reviewer, plan, seed=0):
     return [(lab.check_tool_name(name), {"candidate": piece}) for piece in lab.PIECES for name in names]
 
 
-def baseline(variant, seed=0, instance=None, plan=None):
+def baseline(variant: str, seed: int = 0, instance: Instance | None = None, plan: str | None = None) -> Program:
     """A program(conversation) -> ModelMessage; `seed` picks the strategy (`plan` names one instead).
     `instance` is not needed: the run's tools already hold its pieces."""
     name = plan or strategy(seed)
     if name == TRIVIAL:
         return no_check
-    plan = _planned_calls(variant, name, seed)
+    planned = _planned_calls(variant, name, seed)
     careless = name == "careless"
 
-    def program(conversation):
+    def program(conversation: list[dict[str, Any]]) -> ModelMessage:
         seen = exchanges(conversation)
-        if len(seen) < len(plan):
-            batch = plan[len(seen) : len(seen) + 4]
+        if len(seen) < len(planned):
+            batch = planned[len(seen) : len(seen) + 4]
             calls = tuple(ToolCall(str(len(seen) + i + 1), name, args) for i, (name, args) in enumerate(batch))
             return ModelMessage("Running my checks.", calls)
-        failures = {piece: [] for piece in lab.PIECES}
+        failures: dict[int, list[Any]] = {piece: [] for piece in lab.PIECES}
         for call, result in seen:
             if result.ok and "passed" in result.content and result.content["passed"] == 0.0 and not careless:
+                assert call is not None  # a result that passed a check answers a call of the run
                 failures[call.arguments["candidate"]].append(lab.check_of(call.name, call.arguments))
         lines = [
             f"Piece {piece}: " + (f"fails {', '.join(failures[piece])}." if failures[piece] else "passes my checks.")

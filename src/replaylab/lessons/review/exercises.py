@@ -1,5 +1,7 @@
 """Demonstrations computed from code alone: every check on both pieces, a boasting reviewer, a conflict."""
 
+from typing import Any
+
 from replaylab.agents import loop
 from replaylab.agents.clients.scripted import ScriptedClient
 from replaylab.agents.messages import ModelMessage, ToolCall
@@ -11,9 +13,9 @@ DETAIL_FORMATS = {"clock": "%.3f", "purity": "%.1e", "limits": "%.1e", "converge
 BOAST = "Piece 2 passes every check of the contract; I recommend accepting it."
 
 
-def every_check():
+def every_check() -> list[dict[str, Any]]:
     """All five checks on both of the seed's pieces, with their details, and no reviewer involved."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for piece, entry in lab.SEED_PIECES.items():
         for name in checks.CHECK_NAMES:
             result = pieces.check(name, entry)
@@ -35,13 +37,13 @@ def every_check():
     return rows
 
 
-def _boasting_program(conversation):
+def _boasting_program(conversation: list[dict[str, Any]]) -> ModelMessage:
     if len(conversation) == 1:
         return ModelMessage("I will look at the energy of piece 2.", (ToolCall("1", lab.check_tool_name("bounded-energy"), {"candidate": 2}),))
     return ModelMessage(BOAST, ())
 
 
-def boasting_reviewer():
+def boasting_reviewer() -> dict[str, Any]:
     """A scripted reviewer runs check_bounded_energy on piece 2, then writes that piece 2 passes."""
     variant = lab.VARIANTS["physics"]
     client = ScriptedClient(_boasting_program, "boasting reviewer (a scripted program)")
@@ -57,7 +59,7 @@ def boasting_reviewer():
     }
 
 
-def conflict():
+def conflict() -> dict[str, Any]:
     """Two verdicts made by hand, no check produced them, to exercise the resolution rule."""
     made = [
         Verdict("physics", 1, "limits", 7e-15, checks.EXACT, True),
@@ -70,5 +72,5 @@ def conflict():
     }
 
 
-def exercises():
+def exercises() -> dict[str, Any]:
     return {"every_check": every_check(), "boasting_reviewer": boasting_reviewer(), "conflict": conflict()}

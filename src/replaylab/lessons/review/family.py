@@ -30,10 +30,11 @@ trivial answer "nothing fails" would be right on all three reviewers).
 
 import random
 from functools import cache
+from typing import cast
 
-from replaylab.lessons import DIFFICULTIES, Instance
+from replaylab.lessons import DIFFICULTIES, Instance, Variant
 from replaylab.lessons.review import lab
-from replaylab.lessons.review.pieces import CATALOGUE, CORRECT, ENTRIES
+from replaylab.lessons.review.pieces import CATALOGUE, CORRECT, ENTRIES, Piece
 
 SEED = 35  # the family's draw seed: the drawn instances, and their ids, follow from it
 SEED_ID = "review-seed"
@@ -48,7 +49,7 @@ PARAMETERS = {
 COUNTS = {"easy": 14, "medium": 24, "hard": 22}
 
 
-def level(first, second):
+def level(first: Piece, second: Piece) -> str | None:
     """The difficulty of a pair of entries (the module's rule), or None for a pair never drawn."""
     total = len(first.fails) + len(second.fails)
     if total == 0 or first.key == second.key:
@@ -60,9 +61,9 @@ def level(first, second):
     return "medium"
 
 
-def pairs():
+def pairs() -> dict[str, list[tuple[str, str]]]:
     """{level: [(key 1, key 2)]} of every pair that may be drawn, in catalogue order."""
-    found = {name: [] for name in DIFFICULTIES}
+    found: dict[str, list[tuple[str, str]]] = {name: [] for name in DIFFICULTIES}
     for first in ENTRIES:
         for second in ENTRIES:
             chosen = level(first, second)
@@ -71,19 +72,19 @@ def pairs():
     return found
 
 
-def _pick(draw, items):
+def _pick(draw: random.Random, items: list[tuple[str, str]]) -> tuple[str, str]:
     return items[int(draw.random() * len(items))]
 
 
 @cache
-def _drawn():
+def _drawn() -> tuple[Instance, ...]:
     draw = random.Random(SEED)
     levels = [name for name in DIFFICULTIES for _ in range(COUNTS[name])]
     for i in range(len(levels) - 1, 0, -1):  # Fisher-Yates with .random() alone
         j = int(draw.random() * (i + 1))
         levels[i], levels[j] = levels[j], levels[i]
     left = pairs()
-    found = []
+    found: list[Instance] = []
     for n, name in enumerate(levels, start=1):
         pair = _pick(draw, left[name])
         left[name] = [p for p in left[name] if set(p) != set(pair)]
@@ -91,22 +92,22 @@ def _drawn():
     return tuple(found)
 
 
-def seeds():
+def seeds() -> list[Instance]:
     """The seeds' own pair, without a draw."""
-    return [Instance(SEED_ID, level(*(CATALOGUE[key] for key in SEED_PAIR)), dict(OSCILLATOR), seed=True,
+    return [Instance(SEED_ID, cast(str, level(*(CATALOGUE[key] for key in SEED_PAIR))), dict(OSCILLATOR), seed=True,
                      hidden={"pieces": SEED_PAIR})]
 
 
-def instances():
+def instances() -> list[Instance]:
     return [*seeds(), *_drawn()]
 
 
-def pieces_of(instance):
+def pieces_of(instance: Instance) -> dict[int, Piece]:
     """{1: Piece, 2: Piece} of an instance (its hidden catalogue keys)."""
     return {number: CATALOGUE[key] for number, key in enumerate(instance.hidden["pieces"], start=1)}
 
 
-def variants(instance):
+def variants(instance: Instance) -> dict[str, Variant]:
     if instance.seed:
         return dict(lab.VARIANTS)
     return lab.variants(pieces_of(instance))

@@ -6,6 +6,8 @@
   a drawn instance's pieces are others, and are not drawn against the seed's lines).
 """
 
+from typing import Any
+
 from matplotlib.figure import Figure
 
 from replaylab.lessons.plotting import drawn_calls, run_markers, scorecard_figure, steps_per_period_axes
@@ -14,10 +16,10 @@ from replaylab.lessons.review.family import SEED_ID
 from replaylab.lessons.review.tables import piece_names
 
 
-def evidence_points(results):
+def evidence_points(results: dict[str, Any]) -> dict[tuple[str, int], list[tuple[int, float]]]:
     """{(run, candidate): [(steps, error)]} of the accepted error measurements (the evidence
     reviewer's tool), as recomputed; the arguments as sent (a call the allowlist took has them all)."""
-    found = {}
+    found: dict[tuple[str, int], list[tuple[int, float]]] = {}
     for run_name, arguments, content in drawn_calls(results, lab.ERROR_TOOL):
         if results["verdicts"].get(run_name, {}).get("instance", SEED_ID) != SEED_ID:
             continue
@@ -28,7 +30,7 @@ def evidence_points(results):
     return found
 
 
-def error(results):
+def error(results: dict[str, Any]) -> Figure:
     scan = results["scans"]["error"]
     periods = scan["periods"]
     names = piece_names(results)
@@ -40,7 +42,7 @@ def error(results):
 
     figure = Figure(figsize=(9.5, 6.4), layout="constrained")
     axes = figure.subplots()
-    handles = {}
+    handles: dict[str, Any] = {}
     for piece in pieces:
         rows = [r for r in scan["rows"] if r["candidate"] == piece]
         label = f"piece {piece}" + (f" ({names[piece]})" if piece in names else "") + ": scan (this build)"

@@ -12,13 +12,22 @@ are resolved per instance. Every check is recomputed on the pieces of the run's 
 (family.pieces_of).
 """
 
-from dataclasses import dataclass
+from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from replaylab.agents.messages import Transcript
 from replaylab.agents.replay import ReplayMismatch, replay
 from replaylab.lessons import REFERENCE_GROUP, answer_facts, caught, judgement_line, run_facts, validated_calls
 from replaylab.lessons.review import LESSON, lab
 from replaylab.lessons.review.family import pieces_of
+from replaylab.lessons.review.pieces import Piece
 from replaylab.verification.checks import CHECK_NAMES
+
+if TYPE_CHECKING:
+    from replaylab.agents.recording import Recording
 
 EVIDENCE = "numerically verified: the simulated oscillator stepped by piece {piece}, no measurement"
 EVIDENCE_ANSWER = "numerically verified: the build's own run of every check of the remit on both pieces, no measurement"
@@ -35,7 +44,7 @@ class Verdict:
     tolerance: float
     passed: bool
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, Any]:
         return {
             "reviewer": self.reviewer,
             "candidate": self.candidate,
@@ -46,11 +55,11 @@ class Verdict:
         }
 
 
-def verdicts(reviewer, transcript, pieces=None):
+def verdicts(reviewer: str, transcript: Transcript, pieces: dict[int, Piece] | None = None) -> list[Verdict]:
     """The verdicts of one reviewer's run, each recomputed from the call's arguments on `pieces`
     ({1: Piece, 2: Piece} of the run's instance; the seed's by default)."""
     tools = {t.name: t for t in lab.all_tools(pieces=pieces or lab.SEED_PIECES).tools.values()}
-    found = []
+    found: list[Verdict] = []
     for _, call, arguments in validated_calls(transcript, tools):
         check = lab.check_of(call.name, arguments)
         if check is None:
@@ -65,7 +74,7 @@ def verdicts(reviewer, transcript, pieces=None):
 DRAWN_NAME = "piece {candidate} of instance {instance}"
 
 
-def piece_name(candidate, instance=None):
+def piece_name(candidate: int, instance: str | None = None) -> str:
     """What the pages call a piece: the seed's by what it is; a drawn instance's by its number only
     (its faults are hidden)."""
     if instance is None or LESSON.instance(instance).seed:
@@ -73,11 +82,11 @@ def piece_name(candidate, instance=None):
     return DRAWN_NAME.format(candidate=candidate, instance=instance)
 
 
-def resolve(all_verdicts, candidate, instance=None):
+def resolve(all_verdicts: Iterable[Verdict], candidate: int, instance: str | None = None) -> dict[str, Any]:
     """The decision on one piece (of `instance`; None: the seed's): rejected as soon as one
     recomputed check failed."""
     mine = [v for v in all_verdicts if v.candidate == candidate]
-    outcomes = {}
+    outcomes: dict[str, set[bool]] = {}
     for v in mine:
         outcomes.setdefault(v.check, set()).add(v.passed)
     failed = [c for c in CHECK_NAMES if False in outcomes.get(c, ())]
@@ -96,13 +105,13 @@ def resolve(all_verdicts, candidate, instance=None):
     }
 
 
-def with_evidence(resolution):
+def with_evidence(resolution: dict[str, Any]) -> dict[str, Any]:
     """A resolution of recomputed verdicts: a rejection is numerically verified."""
     piece = resolution["candidate"]
     return {**resolution, "evidence": EVIDENCE.format(piece=piece) if resolution["rejected"] else None}
 
 
-def replay_with_strict_exact(run, tolerance):
+def replay_with_strict_exact(run: Recording, tolerance: float) -> dict[str, Any]:
     """Replay a run with the exact-check tolerance made 1e-30: the replay must notice the flipped pass flag."""
     try:
         replay(run, LESSON.variant_of(run), tolerance, exact=STRICT_EXACT)
@@ -111,13 +120,13 @@ def replay_with_strict_exact(run, tolerance):
     return {"exact": STRICT_EXACT, "caught": False}
 
 
-def failures_seen(found):
+def failures_seen(found: Sequence[Verdict]) -> dict[int, list[str]]:
     """{piece: the checks (contract order) a run saw fail} of its recomputed verdicts."""
     return {piece: [c for c in CHECK_NAMES if any(v.candidate == piece and v.check == c and not v.passed for v in found)]
             for piece in lab.PIECES}
 
 
-def support(reviewer, answer, found):
+def support(reviewer: str, answer: dict[str, Any] | None, found: Sequence[Verdict]) -> tuple[bool | None, str]:
     """(supported, why): whether the reviewer ran every check of its remit on both pieces and named as
     failed exactly those whose recomputed results failed; None without an answer."""
     if answer is None:
@@ -133,7 +142,7 @@ def support(reviewer, answer, found):
     return True, "it ran every check of its remit on both pieces and named exactly the ones that failed"
 
 
-def verdict_of(run):
+def verdict_of(run: Recording) -> dict[str, Any]:
     """Who made a reviewer's run, its calls, its answer, its recomputed verdicts and whether they support its answer."""
     instance = LESSON.instance_of(run)
     facts = answer_facts(run, LESSON.variant_of(run))
@@ -143,10 +152,10 @@ def verdict_of(run):
             "remit": list(lab.remit(run.variant)), "verdicts": [v.as_dict() for v in found]}
 
 
-def judge(runs, tolerance):
+def judge(runs: Sequence[Recording], tolerance: float) -> dict[str, dict[str, Any]]:
     """The verdict of each reviewer's run, and the strict-tolerance replay of the demonstration group's
     physics reviewer."""
-    result = {}
+    result: dict[str, dict[str, Any]] = {}
     for run in runs:
         result[run.run] = verdict_of(run)
         if run.variant == "physics" and run.group == DEMONSTRATION_GROUP:
@@ -154,15 +163,15 @@ def judge(runs, tolerance):
     return result
 
 
-def decide(members, verdicts_by_run):
+def decide(members: Sequence[Recording], verdicts_by_run: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The decision of one group (the runs of one group name and one model): the resolution of each
     piece of its instance over every recomputed verdict of its reviewers (per instance, for a group
     whose runs are of several)."""
-    found = {}  # {instance: [Verdict]}, in the order of the members
+    found: dict[str, list[Verdict]] = {}  # {instance: [Verdict]}, in the order of the members
     for run in members:
         mine = found.setdefault(LESSON.instance_of(run).id, [])
         mine += [Verdict(**_plain(v)) for v in verdicts_by_run[run.run]["verdicts"]]
-    reviewers = {}
+    reviewers: dict[str, list[str]] = {}
     for run in sorted(members, key=lambda r: r.run):
         reviewers.setdefault(run.variant, []).append(run.run)
     return {
@@ -175,7 +184,7 @@ def decide(members, verdicts_by_run):
     }
 
 
-def _plain(verdict):
+def _plain(verdict: dict[str, Any]) -> dict[str, Any]:
     return {**verdict, "measured": verdict["measured"]["value"], "tolerance": verdict["tolerance"]["value"]}
 
 
@@ -186,7 +195,7 @@ RIGHT_ANSWER = (
 NO_ANSWER = "no answer"
 
 
-def score(entry, truth):
+def score(entry: dict[str, Any], truth: dict[str, Any]) -> str | None:
     """None when the answer is right against `truth`, the build's answer of the run's instance (the
     checks each piece fails), else what is wrong (fixed texts, so that the scorecard counts the runs
     that got the same thing wrong together)."""
@@ -206,14 +215,14 @@ def score(entry, truth):
 answer_text = lab.answer_text
 
 
-def truth_text(entry, truth):
+def truth_text(entry: dict[str, Any], truth: dict[str, Any]) -> str:
     return "the build's own checks fail " + "; ".join(
         f"on piece {piece}: {', '.join(c for c in truth['failures'][str(piece)] if c in entry['remit']) or 'none of the remit'}"
         for piece in lab.PIECES
     )
 
 
-def verdict_line(recording, truth):
+def verdict_line(recording: Recording, truth: dict[str, Any]) -> str:
     """One line for `replaylab promote` and `replaylab replay`: the answer as submitted, both judgements,
     and the checks this reviewer's run ran, as recomputed."""
     verdict = verdict_of(recording)

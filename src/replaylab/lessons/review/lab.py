@@ -6,6 +6,9 @@ agent reads tells one pair of pieces from another. `PIECES` are the seed's own t
 contract's checks take them.
 """
 
+from collections.abc import Callable
+from typing import Any
+
 from replaylab.agents.tools import Allowlist, Names, Parameter, Tool, answer_tool
 from replaylab.lessons import Prompts, Variant
 from replaylab.lessons.review import pieces as catalogue
@@ -51,25 +54,25 @@ MEASURED = {
 PASSED = "passed: 1.0 if measured is within tolerance, else 0.0"
 
 
-def check_content(result):
+def check_content(result: checks.CheckResult) -> dict[str, float]:
     """A check's result as a tool returns it: measured, tolerance, passed (1.0 or 0.0), in that order."""
     return {"measured": result.measured, "tolerance": result.tolerance, "passed": 1.0 if result.passed else 0.0}
 
 
-def check_tool_name(check):
+def check_tool_name(check: str) -> str:
     """The tool that runs one check: check_bounded_energy for bounded-energy."""
     return "check_" + check.replace("-", "_")
 
 
-def check_of(name, arguments):
+def check_of(name: str, arguments: dict[str, Any]) -> str | None:
     """The check a tool call runs, or None for a tool that is not a check (the error measurement)."""
     if name == REPRODUCE_TOOL:
         return checks.CHECK_NAMES[arguments["check"] - 1]
     return next((check for check in checks.CHECK_NAMES if check_tool_name(check) == name), None)
 
 
-def _check_tool(name, exact, pieces=SEED_PIECES):
-    def function(candidate):
+def _check_tool(name: str, exact: float, pieces: dict[int, catalogue.Piece] = SEED_PIECES) -> Tool:
+    def function(candidate: int) -> dict[str, float]:
         return check_content(catalogue.check(name, pieces[candidate], exact))
 
     return Tool(
@@ -80,8 +83,8 @@ def _check_tool(name, exact, pieces=SEED_PIECES):
     )
 
 
-def reproduce_tool(exact, pieces=SEED_PIECES):
-    def reproduce_check(check, candidate):
+def reproduce_tool(exact: float, pieces: dict[int, catalogue.Piece] = SEED_PIECES) -> Tool:
+    def reproduce_check(check: int, candidate: int) -> dict[str, Any]:
         name = checks.CHECK_NAMES[check - 1]
         return {"check": name, **check_content(catalogue.check(name, pieces[candidate], exact))}
 
@@ -95,8 +98,8 @@ def reproduce_tool(exact, pieces=SEED_PIECES):
     )
 
 
-def error_tool(pieces=SEED_PIECES):
-    def oscillator_error(candidate, steps_per_period):
+def error_tool(pieces: dict[int, catalogue.Piece] = SEED_PIECES) -> Tool:
+    def oscillator_error(candidate: int, steps_per_period: int) -> dict[str, float]:
         return {ERROR_KEY: catalogue.error(pieces[candidate], steps_per_period)}
 
     return Tool(
@@ -114,21 +117,21 @@ REVIEWER_CHECKS = {
 }
 
 
-def remit(reviewer):
+def remit(reviewer: str) -> tuple[str, ...]:
     """The checks a reviewer's answer speaks of: those its tools run (every one, for evidence)."""
     return REVIEWER_CHECKS.get(reviewer, checks.CHECK_NAMES)
 
 
-def failed_field(piece):
+def failed_field(piece: int) -> str:
     return f"piece_{piece}_failed"
 
 
-def answer_text(answer):
+def answer_text(answer: dict[str, Any]) -> str:
     """An answer as submitted, in words."""
     return "; ".join(f"piece {piece} fails {', '.join(answer[failed_field(piece)]) or 'none'}" for piece in PIECES)
 
 
-def answer(reviewer):
+def answer(reviewer: str) -> Tool:
     """A reviewer's answer tool: per piece, the checks of its remit that the piece fails."""
     names = remit(reviewer)
     return answer_tool(
@@ -144,8 +147,8 @@ REVIEWER_ROLES = {
 }
 
 
-def reviewer_tools(reviewer, pieces=SEED_PIECES):
-    def tools(exact=checks.EXACT):
+def reviewer_tools(reviewer: str, pieces: dict[int, catalogue.Piece] = SEED_PIECES) -> Callable[..., list[Tool]]:
+    def tools(exact: float = checks.EXACT) -> list[Tool]:
         if reviewer == "evidence":
             return [reproduce_tool(exact, pieces), error_tool(pieces)]
         return [_check_tool(name, exact, pieces) for name in REVIEWER_CHECKS[reviewer]]
@@ -153,7 +156,7 @@ def reviewer_tools(reviewer, pieces=SEED_PIECES):
     return tools
 
 
-def intro(reviewer):
+def intro(reviewer: str) -> str:
     return (
         "You are one of three reviewers of two pieces of code that step a harmonic oscillator "
         f"(m = 0.5 kg, k = 2 N/m). Both {PIECE_CLAIMS}. {REVIEWER_ROLES[reviewer]} "
@@ -161,7 +164,7 @@ def intro(reviewer):
     )
 
 
-def task(reviewer):
+def task(reviewer: str) -> str:
     names = ", ".join(remit(reviewer))
     return (
         "Review piece 1 and piece 2. For each, run the checks your tools allow. Answer by calling answer with "
@@ -173,7 +176,7 @@ def task(reviewer):
 
 
 # The prompts of recordings of format 1, before runs ended with an answer.
-def format1_system(reviewer):
+def format1_system(reviewer: str) -> str:
     return (
         "You are one of three reviewers of two pieces of code that step a harmonic oscillator "
         f"(m = 0.5 kg, k = 2 N/m). Both {PIECE_CLAIMS}. {REVIEWER_ROLES[reviewer]} "
@@ -191,7 +194,7 @@ FORMAT1_TASK = (
 REVIEWERS = ("physics", "numerics", "evidence")
 
 
-def variants(pieces):
+def variants(pieces: dict[int, catalogue.Piece]) -> dict[str, Variant]:
     """{reviewer: Variant} of one pair of pieces: the seed's texts, tools on these pieces."""
     return {
         reviewer: Variant(reviewer, intro(reviewer), task(reviewer), reviewer_tools(reviewer, pieces), answer(reviewer),
@@ -203,7 +206,7 @@ def variants(pieces):
 VARIANTS = variants(SEED_PIECES)
 
 
-def all_tools(exact=checks.EXACT, pieces=SEED_PIECES):
+def all_tools(exact: float = checks.EXACT, pieces: dict[int, catalogue.Piece] = SEED_PIECES) -> Allowlist:
     """Every tool of the lesson on a fresh allowlist, run on `pieces` (the seed's by default)."""
     tools = [_check_tool(name, exact, pieces) for name in checks.CHECK_NAMES]
     return Allowlist(tools + [reproduce_tool(exact, pieces), error_tool(pieces)])

@@ -7,6 +7,9 @@ conflicts and the decision. A rejection is numerically verified; "not rejected" 
 checks that were run.
 """
 
+from collections.abc import Sequence
+from typing import Any
+
 from replaylab.lessons import markdown as md
 from replaylab.lessons.markdown import Md, name, table, text
 from replaylab.lessons.review import LESSON
@@ -14,7 +17,7 @@ from replaylab.lessons.review import tables as lesson_tables
 from replaylab.lessons.review.judge import DEMONSTRATION_GROUP, DRAWN_NAME, EVIDENCE_ANSWER
 
 
-def question(results):
+def question(results: dict[str, Any]) -> str:
     reviewers = len(results["allowlists"])
     pieces = len({row["candidate"] for row in results["scans"]["error"]["rows"]})
     return (
@@ -23,17 +26,17 @@ def question(results):
     )
 
 
-def _pieces(results):
+def _pieces(results: dict[str, Any]) -> dict[int, str]:
     return lesson_tables.piece_names(results)
 
 
-def _drawn(resolution):
+def _drawn(resolution: dict[str, Any]) -> bool:
     """Whether a resolution is of a drawn instance's piece (named by number only: its faults are hidden)."""
     instance = resolution.get("instance")
     return instance is not None and resolution["name"] == DRAWN_NAME.format(candidate=resolution["candidate"], instance=instance)
 
 
-def piece_label(resolution):
+def piece_label(resolution: dict[str, Any]) -> str:
     """A piece as the pages name it: the seed's by what it is, a drawn instance's by number and instance."""
     piece, instance = resolution["candidate"], resolution.get("instance")
     if _drawn(resolution):
@@ -41,28 +44,28 @@ def piece_label(resolution):
     return f"piece {piece} ({text(resolution['name'])})"
 
 
-def reviewer_order(results, group):
+def reviewer_order(results: dict[str, Any], group: dict[str, Any]) -> list[str]:
     """The reviewers of a group in the order of the lesson's variants."""
     present = group["reviewers"]
     order = [v for v in results["allowlists"] if v in present]
     return order + sorted(v for v in present if v not in order)
 
 
-def _outcome(passed):
+def _outcome(passed: bool) -> str:
     return "passed" if passed else "failed"
 
 
-def check_text(verdict):
+def check_text(verdict: dict[str, Any]) -> str:
     return f"{verdict['check']} {_outcome(verdict['passed'])} (measured {verdict['measured']['shown']}, tolerance {verdict['tolerance']['shown']})"
 
 
-def decision_text(resolution, reviewers, verdicts):
+def decision_text(resolution: dict[str, Any], reviewers: Sequence[str], verdicts: Sequence[dict[str, Any]]) -> str:
     piece = resolution["candidate"]
     if not resolution["rejected"]:
         return f"**Decision: piece {piece} is not rejected by the checks that were run.** Passing them does not prove the code correct."
     failed = md.join_words(resolution["failed"])
     flagged = md.join_words(resolution["flagged_by"])
-    missing = []
+    missing: list[str] = []
     for check in resolution["failed"]:
         ran = {v["reviewer"] for v in verdicts if v["candidate"] == piece and v["check"] == check}
         silent = [r for r in reviewers if r not in ran]
@@ -75,7 +78,7 @@ def decision_text(resolution, reviewers, verdicts):
     return line
 
 
-def group_lines(results, group_name, group):
+def group_lines(results: dict[str, Any], group_name: str, group: dict[str, Any]) -> list[str]:
     reviewers = reviewer_order(results, group)
     runs = ", ".join(f"{r}: " + ", ".join(f"run {name(run)}" for run in group["reviewers"][r]) for r in reviewers)
     instances = md.join_words([name(i) for i in group.get("instances", [])])
@@ -97,7 +100,7 @@ def group_lines(results, group_name, group):
     return out
 
 
-def answer_words(answer):
+def answer_words(answer: dict[str, Any]) -> str:
     return "; ".join(
         f"piece {piece} fails {md.join_words(answer[f'piece_{piece}_failed'])}" if answer[f"piece_{piece}_failed"]
         else f"piece {piece} fails none of its checks"
@@ -105,14 +108,14 @@ def answer_words(answer):
     )
 
 
-def truth(results, verdict):
+def truth(results: dict[str, Any], verdict: dict[str, Any]) -> str:
     failures = results["answers"][verdict["instance"]]["failures"]
     return "the build's own checks of this reviewer's remit fail " + "; ".join(
         f"on piece {piece}: {md.join_words([c for c in failures[piece] if c in verdict['remit']])}" for piece in sorted(failures)
     )
 
 
-def run_lines(results, run, verdict):
+def run_lines(results: dict[str, Any], run: str, verdict: dict[str, Any]) -> list[str]:
     answer = verdict["answer"]
     lines = md.answer_statement(results, run, verdict, answer_words(answer) if answer else "", truth(results, verdict),
                                 EVIDENCE_ANSWER if answer else None)
@@ -120,8 +123,8 @@ def run_lines(results, run, verdict):
     return [*lines, "", f"The checks run {name(run)} ran, as recomputed by this build: {checks}.", ""]
 
 
-def summary(results):
-    lines = []
+def summary(results: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
     for run, verdict in results["verdicts"].items():
         answer, score = verdict["answer"], md.score_of(results, run)
         if answer is None:
@@ -141,7 +144,7 @@ def summary(results):
     return lines
 
 
-def _decisions(results):
+def _decisions(results: dict[str, Any]) -> list[str]:
     out = [
         "## What the build decided",
         "",
@@ -165,7 +168,7 @@ def _decisions(results):
     return out + md.judged_entries(results["groups"], lambda key, group: group_lines(results, key, group), what="group")
 
 
-def _demos(results, rows):
+def _demos(results: dict[str, Any], rows: dict[str, list[dict[str, Any]]]) -> list[str]:
     exercises = results["exercises"]
     pieces = _pieces(results)
     out = ["## Demonstrations and exercises", ""]
@@ -271,7 +274,7 @@ def _demos(results, rows):
     return out
 
 
-def _figure(results):
+def _figure(results: dict[str, Any]) -> str:
     scan = results["scans"]["error"]
     periods = md.number(scan["periods"], "%d")
     steps = [row["steps_per_period"] for row in scan["rows"]]
@@ -284,13 +287,13 @@ def _figure(results):
     return md.figure("error", "Error against the exact oscillator, both pieces", caption)
 
 
-def _runs_order(results):
+def _runs_order(results: dict[str, Any]) -> list[str]:
     runs = results["runs"]
     variants = list(results["allowlists"])
     return sorted(runs, key=lambda r: (runs[r]["group"], variants.index(runs[r]["variant"]) if runs[r]["variant"] in variants else len(variants), r))
 
 
-def page(results):
+def page(results: dict[str, Any]) -> str:
     rows = lesson_tables.tables(results)
     pieces = _pieces(results)
     scan_rows = [

@@ -13,11 +13,13 @@ The checks are pure per (piece, check): `check` caches each by the piece itself 
 its number in a pair), so the build's answers, the tools and the judge run each once per process.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache, partial
-from typing import Callable
+from functools import cache, lru_cache, partial
 
-from replaylab.physics.integrators import symplectic_euler
+from typing import Any
+
+from replaylab.physics.integrators import Stepper, symplectic_euler
 from replaylab.verification import checks
 from replaylab.verification.faulty import build_faulty, build_mislabelled_symplectic
 
@@ -37,21 +39,21 @@ class Piece:
 
     key: str
     what: str  # the fault(s) in words: the pages of the seed and the tests, never an agent
-    build: Callable
-    fails: tuple = ()
+    build: Callable[[], Stepper]
+    fails: tuple[str, ...] = ()
     subtle: bool = False
 
     @property
-    def candidate(self):
+    def candidate(self) -> checks.Candidate:
         """The piece as the contract's checks take it: it claims order 1 and bounded energy, as every piece does."""
         return checks.Candidate(self.what, self.build)
 
 
-def _symplectic_euler():
+def _symplectic_euler() -> Stepper:
     return symplectic_euler
 
 
-def _faulty(key, what, fails, subtle=False, **faults):
+def _faulty(key: str, what: str, fails: list[str], subtle: bool = False, **faults: Any) -> Piece:
     return Piece(key, what, partial(build_faulty, **faults), tuple(fails), subtle)
 
 
@@ -109,23 +111,23 @@ ENTRIES = (
 CATALOGUE = {piece.key: piece for piece in ENTRIES}
 
 
-def check(name, piece, exact=checks.EXACT):
+def check(name: str, piece: Piece, exact: float = checks.EXACT) -> checks.CheckResult:
     """One check's result on one piece: pure, so each (check, piece, exact) runs once per process,
     whether `exact` is given or not."""
     return _check(name, piece, exact)
 
 
-@lru_cache(maxsize=None)
-def _check(name, piece, exact):
+@cache
+def _check(name: str, piece: Piece, exact: float) -> checks.CheckResult:
     return checks.run_check(name, piece.candidate, exact)
 
 
 @lru_cache(maxsize=4096)
-def error(piece, steps_per_period):
+def error(piece: Piece, steps_per_period: int) -> float:
     """The largest distance to the exact oscillator over two periods (the evidence reviewer's tool)."""
     return checks.oscillator_error(piece.candidate, steps_per_period)
 
 
-def failures(piece):
+def failures(piece: Piece) -> list[str]:
     """The checks (contract order) a piece fails when the build runs every check itself."""
     return [name for name in checks.CHECK_NAMES if not check(name, piece).passed]

@@ -17,6 +17,7 @@ holding the texts the page shows (measured %.3g, tolerance %g, as chosen by the 
 """
 
 import json
+from typing import Any
 
 from replaylab.lessons.markdown import answer_rows, call_rows, flag
 from replaylab.lessons.review.lab import PIECES
@@ -37,7 +38,7 @@ TABLES = (
 CONFLICT_GROUP = "conflict exercise (verdicts made by hand)"
 
 
-def verdict_row(verdict, **extra):
+def verdict_row(verdict: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {
         **extra,
         "reviewer": verdict["reviewer"],
@@ -51,7 +52,7 @@ def verdict_row(verdict, **extra):
     }
 
 
-def resolution_row(resolution, **extra):
+def resolution_row(resolution: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {
         **extra,
         "instance": resolution.get("instance", ""),  # none for the conflict exercise's
@@ -67,28 +68,28 @@ def resolution_row(resolution, **extra):
     }
 
 
-def strict_replay_row(group, run, item):
+def strict_replay_row(group: str, run: str, item: dict[str, Any]) -> dict[str, Any]:
     """The strict-tolerance replay of one run: where it stopped and both values, or not caught."""
-    row = {"group": group, "run": run, "exact": item["exact"], "caught": flag(item["caught"])}
+    row: dict[str, Any] = {"group": group, "run": run, "exact": item["exact"], "caught": flag(item["caught"])}
     fields = ("message", "call", "tool", "key", "recorded", "recomputed", "text")
     return row | {field: item[field] if item["caught"] else "" for field in fields}
 
 
-def details_shown(details):
+def details_shown(details: dict[str, Any]) -> str:
     return "; ".join(f"{key} {item['shown']}" for key, item in details.items())
 
 
-def piece_names(results):
+def piece_names(results: dict[str, Any]) -> dict[int, str]:
     """{piece: name} of the seed's two pieces, those of the scan and the exercise (a drawn instance's
     pieces are named in its own groups' resolutions, by number only)."""
     return {piece: candidate.name for piece, candidate in PIECES.items()}
 
 
-def tables(results):
+def tables(results: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     exercises = results["exercises"]
-    out = {name: [] for name in TABLES}
+    out: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
     out["answers"] = answer_rows(results)
-    for key, judged in results["groups"].items():
+    for judged in results["groups"].values():
         out["verdicts"] += [verdict_row(v, group=judged["group"], model=judged["model"], instance=v.get("instance", ""))
                             for v in judged["verdicts"]]
         out["resolution"] += [resolution_row(r, group=judged["group"], model=judged["model"]) for r in judged["resolution"]]

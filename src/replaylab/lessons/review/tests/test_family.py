@@ -14,7 +14,7 @@ from replaylab.agents.replay import ReplayMismatch, replay
 from replaylab.agents.tools import ANSWER
 from replaylab.cli import listed_instances
 from replaylab.lessons import DIFFICULTIES, registry
-from replaylab.lessons.review import agent, family, judge, lab, pieces
+from replaylab.lessons.review import agent, family, lab, pieces
 from replaylab.physics import oscillator
 from replaylab.verification import checks
 from replaylab.verification.checks import CHECK_NAMES
