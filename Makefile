@@ -101,7 +101,8 @@ test-all: $(STAMP)
 
 # Lint and types, `make lint` (docs/testing.md): ruff's checks (the rules of pyproject.toml,
 # [tool.ruff]) on src/, scripts/ and tests/, then mypy --strict on the core (agents/, physics/,
-# verification/, lessons/, errors.py, http_deadlines.py: [tool.mypy]). No formatting check.
+# verification/, lessons/, errors.py, http_deadlines.py) and the services (every other module of
+# src/replaylab but the shells: [tool.mypy]). No formatting check.
 lint: $(STAMP)
 	$(BIN)/ruff check src scripts tests
 	$(BIN)/mypy --strict

@@ -6,6 +6,7 @@ test-all`); the dry run is in this process."""
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -15,9 +16,10 @@ import psutil
 import pytest
 import yaml
 
-from helpers import environment, in_process, processes
+from helpers import ROOT, environment, in_process, processes
 from helpers.model_server import ModelServer
 from helpers.workflow import copy_project
+from helpers.workflow import snakemake as snakemake_in
 from replaylab.agents import recording
 
 KEY = "sk-test-COMMANDKEY-0123456789abcdef"
@@ -180,3 +182,63 @@ def test_a_campaign_run_in_a_built_folder_is_listed_on_the_summary_page(built, t
     assert "(projectile); 1 task." in (copy / "results" / "campaigns" / "scripted" / "index.md").read_text()
     assert 'href="campaigns/scripted/index.html"' in (copy / "results" / "index.html").read_text()
 
+
+
+# ---------------------------------------------------------------------------------------------
+# Snakemake killed (issue 37): the exit code a shell gives, one line, then the lock it left named
+
+KILLED = ["campaign", "--model", "scripted-careful", "--lesson", "hunter", "--runs", "20", "--name", "killed", "--cores", "2"]
+
+
+@pytest.mark.slow  # a campaign whose Snakemake is killed, then found locked, unlocked and resumed
+def test_snakemake_killed_by_sigkill_exits_137_then_its_lock_is_named_in_one_line(tmp_path):
+    """40 scripted runs of hunter (about 30 s of Snakemake on an idle machine); its Snakemake killed
+    with SIGKILL once it runs its first jobs, as `kill -9` of its group does; the same command then
+    stops on the lock the killed Snakemake left, says how to free it, and resumes once it is freed."""
+    copy = copy_project(tmp_path / "project", batch_size=50)
+    folder = copy.resolve()  # the project's folder, as the command names it
+    env = environment(PYTHONPATH=str(copy / "src"))
+    command = [sys.executable, "-m", "replaylab", *KILLED]
+    log = copy / "logs" / "campaigns" / "killed" / "snakemake.log"
+    runs = copy / "results" / "campaigns" / "killed" / "recordings" / "hunter"
+    out, err = tmp_path / "out.txt", tmp_path / "err.txt"
+    with open(out, "w") as stdout, open(err, "w") as stderr:  # they end with the test (helpers.processes)
+        started = processes.start(command, cwd=copy, env=env, stdout=stdout, stderr=stderr, start_new_session=True)
+    # the event: Snakemake runs its first jobs (it took the folder's lock just before)
+    assert processes.until(lambda: log.exists() and "\nExecute " in log.read_text(), started, timeout=300), err.read_text()
+    (snakemake,) = psutil.Process(started.pid).children()
+    assert os.getpgid(snakemake.pid) == snakemake.pid  # a process group (a session) of its own
+    running = [snakemake, *snakemake.children(recursive=True)]
+    os.killpg(snakemake.pid, signal.SIGKILL)
+    assert started.wait(timeout=60) == 137  # 128 + 9, as a shell says it; not 256 - 9
+    assert processes.all_ended(running, timeout=20) == []
+    kept = {p.name: p.read_bytes() for p in runs.glob("*.json")}
+    assert len(kept) < 40
+    said = err.read_text()
+    assert "Traceback" not in said + out.read_text()
+    assert said.splitlines() == [
+        f"replaylab: Snakemake was killed by SIGKILL (signal 9): {len(kept)} of 40 runs on disk, {40 - len(kept)} left; "
+        f"the same command resumes, after `snakemake --unlock` in {folder} if it finds the folder locked (a killed "
+        f"Snakemake may leave its lock); its log: {folder / 'logs' / 'campaigns' / 'killed' / 'snakemake.log'}"]
+
+    again = processes.run(command, 600, cwd=copy, env=env)
+    assert again.returncode == 1, again.stdout[-3000:] + again.stderr[-3000:]
+    assert "LockException" in log.read_text()  # Snakemake's own reason, in its log
+    assert "Traceback" not in again.stdout + again.stderr
+    assert again.stderr.splitlines() == [
+        f"replaylab: the project folder {folder} is locked: another Snakemake holds its lock, or one was killed before "
+        f"it let go; when none runs there any more, `snakemake --unlock` in {folder} frees it, and the same command "
+        f"resumes; its log: {folder / 'logs' / 'campaigns' / 'killed' / 'snakemake.log'}"]
+    assert {p.name: p.read_bytes() for p in runs.glob("*.json")} == kept  # nothing ran
+    shown = (ROOT / "docs" / "campaigns.md").read_text().splitlines()  # both lines as the page shows them
+    for line in (said.strip(), again.stderr.strip()):
+        line = re.sub(r"\d+ of 40 runs on disk, \d+ left", "12 of 40 runs on disk, 28 left", line)
+        assert f"  {line.replace(str(folder), '/path/to/project').replace('/killed/', '/NAME/')}" in shown, line
+
+    snakemake_in(copy, "--unlock")  # what the line says, in the project's folder
+    resumed = processes.run(command, 600, cwd=copy, env=env)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert f"{len(kept)} on disk, {40 - len(kept)} to record" in resumed.stdout
+    assert len(list(runs.glob("*.json"))) == 40
+    assert all(p.read_bytes() == kept[p.name] for p in runs.glob("*.json") if p.name in kept)
+    assert resumed.stdout.rstrip().endswith("the comparison: results/campaigns/killed/index.html")

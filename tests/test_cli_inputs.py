@@ -247,9 +247,11 @@ def test_generate_refuses_a_count_too_large_before_planning_any_run():
     pass). The option's type is called directly: without the limit, the command fills the memory."""
     import argparse
 
-    assert cli.count("1000000") == 1_000_000
+    from replaylab.cli.common import count
+
+    assert count("1000000") == 1_000_000
     with pytest.raises(argparse.ArgumentTypeError, match=r"^'99999999999' is more than 1000000 runs$"):
-        cli.count("99999999999")
+        count("99999999999")
 
 
 @pytest.mark.parametrize(

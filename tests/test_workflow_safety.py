@@ -182,8 +182,7 @@ def test_a_rerun_works_after_an_interrupted_run(held, how):
 def test_ctrl_c_while_the_recordings_are_checked_is_one_line(tmp_path):
     copy = copy_project(tmp_path / "project")
     inputs = copy / "src" / "replaylab" / "inputs.py"
-    checked = "def checked_recording(item):\n"
-    assert checked in inputs.read_text()
+    checked = next(line for line in inputs.read_text().splitlines(keepends=True) if line.startswith("def checked_recording("))
     inputs.write_text(inputs.read_text().replace(
         checked, checked + "    open('checking-a-recording', 'w').close()\n    __import__('time').sleep(3600)\n", 1))
     process = start(copy, "-n")

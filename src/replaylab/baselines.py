@@ -9,6 +9,8 @@ recorded run, against the build's answer of each instance.
 """
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from replaylab.agents import loop
 from replaylab.agents import recording as recording_io
@@ -16,6 +18,9 @@ from replaylab.agents.clients.scripted import ScriptedClient
 from replaylab.errors import ReplaylabError
 from replaylab.lessons import DIFFICULTIES, registry
 from replaylab.pipeline import read_json, write_json
+
+if TYPE_CHECKING:
+    from replaylab.lessons import Lesson
 
 HOW = "Scripted baseline run by the build on every instance of the family ({plan}): a program chose each call from the results it had read."
 PROGRAMS = ("careful", "trivial")  # the keys of baselines.json, with the lesson's strategy of each
@@ -30,18 +35,18 @@ class Baselines:
     """The baselines stage of a lesson: its answers in, baselines.json out."""
 
     lesson: str
-    answers: str  # input: answers.json
-    baselines: str  # output
+    answers: str | Path  # input: answers.json
+    baselines: str | Path  # output
     tolerance: float
 
 
-def strategies(lesson):
+def strategies(lesson: "Lesson") -> dict[str, str]:
     """{program: the lesson's strategy} of the careful and the trivial program."""
     agent = lesson.part("agent")
     return {"careful": agent.CAREFUL, "trivial": agent.TRIVIAL}
 
 
-def run_program(lesson, plan, instance, variant, tolerance):
+def run_program(lesson: "Lesson", plan: str, instance: str, variant: str, tolerance: float) -> tuple[dict[str, Any], str]:
     """(the verdict, the model's name) of one scripted run of `plan` on one variant of an instance."""
     model, program = lesson.scripted(variant, 0, instance, plan)
     v = lesson.variant(variant, instance)
@@ -53,9 +58,9 @@ def run_program(lesson, plan, instance, variant, tolerance):
     return lesson.judge([run], tolerance)[name], model
 
 
-def outcomes(lesson, answers, tolerance):
+def outcomes(lesson: "Lesson", answers: dict[str, Any], tolerance: float) -> dict[str, dict[str, Any]]:
     """{program: {"strategy", "runs": [{instance, variant, difficulty, right, wrong}]}}."""
-    found = {}
+    found: dict[str, dict[str, Any]] = {}
     for program, plan in strategies(lesson).items():
         runs = []
         for instance in lesson.instances.values():
@@ -68,7 +73,7 @@ def outcomes(lesson, answers, tolerance):
     return found
 
 
-def summary(program):
+def summary(program: dict[str, Any]) -> dict[str, Any]:
     """Runs and right ones, in all and per difficulty, and the runs it got wrong."""
     runs = program["runs"]
     by_difficulty = [{"difficulty": level, "runs": sum(r["difficulty"] == level for r in runs),
@@ -77,7 +82,7 @@ def summary(program):
             "by_difficulty": by_difficulty, "wrong": [r for r in runs if not r["right"]]}
 
 
-def run_baselines(stage):
+def run_baselines(stage: Baselines) -> None:
     """Write baselines.json; `FamilyDefect` (nothing written) when the careful program is wrong anywhere."""
     lesson = registry.lesson(stage.lesson)
     found = {program: summary(runs) for program, runs in outcomes(lesson, read_json(stage.answers), stage.tolerance).items()}

@@ -5,6 +5,7 @@ it (each job imports only the stage it runs, see the `code=` inputs of the rules
 """
 
 import fcntl
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -17,8 +18,9 @@ from replaylab.lessons import registry
 from replaylab.render import Render, render_lesson
 
 
-def build_lesson(lesson, recordings, folder, tolerance, scans=None, exercises=None, answers=None, baselines=None,
-                 progress=print):
+def build_lesson(lesson: str, recordings: Sequence[str | Path], folder: str | Path, tolerance: float,
+                 scans: str | Path | None = None, exercises: str | Path | None = None, answers: str | Path | None = None,
+                 baselines: str | Path | None = None, progress: Callable[[str], object] = print) -> None:
     """Every result of one lesson from the given recordings, into `folder` as the workflow names
     them; `scans`, `exercises`, `answers` and `baselines` may be the files of an earlier build (they
     never depend on a run).
@@ -40,7 +42,9 @@ def build_lesson(lesson, recordings, folder, tolerance, scans=None, exercises=No
     progress(f"{lesson}: results in {folder}")
 
 
-def build(lessons=None, recordings="recordings", results="results", tolerance=DEFAULT_TOLERANCE, progress=print, run_folders=()):
+def build(lessons: Sequence[str] | None = None, recordings: str | Path = "recordings", results: str | Path = "results",
+          tolerance: float = DEFAULT_TOLERANCE, progress: Callable[[str], object] = print,
+          run_folders: Iterable[str | Path] = ()) -> None:
     """Every result of the lessons (all of the registry by default), and the index page."""
     lessons = registry.names() if lessons is None else lessons
     results = Path(results)
@@ -52,7 +56,7 @@ def build(lessons=None, recordings="recordings", results="results", tolerance=DE
 
 
 @contextmanager
-def one_build_at_a_time(results):
+def one_build_at_a_time(results: Path) -> Iterator[None]:
     """Hold the lock of a results folder while a build writes it: a second `replaylab build` into
     the same folder waits for the first, since each stage reads what the one before wrote, and
     the other build's folder taking its place would pull it away mid-read. Released by the

@@ -19,8 +19,10 @@ a recording changed by hand reruns its block's replay, and a missing one its rec
 import hashlib
 import math
 import os
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 from replaylab.agents.recording import RecordingError, check_run_name
 from replaylab.batches import write_list
@@ -36,6 +38,10 @@ from replaylab.inputs import check_recordings
 from replaylab.lessons import registry
 from replaylab.selection import SelectionError, select
 
+if TYPE_CHECKING:
+    from replaylab.agents.clients import Provider
+    from replaylab.campaign_settings import Model
+
 FOLDER = "results/campaigns"
 
 
@@ -48,23 +54,23 @@ RUNS_PER_CONNECTION = 16  # a block holds about this many runs per connection it
 CHECKED = ".snakemake/replaylab/checked-campaign-recordings.json"
 
 
-def connections_per_job(settings):
+def connections_per_job(settings: dict[str, Any]) -> int:
     """The connections to each endpoint one recording job holds (a Snakemake resource per
     endpoint, `provider_connections_<n>`, of which there are `max_connections`): half of them, so
     that two jobs record at once and one's start and last runs overlap the other's runs; all of
     them when there are fewer than two."""
-    return max(1, settings["max_connections"] // 2)
+    return cast(int, max(1, settings["max_connections"] // 2))
 
 
-def endpoints(settings):
+def endpoints(settings: dict[str, Any]) -> dict[str, list[str]]:
     """{endpoint: [model names]} of a campaign, in the order of its models."""
-    found = {}
+    found: dict[str, list[str]] = {}
     for model in models(settings):
         found.setdefault(model.endpoint, []).append(model.name)
     return found
 
 
-def resource_names(settings):
+def resource_names(settings: dict[str, Any]) -> dict[str, str]:
     """{endpoint: the name of its Snakemake resource}: `provider_connections_<n>`, n from 0 in
     the order of `endpoints`."""
     return {endpoint: f"provider_connections_{n}" for n, endpoint in enumerate(endpoints(settings))}
@@ -74,7 +80,8 @@ class Campaign:
     """A campaign's plan, and the input functions of its rules. Nothing is planned until a rule of
     the campaign asks: a campaign of many runs costs nothing to a workflow that does not target it."""
 
-    def __init__(self, settings, batch_size, stop=None, source="the configuration"):
+    def __init__(self, settings: dict[str, Any], batch_size: int, stop: Callable[[object], object] | None = None,
+                 source: str = "the configuration") -> None:
         """`settings`: the `campaign` section of the configuration; `batch_size`: about how many
         runs a replay job takes at most (the configuration's); `stop(error)`: what the workflow
         does with a malformed recording, or a selection of instances its families cannot give,
@@ -86,23 +93,23 @@ class Campaign:
         self.source = source
 
     @property
-    def name(self):
-        return self.settings["name"]
+    def name(self) -> str:
+        return cast(str, self.settings["name"])
 
     @property
-    def folder(self):
+    def folder(self) -> str:
         return f"{FOLDER}/{self.name}"
 
     @property
-    def lessons(self):
+    def lessons(self) -> list[str]:
         return list(self.settings["lessons"])
 
     @cached_property
-    def models(self):
+    def models(self) -> list["Model"]:
         return models(self.settings)
 
     @property
-    def shown(self):
+    def shown(self) -> dict[str, Any]:
         """The settings that the comparison page shows (a change reruns the comparison only): the
         models by name, with `provider` the providers of all of them (one name when they share it),
         and each model's entry in `entries` (without its key's variable)."""
@@ -114,16 +121,16 @@ class Campaign:
         return shown
 
     @property
-    def connections(self):
+    def connections(self) -> int:
         return connections_per_job(self.settings)
 
     @property
-    def resources(self):
+    def resources(self) -> dict[str, Callable[[Any], int]]:
         """What a recording job holds of each endpoint's resource (a block holds runs of every
         model): `job_connections` units."""
         return {name: self.job_connections for name in resource_names(self.settings).values()}
 
-    def job_connections(self, wildcards):
+    def job_connections(self, wildcards: Any) -> int:
         """The connections of each endpoint a recording job holds: `connections`, or all of them
         when the campaign has a single block (no other job to share them with)."""
         alone = sum(len(blocks) for blocks in self.batches.values()) == 1
@@ -131,14 +138,14 @@ class Campaign:
 
     # the plan
 
-    def instances(self, lesson):
+    def instances(self, lesson: str) -> list[str]:
         """The ids of the instances of a lesson the campaign takes (`instances:`, the seeds' own
         questions by default): drawn when the campaign is planned, never when the workflow only
         starts (a family is drawn in a fraction of a second, which every start would pay)."""
         return self._instances[lesson]
 
     @cached_property
-    def _instances(self):
+    def _instances(self) -> dict[str, list[str]]:
         found = {}
         for lesson in self.lessons:
             try:
@@ -150,15 +157,16 @@ class Campaign:
                 self.stop(error)
         return found
 
-    def runs(self, lesson):
+    def runs(self, lesson: str) -> dict[str, Run]:
         """{run name: Run} of one lesson: every model, every instance taken, every variant of it,
         indices 1 to `runs`."""
         return self._runs[lesson]
 
     @cached_property
-    def _runs(self):
-        found = {}
+    def _runs(self) -> dict[str, dict[str, Run]]:
+        found: dict[str, dict[str, Run]] = {}
         for lesson in self.lessons:
+            runs: dict[str, Run]
             runs = found[lesson] = {}
             family = registry.lesson(lesson)
             for model in model_names(self.settings):
@@ -170,7 +178,7 @@ class Campaign:
             self._check_names(runs)
         return found
 
-    def _check_names(self, runs):
+    def _check_names(self, runs: dict[str, Run]) -> None:
         """The longest run name of a lesson's plan as a file name: one line when it is too long."""
         longest = max(runs.values(), key=lambda run: len(run.name), default=None)
         if longest is None:
@@ -182,7 +190,7 @@ class Campaign:
                 raise
             self.stop(f"{error} (the name of its run {longest.name!r})")
 
-    def block_size(self, lesson):
+    def block_size(self, lesson: str) -> int:
         """How many consecutive indices (every model and variant of each) a block holds: about
         RUNS_PER_CONNECTION runs per connection of its job (a recording job's start, its imports and
         the lesson's caches, costs about a second of a processor: a job must record enough runs to
@@ -198,26 +206,27 @@ class Campaign:
         return block
 
     @cached_property
-    def batches(self):
+    def batches(self) -> dict[str, dict[str, dict[str, Run]]]:
         """{lesson: {block: {run name: Run}}}, a block named runs<first>to<last>, in index order."""
-        found = {}
+        found: dict[str, dict[str, dict[str, Run]]] = {}
         for lesson in self.lessons:
             block, last = self.block_size(lesson), self.settings["runs"]
+            blocks: dict[str, dict[str, Run]]
             blocks = found[lesson] = {}
             for name, run in sorted(self.runs(lesson).items(), key=lambda item: (item[1].index, item[0])):
                 first = (run.index - 1) // block * block + 1
                 blocks.setdefault(f"runs{first}to{min(first + block - 1, last)}", {})[name] = run
         return found
 
-    def recording(self, lesson, name):
+    def recording(self, lesson: str, name: str) -> str:
         return f"{self.folder}/recordings/{lesson}/{name}.json"
 
-    def block_list(self, lesson, batch):
+    def block_list(self, lesson: str, batch: str) -> str:
         """The list of a block: the output of its recording job, the input of its replay."""
         return f"{self.folder}/{lesson}/recorded/{batch}.json"
 
     @cached_property
-    def prepared(self):
+    def prepared(self) -> dict[str, dict[str, dict[str, Run]]]:
         """The blocks, once each block's list is up to date: written for a block whose runs are all
         on disk (with their digests), removed for a block with runs to record, so that its
         recording job runs. Done when a rule of the campaign first asks, after every recording on
@@ -243,7 +252,7 @@ class Campaign:
 
     # input functions of the rules
 
-    def targets(self, wildcards):
+    def targets(self, wildcards: Any) -> list[str]:
         """What the `campaign` target asks for: the comparison page, and every block's list, so
         that a block with runs to record (whose list `prepared` removed) has its recording job run,
         even when every result after it is there (Snakemake remakes a missing file only when a job
@@ -251,47 +260,48 @@ class Campaign:
         lists = [self.block_list(lesson, batch) for lesson, found in self.prepared.items() for batch in found]
         return [f"{self.folder}/index.md", *lists]
 
-    def batch_list(self, wildcards):
+    def batch_list(self, wildcards: Any) -> str:
         assert wildcards.batch in self.prepared[wildcards.lesson]
         return self.block_list(wildcards.lesson, wildcards.batch)
 
-    def priority(self, wildcards):
+    def priority(self, wildcards: Any) -> int:
         """The priority of a block's recording job: earlier blocks first (Snakemake starts the ready
         job of highest priority first), so that blocks fill one after another; below 0, the replay
         jobs' priority, so that a block whose runs are in replays first."""
         return -int(wildcards.batch.removeprefix("runs").split("to")[0])
 
-    def transcript_folders(self, lesson):
+    def transcript_folders(self, lesson: str) -> list[str]:
         return [f"{self.folder}/{lesson}/transcripts/{batch}" for batch in self.prepared[lesson]]
 
-    def transcripts(self, wildcards):
+    def transcripts(self, wildcards: Any) -> list[str]:
         return self.transcript_folders(wildcards.lesson)
 
-    def judged(self, wildcards):
+    def judged(self, wildcards: Any) -> list[str]:
         """The verdicts of each replayed block of a lesson (`replay` judges its batch)."""
         return [f"{self.folder}/{wildcards.lesson}/judged/{batch}.json" for batch in self.prepared[wildcards.lesson]]
 
-    def batch_group(self, wildcards):
+    def batch_group(self, wildcards: Any) -> str:
         """The cluster group of a replay job, as for the lessons' own (workflow/rules/common.smk)."""
         return "batches" if len(self.prepared[wildcards.lesson]) > 1 else "lesson"
 
-    def all_transcripts(self, wildcards):
+    def all_transcripts(self, wildcards: Any) -> list[str]:
         return [folder for lesson in self.lessons for folder in self.transcript_folders(lesson)]
 
-    def lesson_files(self, name):
+    def lesson_files(self, name: str) -> Callable[[Any], list[str]]:
         """An input function: the file `name` of every lesson of the campaign."""
 
-        def files(wildcards):
+        def files(wildcards: Any) -> list[str]:
             return [f"{self.folder}/{lesson}/{name}" for lesson in self.lessons]
 
         files.__name__ = f"campaign_{name.split('.')[0]}"
         return files
 
 
-def missing_imports(campaign):
+def missing_imports(campaign: Campaign) -> str | None:
     """One line if a model of the campaign has a provider that imports its runs (inspect_ai) and
     some of them are not there (no rule can record them), else None."""
-    imported = {model.name: model.provider for model in campaign.models if campaign_provider(model.provider).imported}
+    imported = {model.name: model.provider for model in campaign.models
+                if cast("Provider", campaign_provider(model.provider)).imported}
     missing = [(lesson, name, run) for lesson in campaign.lessons for name, run in campaign.runs(lesson).items()
                if run.model in imported and not os.path.lexists(campaign.recording(lesson, name))]
     if not missing:
@@ -302,7 +312,7 @@ def missing_imports(campaign):
             f"--epochs {campaign.settings['runs']}) and brought in with: replaylab import-inspect LOG... --campaign {campaign.name}")
 
 
-def recorded_elsewhere(campaign):
+def recorded_elsewhere(campaign: Campaign) -> str | None:
     """One line if a model of the campaign has a provider whose runs Inspect AI records
     (inspect_ai), naming the configuration's field and what to do instead, else None:
     `replaylab campaign` records the runs it lacks and says what it sends, and no client of
@@ -322,7 +332,7 @@ def recorded_elsewhere(campaign):
     return None
 
 
-def missing_runs(campaign):
+def missing_runs(campaign: Campaign) -> dict[str, list[Run]]:
     """{model: [Run not on disk]}, in the order of the campaign's models: what `replaylab
     campaign` is to record. `InvalidInput` (`recorded_elsewhere`'s line) for a campaign with a
     model whose runs Inspect AI records: the command cannot record them."""
@@ -332,9 +342,9 @@ def missing_runs(campaign):
     return not_on_disk(campaign)
 
 
-def not_on_disk(campaign):
+def not_on_disk(campaign: Campaign) -> dict[str, list[Run]]:
     """{model: [Run not on disk]}, in the order of the campaign's models."""
-    found = {model.name: [] for model in campaign.models}
+    found: dict[str, list[Run]] = {model.name: [] for model in campaign.models}
     for lesson in campaign.lessons:
         for name, run in campaign.runs(lesson).items():
             if not os.path.lexists(campaign.recording(lesson, name)):
@@ -342,7 +352,7 @@ def not_on_disk(campaign):
     return found
 
 
-def unset_for_missing_runs(campaign):
+def unset_for_missing_runs(campaign: Campaign) -> str | None:
     """One line if a model with runs not on disk needs an environment variable (its key, its
     server's URL) that is not set, else None: the campaign target checks it before any job runs."""
     missing = not_on_disk(campaign)
@@ -350,7 +360,7 @@ def unset_for_missing_runs(campaign):
     return f"campaign {campaign.name}: {unset[0]}; nothing was sent" if unset else None
 
 
-def scorecard_digests(root):
+def scorecard_digests(root: str | Path) -> dict[str, str]:
     """{campaign folder: digest of its scorecard.json} of every campaign under `root` (a file the
     summary page's job takes as input, so that a campaign compared anew rewrites the summary)."""
     found = {}

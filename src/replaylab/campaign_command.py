@@ -333,6 +333,30 @@ def snakemake_command(target, written, cores):
     return [sys.executable, "-m", "snakemake", target, "--configfile", str(written), "--cores", str(cores)]
 
 
+KILLED = 128  # + the number of the signal that killed Snakemake: the exit code a shell gives it (137: SIGKILL)
+LOCKED = 1  # Snakemake found the project's folder locked (its own exit code then)
+# What Snakemake's log says when another Snakemake holds the folder's lock, or a killed one left it
+# (snakemake.exceptions.LockException, raised before any job runs)
+LOCK_MESSAGES = ("LockException", "Directory cannot be locked")
+
+
+def signal_name(number):
+    """SIGKILL for 9; "an unknown signal" for a number Python does not name."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return "an unknown signal"
+
+
+def locked(log):
+    """Whether Snakemake's log says it stopped on the folder's lock."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return False
+    return any(message in text for message in LOCK_MESSAGES)
+
+
 def run_workflow(campaign, written, cores, watch, out=sys.stdout):
     """Snakemake's `campaign` target with the campaign's file, in a process group of its own,
     watched until it ends; its output goes to the campaign's log. The exit code."""
@@ -365,6 +389,18 @@ def run_workflow(campaign, written, cores, watch, out=sys.stdout):
     text = watch.line()
     if tty or text != shown:
         print(f"\r{text}\033[K" if tty else text, file=out, flush=True)
+    folder, where = Path.cwd(), Path.cwd() / log  # the project's folder: Snakemake's, and its lock's
+    if process.returncode < 0:  # killed by a signal: its number, as a shell says it (128 + the number)
+        number = -process.returncode
+        print(printable(f"replaylab: Snakemake was killed by {signal_name(number)} (signal {number}): {text.split(';')[0]}; "
+                        f"the same command resumes, after `snakemake --unlock` in {folder} if it finds the folder locked "
+                        f"(a killed Snakemake may leave its lock); its log: {where}"), file=sys.stderr, flush=True)
+        return KILLED + number
+    if process.returncode and locked(log):
+        print(printable(f"replaylab: the project folder {folder} is locked: another Snakemake holds its lock, or one was "
+                        f"killed before it let go; when none runs there any more, `snakemake --unlock` in {folder} frees "
+                        f"it, and the same command resumes; its log: {where}"), file=sys.stderr, flush=True)
+        return LOCKED
     if process.returncode:
         lines = [line for line in log.read_text(errors="replace").splitlines() if "not recorded" in line or "Error" in line]
         print(f"replaylab: the workflow failed (exit {process.returncode}); its log: {log}", file=sys.stderr)

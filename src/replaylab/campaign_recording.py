@@ -10,7 +10,9 @@ import os
 import queue
 import sys
 import threading
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
 from replaylab.agents import clients, loop
 from replaylab.agents.recording import printable
@@ -20,6 +22,10 @@ from replaylab.inputs import check_recording
 from replaylab.jobs import Failed
 from replaylab.lessons import registry
 from replaylab.recorder import Request, record_new
+
+if TYPE_CHECKING:
+    from replaylab.campaign import Campaign
+    from replaylab.campaign_settings import Run
 
 
 class RecordFailed(Failed):
@@ -32,7 +38,7 @@ class RecordFailed(Failed):
 PROGRESS = ".snakemake/replaylab/progress"  # {campaign}/{lesson}.{block}.json: what a recording job is doing
 
 
-def progress_file(campaign, lesson, batch):
+def progress_file(campaign: str, lesson: str, batch: str) -> Path:
     return Path(PROGRESS, campaign, f"{lesson}.{batch}.json")
 
 
@@ -42,19 +48,19 @@ class Progress:
     and the requests retried (the SDK's own retries, counted from its log). Rewritten whole at
     each change; never holds a key (numbers only)."""
 
-    def __init__(self, path, todo):
+    def __init__(self, path: str | Path | None, todo: int) -> None:
         self.path = Path(path) if path else None
         self.counts = {"todo": todo, "recorded": 0, "failed": 0, "running": 0, "retries": 0}
         self.lock = threading.Lock()
         self.write()
 
-    def add(self, **changes):
+    def add(self, **changes: int) -> None:
         with self.lock:
             for key, change in changes.items():
                 self.counts[key] += change
             self.write()
 
-    def write(self):
+    def write(self) -> None:
         if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -62,12 +68,12 @@ class Progress:
         temporary.write_text(json.dumps(self.counts))
         os.replace(temporary, self.path)
 
-    def count_retries(self):
+    def count_retries(self) -> None:
         """Count the SDK's retries: it logs each at INFO on `openai._base_client`."""
         progress = self
 
         class Retries(logging.Handler):
-            def emit(self, record):
+            def emit(self, record: logging.LogRecord) -> None:
                 if str(record.msg).startswith("Retrying request"):
                     progress.add(retries=1)
 
@@ -77,7 +83,8 @@ class Progress:
         logger.addHandler(Retries())
 
 
-def record_block(campaign, lesson, batch, listing, connections, log=sys.stdout, progress=None):
+def record_block(campaign: "Campaign", lesson: str, batch: str, listing: str | Path, connections: Mapping[str, int],
+                 log: TextIO = sys.stdout, progress: str | Path | None = None) -> None:
     """Record the runs of one block that are not on disk, `connections[endpoint]` at a time for
     each endpoint (threads, each waiting on its provider), then write the block's list
     (`listing`). A run's file appears whole when the run is done (`recorder.record_new`), or not at all;
@@ -96,7 +103,7 @@ def record_block(campaign, lesson, batch, listing, connections, log=sys.stdout, 
         for leftover in paths[name].parent.glob(f".{name}.json.*.tmp"):  # of a job that was killed
             leftover.unlink()
     by_name = {model.name: model for model in campaign.models}
-    by_endpoint = {}
+    by_endpoint: dict[str, list[tuple[Run, Path]]] = {}
     for name in todo:
         model = by_name[runs[name].model]
         by_endpoint.setdefault(model.endpoint, []).append((runs[name], paths[name]))
@@ -118,12 +125,15 @@ def record_block(campaign, lesson, batch, listing, connections, log=sys.stdout, 
     write_list(listing, lesson, batch, entries)
 
 
-def _record_all(by_endpoint, settings, connections, log, progress):
+def _record_all(by_endpoint: dict[str, list[tuple["Run", Path]]], settings: dict[str, Any], connections: Mapping[str, int],
+                log: TextIO, progress: Progress) -> list[str]:
     """Record each (run, path) of `by_endpoint` ({endpoint: work}) in daemon threads,
     `connections[endpoint]` for each endpoint; the failures' lines."""
+    failures: list[str]
+    threads: list[threading.Thread]
     failures, lock, threads = [], threading.Lock(), []
 
-    def worker(todo):
+    def worker(todo: "queue.Queue[tuple[Run, Path]]") -> None:
         while True:
             try:
                 run, path = todo.get_nowait()
@@ -144,7 +154,7 @@ def _record_all(by_endpoint, settings, connections, log, progress):
                 progress.add(running=-1, failed=1)
 
     for endpoint, work in by_endpoint.items():
-        todo = queue.Queue()
+        todo: queue.Queue[tuple[Run, Path]] = queue.Queue()
         for item in work:
             todo.put(item)
         threads += [threading.Thread(target=worker, args=(todo,), daemon=True, name=f"record-{len(threads) + i}")
@@ -157,14 +167,16 @@ def _record_all(by_endpoint, settings, connections, log, progress):
     return failures
 
 
-def recording_request(settings, run):
+def recording_request(settings: dict[str, Any], run: "Run") -> Request:
     """What `recorder.record_new` needs to record one run of the campaign."""
     model = next(m for m in models(settings) if m.name == run.model)
     lesson = registry.lesson(run.lesson)
-    instance = lesson.instance_of(run)
+    instance = lesson.instance_of(run)  # type: ignore[arg-type]  # a Run has what it reads of a recording: instance, variant
     options = clients.Options(run.lesson, run.variant, run.model, run.seed, (), lesson.part("agent"),
                               timeout=settings["request_timeout"], max_retries=settings["max_retries"],
                               instance=instance, **model_options(model))
     limits = loop.Limits(settings["max_tokens_per_run"], settings["max_seconds_per_run"])
-    return Request(clients.load_provider(model.provider), options, lesson.variant_of(run), run.name, run.group, limits,
+    return Request(clients.load_provider(model.provider), options,
+                   lesson.variant_of(run),  # type: ignore[arg-type]  # as instance_of
+                   run.name, run.group, limits,
                    instance.id)

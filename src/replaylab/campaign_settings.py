@@ -11,7 +11,9 @@ lesson judged per group (one of each variant) are judged together.
 """
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from replaylab.agents import clients, environment
 from replaylab.agents.names import file_safe
@@ -29,19 +31,19 @@ class Run:
     seed_instance: bool = True  # whether it is one of the seeds' own questions (named as before the families)
 
     @property
-    def name(self):
+    def name(self) -> str:
         if self.seed_instance:
             return f"{file_safe(self.model)}__{self.variant}__{self.index:03d}"
         return f"{file_safe(self.model)}__{self.instance}__{self.variant}__{self.index:03d}"
 
     @property
-    def group(self):
+    def group(self) -> str:
         if self.seed_instance:
             return f"{file_safe(self.model)}__{self.index:03d}"
         return f"{file_safe(self.model)}__{self.instance}__{self.index:03d}"
 
     @property
-    def seed(self):
+    def seed(self) -> int:
         return self.index - 1
 
 
@@ -60,10 +62,10 @@ class Model:
     base_url: str | None = None
     base_url_env: str | None = None
     key_env: str | None = None
-    settings: dict = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def endpoint(self):
+    def endpoint(self) -> str:
         """Who receives its requests: a provider with no server (scripted) is one endpoint; for a
         provider with one, its URL as written, or `$VARIABLE`."""
         found = unattended_provider(self.provider)
@@ -73,19 +75,20 @@ class Model:
             return self.base_url.rstrip("/")
         return f"${self.base_url_env or found.server}"
 
-    def key_variable(self):
+    def key_variable(self) -> str | None:
         found = unattended_provider(self.provider)
         return self.key_env or (found.key if found else None)
 
-    def recorded(self):
+    def recorded(self) -> dict[str, Any]:
         """What of the entry decides its runs (the key's variable does not)."""
         return {"name": self.name, "provider": self.provider, "endpoint": self.endpoint, "settings": self.settings}
 
 
-def models(settings):
+def models(settings: dict[str, Any]) -> list[Model]:
     """The models of a `campaign` section, as entries: a name alone (`models: [a, b]`, the short
     form) is an entry of the section's `provider`, as is an entry that names none."""
     found = []
+    entry: Any
     for entry in settings["models"]:
         entry = {"name": entry} if isinstance(entry, str) else dict(entry)
         entry.setdefault("provider", settings.get("provider"))
@@ -94,11 +97,11 @@ def models(settings):
     return found
 
 
-def model_names(settings):
+def model_names(settings: dict[str, Any]) -> list[str]:
     return [entry if isinstance(entry, str) else entry["name"] for entry in settings["models"]]
 
 
-def unattended_provider(name):
+def unattended_provider(name: object) -> clients.Provider | None:
     """The provider of that name if it records without a person or a file, else None."""
     try:
         provider = clients.load_provider(name)
@@ -107,7 +110,7 @@ def unattended_provider(name):
     return provider if provider.unattended else None
 
 
-def campaign_provider(name):
+def campaign_provider(name: object) -> clients.Provider | None:
     """The provider of that name if a campaign can take its runs: one that records them without a
     person, or one whose runs another tool records and `replaylab import-inspect --campaign`
     brings in (inspect_ai); else None."""
@@ -118,7 +121,7 @@ def campaign_provider(name):
     return provider if provider.unattended or provider.imported else None
 
 
-def check_provider(name, source, where="$.provider", imported=False):
+def check_provider(name: object, source: str, where: str = "$.provider", imported: bool = False) -> str | None:
     """One line if `name` is not a registered provider that records without a person (or, with
     `imported`, one whose runs are imported), else None. (The configuration's schema cannot list
     the providers: they are the registry's.)"""
@@ -130,14 +133,14 @@ def check_provider(name, source, where="$.provider", imported=False):
     return None
 
 
-def model_option(provider, model):
+def model_option(provider: str, model: str) -> str:
     """What the `record` target passes as --model: the configured model for a provider that asks a
     server for any model, nothing (its default program) for one with models of its own."""
     found = unattended_provider(provider)
     return model if found is not None and found.models is None else ""
 
 
-def normalized(section):
+def normalized(section: Any) -> Any:
     """The `campaign` section with each model as an entry (a name alone is `{name: NAME}`), as the
     schema checks it: its short form `models: [a, b]` reads as entries of the section's provider."""
     if not isinstance(section, dict) or not isinstance(section.get("models"), list):
@@ -145,7 +148,7 @@ def normalized(section):
     return {**section, "models": [{"name": m} if isinstance(m, str) else m for m in section["models"]]}
 
 
-def _not_finite(value, where):
+def _not_finite(value: Any, where: str) -> str | None:
     """The first NaN in a setting's value (NaN passes every bound of the schema), as a path."""
     if isinstance(value, float) and math.isnan(value):
         return where
@@ -156,7 +159,7 @@ def _not_finite(value, where):
     return None
 
 
-def check_model(settings, index, source):
+def check_model(settings: dict[str, Any], index: int, source: str) -> str | None:
     """The first problem of the model `index` of the section, as one line, or None."""
     raw = settings["models"][index]
     at = f"{source}: $.campaign.models[{index}]"
@@ -168,6 +171,7 @@ def check_model(settings, index, source):
     if problem:
         return problem
     provider = campaign_provider(model.provider)
+    assert provider is not None  # check_provider found it
     where = at if isinstance(raw, str) else f"{at}.name"
     try:
         check_text(model.name, where, 200)  # printed on the pages and in every line about its runs
@@ -200,7 +204,7 @@ def check_model(settings, index, source):
     return f"{found}: nan is not a finite number" if found else None
 
 
-def check(settings, lessons, source):
+def check(settings: dict[str, Any], lessons: Sequence[str], source: str) -> str | None:
     """The first problem of the `campaign` section that the schema cannot see, as one line
     (`source`: the configuration's files), or None. Never plans the campaign: its cost does not
     grow with `runs`."""
@@ -234,12 +238,12 @@ def check(settings, lessons, source):
     return None
 
 
-def unset_variables(found):
+def unset_variables(found: Iterable[Model]) -> list[str]:
     """One line per environment variable that models of `found` need and that is not set: a
     server's (`base_url_env`) and a key's. Names only, never values."""
     from replaylab.agents import environment
 
-    wanted = {}
+    wanted: dict[tuple[str | None, str], list[str]] = {}
     for model in found:
         provider = unattended_provider(model.provider)
         if provider is None or provider.server is None:
@@ -251,7 +255,7 @@ def unset_variables(found):
             for (variable, what), names in wanted.items() if variable and not environment.is_set(variable)]
 
 
-def model_options(model):
+def model_options(model: Model) -> dict[str, Any]:
     """What of a model's entry its provider's client takes: the server's URL (read from its
     variable when the entry names one), the key's variable, the settings."""
     base_url = model.base_url or (environment.setting(model.base_url_env) if model.base_url_env else None)

@@ -19,13 +19,16 @@ and instance that `instances.csv` holds, so that anyone can recompute every figu
 import dataclasses
 import math
 import zlib
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
+from typing import Any, cast
 
 import pandas as pd
 from matplotlib.figure import Figure
 
 from replaylab import cost_accuracy, pipeline, render, statistics
 from replaylab.agents import clients
+from replaylab.agents import recording as recording_io
 from replaylab.agents.recording import LABELS, printable
 from replaylab.inputs import DamagedResult, made_by
 from replaylab.lessons import counted
@@ -41,7 +44,7 @@ DETECT = 0.2  # the difference of rates the runs needed are given for, unless th
 # The table of runs and its group-by
 
 
-def runs_of(lessons, tables, prices):
+def runs_of(lessons: Sequence[str], tables: Sequence[str | Path], prices: dict[str, Any]) -> pd.DataFrame:
     """The campaign's per-run table: the lessons' tables one after the other, with each run's
     tokens and cost (where the configuration prices its model)."""
     frames = [runs_table(path).assign(lesson=lesson) for lesson, path in zip(lessons, tables)]
@@ -53,7 +56,7 @@ def runs_of(lessons, tables, prices):
     return runs
 
 
-def runs_table(path):
+def runs_table(path: str | Path) -> pd.DataFrame:
     """A lesson's per-run table as the build wrote it, or `DamagedResult` (one line naming it) when
     it was emptied, cut or changed by hand (or lacks the instance of its runs)."""
     try:
@@ -71,7 +74,7 @@ def runs_table(path):
         ) from None
 
 
-def distinct(runs):
+def distinct(runs: pd.DataFrame) -> pd.DataFrame:
     """The runs as evidence: of the runs of one lesson, task and model with one `behaviour` digest
     (identical transcripts: a deterministic model asked the same question again), the first only;
     a run without a digest counts on its own (statistics.METHODS['distinct_runs'])."""
@@ -82,7 +85,7 @@ def distinct(runs):
     return runs.loc[~runs.assign(copy_of=key).duplicated(["lesson", "task", "model", "copy_of"])]
 
 
-def compare(runs, models):
+def compare(runs: pd.DataFrame, models: Sequence[str]) -> list[dict[str, Any]]:
     """Scorecard rows per lesson, task and model, in the order of the lessons, then tasks, then
     `models`."""
     rows = scorecard(runs, keys=("lesson", "task", "model"), means=MEANS[2:])
@@ -92,12 +95,12 @@ def compare(runs, models):
     return rows
 
 
-def task_key(lesson, task):
+def task_key(lesson: str, task: str) -> str:
     """One task of the campaign as the statistics name it: the lesson and its variant (or agent)."""
     return f"{lesson}/{task}"
 
 
-def statistics_of(rows, models, detect):
+def statistics_of(rows: Sequence[dict[str, Any]], models: Sequence[str], detect: float | None) -> statistics.Comparison:
     """`statistics.compare_models` on the scorecard's counts, the models in the campaign's order."""
     present = {r["model"] for r in rows}
     ordered = [m for m in models if m in present] + sorted(present - set(models))
@@ -108,12 +111,12 @@ def statistics_of(rows, models, detect):
     return statistics.compare_models(counts, detect=detect)
 
 
-def _ordered_models(present, models):
+def _ordered_models(present: Collection[str], models: Sequence[str]) -> list[str]:
     """The models of `present` in the campaign's order, then any other by name."""
     return [m for m in models if m in present] + sorted(set(present) - set(models))
 
 
-def instance_rows(runs, models):
+def instance_rows(runs: pd.DataFrame, models: Sequence[str]) -> list[dict[str, Any]]:
     """Per lesson, model and instance its runs took: the instance's difficulty, the runs and the
     right ones (the rows of instances.csv), in the order of the lessons, the models, the instances."""
     if runs.empty:
@@ -130,7 +133,8 @@ def instance_rows(runs, models):
     return sorted(found, key=lambda r: (lessons.index(r["lesson"]), rank[r["model"]], r["instance"]))
 
 
-def instance_statistics_of(instances, models, detect):
+def instance_statistics_of(instances: Sequence[dict[str, Any]], models: Sequence[str],
+                           detect: float | None) -> statistics.ByInstance:
     """`statistics.compare_instances` on the counts per instance (rows of `instance_rows`), the
     models in the campaign's order."""
     counts = [statistics.InstanceCounts(r["model"], r["lesson"], r["instance"], r["right"], r["runs"]) for r in instances]
@@ -196,11 +200,11 @@ RUN_COLUMNS = ("lesson", "model", "task", "instance", "difficulty", "run", "answ
 FILES = {name_: f"{name_}.csv" for name_ in TABLES}
 
 
-def _empty(value):
+def _empty(value: Any) -> Any:
     return None if value is None or (isinstance(value, float) and not math.isfinite(value)) else value
 
 
-def scorecard_rows(rows, result):
+def scorecard_rows(rows: Sequence[dict[str, Any]], result: statistics.Comparison) -> list[dict[str, Any]]:
     """The scorecard as flat rows, the columns of SCORECARD_COLUMNS: `rows` of every run, the rates
     of `result` (the statistics, over the distinct runs)."""
     rates = {(r.model, r.task): r for r in result.rates}
@@ -223,14 +227,15 @@ def scorecard_rows(rows, result):
     return found
 
 
-def _split(record):
+def _split(record: statistics.PassK | statistics.Pair) -> dict[str, Any]:
     """A statistics record as a flat row, its task split into lesson and task."""
     row = dataclasses.asdict(record)
     lesson, _, task = row.pop("task").partition("/")
     return {"lesson": lesson, "task": task, **row}
 
 
-def tables_of(rows, result, instances, by_instance):
+def tables_of(rows: Sequence[dict[str, Any]], result: statistics.Comparison, instances: list[dict[str, Any]],
+              by_instance: statistics.ByInstance) -> dict[str, list[dict[str, Any]]]:
     """{table: flat rows} of everything the page shows, with the columns of TABLES."""
     return {
         "scorecard": scorecard_rows(rows, result),
@@ -243,7 +248,7 @@ def tables_of(rows, result, instances, by_instance):
     }
 
 
-def csv_rows(rows):
+def csv_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Flat rows for a CSV file: None empty, a list as 'a; b'."""
     return [{k: "" if v is None else "; ".join(map(str, v)) if isinstance(v, list) else v for k, v in row.items()} for row in rows]
 
@@ -252,33 +257,34 @@ def csv_rows(rows):
 # The page
 
 
-def percent(value):
+def percent(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.0f} %"
 
 
-def points(value):
+def points(value: float | None) -> str:
     """A difference of rates in percentage points, signed ('0 points' for none, never '-0' or '+0')."""
     if value is None:
         return "n/a"
     return "0 points" if value == 0 else f"{magnitude(value, signed=True)} points"
 
 
-def magnitude(value, signed=False):
+def magnitude(value: float, signed: bool = False) -> str:
     """A difference of rates in percentage points as a number: whole points, or (below one point)
     two significant digits, so that a difference that is not 0 never reads 0."""
     shown = f"{100 * value:{'+' if signed else ''}.0f}" if abs(value) >= 0.005 else f"{100 * value:{'+' if signed else ''}.2g}"
     return shown
 
 
-def p_text(p):
+def p_text(p: float | None) -> str:
     return "no test" if p is None else f"{p:.2g}" if p >= 0.001 else "< 0.001"
 
 
-def rate_text(rate, short=False):
+def rate_text(rate: statistics.Rate, short: bool = False) -> str:
     """k of n, the rate and its Wilson interval; at 0 of n the rule of three's bound too. `short`:
     for a cell of a table a phone shows ("2/2 · 100 % (34–100)")."""
     if not rate.runs:
         return "no runs"
+    assert rate.rate_low is not None and rate.rate_high is not None  # runs: a rate and its interval
     if short:
         found = f"{rate.right}/{rate.runs} · {percent(rate.rate)} ({100 * rate.rate_low:.0f}–{100 * rate.rate_high:.0f})"
         return found + (f", ≤ {percent(rate.rule_of_three_high)} by the rule of three" if rate.rule_of_three_high is not None else "")
@@ -288,7 +294,7 @@ def rate_text(rate, short=False):
     return found + ")"
 
 
-def verdict(comparison):
+def verdict(comparison: statistics.Pair | statistics.AcrossTasks) -> str:
     """What one comparison (a Pair or AcrossTasks record) lets one say."""
     if comparison.p_value is None:
         return "no test (a model without runs)"
@@ -299,43 +305,46 @@ def verdict(comparison):
     return "not beyond chance"
 
 
-def p_phrase(p):
+def p_phrase(p: float | None) -> str:
     """A p-value in a sentence: 'p = 0.14', 'p < 0.001'."""
     text_ = p_text(p)
     return f"p {text_}" if text_.startswith("<") else f"p = {text_}"
 
 
-def whole_points(value):
+def whole_points(value: float) -> str:
     """A rate difference in whole points, signed, and 0 without a sign (never '-0')."""
     shown = f"{100 * value:+.0f}"
     return "0" if shown in ("+0", "-0") else shown
 
 
-def interval_text(low, high):
-    return "n/a" if low is None else f"{whole_points(low)} to {whole_points(high)}"
+def interval_text(low: float | None, high: float | None) -> str:
+    return "n/a" if low is None else f"{whole_points(low)} to {whole_points(cast(float, high))}"  # both or neither
 
 
-def lead(model_a, model_b, difference, low, high):
+def lead(model_a: str, model_b: str, difference: float, low: float | None,
+         high: float | None) -> tuple[str, float | None, float | None]:
     """Who was right more often and by how much, with the interval as seen from the one ahead; 'no
     difference' where the rates are equal (a difference of round-off is 0: statistics)."""
     if difference == 0:
         return f"{text(model_a)} and {text(model_b)} were right equally often (no difference", low, high
     if difference > 0:
         return f"**{text(model_a)}** was right more often than {text(model_b)}, by {magnitude(difference)} points (", low, high
+    assert low is not None and high is not None  # a difference has its interval
     return f"**{text(model_b)}** was right more often than {text(model_a)}, by {magnitude(-difference)} points (", -high, -low
 
 
-def _sentence(model_a, model_b, difference, low, high, where, test):
+def _sentence(model_a: str, model_b: str, difference: float, low: float | None, high: float | None, where: str,
+              test: str) -> str:
     said, low, high = lead(model_a, model_b, difference, low, high)
     joined = "; " if difference == 0 else ""
     return f"{said}{joined}95 % interval {interval_text(low, high)} points) {where}: {test}."
 
 
-def heterogeneity_text(c):
+def heterogeneity_text(c: statistics.AcrossTasks) -> str:
     """The sentence for a comparison across tasks whose difference varies across them, or ''."""
     if c.heterogeneity_p is None or c.heterogeneity_p >= statistics.ALPHA:
         return ""
-    def tasks(names):
+    def tasks(names: Iterable[str]) -> str:
         return ", ".join(code(n) for n in names) or "no task"
 
     where = f"Breslow-Day {p_phrase(c.heterogeneity_p)}"
@@ -348,7 +357,7 @@ def heterogeneity_text(c):
             f"({where}): {text(ahead)} is ahead on {tasks(on)}, by different margins.")
 
 
-def tied_text(comparisons, detect, where):
+def tied_text(comparisons: Iterable[statistics.Pair | statistics.AcrossTasks], detect: float, where: str) -> str:
     """The pairs an equivalence test calls tied (within ±detect), as one sentence, or ''."""
     tied = [c for c in comparisons if c.equivalent]
     if not tied:
@@ -358,7 +367,7 @@ def tied_text(comparisons, detect, where):
             f"`campaign.detect`): {pairs}.")
 
 
-def distinct_text(rows, result):
+def distinct_text(rows: Sequence[dict[str, Any]], result: statistics.Comparison) -> str:
     """'Of the 40 runs, 4 are distinct ...' when some runs are copies of others, else ''."""
     every, kept = sum(r["runs"] for r in rows), sum(r.runs for r in result.rates)
     if every == kept:
@@ -367,7 +376,7 @@ def distinct_text(rows, result):
             "one piece of evidence, counted once by every test here.")
 
 
-def summary(result, rows, detect):
+def summary(result: statistics.Comparison, rows: Sequence[dict[str, Any]], detect: float) -> str:
     """The page's one-paragraph answer: who is right more often, by how much, how sure that is,
     whether it varies across tasks, and how many runs would settle it."""
     models = result.models
@@ -413,13 +422,14 @@ def summary(result, rows, detect):
     return " ".join(s for s in said if s)
 
 
-def full_summary(result, rows, by_instance, detect):
+def full_summary(result: statistics.Comparison, rows: Sequence[dict[str, Any]], by_instance: statistics.ByInstance | None,
+                 detect: float) -> str:
     """The summary paragraph: by task and across tasks, then by instance."""
     parts = (summary(result, rows, detect), instance_summary(by_instance, detect) if by_instance else "")
     return " ".join(part for part in parts if part)
 
 
-def instance_verdict(pair):
+def instance_verdict(pair: statistics.InstancePair) -> str:
     """What one comparison by instance lets one say: never 'tied' nor 'better' beyond its test."""
     if pair.p_value is None:
         return "no test (no instance both ran)"
@@ -430,7 +440,7 @@ def instance_verdict(pair):
     return "not separated"
 
 
-def rests_on(by_instance):
+def rests_on(by_instance: statistics.ByInstance) -> str:
     """'12 instances of LESSON, 8 instances of OTHER': the instances each lesson's figures rest on (a
     range where the models took different numbers of instances; each row states its own)."""
     said = []
@@ -443,12 +453,12 @@ def rests_on(by_instance):
     return ", ".join(said) if said else "no instance"
 
 
-def _runs_per_instance(value):
+def _runs_per_instance(value: float) -> str:
     """'1 run per instance', '2.5 runs per instance'."""
     return f"{value:.3g} {'run' if value == 1 else 'runs'} per instance"
 
 
-def instance_summary(by_instance, detect):
+def instance_summary(by_instance: statistics.ByInstance, detect: float) -> str:
     """The summary's sentences by instance: the unit, each pair per lesson, the instances needed."""
     if not by_instance.rates:
         return ""
@@ -466,9 +476,10 @@ def instance_summary(by_instance, detect):
                     f"{counted(p.instances, 'instance', 'instances')} ({spread}; {text(p.model_a)} ahead on {p.a_ahead}, "
                     f"{text(p.model_b)} on {p.b_ahead}): {instance_verdict(p)} (sign test, Holm-adjusted {p_phrase(p.p_holm)})"
                     + (f"; tied within ±{magnitude(detect)} points (equivalence test)." if p.equivalent else "."))
-    needed = {}
+    needed: dict[str, tuple[int, float]] = {}
     for p in by_instance.pairs:
         if p.instances_needed is not None:
+            assert p.runs_per_instance_a is not None and p.runs_per_instance_b is not None  # instances compared
             runs_each = max(p.runs_per_instance_a, p.runs_per_instance_b)
             found = needed.get(p.lesson)
             if found is None or p.instances_needed > found[0]:
@@ -482,11 +493,11 @@ def instance_summary(by_instance, detect):
     return " ".join(said)
 
 
-def glance_section(result, rows):
+def glance_section(result: statistics.Comparison, rows: Sequence[dict[str, Any]]) -> list[str]:
     out = ["## At a glance", ""]
     rates = {(r.model, r.task): r for r in result.rates}
     every = {(r["model"], task_key(r["lesson"], r["task"])): r["runs"] for r in rows}
-    grid = []
+    grid: list[dict[str, Any]] = []
     for key in result.tasks:
         lesson, _, task = key.partition("/")
         entry = {"task": Md(f"[{text(lesson)}]({lesson}/index.md) {code(task)}")}
@@ -509,7 +520,7 @@ def glance_section(result, rows):
     return out
 
 
-def by_instance_section(by_instance, detect):
+def by_instance_section(by_instance: statistics.ByInstance, detect: float) -> list[str]:
     if not by_instance.rates:
         return []
     rates = []
@@ -540,6 +551,7 @@ def by_instance_section(by_instance, detect):
     for p in by_instance.pairs:
         left_out = [f"{n} only {text(m)}" for n, m in ((p.only_a, p.model_a), (p.only_b, p.model_b)) if n]
         if p.instances_needed is not None:
+            assert p.runs_per_instance_a is not None and p.runs_per_instance_b is not None  # instances compared
             runs_each = _runs_per_instance(max(p.runs_per_instance_a, p.runs_per_instance_b))
             needed = f"{p.instances_needed} (at {runs_each})"
         else:
@@ -578,7 +590,7 @@ def by_instance_section(by_instance, detect):
     return out
 
 
-def across_section(result):
+def across_section(result: statistics.Comparison) -> list[str]:
     if not result.across_tasks:
         return []
     shown = []
@@ -611,7 +623,7 @@ def across_section(result):
                           ("varies", "varies across tasks? (Breslow-Day p)")]), ""]
 
 
-def pairs_section(result, detect):
+def pairs_section(result: statistics.Comparison, detect: float) -> list[str]:
     shown = []
     for p in result.pairs:
         lesson, _, task = p.task.partition("/")
@@ -644,7 +656,7 @@ def pairs_section(result, detect):
                           ("needed", f"runs needed for {magnitude(detect)} points")]), ""]
 
 
-def ties_section(result):
+def ties_section(result: statistics.Comparison) -> list[str]:
     if len(result.models) < 2:
         return []
     out = ["## Not separated", "", "Models that no test (Holm-adjusted) separates, per task and across tasks. Not "
@@ -658,11 +670,11 @@ def ties_section(result):
     return out + [""]
 
 
-def _number(value, digits=3):
+def _number(value: float | None, digits: int = 3) -> str:
     return "" if value is None else f"{value:.{digits}g}"
 
 
-def scorecard_section(flat, priced):
+def scorecard_section(flat: Sequence[dict[str, Any]], priced: bool) -> list[str]:
     out = ["## Scorecard", "", "Per lesson task and model (`scorecard.csv`; the columns are explained below). Tokens "
            "are those the provider reported" + (", and the cost follows from the configured prices." if priced else "."), ""]
     shown = []
@@ -691,11 +703,11 @@ def scorecard_section(flat, priced):
     return out + [table(shown, columns), ""]
 
 
-def pass_k_section(result):
+def pass_k_section(result: statistics.Comparison) -> list[str]:
     ks = sorted({p.k for p in result.pass_k})
     if not ks:
         return []
-    grid = {}
+    grid: dict[tuple[str, str], dict[Any, Any]] = {}
     for p in result.pass_k:
         lesson, _, task = p.task.partition("/")
         entry = grid.setdefault((p.task, p.model), {"task": Md(f"{text(lesson)} {code(task)}"), "model": p.model})
@@ -706,18 +718,18 @@ def pass_k_section(result):
             "Per task and model, for each k the runs allow (`pass_k.csv`): pass@k / pass^k, the chance that k runs "
             "drawn from the (distinct) runs include a right one / are all right; then, per model, their means over "
             "the tasks (each task once; a k some task of the model does not reach is left empty).", "",
-            table(rows, [("task", "task"), ("model", "model")] + [(k, f"k = {k}") for k in ks]), ""]
+            table(rows, [("task", "task"), ("model", "model")] + [(k, f"k = {k}") for k in ks]), ""]  # type: ignore[misc]  # rows keyed by k
 
 
-def pass_k_means(result, ks):
+def pass_k_means(result: statistics.Comparison, ks: Sequence[int]) -> list[dict[Any, Any]]:
     """Per model, pass@k / pass^k averaged over its tasks with runs, for each k every one of them reaches."""
-    found = []
+    found: list[dict[Any, Any]] = []
     for model in result.models:
         mine = [p for p in result.pass_k if p.model == model]
         tasks = {p.task for p in mine}
         if len(tasks) < 2:
             continue
-        entry = {"task": Md("**mean over tasks**"), "model": model}
+        entry: dict[Any, Any] = {"task": Md("**mean over tasks**"), "model": model}
         for k in ks:
             at_k = [p for p in mine if p.k == k]
             if len(at_k) == len(tasks):
@@ -727,7 +739,7 @@ def pass_k_means(result, ks):
     return found
 
 
-def method_section(settings):
+def method_section(settings: dict[str, Any]) -> list[str]:
     limits = [f"{code(k)} {settings[k]:g}" for k in ("max_tokens_per_run", "max_seconds_per_run") if settings.get(k)]
     out = [
         "## How the build decides",
@@ -752,7 +764,7 @@ def method_section(settings):
     return out + [""]
 
 
-def columns_section():
+def columns_section() -> list[str]:
     out = ["## The columns of the tables", "",
            "The CSV files and `scorecard.json` use the same column names (in the JSON, a list for `tasks_left_out`; "
            "an empty CSV cell is `null`).", ""]
@@ -763,7 +775,7 @@ def columns_section():
     return out
 
 
-def not_counted_section(not_counted):
+def not_counted_section(not_counted: dict[str, list[str]]) -> list[str]:
     if not any(not_counted.values()):
         return []
     out = ["## Recorded runs not counted", ""]
@@ -776,7 +788,7 @@ def not_counted_section(not_counted):
     return out + [""]
 
 
-def runs_section(runs, links):
+def runs_section(runs: pd.DataFrame, links: dict[tuple[str, str], str]) -> list[str]:
     out = ["## The runs", "", "Each run links to its page as this build replayed it (or, for a run its lesson's page "
            "does not show, to its transcript as replayed); every run is in `<lesson>/runs.csv.gz`.", ""]
     for lesson, mine in runs.groupby("lesson", sort=False):
@@ -801,7 +813,10 @@ def runs_section(runs, links):
     return out
 
 
-def page(settings, lessons, runs, rows, result, links, not_counted, summary_page=True, by_instance=None, costs=()):
+def page(settings: dict[str, Any], lessons: Sequence[str], runs: pd.DataFrame, rows: Sequence[dict[str, Any]],
+         result: statistics.Comparison, links: dict[tuple[str, str], str], not_counted: dict[str, list[str]],
+         summary_page: bool = True, by_instance: statistics.ByInstance | None = None,
+         costs: Iterable[dict[str, Any]] = ()) -> str:
     models = list(settings["models"])
     priced = bool(settings.get("prices"))
     detect = settings.get("detect", DETECT)
@@ -844,7 +859,7 @@ def page(settings, lessons, runs, rows, result, links, not_counted, summary_page
 # The figure
 
 
-def figure(result):
+def figure(result: statistics.Comparison) -> Figure:
     """Bars of the rate per task and model with the Wilson interval: narrow, with large labels, so
     that it reads on a phone (390 px) as on a desktop."""
     tasks, models = result.tasks, result.models
@@ -854,10 +869,16 @@ def figure(result):
     axes = drawing.add_subplot()
     width = 0.8 / max(1, len(models))
     for i, model in enumerate(models):
+        positions: list[float]
+        values: list[float]
+        low: list[float]
+        high: list[float]
+        counts: list[str]
         positions, values, low, high, counts = [], [], [], [], []
         for t, key in enumerate(tasks):
             r = rates[(model, key)]
             if r.runs:
+                assert r.rate is not None and r.rate_low is not None and r.rate_high is not None  # runs: a rate and its interval
                 positions.append(t + (i - (len(models) - 1) / 2) * width)
                 values.append(100 * r.rate)
                 low.append(max(0.0, 100 * (r.rate - r.rate_low)))
@@ -882,17 +903,17 @@ def figure(result):
 # The job
 
 
-def campaign_runs(runs):
+def campaign_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """The campaign's per-run table: one row per run of every lesson (RUN_COLUMNS, then the answers'
     fields), tidy: one column per variable, so that any figure of the page can be recomputed from it."""
     answers = [c for c in runs.columns if c.startswith("answer_")]
     return runs.reindex(columns=[*RUN_COLUMNS, *answers])
 
 
-def transcript_links(lessons, folders, root):
+def transcript_links(lessons: Iterable[str], folders: Iterable[str | Path], root: str | Path) -> dict[tuple[str, str], str]:
     """{(lesson, run): the run's page (<lesson>/runs/<run>.md, the render job's) relative to the
     campaign's folder, or its transcript as replayed where the lesson's page shows no page of it}."""
-    links = {}
+    links: dict[tuple[str, str], str] = {}
     for folder in map(Path, folders):
         lesson = folder.parent.parent.name  # <root>/<lesson>/transcripts/<batch>
         for path in sorted(folder.glob("*.json")):
@@ -901,7 +922,7 @@ def transcript_links(lessons, folders, root):
     return links
 
 
-def not_counted_runs(lessons, runs, folder):
+def not_counted_runs(lessons: Iterable[str], runs: pd.DataFrame, folder: Path) -> dict[str, list[str]]:
     """{lesson: names of the recordings on disk that the per-run tables do not hold} (a lowered
     `campaign.runs`, or a model taken off the list)."""
     counted = set(runs["recording"].astype(str))
@@ -909,7 +930,8 @@ def not_counted_runs(lessons, runs, folder):
             for lesson in lessons}
 
 
-def write(settings, lessons, tables, transcripts, folder):
+def write(settings: dict[str, Any], lessons: Sequence[str], tables: Sequence[str | Path], transcripts: Iterable[str | Path],
+          folder: str | Path) -> float:
     """The comparison of a campaign into `folder`: index.md (and index.html), scorecard.csv,
     pass_k.csv, pairs.csv, across_tasks.csv, instances.csv, instance_rates.csv,
     instance_pairs.csv, cost_accuracy.csv, scorecard.json (every table, the same columns), the
@@ -939,13 +961,13 @@ def write(settings, lessons, tables, transcripts, folder):
         "columns": TABLES, "methods": statistics.METHODS,
     })
     for name_, flat in found.items():
-        pipeline.recording_io.write_atomic(folder / f"{name_}.csv", pipeline.csv_text(csv_rows(flat)) if flat else
-                                           ",".join(TABLES[name_]) + "\n")
+        recording_io.write_atomic(folder / f"{name_}.csv", pipeline.csv_text(csv_rows(flat)) if flat else
+                                  ",".join(TABLES[name_]) + "\n")
     render.save_figure(figure(result), folder / "figures" / "comparison.png")
     drawing = cost_accuracy.figure(costs)
     if drawing is not None:
         render.save_figure(drawing, folder / "figures" / "cost_accuracy.png")
     else:  # a figure of an earlier build (with prices then) would outlive the page that no longer shows it
         (folder / "figures" / "cost_accuracy.png").unlink(missing_ok=True)
-    pipeline.recording_io.write_atomic(folder / RUNS_FILE, runs_table_bytes(campaign_runs(runs)))
+    recording_io.write_atomic(folder / RUNS_FILE, runs_table_bytes(campaign_runs(runs)))
     return render.write_markdown_and_html(folder / "index.md", text_)

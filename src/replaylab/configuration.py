@@ -5,7 +5,10 @@ The first problem is one `InputError` line naming the configuration's files and 
 
 import math
 import re
+from collections.abc import Sequence
 from functools import cache
+from pathlib import Path
+from typing import Any
 
 import jsonschema
 
@@ -22,11 +25,12 @@ class InputError(InvalidInput):
 MAX_VALUES = 100_000  # values of a configuration, each alias counted as often as it is used (a real one holds hundreds)
 
 
-def check_size(config, source):
+def check_size(config: Any, source: str) -> None:
     """Refuse a configuration of more than MAX_VALUES values, counted as a reader that expands
     YAML's aliases would (an alias used ten times counts ten times), before anything else looks at
     it: nine levels of ten aliases each are a billion values, which the schema's validator, and
     its message, would walk and print. Stops as soon as the count is passed."""
+    todo: list[tuple[tuple[Any, ...], Any]]
     todo, count = [((), config)], 0
     while todo:
         path, value = todo.pop()
@@ -47,7 +51,7 @@ _NUMBER = re.compile(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
 _WORDS = {"true": True, "false": False, "null": None, "~": None}
 
 
-def _typed(value, kinds):
+def _typed(value: Any, kinds: Sequence[str]) -> Any:
     """A text as the value of a schema's `kinds` it spells, or the text itself."""
     if not isinstance(value, str):
         return value
@@ -62,7 +66,7 @@ def _typed(value, kinds):
     return value
 
 
-def coerce(value, schema):
+def coerce(value: Any, schema: dict[str, Any]) -> Any:
     """The configuration with each text that spells a number, a boolean or null read as one
     where the schema wants one: Snakemake reads a nested --config value (`campaign={"runs": 12}`)
     as YAML's base loader does, every scalar a text. Everything else is left as it is, for the
@@ -81,7 +85,7 @@ def coerce(value, schema):
     return _typed(value, kinds)
 
 
-def _as_written(config, path):
+def _as_written(config: dict[str, Any], path: list[Any]) -> list[Any]:
     """The path of a field as the configuration wrote it: a model of the short form (a name alone,
     checked as the entry `{name: NAME}`) is the name itself."""
     if path[:2] == ["campaign", "models"] and path[3:] == ["name"] and isinstance(config["campaign"]["models"][path[2]], str):
@@ -90,7 +94,7 @@ def _as_written(config, path):
 
 
 @cache
-def _schema(path):
+def _schema(path: str) -> Any:
     """The schema as data, read once per process (libyaml's parser where PyYAML has it)."""
     import yaml
 
@@ -98,7 +102,7 @@ def _schema(path):
         return yaml.load(stream, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
-def check(config, source, schema):
+def check(config: dict[str, Any], source: str, schema: str | Path) -> None:
     """The workflow's configuration, checked against its schema (`schema`, the path of
     workflow/schemas/config.schema.yaml) with Snakemake's `validate`, then for what a schema cannot
     say: lessons replaylab has, a tolerance that is a number (NaN passes every bound), the names a

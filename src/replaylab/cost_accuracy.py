@@ -8,11 +8,16 @@ them; without either, there is no view. The rate counts the distinct runs, as th
 """
 
 import math
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from matplotlib.figure import Figure
 
 from replaylab import statistics
 from replaylab.lessons.markdown import table, text
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 COLUMNS = {
     "model": "The model (or scripted program).",
@@ -30,10 +35,10 @@ COLUMNS = {
 }
 
 
-def rows(runs, evidence, models):
+def rows(runs: "pd.DataFrame", evidence: "pd.DataFrame", models: Iterable[str]) -> list[dict[str, Any]]:
     """One row per model (COLUMNS), in the order of `models`: `runs` every run of the campaign's
     per-run table (cost_usd and tokens per run), `evidence` its distinct runs."""
-    found = []
+    found: list[dict[str, Any]] = []
     for model in models:
         mine, kept = runs[runs["model"] == model], evidence[evidence["model"] == model]
         if mine.empty:
@@ -51,13 +56,13 @@ def rows(runs, evidence, models):
     return found
 
 
-def _mean(column):
+def _mean(column: "pd.Series") -> float | None:
     """The mean of a column of numbers, None where any is missing (a cost without a price)."""
     values = column.astype(float)
     return None if values.isna().any() or values.empty else float(values.mean())
 
 
-def measure(found):
+def measure(found: Sequence[dict[str, Any]]) -> str | None:
     """The cost column the view uses: 'mean_cost_usd' when every model has a price, else
     'mean_tokens' when every model's tokens were reported, else None."""
     for column in ("mean_cost_usd", "mean_tokens"):
@@ -66,17 +71,17 @@ def measure(found):
     return None
 
 
-def _beats(other, row, axis):
+def _beats(other: dict[str, Any], row: dict[str, Any], axis: str) -> bool:
     """Whether `other` is at least as right at no more cost, and better in one."""
-    at_least = other["rate"] >= row["rate"] and other[axis] <= row[axis]
+    at_least: bool = other["rate"] >= row["rate"] and other[axis] <= row[axis]
     return at_least and (other["rate"] > row["rate"] or other[axis] < row[axis])
 
 
-def label(axis):
+def label(axis: str) -> str:
     return "mean cost per run (USD)" if axis == "mean_cost_usd" else "mean tokens per run"
 
 
-def section(found):
+def section(found: Sequence[dict[str, Any]]) -> list[str]:
     """The page's section: the table, the figure, or why there is none."""
     out = ["## Cost and accuracy", ""]
     axis = measure(found)
@@ -95,7 +100,7 @@ def section(found):
     return out
 
 
-def figure(found):
+def figure(found: Sequence[dict[str, Any]]) -> Figure | None:
     """Rate (with its interval) against cost per model, the frontier joined by a line; None without
     a cost axis."""
     axis = measure(found)

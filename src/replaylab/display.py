@@ -6,19 +6,23 @@ colour nor clear the terminal.
 """
 
 import sys
+from typing import TYPE_CHECKING, TextIO
 
 from replaylab.agents.recording import printable
 from replaylab.agents.tools import ACCEPTED_KEY
 
+if TYPE_CHECKING:
+    from replaylab.agents.messages import Step, ToolCall, ToolResult
 
-def number_text(value):
+
+def number_text(value: object) -> str:
     """A result's value: a float with 6 significant digits, a name (the check that ran) as it is."""
     if isinstance(value, float):
         return f"{value:.6g}"
     return value if isinstance(value, str) else repr(value)
 
 
-def call_line(call):
+def call_line(call: "ToolCall") -> str:
     if isinstance(call.arguments, dict):
         arguments = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
     else:
@@ -27,7 +31,7 @@ def call_line(call):
     return printable(text)
 
 
-def result_line(result):
+def result_line(result: "ToolResult") -> str:
     if not result.ok:
         return printable(f"refused: {result.content['error']}")
     if ACCEPTED_KEY in result.content:  # the answer, echoed in words
@@ -35,7 +39,7 @@ def result_line(result):
     return printable(", ".join(f"{k} {number_text(v)}" for k, v in result.content.items()))
 
 
-def print_step(number, step, stream=None):
+def print_step(number: int, step: "Step", stream: TextIO | None = None) -> None:
     """One message and its results, as a person follows a run (on `stream`, by default stdout)."""
     stream = sys.stdout if stream is None else stream
     text = printable(step.message.text.strip(), keep="\n\t")

@@ -16,12 +16,18 @@ import urllib.parse
 import urllib.request
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from replaylab.agents import clients, environment
 from replaylab.agents.recording import LABELS, printable
 from replaylab.agents.secrets import clean_text
 
+if TYPE_CHECKING:
+    from replaylab.agents.secrets import Secret
+    from replaylab.settings import Settings
+
 CONFIG = Path("config") / "config.yaml"
+_Row = tuple[str, bool | None, str]  # (what, ok: None for a fact neither good nor bad, detail)
 
 PACKAGES = ("replaylab", "numpy", "matplotlib", "jsonschema", "PyYAML", "openai", "snakemake", "pygments", "markdown-it-py")
 OPTIONAL = {  # package: the extra of pyproject.toml that installs it
@@ -32,14 +38,14 @@ OPTIONAL = {  # package: the extra of pyproject.toml that installs it
 }
 
 
-def _version(name):
+def _version(name: str) -> str | None:
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return None
 
 
-def _answers(url, timeout=3.0):
+def _answers(url: str, timeout: float = 3.0) -> tuple[bool, str]:
     """Whether an OpenAI-compatible server answers at URL (any HTTP status counts as an answer)."""
     try:
         with urllib.request.urlopen(url.rstrip("/") + "/models", timeout=timeout):
@@ -52,7 +58,7 @@ def _answers(url, timeout=3.0):
         return False, "not a URL that can be opened"
 
 
-def _models(url, key, timeout=5.0):
+def _models(url: str, key: "Secret", timeout: float = 5.0) -> tuple[bool | None, str, set[str] | None]:
     """(ok, detail, the server's model ids or None) of GET URL/models with the key: the key's check."""
     request = urllib.request.Request(url.rstrip("/") + "/models", headers={"Authorization": f"Bearer {key.reveal()}"})
     try:
@@ -73,7 +79,7 @@ def _models(url, key, timeout=5.0):
     return True, f"accepted by the server ({len(ids)} models)", ids
 
 
-def _configuration(folder):
+def _configuration(folder: str | Path | None) -> tuple[list[_Row], "Settings | None"]:
     """The project's configuration, checked as a run checks it: (rows, Settings or None)."""
     from replaylab import settings
 
@@ -86,7 +92,7 @@ def _configuration(folder):
     return [(str(CONFIG), True, "valid (the workflow's schema and checks)")], found
 
 
-def _server(url):
+def _server(url: str) -> str:
     """The host (and port) of a server's URL, never its user part, path or query: they may hold a
     key (as the OpenAI client shows its server)."""
     try:
@@ -96,13 +102,13 @@ def _server(url):
         return "(not a URL)"
 
 
-def _recordings(folder, shown):
+def _recordings(folder: str | Path, shown: str | Path) -> list[_Row]:
     """A row per recording of `folder`, each named from `shown` (the folder as the user knows it)."""
     from replaylab.agents.replay import ReplayMismatch, replay
     from replaylab.inputs import check_recording
     from replaylab.lessons import registry
 
-    checks = []
+    checks: list[_Row] = []
     for path in sorted(Path(folder).glob("*/*.json")):
         name = Path(shown) / path.relative_to(folder)
         try:
@@ -116,13 +122,13 @@ def _recordings(folder, shown):
     return checks
 
 
-def diagnose(recordings=None, project=None):
+def diagnose(recordings: str | Path | None = None, project: str | Path | None = None) -> list[_Row]:
     """(what, ok, detail) rows; ok is None for facts that are neither good nor bad. `project`: the
     project's folder (its configuration is checked; by default, the current folder's);
     `recordings`: a folder of recordings as the user gave it (by default the project's
     recordings/)."""
     project = Path(project) if project is not None else Path.cwd()
-    rows = [("python", sys.version_info >= (3, 11), f"{platform.python_version()} ({sys.executable})")]
+    rows: list[_Row] = [("python", sys.version_info >= (3, 11), f"{platform.python_version()} ({sys.executable})")]
     for name in PACKAGES:
         version = _version(name)
         rows.append((name, version is not None, version or "not installed"))
@@ -133,7 +139,7 @@ def diagnose(recordings=None, project=None):
     return rows + _providers(project) + _recordings(folder, shown)
 
 
-def _providers(project):
+def _providers(project: str | Path | None) -> list[_Row]:
     """Each registered provider, whether what it reads from the environment is set, whether its
     key is accepted, and whether the campaign's models are the server's."""
     found = clients.providers()

@@ -26,10 +26,12 @@ What the HTML adds to the Markdown, from the structure of the page alone:
 
 import base64
 import re
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from string import Template
+from typing import TYPE_CHECKING
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
@@ -37,6 +39,10 @@ from markdown_it.token import Token
 
 from replaylab.lessons.markdown import EVIDENCE, EVIDENCE_LABEL, FOLDED, JUDGEMENTS, NOT_A_RESULT, visible
 from replaylab.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from markdown_it.renderer import RendererHTML
+    from markdown_it.utils import EnvType, OptionsDict
 
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -47,14 +53,14 @@ class PageError(InvalidInput):
 
 
 @cache
-def _template():
+def _template() -> tuple[Template, str]:
     folder = resources.files("replaylab") / "templates"
     return Template((folder / "page.html").read_text(encoding="utf-8")), (folder / "page.css").read_text(encoding="utf-8")
 
 
 WIDE = 4  # columns from which a table may not fit a phone: it says that it scrolls
 
-def _columns(tokens, idx):
+def _columns(tokens: Sequence[Token], idx: int) -> int:
     """The number of header cells of the table that opens at tokens[idx]."""
     count = 0
     for token in tokens[idx + 1 :]:
@@ -65,7 +71,7 @@ def _columns(tokens, idx):
     return count
 
 
-def _wrap_table(self, tokens, idx, options, env):
+def _wrap_table(self: "RendererHTML", tokens: Sequence[Token], idx: int, options: "OptionsDict", env: "EnvType") -> str:
     """A table inside a box that scrolls sideways; a wide one with a hint saying so (shown on a
     narrow screen) and shadows at the edges that have more columns behind them."""
     if tokens[idx].nesting == 1:
@@ -77,18 +83,18 @@ def _wrap_table(self, tokens, idx, options, env):
 
 
 @cache
-def _parser():
+def _parser() -> MarkdownIt:
     parser = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
     parser.add_render_rule("table_open", _wrap_table)
     parser.add_render_rule("table_close", _wrap_table)
     return parser
 
 
-def _local(url):
+def _local(url: str) -> bool:
     return not (_SCHEME.match(url) or url.startswith(("/", "#", "\\")))
 
 
-def _embed(image, folder):
+def _embed(image: Token, folder: Path) -> None:
     """Replace a figure's relative path by its bytes (a data URI); only files under `folder`."""
     src = str(image.attrGet("src") or "")
     path = (folder / src).resolve()
@@ -102,7 +108,7 @@ def _embed(image, folder):
     image.attrSet("src", f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}")
 
 
-def _link(token):
+def _link(token: Token) -> None:
     href = str(token.attrGet("href") or "")
     if _local(href):
         path, hash_, fragment = href.partition("#")
@@ -110,8 +116,9 @@ def _link(token):
             token.attrSet("href", path[:-3] + ".html" + hash_ + fragment)
 
 
-def _inline_text(children, start=0):
+def _inline_text(children: Sequence[Token], start: int = 0) -> str:
     """The plain text of inline tokens from `start` to the end of the span that opens there."""
+    out: list[str]
     depth, out = 0, []
     for token in children[start:]:
         depth += token.nesting
@@ -122,7 +129,7 @@ def _inline_text(children, start=0):
     return "".join(out)
 
 
-def _mark(paragraph, inline):
+def _mark(paragraph: Token, inline: Token) -> None:
     """Classes for what must stand out: evidence labels, and statements that are not results."""
     children = inline.children or []
     if children and children[0].type == "text" and children[0].content.startswith(EVIDENCE):
@@ -139,9 +146,11 @@ def _mark(paragraph, inline):
                 token.attrJoin("class", "not-result")
 
 
-def _fold(tokens):
+def _fold(tokens: Sequence[Token]) -> list[Token]:
     """Each section under a heading that starts with FOLDED, as <details> with the heading as its
     summary; it ends where a heading of the same or a higher level begins."""
+    out: list[Token]
+    folded: int | None
     out, folded, index = [], None, 0
     while index < len(tokens):
         token = tokens[index]
@@ -164,7 +173,7 @@ def _fold(tokens):
     return out
 
 
-def html_page(text, folder):
+def html_page(text: str, folder: str | Path) -> str:
     """The HTML of a Markdown page of the build whose figures lie under `folder` (the page's own
     folder): a whole document, self-contained. The page's title is its first heading."""
     folder = Path(folder)

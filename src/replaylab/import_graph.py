@@ -15,8 +15,10 @@ it changed.
 
 import ast
 import json
+from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
+from typing import Any, cast
 
 from replaylab.agents.recording import write_atomic
 from replaylab.errors import InvalidInput
@@ -29,7 +31,7 @@ class ImportGraphError(InvalidInput):
 class ImportGraph:
     """The modules of some folders, as `sys.path` would find them, and the imports between them."""
 
-    def __init__(self, folders, cache_file=None):
+    def __init__(self, folders: Iterable[str | Path], cache_file: str | Path | None = None) -> None:
         self.folders = [Path(folder) for folder in folders]
         self._file = cache(self._find_file)
         self._imports = cache(self._read_imports)
@@ -37,7 +39,7 @@ class ImportGraph:
         self._known = self._load_cache()
         self._changed = False
 
-    def _load_cache(self):
+    def _load_cache(self) -> dict[str, Any]:
         """{path: [size, mtime_ns, statements]} of an earlier start; empty if there is none or it
         is not what this code writes."""
         if self._cache_file is None:
@@ -48,7 +50,7 @@ class ImportGraph:
             return {}
         return known if isinstance(known, dict) else {}
 
-    def save(self):
+    def save(self) -> None:
         """Write the cache if a file was parsed (atomically; a read-only folder parses again next time)."""
         if self._cache_file is None or not self._changed:
             return
@@ -58,19 +60,19 @@ class ImportGraph:
         except OSError:
             pass
 
-    def _statements(self, path):
+    def _statements(self, path: str | Path) -> list[list[Any]]:
         """The import statements of a file: [[level, module or None, [names]]], `level` -1 for
         `import a, b`; from the cache while the file's size and modification time are unchanged."""
         stat = Path(path).stat()
         stamp = [stat.st_size, stat.st_mtime_ns]
         known = self._known.get(str(path))
         if isinstance(known, list) and len(known) == 3 and known[:2] == stamp:
-            return known[2]
+            return cast("list[list[Any]]", known[2])
         try:
             tree = ast.parse(Path(path).read_bytes(), filename=str(path))
         except SyntaxError as error:
             raise ImportGraphError(f"{error.filename}, line {error.lineno}: {error.msg}") from None
-        statements = []
+        statements: list[list[Any]] = []
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 statements.append([-1, None, [alias.name for alias in node.names]])
@@ -80,7 +82,7 @@ class ImportGraph:
         self._changed = True
         return statements
 
-    def _find_file(self, module):
+    def _find_file(self, module: str) -> Path | None:
         """The file of a module name (a package's __init__.py), or None when no folder holds it."""
         parts = module.split(".")
         for folder in self.folders:
@@ -89,18 +91,18 @@ class ImportGraph:
                     return candidate
         return None
 
-    def file_of(self, module):
+    def file_of(self, module: str) -> Path | None:
         return self._file(module)
 
-    def _with_parents(self, module):
+    def _with_parents(self, module: str) -> list[str]:
         """A module and the packages above it that Python imports first, if they are ours."""
         parts = module.split(".")
         return [name for i in range(1, len(parts) + 1) if self.file_of(name := ".".join(parts[:i]))]
 
-    def _read_imports(self, path, module):
+    def _read_imports(self, path: str, module: str) -> frozenset[str]:
         """The modules of the folders that the file imports; `module` is its own name ("" for a script)."""
         package = module if Path(path).name == "__init__.py" else module.rpartition(".")[0]
-        found = set()
+        found: set[str] = set()
         for level, source, names in self._statements(path):
             if level < 0:
                 for name in names:
@@ -116,7 +118,7 @@ class ImportGraph:
         return frozenset(found)
 
     @staticmethod
-    def _absolute(level, source, package):
+    def _absolute(level: int, source: str | None, package: str) -> str | None:
         """The module a `from ... import` statement reads from; None for a relative import above the top."""
         if not level:
             return source
@@ -126,11 +128,11 @@ class ImportGraph:
         base = parts[: len(parts) - (level - 1)]
         return ".".join(base + ([source] if source else []))
 
-    def imports(self, path, module=""):
+    def imports(self, path: str | Path, module: str = "") -> frozenset[str]:
         """The modules (of the folders) that one file imports directly."""
         return self._imports(str(path), module)
 
-    def files(self, scripts=(), modules=()):
+    def files(self, scripts: Sequence[str | Path] = (), modules: Sequence[str] = ()) -> list[Path]:
         """Every file that the given script files and modules import, directly or not, themselves
         included: sorted paths."""
         seen_files = {Path(script) for script in scripts}
@@ -140,13 +142,14 @@ class ImportGraph:
         todo = [name for module in modules for name in self._with_parents(module)]
         for script in scripts:
             todo.extend(self.imports(script))
-        seen = set()
+        seen: set[str] = set()
         while todo:
             module = todo.pop()
             if module in seen:
                 continue
             seen.add(module)
             path = self.file_of(module)
+            assert path is not None  # every module found is one of the folders'
             seen_files.add(path)
             todo.extend(self.imports(path, module) - seen)
         self.save()

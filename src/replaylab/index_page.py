@@ -6,16 +6,18 @@ statement (none for an inconclusive hunt or an unchecked conclusion), and a link
 """
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from replaylab.lessons import registry
-from replaylab.lessons.markdown import code, counted, interval, text
+from replaylab.lessons import counted, registry
+from replaylab.lessons.markdown import code, interval, text
 from replaylab.render import write_markdown_and_html
 from replaylab.results import load
 
 
-def index(all_results):
+def index(all_results: Iterable[dict[str, Any]]) -> str:
     out = [
         "# replaylab: the lessons and what the build decided",
         "",
@@ -53,7 +55,7 @@ def index(all_results):
     return "\n".join(out).rstrip() + "\n"
 
 
-def campaigns_section(campaigns):
+def campaigns_section(campaigns: Sequence[tuple[str, dict[str, Any]]]) -> list[str]:
     """One entry per campaign: its models, tasks and the comparison's summary, linked to its page."""
     out = ["## Campaigns", ""]
     if not campaigns:
@@ -69,10 +71,10 @@ def campaigns_section(campaigns):
     return out
 
 
-def read_campaigns(root):
+def read_campaigns(root: str | Path) -> list[tuple[str, dict[str, Any]]]:
     """[(folder name, scorecard.json data)] of the campaigns under `root`, by name; a scorecard
     that is not the comparison's (unreadable, or of an older format) is left out."""
-    found = []
+    found: list[tuple[str, dict[str, Any]]] = []
     for path in sorted(Path(root).glob("*/scorecard.json")):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -87,12 +89,12 @@ def read_campaigns(root):
 class Index:
     """The index stage: the summary page of every lesson, from their results.json files."""
 
-    results: list
-    index: str  # output: index.md, and index.html next to it
-    campaigns: str | None = None  # the folder of the campaigns (results/campaigns), read when the page is written
+    results: Sequence[str | Path]
+    index: str | Path  # output: index.md, and index.html next to it
+    campaigns: str | Path | None = None  # the folder of the campaigns (results/campaigns), read when the page is written
 
 
-def write_index(stage):
+def write_index(stage: Index) -> float:
     """Returns the seconds the HTML page took (for the job's log)."""
     text_ = index([load(path) for path in stage.results])
     if stage.campaigns is not None:

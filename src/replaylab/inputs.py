@@ -9,7 +9,9 @@ replaylab.configuration). Each problem is one line naming the file and the field
 
 import hashlib
 import json
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any, cast
 
 import replaylab.lessons
 from replaylab.agents import recording as recording_io
@@ -23,7 +25,7 @@ class DamagedResult(InvalidInput):
     cut): one line naming it, and how to have it rebuilt. `replaylab verify` finds any other change."""
 
 
-def variant_of(run, path):
+def variant_of(run: recording_io.Recording, path: str | Path) -> replaylab.lessons.Variant:
     """The variant of its lesson (of its instance) that a recording names; `RecordingError` naming the
     file and the field."""
     where = printable(str(path))
@@ -42,7 +44,7 @@ def variant_of(run, path):
         raise RecordingError(f"{where}: $.variant: {error}") from None
 
 
-def check_recording(path, lesson=None):
+def check_recording(path: str | Path, lesson: str | None = None) -> recording_io.Recording:
     """Load one recording and check that it belongs where it lies; `RecordingError` otherwise."""
     run = recording_io.load(path)
     if lesson is not None and run.lesson != lesson:
@@ -51,13 +53,13 @@ def check_recording(path, lesson=None):
     return run
 
 
-def find_runs(lesson, folders):
+def find_runs(lesson: str, folders: Iterable[str | Path]) -> dict[str, Path]:
     """{run: recording} of a lesson, from <folder>/<lesson>/<run>.json of every folder, in order.
 
     Hidden files are not recordings. A file name that is not a run name, or a run name used twice,
     is a `RecordingError`: a transcript is named after its run, so one would replace the other.
     """
-    runs = {}
+    runs: dict[str, Path] = {}
     for folder in folders:
         for path in sorted(Path(folder, lesson).glob("*.json")):
             if path.name.startswith("."):
@@ -72,18 +74,19 @@ def find_runs(lesson, folders):
     return runs
 
 
-def checking_code(lessons):
+def checking_code(lessons: Iterable[str]) -> str:
     """A hash of everything a recording is checked with: the schema, this module, the reader and the
     lessons' variants. A change to any of them (a stricter schema) checks every recording again."""
     digest = hashlib.sha256(recording_io.schema_text().encode("utf-8"))
     files = [recording_io.__file__, replaylab.lessons.__file__, registry.__file__, __file__]
-    files += [registry.lesson(lesson).part("lab").__file__ for lesson in lessons]
+    files += [cast(str, registry.lesson(lesson).part("lab").__file__) for lesson in lessons]
     for name in files:
         digest.update(Path(name).read_bytes())
     return digest.hexdigest()
 
 
-def check_recordings(runs, cache_file, validate=True):
+def check_recordings(runs: Mapping[str, Mapping[str, str | Path]], cache_file: str | Path,
+                     validate: bool = True) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]]]:
     """Read each recording of {lesson: {run: path}} that `cache_file` does not know (with
     `validate`, does not know as validated) for its group and digest, and with `validate` load and
     validate it; `RecordingError` for the first that fails. Returns ({lesson: {run: group}},
@@ -101,6 +104,8 @@ def check_recordings(runs, cache_file, validate=True):
         checked = cached["checked"] if cached.get("key") == key else {}
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         checked = {}
+    now: dict[str, list[Any]]
+    unknown: list[tuple[str, str]]
     now, unknown = {}, []
     for lesson, found in runs.items():
         for path in found.values():
@@ -128,7 +133,7 @@ def check_recordings(runs, cache_file, validate=True):
     return groups, digests
 
 
-def checked_recording(item):
+def checked_recording(item: tuple[str | Path, str | None]) -> tuple[str | None, str]:
     """(group, digest of the content) of a recording (path, lesson), checked as the workflow checks
     it before anything runs; (None, the one-line error) when it is malformed."""
     path, lesson = item
@@ -139,7 +144,7 @@ def checked_recording(item):
     return group, hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def seen_recording(item):
+def seen_recording(item: tuple[str | Path, str | None]) -> tuple[str | None, str]:
     """(group, digest of the content) of a recording read but not validated (its replay job
     validates it); what cannot be read that way is checked in full, for its one-line error."""
     path, _ = item
@@ -156,7 +161,7 @@ def seen_recording(item):
 MADE_BY = {"transcripts": "replay", "judged": "replay", "scans.json": "scan", "exercises.json": "scan"}
 
 
-def made_by(path):
+def made_by(path: str | Path) -> str:
     """The rule that writes a file or folder of results/<lesson>/, or of a campaign's
     results/campaigns/<name>/<lesson>/ (what --forcerun needs)."""
     parts = Path(path).parts

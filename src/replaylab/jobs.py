@@ -21,10 +21,16 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from replaylab.agents.recording import printable
 from replaylab.errors import ReplaylabError
+
+if TYPE_CHECKING:
+    import psutil
 
 
 class Failed(ReplaylabError):
@@ -42,7 +48,7 @@ class JobFailed(Exception):
     """A job that failed unexpectedly (a bug): its message names the file that holds the traceback."""
 
 
-def mark_this_process(library=None):
+def mark_this_process(library: str | Path | None = None) -> None:
     """Called by the workflow in Snakemake's own process: its jobs inherit its process id, and with
     `library` (the clone's src/) a PYTHONPATH that starts with it, so that every job imports that
     library first, before any installed copy (docs/workflow.md says why)."""
@@ -52,18 +58,18 @@ def mark_this_process(library=None):
         os.environ["PYTHONPATH"] = os.pathsep.join([str(library), *others])
 
 
-def settings(job):
+def settings(job: Any) -> Any:
     """The settings a job reads from its input `settings` (the workflow writes them when it starts)."""
     return json.loads(Path(job.input.settings).read_text(encoding="utf-8"))
 
 
-def done_line(name, start, began):
+def done_line(name: str, start: float, began: float) -> str:
     """The line a job's log ends with: its time (from perf_counter `start`), and when it ran (from
     time.time `began` to now)."""
     return f"{name}: done in {time.perf_counter() - start:.2f} s, from {began:.3f} to {time.time():.3f} (seconds since 1970)"
 
 
-def run(job, main):
+def run(job: Any, main: Callable[[Any, TextIO], object]) -> NoReturn:
     """Run `main(job, log)` as the job of `job` (the `snakemake` object of a rule's script; `log`,
     its log file, open for writing) and exit the process: 0 when it succeeds, 1 when it fails (one
     line on stderr and in the log), 130 when interrupted. What `main` returns (a note, such as the
@@ -96,17 +102,17 @@ def run(job, main):
     sys.exit(code)
 
 
-def _fail(stream, line):
+def _fail(stream: TextIO, line: str) -> int:
     print(line, file=stream)
     print(line, file=sys.stderr, flush=True)
     return 1
 
 
-def _interrupt(signum, frame):
+def _interrupt(signum: int, frame: FrameType | None) -> NoReturn:
     raise KeyboardInterrupt
 
 
-def watch_starter():
+def watch_starter() -> None:
     """Start the watchdog if the Snakemake that started this job is known (STARTER) and is an
     ancestor of this process; a job started any other way (by hand, on another machine) runs on."""
     import psutil
@@ -120,7 +126,7 @@ def watch_starter():
         threading.Thread(target=_end_with, args=(starter,), name="replaylab-watchdog", daemon=True).start()
 
 
-def _end_with(starter):
+def _end_with(starter: "psutil.Process") -> NoReturn:
     """Once `starter` is no longer an ancestor of this process (it ended, and the kernel gave its
     children to another parent: a killed Snakemake that no one has reaped yet is gone too), interrupt
     the job's main thread with SIGINT, as Ctrl-C would (KeyboardInterrupt: the job's cleanup runs,
@@ -135,6 +141,6 @@ def _end_with(starter):
                 break
         except psutil.Error:
             break
-    signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+    signal.pthread_kill(cast(int, threading.main_thread().ident), signal.SIGINT)
     time.sleep(GRACE_S)
     os._exit(INTERRUPTED)

@@ -17,9 +17,11 @@ import os
 import shutil
 import stat
 import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from replaylab.agents import recording as recording_io
 from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
@@ -28,12 +30,15 @@ from replaylab.inputs import DamagedResult, check_recording, made_by, variant_of
 from replaylab.lessons import registry
 from replaylab.lessons.cells import to_cell
 
+if TYPE_CHECKING:
+    from replaylab.lessons import Lesson
 
-def write_json(path, data):
+
+def write_json(path: str | Path, data: Any) -> None:
     recording_io.write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
 
 
-def read_json(path):
+def read_json(path: str | Path) -> dict[str, Any]:
     """The data of a JSON file the build wrote (verdicts, scans, results), or `DamagedResult`, one
     line that names the file and how to rebuild it, when it was emptied or changed by hand."""
     path = Path(path)
@@ -52,7 +57,7 @@ def read_json(path):
     return data
 
 
-def _replayed(source, tolerance, lesson=None):
+def _replayed(source: str | Path, tolerance: float, lesson: str | None = None) -> recording_io.Recording:
     run = check_recording(source, lesson)
     try:
         transcript = replay(run, variant_of(run, source), tolerance)
@@ -62,7 +67,7 @@ def _replayed(source, tolerance, lesson=None):
 
 
 @contextmanager
-def whole_folder(folder):
+def whole_folder(folder: str | Path) -> Iterator[Path]:
     """Fill a folder that appears whole or not at all: the block writes into a hidden sibling of a
     name no other process uses, which replaces `folder` only when the block succeeds."""
     folder = Path(folder)
@@ -76,13 +81,13 @@ def whole_folder(folder):
         shutil.rmtree(building, ignore_errors=True)
 
 
-def _umask():
+def _umask() -> int:
     umask = os.umask(0)
     os.umask(umask)
     return umask
 
 
-def _swap_in(building, folder):
+def _swap_in(building: Path, folder: Path) -> None:
     """Rename `building` to `folder`, the old folder (if any) moved aside first and then removed.
     Another process doing the same at the same moment (two builds into one folder) is no error:
     the rename is tried again, and the last folder put in place stays."""
@@ -110,13 +115,13 @@ class Replay:
     of transcripts, and judged."""
 
     lesson: str
-    recordings: list
-    transcripts: str  # output: a folder
-    judged: str  # output: the batch's verdicts, and what the render reads of each run
+    recordings: Sequence[str | Path]
+    transcripts: str | Path  # output: a folder
+    judged: str | Path  # output: the batch's verdicts, and what the render reads of each run
     tolerance: float
 
 
-def replay_batch(stage):
+def replay_batch(stage: Replay) -> None:
     """Replay several recordings into one folder of transcripts (one job for runs too small to be
     worth a job each) and judge them there, while the tools' results are still in memory (the
     tool functions are pure and cached: the judge's recomputations cost next to nothing). A
@@ -124,6 +129,8 @@ def replay_batch(stage):
 
     Each transcript is written without a sync of its own: the folder appears whole or not at all
     (`whole_folder`), and a replay makes it again."""
+    runs: list[recording_io.Recording]
+    behaviours: dict[str, str]
     runs, behaviours = [], {}
     with whole_folder(stage.transcripts) as building:
         for source in stage.recordings:
@@ -137,12 +144,12 @@ def replay_batch(stage):
         recording_io.write_atomic(stage.judged, json.dumps(verdicts, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n")
 
 
-def batch_listed(path):
+def batch_listed(path: str | Path) -> list[str]:
     """The recordings of a batch's list (written by the workflow: {"recordings": [[path, digest]]})."""
     return [recording for recording, _ in read_json(path)["recordings"]]
 
 
-def transcript_text(data, path):
+def transcript_text(data: dict[str, Any], path: str | Path) -> str:
     """A replayed run (as `recording_io.to_data` gives it) as the text of its transcript: a
     recording (any reader of recordings reads it), checked against the recording schema before it
     is written, in compact JSON: the json module writes that in C, several times faster than
@@ -153,7 +160,8 @@ def transcript_text(data, path):
     return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
 
 
-def judge_batch(lesson, runs, tolerance, behaviours=None):
+def judge_batch(lesson: str, runs: Sequence[recording_io.Recording], tolerance: float,
+                behaviours: dict[str, str] | None = None) -> dict[str, Any]:
     """The verdicts of a batch of replayed runs, and the decisions of its groups (a lesson that
     decides per group gets whole groups), with what the render job needs of each run: it reads
     every batch's verdicts, never every transcript. `behaviours`: {run: `behaviour` digest}."""
@@ -164,7 +172,7 @@ def judge_batch(lesson, runs, tolerance, behaviours=None):
             "groups": lesson.decide(runs, verdicts)}
 
 
-def behaviour(data):
+def behaviour(data: dict[str, Any]) -> str:
     """A digest of what a run did (a recording as data): its question (instance, variant, system
     and task texts) and each message's text, calls and results, without the run's name, group,
     provenance, call ids or times. Two runs with one digest are copies: a deterministic model asked
@@ -177,10 +185,10 @@ def behaviour(data):
     return hashlib.sha256(json.dumps(what, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:20]
 
 
-def run_facts(run, lesson, digest=None):
+def run_facts(run: recording_io.Recording, lesson: "Lesson", digest: str | None = None) -> dict[str, Any]:
     """What the per-run table and the list of runs need of a replayed run (`digest`: its
     `behaviour`)."""
-    facts = {
+    facts: dict[str, Any] = {
         "variant": run.variant,
         "group": run.group,
         "label": run.label,
@@ -199,7 +207,7 @@ def run_facts(run, lesson, digest=None):
     return facts
 
 
-def load_transcript(path):
+def load_transcript(path: str | Path) -> recording_io.Recording:
     """A replayed run from its transcript file; a damaged or missing one is one `DamagedResult`
     line that says how to rebuild it."""
     try:
@@ -208,7 +216,9 @@ def load_transcript(path):
         raise DamagedResult(f"{error}: delete {Path(path).parent}, or run with --forcerun {made_by(path)}") from None
 
 
-def score_batches(lesson, judged, transcripts, answers, runs=None):
+def score_batches(lesson: str, judged: Sequence[str | Path], transcripts: Iterable[str | Path], answers: dict[str, Any],
+                  runs: Iterable[str] | None = None) -> tuple[dict[str, dict[str, Any]], dict[str, Path], list[dict[str, Any]],
+                                                              dict[str, Path], dict[str, Any]]:
     """Every batch's verdicts, scored one batch at a time (a lesson of 100,000 runs never holds
     every verdict in memory): ({run: facts}, {run: its transcript file}, [scores] in name order,
     {run: the file of its verdict}, {group key: decision} of a lesson that decides per group), each
@@ -219,6 +229,11 @@ def score_batches(lesson, judged, transcripts, answers, runs=None):
 
     decide = registry.lesson(lesson).part("judge").score  # looked up once, not once per run
     folders = {Path(folder).name: Path(folder) for folder in transcripts}
+    facts: dict[str, dict[str, Any]]
+    files: dict[str, Path]
+    found: list[dict[str, Any]]
+    where: dict[str, Path]
+    groups: dict[str, Any]
     facts, files, found, where, groups = {}, {}, [], {}, {}
     for path in map(Path, judged):
         batch = read_json(path)
@@ -237,8 +252,10 @@ def score_batches(lesson, judged, transcripts, answers, runs=None):
     return facts, files, sorted(found, key=lambda score: score["run"]), where, groups
 
 
-def verdicts_of(entries, where):
+def verdicts_of(entries: Iterable[str], where: Mapping[str, str | Path]) -> dict[str, Any]:
     """{entry: verdict} of some judged entries, read from their batches' files."""
+    read: dict[str | Path, Any]
+    found: dict[str, Any]
     read, found = {}, {}
     for entry in entries:
         path = where[entry]
@@ -254,18 +271,18 @@ class Answers:
     answer is scored against), and the table of the instances. Computed from the code alone."""
 
     lesson: str
-    answers: str  # output: {instance: answer}
-    instances: str  # output: instances.csv
+    answers: str | Path  # output: {instance: answer}
+    instances: str | Path  # output: instances.csv
 
 
-def answer_lesson(stage):
+def answer_lesson(stage: Answers) -> None:
     lesson = registry.lesson(stage.lesson)
     answers = lesson.answers()
     write_json(stage.answers, answers)
     recording_io.write_atomic(stage.instances, csv_text(instance_rows(lesson, answers)))
 
 
-def instance_rows(lesson, answers):
+def instance_rows(lesson: "Lesson", answers: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per instance: its id, difficulty, whether it is one of the seeds' own questions, a
     column per parameter (named as the task text names it, SI units in the name), and the build's
     answer as JSON."""
@@ -283,17 +300,17 @@ class Scan:
     """The scan stage: what a lesson computes from its code alone, never from a run."""
 
     lesson: str
-    scans: str  # output
-    exercises: str  # output
+    scans: str | Path  # output
+    exercises: str | Path  # output
 
 
-def scan_lesson(stage):
+def scan_lesson(stage: Scan) -> None:
     lesson = registry.lesson(stage.lesson)
     write_json(stage.scans, lesson.scans())
     write_json(stage.exercises, lesson.exercises())
 
 
-def allowlists(lesson):
+def allowlists(lesson: str) -> dict[str, dict[str, Any]]:
     """The allowlists as the model sees them, printed from the code, per variant name: of the seeds'
     own questions first, then of the first instance that holds each other name (a family whose
     instances bring variants of their own, such as claims about other integrators)."""
@@ -313,7 +330,7 @@ def allowlists(lesson):
     }
 
 
-def csv_text(rows):
+def csv_text(rows: Sequence[Mapping[str, Any]]) -> str:
     """Rows (dicts with the same keys) as CSV text, every cell one a spreadsheet shows as text
     (cells.to_cell). A row holding a carriage return is quoted whole: the csv module quotes only
     the line terminator's characters, and a bare CR would end the row for every reader."""

@@ -14,11 +14,11 @@ SNAKEFILE = Path("Snakefile")
 VARIABLE = "REPLAYLAB_PROJECT"
 
 
-def is_project(folder):
+def is_project(folder: Path) -> bool:
     return (folder / SNAKEFILE).is_file() and (folder / CONFIG).is_file()
 
 
-def find(start=None):
+def find(start: str | Path | None = None) -> Path | None:
     """The project's folder (absolute), or None."""
     named = os.environ.get(VARIABLE)
     if named:

@@ -8,6 +8,7 @@ it then lives in one place, and `run_folders: [results/live]` never finds its na
 import math
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from replaylab.agents import recording as recording_io
 from replaylab.agents.recording import RecordingError, printable
@@ -16,13 +17,18 @@ from replaylab.display import call_line, result_line
 from replaylab.inputs import variant_of
 from replaylab.lessons import counted, registry
 
+if TYPE_CHECKING:
+    from replaylab.agents.messages import ToolCall, ToolResult
 
-def verdict(run):
+_Call = tuple[tuple[int, int], "ToolCall", "ToolResult"]  # ((message, call), call, result), positions from 1
+
+
+def verdict(run: recording_io.Recording) -> str:
     """One line: what the build decides about this run alone, from recomputed numbers."""
     return registry.lesson(run.lesson).verdict_line(run)
 
 
-def _calls(run):
+def _calls(run: recording_io.Recording) -> list[_Call]:
     """((message, call), call, result) of every call of a run, positions numbered from 1."""
     return [
         ((message, index), call, result)
@@ -31,14 +37,14 @@ def _calls(run):
     ]
 
 
-def _shown(entry):
+def _shown(entry: _Call | None) -> str:
     if entry is None:
         return "(none)"
     (message, index), call, result = entry
     return f"message {message}, call {index}: {call_line(call)} -> {result_line(result)}"
 
 
-def describe_changes(new, old, damaged=None):
+def describe_changes(new: recording_io.Recording, old: recording_io.Recording | None, damaged: str | None = None) -> list[str]:
     """Readable lines: provenance, steps, calls, results and verdict, old against new. `damaged`:
     why the recording being replaced does not load, when it does not."""
     lines = [f"run {new.lesson}/{new.run}: {new.label} ({new.provenance['model']})"]
@@ -65,7 +71,7 @@ def describe_changes(new, old, damaged=None):
     return lines
 
 
-def _replaced(target):
+def _replaced(target: Path) -> tuple[recording_io.Recording | None, str | None]:
     """(the recording at `target` or None, why it does not load or None). A folder, a pipe or a
     dangling link there is refused: it is not a recording that a run could replace."""
     if not os.path.lexists(target):
@@ -78,7 +84,8 @@ def _replaced(target):
         return None, str(error)
 
 
-def promote(source, recordings="recordings", dry_run=False, tolerance=DEFAULT_TOLERANCE):
+def promote(source: str | Path, recordings: str | Path = "recordings", dry_run: bool = False,
+            tolerance: float = DEFAULT_TOLERANCE) -> list[str]:
     """Check the run (it must load and replay within `tolerance`), describe the change, then move
     it: the bytes checked are the bytes written, and the source is removed. Returns the lines shown;
     every error names the file."""

@@ -5,32 +5,40 @@ the workflow's `record_run` job and a campaign's recording jobs all record throu
 
 import math
 import os
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from replaylab.agents import clients, loop
 from replaylab.agents import recording as recording_io
 from replaylab.agents.clients import load_provider
 from replaylab.agents.clients.interactive import message_from_data
+from replaylab.agents.messages import Transcript
 from replaylab.errors import InvalidInput, ReplaylabError
 from replaylab.lessons import registry
 
+if TYPE_CHECKING:
+    from replaylab.agents.messages import ModelMessage, Step
+    from replaylab.agents.secrets import Secret
+    from replaylab.lessons import Lesson, Variant
 
-def live_path(lesson, run, out, folder="results/live"):
+
+def live_path(lesson: str, run: str, out: str | Path | None, folder: str = "results/live") -> Path:
     return Path(out) if out else Path(folder) / lesson / f"{run}.json"
 
 
 ALREADY_THERE = "a recording is already there, and a recorded run is never overwritten: choose another --run"
 
 
-def new_file(path):
+def new_file(path: str | Path) -> Path:
     """Refuse, before any work is done or paid for, to write over a recorded run."""
     if os.path.lexists(path):
         raise InvalidInput(f"{path}: {ALREADY_THERE}")
     return Path(path)
 
 
-def save_new(run, path, secrets=()):
+def save_new(run: recording_io.Recording, path: str | Path, secrets: Iterable["Secret | str | None"] = ()) -> None:
     try:
         recording_io.save(run, path, secrets, new=True)
     except FileExistsError:
@@ -38,7 +46,7 @@ def save_new(run, path, secrets=()):
 
 
 
-def chosen_variant(lesson, instance, variant):
+def chosen_variant(lesson: "Lesson", instance: str | None, variant: str | None) -> tuple["Variant", str]:
     """(the Variant, the instance's id) that --instance and --variant choose: the instance's variant
     of that name (its first by default), or, without --instance, the seed instance's."""
     if instance is None:
@@ -49,7 +57,7 @@ def chosen_variant(lesson, instance, variant):
 
 
 
-def read_messages(path):
+def read_messages(path: str | Path) -> tuple[dict[str, Any], list["ModelMessage"]]:
     """The lesson, variant, group, run and messages of a recording or of a file of messages."""
     path = Path(path)
     where = recording_io.printable(str(path))
@@ -75,7 +83,8 @@ def read_messages(path):
 
 
 
-def messages_for(provider, source, lesson):
+def messages_for(provider: clients.Provider, source: str | Path | None,
+                 lesson: str) -> tuple[dict[str, Any], tuple["ModelMessage", ...]]:
     """The file's metadata and messages, for a provider that takes --from FILE (`source`); nothing
     for one that decides its own calls."""
     if not provider.takes_file:
@@ -91,7 +100,10 @@ def messages_for(provider, source, lesson):
     return meta, tuple(messages)
 
 
-def limit(value, option):
+_Limit = TypeVar("_Limit", int, float)
+
+
+def limit(value: _Limit | None, option: str) -> _Limit | None:
     if value is not None and not (math.isfinite(value) and value > 0):
         raise InvalidInput(f"{option} {value:g}: must be a finite number more than 0")
     return value
@@ -104,7 +116,7 @@ class Request:
 
     provider: clients.Provider
     options: clients.Options
-    variant: object  # the lesson's Variant
+    variant: "Variant"  # the lesson's Variant
     name: str
     group: str
     limits: loop.Limits
@@ -124,7 +136,7 @@ class Interrupted(ReplaylabError):
 RESERVE = 4096  # bytes of a recording kept for what is added after its last message (its end, the notes)
 
 
-def record_new(request, path, on_step=None):
+def record_new(request: Request, path: str | Path, on_step: Callable[["Step"], object] | None = None) -> Transcript:
     """Record one run and save it as a new file, whole or not at all, never over another
     (`InvalidInput` if one appeared meanwhile); its transcript. `record` calls it, and a campaign's
     recording job, in threads of its own, one per run in flight.
@@ -135,11 +147,13 @@ def record_new(request, path, on_step=None):
     provider answered before it is kept, and what the client changed to fit the format (notes of
     the client) is said in the recording."""
     provider, options, v = request.provider, request.options, request.variant
+    assert provider.make_client is not None  # a provider that records (prepare's): it makes clients
     client = provider.make_client(options)
     recording_io.check_text(client.model, "--model", 200)
-    refused = []
+    refused: list[str] = []
 
-    def recording(transcript, ended=None):
+    def recording(transcript: Transcript, ended: str | None = None) -> recording_io.Recording:
+        assert provider.describe is not None  # as make_client
         extra = client.provenance_extra() if hasattr(client, "provenance_extra") else {}
         provenance = recording_io.provenance(provider.kind, client.model, provider.describe(options),
                                              provider=provider.name, **extra)
@@ -149,17 +163,17 @@ def record_new(request, path, on_step=None):
         return recording_io.Recording(options.lesson, request.name, options.variant, request.group, provenance,
                                       transcript, str(path), ended=ended, notes=tuple(notes[-100:]), instance=request.instance)
 
-    def keep(steps):
+    def keep(steps: Sequence["Step"]) -> bool:
         """Whether the run with these steps can be recorded, with room for its end."""
-        transcript = loop.Transcript(client.model, v.system, v.task, tuple(steps))
+        transcript = Transcript(client.model, v.system, v.task, tuple(steps))
         problem = unrecordable(recording(transcript), path, client.secrets)
         if problem:
             refused.append(f"message {len(steps)} was not recorded, and the run ended before it: {problem}")
         return problem is None
 
-    kept = []
+    kept: list[Step] = []
 
-    def step_done(step):
+    def step_done(step: "Step") -> None:
         kept.append(step)
         if on_step is not None:
             on_step(step)
@@ -169,7 +183,7 @@ def record_new(request, path, on_step=None):
                               limits=request.limits, keep=keep)
     except KeyboardInterrupt:  # Ctrl-C: what the provider answered until then is recorded, then the one line
         if kept:
-            transcript = loop.Transcript(client.model, v.system, v.task, tuple(kept))
+            transcript = Transcript(client.model, v.system, v.task, tuple(kept))
             save_new(recording(transcript, INTERRUPTED.format(next=len(kept) + 1)), path, client.secrets)
             raise Interrupted(f"interrupted (SIGINT); wrote {path} ({len(kept)} messages, not finished)") from None
         raise
@@ -178,7 +192,7 @@ def record_new(request, path, on_step=None):
     return transcript
 
 
-def unrecordable(run, path, secrets):
+def unrecordable(run: recording_io.Recording, path: str | Path, secrets: Iterable["Secret | str | None"]) -> str | None:
     """Why the reader would refuse the recording of `run` (with RESERVE bytes to spare), or None."""
     try:
         text = recording_io.dumps(run, secrets)
@@ -191,8 +205,11 @@ def unrecordable(run, path, secrets):
     return None
 
 
-def prepare(lesson, provider, *, model=None, seed=0, variant=None, instance=None, group=None, run=None, out=None,
-            source=None, base_url=None, timeout=None, max_retries=None, max_tokens_per_run=None, max_seconds_per_run=None):
+def prepare(lesson: str, provider: str, *, model: str | None = None, seed: int = 0, variant: str | None = None,
+            instance: str | None = None, group: str | None = None, run: str | None = None, out: str | Path | None = None,
+            source: str | Path | None = None, base_url: str | None = None, timeout: float | None = None,
+            max_retries: int | None = None, max_tokens_per_run: int | None = None,
+            max_seconds_per_run: float | None = None) -> tuple[Request, Path]:
     """(the Request, the path of its new file) of one run to record, every value checked first: the
     provider, the file of messages, the instance and variant, the limits, the run's name and file
     (never one that exists), the group. `InvalidInput` (one line) otherwise."""
@@ -205,7 +222,7 @@ def prepare(lesson, provider, *, model=None, seed=0, variant=None, instance=None
     limits = loop.Limits(limit(max_tokens_per_run, "--max-tokens-per-run"), limit(max_seconds_per_run, "--max-seconds-per-run"))
     name = run or meta.get("run") or (Path(out).stem if out else None)
     if name is None:
-        name = provider.run_name(options) if provider.run_name else Path(source).stem
+        name = provider.run_name(options) if provider.run_name else Path(cast("str | Path", source)).stem  # takes a file
     recording_io.check_run_name(name, "--out" if out and not run else "--run")
     if out and Path(out).stem != name:
         raise InvalidInput(f"--out {out}: the file name must be the run's name, {name}.json")

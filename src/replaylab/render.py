@@ -9,15 +9,22 @@ sampled runs only (`replaylab.sample`), so that what it writes and reads stays b
 
 import os
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 from replaylab.agents import recording as recording_io
 from replaylab.agents.replay import rerecord_command
 from replaylab.lessons import DIFFICULTIES, registry
 from replaylab.pipeline import allowlists, csv_text, load_transcript, read_json, score_batches, verdicts_of, whole_folder, write_json
-from replaylab.results import FORMAT, check, strict
+from replaylab.results import FORMAT, Strict, check, strict
 from replaylab.sample import choose
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from replaylab.lessons import Lesson
 
 RUNS_TABLE = "runs.csv.gz"  # the per-run table of a lesson, next to its results.json
 
@@ -27,27 +34,28 @@ class Render:
     """The render stage: everything a lesson shows, from its batches' verdicts, scans and exercises."""
 
     lesson: str
-    transcripts: list  # the batches' folders of transcripts (transcripts/<batch>)
-    judged: list  # the batches' verdicts (judged/<batch>.json)
-    answers: str  # the build's answer of each instance (answers.json)
-    baselines: str  # the careful and the trivial program on every instance (baselines.json)
-    scans: str
-    exercises: str
+    transcripts: Sequence[str | Path]  # the batches' folders of transcripts (transcripts/<batch>)
+    judged: Sequence[str | Path]  # the batches' verdicts (judged/<batch>.json)
+    answers: str | Path  # the build's answer of each instance (answers.json)
+    baselines: str | Path  # the careful and the trivial program on every instance (baselines.json)
+    scans: str | Path
+    exercises: str | Path
     tolerance: float
-    results: str  # outputs from here on
-    scorecard_csv: str
-    scorecard_json: str
-    runs_table: str  # the per-run table, gzipped CSV
-    tables: str  # a folder
-    figures: str  # a folder
-    page: str  # index.md, and index.html next to it
+    results: str | Path  # outputs from here on
+    scorecard_csv: str | Path
+    scorecard_json: str | Path
+    runs_table: str | Path  # the per-run table, gzipped CSV
+    tables: str | Path  # a folder
+    figures: str | Path  # a folder
+    page: str | Path  # index.md, and index.html next to it
     index: str | None = None  # the page the lesson's page links back to (a campaign's lesson page: its campaign; None: no link)
-    runs: list | None = None  # the names of every run of the lesson, each of which must have its transcript
+    runs: Sequence[str] | None = None  # the names of every run of the lesson, each of which must have its transcript
     index_label: str = ""  # the words of the link to `index`
 
     @classmethod
-    def in_folder(cls, lesson, folder, tolerance, transcripts, judged, scans, exercises, runs=None, answers=None,
-                  baselines=None):
+    def in_folder(cls, lesson: str, folder: str | Path, tolerance: float, transcripts: Sequence[str | Path],
+                  judged: Sequence[str | Path], scans: str | Path, exercises: str | Path, runs: Sequence[str] | None = None,
+                  answers: str | Path | None = None, baselines: str | Path | None = None) -> "Render":
         """The stage that writes every output under `folder` (results/<lesson>), as the workflow names
         them (its answers and baselines there too, unless given)."""
         folder = Path(folder)
@@ -59,7 +67,7 @@ class Render:
         )
 
 
-def collect_results(stage):
+def collect_results(stage: Render) -> Strict:
     """The lesson's numbers: the per-run table (gzipped CSV) and the scorecard (JSON and CSV) of
     every run, and results.json, checked against its schema: the counts, the scorecard, and the
     runs worth reading (`sample.choose`) with their verdicts and transcripts, full precision and
@@ -98,18 +106,18 @@ def collect_results(stage):
     write_json(stage.scorecard_json, {"lesson": lesson, "counts": data["counts"], "scorecard": rows})
     recording_io.write_atomic(stage.scorecard_csv, csv_text(scorecard_table(rows)))
     recording_io.write_atomic(stage.runs_table, runs_table_bytes(table))
-    return strict(data, stage.results)
+    return cast(Strict, strict(data, stage.results))
 
 
 NEVER_RIGHT_SHOWN = 60  # instances listed by id that runs took and never got right (the rest are counted)
 
 
-def family_summary(lesson, found, baselines):
+def family_summary(lesson: "Lesson", found: Sequence[dict[str, Any]], baselines: dict[str, Any]) -> dict[str, Any]:
     """The lesson's family as the page shows it: how many instances of each difficulty, the runs and
     right ones per difficulty, the instances the runs took and never got right, and the careful and
     the trivial program's results (baselines.json)."""
     instances = lesson.instances
-    taken = {}
+    taken: dict[str, tuple[int, int]] = {}
     for score in found:
         runs, right = taken.get(score["instance"], (0, 0))
         taken[score["instance"]] = (runs + 1, right + score["right"])
@@ -127,12 +135,12 @@ def family_summary(lesson, found, baselines):
             "not_taken": len(instances) - len(taken), "baselines": programs}
 
 
-def link(path, here):
+def link(path: str | Path, here: str | Path) -> str:
     """A file's path as a page in the folder `here` links to it."""
     return Path(os.path.relpath(path, here)).as_posix()
 
 
-def shown_run(path, here):
+def shown_run(path: str | Path, here: str | Path) -> dict[str, Any]:
     """A run shown in full: who made it, the command that records it again, and its transcript as
     replayed (read and checked from its file, `file`)."""
     run = load_transcript(path)
@@ -147,9 +155,9 @@ def shown_run(path, here):
     }
 
 
-def counts(facts, found):
+def counts(facts: dict[str, dict[str, Any]], found: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """How many runs, answered, right and supported ones, and how many runs of each label."""
-    labels = {}
+    labels: dict[str, int] = {}
     for fact in facts.values():
         labels[fact["label"]] = labels.get(fact["label"], 0) + 1
     return {
@@ -161,19 +169,20 @@ def counts(facts, found):
     }
 
 
-def listed_entry(score, facts, files, here):
+def listed_entry(score: dict[str, Any], facts: dict[str, dict[str, Any]], files: dict[str, Path],
+                 here: str | Path) -> dict[str, Any]:
     """A run listed after those shown in full: its score, and a link to its transcript."""
     name = score["run"]
     fact = facts[name]
     return {**score, "variant": fact["variant"], "label": fact["label"], "messages": fact["messages"], "file": link(files[name], here)}
 
 
-def groups_of(keys, groups):
+def groups_of(keys: Iterable[str], groups: dict[str, Any]) -> dict[str, Any]:
     """{group key: decision} of the groups of the runs shown (a lesson that decides per group)."""
     return {key: groups[key] for key in sorted(keys)}
 
 
-def write_tables(lesson, results, folder):
+def write_tables(lesson: str, results: dict[str, Any], folder: str | Path) -> None:
     """Every table of a lesson (from its results.json data) as CSV, into a folder that appears
     whole or not at all."""
     tables = registry.lesson(lesson).tables(results)
@@ -182,16 +191,16 @@ def write_tables(lesson, results, folder):
             (building / f"{name}.csv").write_text(csv_text(rows), encoding="utf-8")
 
 
-def figure_names(lesson):
+def figure_names(lesson: str) -> list[str]:
     return list(registry.lesson(lesson).figures)
 
 
-def write_figure(lesson, name, results, target):
+def write_figure(lesson: str, name: str, results: dict[str, Any], target: str | Path) -> None:
     """Draw one figure of a lesson to PNG."""
     save_figure(registry.lesson(lesson).figures[name](results), target)
 
 
-def save_figure(figure, target):
+def save_figure(figure: "Figure", target: str | Path) -> None:
     """A figure as PNG (written to a temporary name, then renamed).
 
     The figures are `matplotlib.figure.Figure` objects, not pyplot's: no GUI backend, no pyplot
@@ -206,14 +215,14 @@ def save_figure(figure, target):
         temporary.unlink(missing_ok=True)
 
 
-def write_figures(lesson, results, folder):
+def write_figures(lesson: str, results: dict[str, Any], folder: str | Path) -> None:
     """Every figure of a lesson, into a folder that appears whole or not at all."""
     with whole_folder(folder) as building:
         for name in figure_names(lesson):
             write_figure(lesson, name, results, building / f"{name}.png")
 
 
-def write_markdown_and_html(target, text):
+def write_markdown_and_html(target: str | Path, text: str) -> float:
     """A page of the build twice, from one text: the Markdown `target` (…/index.md) and, next to
     it, the same page rendered to self-contained HTML (…/index.html), figures embedded. Every page
     writer calls this. Returns the seconds the HTML took (for the job's log)."""
@@ -228,7 +237,7 @@ def write_markdown_and_html(target, text):
     return seconds
 
 
-def write_page(lesson, results, target, index=None, label=""):
+def write_page(lesson: str, results: dict[str, Any], target: str | Path, index: str | None = None, label: str = "") -> float:
     """A lesson's page, as Markdown and HTML; `index`: the path from the page to the page that lists
     it, linked at the top and the bottom with the words `label` (None: no link). A plain lesson's
     page has none: `snakemake LESSON` builds it without the summary, and a page links only to files
@@ -240,7 +249,7 @@ def write_page(lesson, results, target, index=None, label=""):
     return write_markdown_and_html(target, text)
 
 
-def render_lesson(stage):
+def render_lesson(stage: Render) -> float:
     """What a lesson shows, from its judged runs: results.json, the scorecard, tables, figures, page
     (Markdown and HTML; a campaign's, linked to its campaign `stage.index`). Returns the seconds the HTML took."""
     results = collect_results(stage)  # the data as written, used by every writer below
@@ -250,7 +259,7 @@ def render_lesson(stage):
     return write_page(stage.lesson, results, stage.page, stage.index, stage.index_label)
 
 
-def write_run_pages(lesson, results, folder):
+def write_run_pages(lesson: str, results: dict[str, Any], folder: str | Path) -> None:
     """A page of each run the lesson's page shows (runs/<run>.md and .html), into a folder that
     appears whole or not at all; the lesson's page links to each."""
     from replaylab.html_page import html_page

@@ -12,6 +12,7 @@ import json
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import Any, NoReturn, cast
 
 import jsonschema
 from referencing import Registry, Resource
@@ -28,17 +29,17 @@ class ResultsError(InvalidInput):
     """results.json data that breaks its schema, or a key a writer asked for that is not there."""
 
 
-def _resource(contents):
+def _resource(contents: Any) -> Resource[Any]:
     return Resource.from_contents(contents, default_specification=DRAFT202012)
 
 
 @cache
-def schema():
+def schema() -> Any:
     return json.loads(resources.files("replaylab").joinpath("schemas/results.schema.json").read_text("utf-8"))
 
 
 @cache
-def validator(lesson):
+def validator(lesson: str) -> Any:
     """A validator of one lesson's results: the common schema with the lesson's parts."""
     parts = json.loads(resources.files(registry.lesson(lesson).package).joinpath("results.schema.json").read_text("utf-8"))
     known = Registry().with_resources(
@@ -50,7 +51,7 @@ def validator(lesson):
     return jsonschema.Draft202012Validator(schema(), registry=known)
 
 
-def check(data, source):
+def check(data: Any, source: str | Path) -> dict[str, Any]:
     """The data, if it is a lesson's results as the schema says; `ResultsError` naming `source`,
     the JSON path of the first wrong field and what is wrong otherwise."""
     if not isinstance(data, dict) or "lesson" not in data:
@@ -67,21 +68,23 @@ def check(data, source):
     return data
 
 
-def _deepest(error):
+def _deepest(error: Any) -> Any:
     """Of an error of a oneOf or anyOf, the most precise cause."""
     while error.context:
         error = max(error.context, key=lambda e: len(e.absolute_path))
     return error
 
 
-class Strict(dict):
+class Strict(dict[str, Any]):
     """A JSON object of results.json whose missing key is an error naming the file, the path and the key."""
 
-    def __missing__(self, key):
+    where: str
+
+    def __missing__(self, key: str) -> NoReturn:
         raise ResultsError(f"{self.where}: no key {key!r}")
 
 
-def strict(value, source, path=()):
+def strict(value: Any, source: str | Path, path: tuple[Any, ...] = ()) -> Any:
     """`value` with every object made `Strict`, each knowing its JSON path in `source`."""
     if isinstance(value, dict):
         made = Strict((key, strict(item, source, path + (key,))) for key, item in value.items())
@@ -92,10 +95,10 @@ def strict(value, source, path=()):
     return value
 
 
-def load(path):
+def load(path: str | Path) -> Strict:
     """A lesson's results.json, read, checked and made `Strict`."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         raise ResultsError(f"{path}: cannot be read as JSON: {error}") from None
-    return strict(check(data, path), path)
+    return cast(Strict, strict(check(data, path), path))

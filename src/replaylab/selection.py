@@ -9,9 +9,13 @@ instances when the family grows; the instances are listed in the family's order.
 
 import argparse
 import random
+from typing import TYPE_CHECKING, Any
 
 from replaylab.lessons import DIFFICULTIES
 from replaylab.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from replaylab.lessons import Lesson
 
 SEEDS, ALL = "seeds", "all"
 
@@ -20,7 +24,7 @@ class SelectionError(InvalidInput):
     """A selection that names no instance, or more than the family has: one line."""
 
 
-def problem(spec, where):
+def problem(spec: Any, where: str) -> str | None:
     """What is wrong with a selection's form (the lessons aside), as one line, or None."""
     if spec in (SEEDS, ALL) or (isinstance(spec, int) and not isinstance(spec, bool) and spec >= 1):
         return None
@@ -40,7 +44,7 @@ def problem(spec, where):
             "seed, or {count, difficulty, seed}")
 
 
-def select(lesson, spec, where="instances"):
+def select(lesson: "Lesson", spec: Any, where: str = "instances") -> list[str]:
     """The ids of the instances of `lesson` that `spec` takes, in the family's order; `SelectionError`
     when it takes none, or asks for more than the family (of those difficulties) has."""
     found = problem(spec, where)
@@ -66,7 +70,7 @@ def select(lesson, spec, where="instances"):
     return [i.id for i in pool if i.id in drawn]
 
 
-def option(text):
+def option(text: str) -> str | int:
     """A selection on the command line (argparse's `type`): seeds, all, or a whole number of at least 1."""
     if text in (SEEDS, ALL):
         return text

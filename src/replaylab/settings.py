@@ -14,8 +14,10 @@ with paths resolved against the project's folder (never the current one). A prob
 """
 
 import copy
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from replaylab import configuration
 from replaylab.agents.recording import printable
@@ -49,13 +51,13 @@ class CampaignSettings:
     max_tokens_per_run: int | None
     max_seconds_per_run: float | None
     detect: float
-    _section: dict = field(repr=False, compare=False)
+    _section: dict[str, Any] = field(repr=False, compare=False)
 
     @property
-    def prices(self):
+    def prices(self) -> dict[str, Any]:
         return copy.deepcopy(self._section["prices"])
 
-    def section(self):
+    def section(self) -> dict[str, Any]:
         """A copy of the section as written (the short form of models kept): the plan's settings."""
         return copy.deepcopy(self._section)
 
@@ -78,26 +80,26 @@ class Settings:
     model: str
     seed: int
     campaign: CampaignSettings
-    _config: dict = field(repr=False, compare=False)
+    _config: dict[str, Any] = field(repr=False, compare=False)
 
     @property
-    def recordings(self):
+    def recordings(self) -> Path:
         return self.folder / "recordings"
 
     @property
-    def results(self):
+    def results(self) -> Path:
         return self.folder / "results"
 
-    def campaign_folder(self, name=None):
+    def campaign_folder(self, name: str | None = None) -> Path:
         """results/campaigns/<name>/ of the project (by default the configured campaign's)."""
         return self.folder / CAMPAIGNS / (name or self.campaign.name)
 
-    def config(self):
+    def config(self) -> dict[str, Any]:
         """A copy of the whole configuration, checked, as plain data (what Snakemake's `config` holds)."""
         return copy.deepcopy(self._config)
 
 
-def shown(path, folder):
+def shown(path: str | Path, folder: str | Path) -> str:
     """A path as a message names it: relative to the project's folder when inside it, else as given."""
     path = Path(path)
     try:
@@ -106,13 +108,13 @@ def shown(path, folder):
         return str(path)
 
 
-def schema_of(folder):
+def schema_of(folder: str | Path) -> Path | None:
     """The configuration's schema: the project's own workflow/schemas/, else that of the clone this
     library is part of; None when there is neither."""
     return next((path for path in (Path(folder) / SCHEMA, LIBRARY_SCHEMA) if path.is_file()), None)
 
 
-def read_mapping(path, what, name=None):
+def read_mapping(path: str | Path, what: str, name: str | None = None) -> dict[str, Any]:
     """The YAML mapping of a file, or one `InputError` line naming it (`name`, by default the path
     as given) and what is wrong; `what` says what the file is."""
     import yaml
@@ -129,7 +131,7 @@ def read_mapping(path, what, name=None):
     return data
 
 
-def read(folder, campaign_files=()):
+def read(folder: str | Path, campaign_files: Iterable[str | Path] = ()) -> tuple[dict[str, Any], str]:
     """(the configuration, unchecked, where it came from): the project's config/config.yaml, with
     each of `campaign_files` (YAML: a `campaign:` section, or its keys) set over its campaign
     section, in order. `campaign_files` are relative to the current folder, as a command line gives
@@ -146,7 +148,7 @@ def read(folder, campaign_files=()):
     return config, " + ".join(sources)
 
 
-def of(config, source, folder=".", schema=None):
+def of(config: dict[str, Any], source: str, folder: str | Path = ".", schema: str | Path | None = None) -> Settings:
     """The settings of a configuration (a dict, such as Snakemake's `config`), checked as the
     workflow checks it: one `InputError` line for the first problem. As Snakemake's `config` must,
     `config` itself then holds each value as the schema types it (configuration.coerce)."""
@@ -169,7 +171,7 @@ def of(config, source, folder=".", schema=None):
         model=config["model"], seed=config["seed"], campaign=campaign, _config=copy.deepcopy(config))
 
 
-def load(folder, campaign_files=()):
+def load(folder: str | Path, campaign_files: Iterable[str | Path] = ()) -> Settings:
     """The settings of the project in `folder`: config/config.yaml (with `campaign_files` over its
     campaign section), read and checked."""
     config, source = read(folder, campaign_files)

@@ -16,18 +16,18 @@ from replaylab.pipeline import whole_folder
 class _Links(HTMLParser):
     """The targets of a page's links (`<a href>`)."""
 
-    def __init__(self, text):
+    def __init__(self, text: str) -> None:
         super().__init__()
-        self.found = []
+        self.found: list[str] = []
         self.feed(text)
 
-    def handle_starttag(self, tag, attrs):
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         href = dict(attrs).get("href")
         if tag == "a" and href:
             self.found.append(href)
 
 
-def reachable(index):
+def reachable(index: str | Path) -> list[Path]:
     """Every file under the index's folder that a chain of relative links from the index reaches
     (the index included), as paths relative to that folder; links that leave it, have a scheme or
     name no file are not followed."""
@@ -49,7 +49,7 @@ def reachable(index):
     return sorted(path.relative_to(root) for path in seen)
 
 
-def write_site(index, folder):
+def write_site(index: str | Path, folder: str | Path) -> int:
     """Copy what `reachable(index)` finds into `folder` (whole or not at all); returns how many files."""
     root = Path(index).parent
     files = reachable(index)

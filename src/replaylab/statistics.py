@@ -24,8 +24,10 @@ power (scipy's and statsmodels' noncentral t give NaN in places).
 import dataclasses
 import math
 import operator
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
+from typing import TYPE_CHECKING, Any, SupportsFloat, TypeVar, cast
 
 import numpy as np
 from scipy.integrate import quad
@@ -37,6 +39,9 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import NormalIndPower
 from statsmodels.stats.contingency_tables import StratifiedTable
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 ALPHA = 0.05  # two-sided: 95 % intervals, tests significant at 0.05 (after Holm's correction)
 POWER = 0.8  # the chance of detecting a difference that the power calculations aim at
@@ -131,24 +136,27 @@ METHODS = {
 }
 
 
-def doc(text):
+def doc(text: str) -> Any:
     """A dataclass field that carries its explanation (see `explain`)."""
     return field(metadata={"doc": text})
 
 
-def explain(record):
+def explain(record: "DataclassInstance | type[DataclassInstance]") -> dict[str, str]:
     """{field name: explanation} of a record class or record, for a page's legend."""
     return {f.name: f.metadata["doc"] for f in dataclasses.fields(record)}
 
 
-def _documented(cls):
+_Record = TypeVar("_Record", bound="DataclassInstance")
+
+
+def _documented(cls: type[_Record]) -> type[_Record]:
     """Append each field's explanation to the class's docstring (one source for both)."""
     lines = [f"    {name}: {text}" for name, text in explain(cls).items()]
     cls.__doc__ = (cls.__doc__ or "").rstrip() + "\n\n    Fields:\n" + "\n".join(lines) + "\n"
     return cls
 
 
-def _number(value):
+def _number(value: SupportsFloat | None) -> float | None:
     """A finite Python float, or None (never NaN or infinity, which JSON does not allow)."""
     if value is None:
         return None
@@ -170,11 +178,11 @@ class Counts:
     right: int = doc("How many of the runs were judged right.")
     runs: int = doc("How many runs were judged (right or wrong).")
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         _check_counts(self, "counts", ("model", "task"), f"counts of {self.model} on {self.task}")
 
 
-def _check_counts(record, kind, names, where):
+def _check_counts(record: "Counts | InstanceCounts", kind: str, names: Iterable[str], where: str) -> None:
     """One ValueError line for a record whose names are not non-empty strings, or whose right and
     runs are not whole numbers with 0 <= right <= runs; the numbers are stored as plain ints."""
     for name in names:
@@ -219,7 +227,7 @@ class Rate:
     )
 
 
-def wilson(right, runs, alpha=ALPHA):
+def wilson(right: int, runs: int, alpha: float = ALPHA) -> tuple[float, float] | tuple[None, None]:
     """The 1 - alpha (95 %) Wilson score interval (low, high) of right/runs; (None, None) without
     runs. The ends are exactly 0 at 0 of n and exactly 1 at n of n, where the score interval
     touches them."""
@@ -231,7 +239,7 @@ def wilson(right, runs, alpha=ALPHA):
     return low, high
 
 
-def rate(counts):
+def rate(counts: Counts) -> Rate:
     """k of n, the rate and its 95 % Wilson interval; the rule of three at 0 of n and n of n."""
     right, runs = counts.right, counts.runs
     low, high = wilson(right, runs)
@@ -266,7 +274,7 @@ class PassK:
     )
 
 
-def shown_ks(runs, every=20):
+def shown_ks(runs: int, every: int = 20) -> list[int]:
     """The k for which pass@k and pass^k are given: every k up to `every`, then 1-2-5 steps and n
     itself (thousands of runs would otherwise give thousands of rows of huge binomials)."""
     ks = set(range(1, min(runs, every) + 1))
@@ -277,7 +285,7 @@ def shown_ks(runs, every=20):
     return sorted(ks | ({runs} if runs else set()))
 
 
-def pass_k(counts, ks=None):
+def pass_k(counts: Counts, ks: Iterable[int] | None = None) -> list[PassK]:
     """pass@k and pass^k for each k of `ks` (by default every k the runs allow, 1..n); none without
     runs. Ratios of whole numbers (binomial coefficients), each rounded once: pass@1 and pass^1 are
     exactly c/n."""
@@ -299,7 +307,7 @@ def pass_k(counts, ks=None):
 # Two models on one task
 
 
-def fisher_p(a, b):
+def fisher_p(a: Counts, b: Counts) -> float | None:
     """Two-sided p-value of Fisher's exact test of a.right/a.runs against b.right/b.runs; None when
     either has no runs."""
     if a.runs == 0 or b.runs == 0:
@@ -308,7 +316,7 @@ def fisher_p(a, b):
     return min(1.0, float(fisher_exact(table, alternative="two-sided").pvalue))
 
 
-def newcombe(a, b, alpha=ALPHA):
+def newcombe(a: Counts, b: Counts, alpha: float = ALPHA) -> tuple[float, float] | tuple[None, None]:
     """The 1 - alpha (95 %) interval (low, high) of a's rate minus b's by Newcombe's hybrid score
     method (method 10); (None, None) when either has no runs."""
     if a.runs == 0 or b.runs == 0:
@@ -318,30 +326,31 @@ def newcombe(a, b, alpha=ALPHA):
     return max(-1.0, min(float(low), difference)), min(1.0, max(float(high), difference))
 
 
-def smallest_fisher_p(runs_a, runs_b):
+def smallest_fisher_p(runs_a: int, runs_b: int) -> float | None:
     """The smallest p-value Fisher's test can give with these numbers of runs (every run of one
     model right, every run of the other wrong); None when either has no runs."""
     if runs_a == 0 or runs_b == 0:
         return None
     ahead, behind = Counts("a", "t", runs_a, runs_a), Counts("b", "t", 0, runs_b)  # and the other way round:
-    return min(fisher_p(ahead, behind), fisher_p(Counts("a", "t", 0, runs_a), Counts("b", "t", runs_b, runs_b)))  # equal but for rounding
+    return min(cast(float, fisher_p(ahead, behind)),  # both with runs: a p-value each
+               cast(float, fisher_p(Counts("a", "t", 0, runs_a), Counts("b", "t", runs_b, runs_b))))  # equal but for rounding
 
 
-def power_alpha(tests):
+def power_alpha(tests: int) -> float:
     """The two-sided threshold a power figure uses when Holm's correction is over `tests` p-values:
     0.05 / tests, the threshold of Holm's first and strictest step (a difference detected there is
     significant after the correction, whichever the other p-values are)."""
     return ALPHA / max(1, tests)
 
 
-def pooled(a, b):
+def pooled(a: Counts, b: Counts) -> float | None:
     """The two models' runs taken together: their share of right runs, the same whichever is named
     first; None when neither has runs."""
     runs = a.runs + b.runs
     return (a.right + b.right) / runs if runs else None
 
 
-def centred(rate, difference):
+def centred(rate: float, difference: float) -> tuple[float, float]:
     """Two rates `difference` apart, centred on `rate` (moved inside [0, 1] where the centre is
     too near an end): (lower, higher). Power figures start from them, so that they do not depend
     on which model is named first."""
@@ -349,13 +358,13 @@ def centred(rate, difference):
     return low, low + difference
 
 
-def _cohens_h(rate, difference):
+def _cohens_h(rate: float, difference: float) -> float:
     """Cohen's h between the two rates `difference` apart centred on `rate`."""
     low, high = centred(rate, difference)
     return 2 * math.asin(math.sqrt(high)) - 2 * math.asin(math.sqrt(low))
 
 
-def detectable_difference(rate, runs_a, runs_b, alpha=ALPHA):
+def detectable_difference(rate: float | None, runs_a: int, runs_b: int, alpha: float = ALPHA) -> float | None:
     """The smallest difference of two rates centred on `rate` (the pooled rate of both models) that
     a two-sided test at `alpha` with these runs detects with power 0.8 (Cohen's h, normal
     approximation); None without runs, or when even 0 against 1 is not detected."""
@@ -367,18 +376,18 @@ def detectable_difference(rate, runs_a, runs_b, alpha=ALPHA):
     return _number(brentq(lambda d: _cohens_h(rate, d) - h, 0.0, 1.0, xtol=1e-12))
 
 
-def _power(h, runs_a, runs_b, alpha=ALPHA):
+def _power(h: float, runs_a: int, runs_b: int, alpha: float = ALPHA) -> float:
     """Power of the two-sided test at `alpha` for Cohen's h with these runs (statsmodels)."""
-    return NormalIndPower().power(h, nobs1=runs_a, alpha=alpha, ratio=runs_b / runs_a, alternative="two-sided")
+    return cast(float, NormalIndPower().power(h, nobs1=runs_a, alpha=alpha, ratio=runs_b / runs_a, alternative="two-sided"))
 
 
-def _effect_detected(runs_a, runs_b, alpha=ALPHA):
+def _effect_detected(runs_a: int, runs_b: int, alpha: float = ALPHA) -> float:
     """The Cohen's h detected with power 0.8: the root of statsmodels' power function, found to
     1e-12 (its own solve_power stops about 1e-6 short in power)."""
-    return brentq(lambda h: _power(h, runs_a, runs_b, alpha) - POWER, 1e-9, 100.0, xtol=1e-12)
+    return cast(float, brentq(lambda h: _power(h, runs_a, runs_b, alpha) - POWER, 1e-9, 100.0, xtol=1e-12))
 
 
-def runs_needed(rate, difference, alpha=ALPHA):
+def runs_needed(rate: float | None, difference: float, alpha: float = ALPHA) -> int | None:
     """Runs per model (on one task) that a two-sided test at `alpha` needs to detect two rates
     `difference` apart, centred on `rate` (the pooled rate), with power 0.8 (Cohen's h, normal
     approximation); None without a rate."""
@@ -393,7 +402,7 @@ def runs_needed(rate, difference, alpha=ALPHA):
         return None
     # A start, 2 ((z_(1-alpha/2) + z_0.8) / h)^2 (one tail), then the fewest runs whose power by statsmodels is 0.8,
     # by bisection (the power grows with the runs; its solve_power warns of a negative square root at large h).
-    start = max(1, math.ceil(2 * ((norm.ppf(1 - alpha / 2) + norm.ppf(POWER)) / h) ** 2))
+    start: int = max(1, math.ceil(2 * ((norm.ppf(1 - alpha / 2) + norm.ppf(POWER)) / h) ** 2))
     enough, step = start, 1
     while _power(h, enough, enough, alpha) < POWER:
         enough, step = enough + step, 2 * step
@@ -463,7 +472,7 @@ class Pair:
     )
 
 
-def compare_pair(a, b, detect=None, tests=1):
+def compare_pair(a: Counts, b: Counts, detect: float | None = None, tests: int = 1) -> Pair:
     """Two models' counts on one task compared: Newcombe's interval of the difference, Fisher's
     exact test, the detectable difference and (for `detect`) the runs needed, both from the pooled
     rate at the threshold of `tests` tests (`power_alpha`), and the equivalence test within
@@ -499,13 +508,13 @@ def compare_pair(a, b, detect=None, tests=1):
     )
 
 
-def _within(interval, margin):
+def _within(interval: tuple[float, float] | tuple[None, None], margin: float) -> bool:
     """Whether an interval (low, high) lies strictly inside ±margin (the TOST decision)."""
     low, high = interval
-    return bool(low is not None and -margin < low and high < margin)
+    return bool(low is not None and -margin < low and cast(float, high) < margin)  # high is None only with low
 
 
-def _difference(value):
+def _difference(value: float) -> float | None:
     """A difference of rates, with one of round-off (a weighted mean of equal rates gives 5e-17)
     made the 0 it is."""
     return 0.0 if abs(value) < ROUND_OFF else _number(value)
@@ -563,13 +572,15 @@ class AcrossTasks:
     )
 
 
-def _both_ran(a_counts, b_counts):
+def _both_ran(a_counts: Sequence[Counts], b_counts: Sequence[Counts]) -> tuple[list[tuple[Counts, Counts]], list[str]]:
     """[(a, b)] of the tasks both models have runs of, and the tasks left out (in a's order, then b's)."""
     a_by_task = {c.task: c for c in a_counts}
     b_by_task = {c.task: c for c in b_counts}
     if len(a_by_task) < len(a_counts) or len(b_by_task) < len(b_counts):
         raise ValueError("compare_across_tasks: a task appears twice in one model's counts")
     tasks = list(a_by_task) + [t for t in b_by_task if t not in a_by_task]
+    pairs: list[tuple[Counts, Counts]]
+    left_out: list[str]
     pairs, left_out = [], []
     for task in tasks:
         a, b = a_by_task.get(task), b_by_task.get(task)
@@ -580,7 +591,7 @@ def _both_ran(a_counts, b_counts):
     return pairs, left_out
 
 
-def stratified_p(strata):
+def stratified_p(strata: Iterable[tuple[int, int, int, int]]) -> float:
     """Two-sided p-value of the exact conditional test of no difference in any stratum, for
     strata [(right_a, runs_a, right_b, runs_b)] each with runs of both: the sum over strata of
     right_a, whose null distribution given each stratum's margins is the convolution of the
@@ -599,7 +610,7 @@ def stratified_p(strata):
     return min(1.0, float(distribution[distribution <= here * TIE_TOLERANCE].sum()))
 
 
-def breslow_day_p(strata):
+def breslow_day_p(strata: Sequence[tuple[int, int, int, int]]) -> float | None:
     """Two-sided p-value of the Breslow-Day test, with Tarone's correction, of one odds ratio over
     strata [(right_a, runs_a, right_b, runs_b)] (statsmodels' StratifiedTable; 0.5 added to every
     cell of a stratum with a zero cell, else its odds ratio is 0 or infinite); None with fewer than
@@ -613,19 +624,20 @@ def breslow_day_p(strata):
     return _number(min(1.0, float(found)))
 
 
-def _mover(pairs, weights, alpha):
+def _mover(pairs: Sequence[tuple[Counts, Counts]], weights: Iterable[float], alpha: float) -> tuple[float, float, float]:
     """The MOVER-Wilson interval (low, high) of the weighted difference over the task pairs."""
     difference = low_squares = high_squares = 0.0
     for w, (a, b) in zip(weights, pairs):
         rate_a, rate_b = a.right / a.runs, b.right / b.runs
         (low_a, high_a), (low_b, high_b) = wilson(a.right, a.runs, alpha), wilson(b.right, b.runs, alpha)
+        assert low_a is not None and high_a is not None and low_b is not None and high_b is not None  # both have runs
         difference += w * (rate_a - rate_b)
         low_squares += w * w * ((rate_a - low_a) ** 2 + (high_b - rate_b) ** 2)
         high_squares += w * w * ((high_a - rate_a) ** 2 + (rate_b - low_b) ** 2)
     return difference, max(-1.0, difference - math.sqrt(low_squares)), min(1.0, difference + math.sqrt(high_squares))
 
 
-def compare_across_tasks(a_counts, b_counts, detect=None):
+def compare_across_tasks(a_counts: Sequence[Counts], b_counts: Sequence[Counts], detect: float | None = None) -> AcrossTasks:
     """Two models compared over the tasks both ran: the Mantel-Haenszel weighted difference with
     its MOVER-Wilson interval, the exact stratified test, the Breslow-Day test of whether the
     difference varies across tasks, and the equivalence test within ±`detect` (see METHODS). A task
@@ -648,6 +660,7 @@ def compare_across_tasks(a_counts, b_counts, detect=None):
     p = stratified_p(strata)
     ahead = [_difference(a.right / a.runs - b.right / b.runs) for a, b in pairs]
     difference = _difference(difference)
+    assert difference is not None  # a weighted mean of differences of rates: finite
     return AcrossTasks(
         model_a=model_a,
         model_b=model_b,
@@ -664,8 +677,8 @@ def compare_across_tasks(a_counts, b_counts, detect=None):
         p_holm=p,
         significant=p <= ALPHA,
         heterogeneity_p=breslow_day_p(strata),
-        ahead_a=[a.task for (a, _), d in zip(pairs, ahead) if d > 0],
-        ahead_b=[a.task for (a, _), d in zip(pairs, ahead) if d < 0],
+        ahead_a=[a.task for (a, _), d in zip(pairs, ahead) if cast(float, d) > 0],  # differences of rates: finite
+        ahead_b=[a.task for (a, _), d in zip(pairs, ahead) if cast(float, d) < 0],
         equivalent=detect is not None and _within((low_90, high_90), detect),
     )
 
@@ -674,11 +687,11 @@ def compare_across_tasks(a_counts, b_counts, detect=None):
 # Many comparisons
 
 
-def holm(p_values):
+def holm(p_values: Sequence[float | None]) -> list[tuple[float | None, bool]]:
     """Holm-adjusted p-values and whether each stays significant at 0.05, for a list of p-values
     in which None (no test) is passed through as (None, False) and is not counted in the family."""
     tested = [i for i, p in enumerate(p_values) if p is not None]
-    adjusted = [None] * len(p_values)
+    adjusted: list[float | None] = [None] * len(p_values)
     significant = [False] * len(p_values)
     if tested:
         reject, corrected, _, _ = multipletests([p_values[i] for i in tested], alpha=ALPHA, method="holm")
@@ -687,7 +700,10 @@ def holm(p_values):
     return list(zip(adjusted, significant))
 
 
-def with_holm(comparisons):
+_Compared = TypeVar("_Compared", bound="Pair | AcrossTasks | InstancePair")
+
+
+def with_holm(comparisons: Sequence[_Compared]) -> list[_Compared]:
     """The comparisons (Pair or AcrossTasks records) with `p_holm` and `significant` set by Holm's
     correction over all of them together."""
     return [
@@ -696,7 +712,7 @@ def with_holm(comparisons):
     ]
 
 
-def tied(models, comparisons):
+def tied(models: Iterable[str], comparisons: Iterable["Pair | AcrossTasks"]) -> list[list[str]]:
     """The groups of `models` that no significant comparison separates: the maximal sets of models
     no two of which some comparison in `comparisons` (records with model_a, model_b, significant)
     finds different. Every model is in at least one group; groups and their members keep the order
@@ -707,9 +723,9 @@ def tied(models, comparisons):
         return []
     separated = {frozenset((c.model_a, c.model_b)) for c in comparisons if c.significant}
     close = {m: {o for o in models if o != m and frozenset((m, o)) not in separated} for m in models}
-    groups = []
+    groups: list[list[str]] = []
 
-    def grow(group, candidates, excluded):  # Bron-Kerbosch: every maximal clique of `close`
+    def grow(group: list[str], candidates: set[str], excluded: set[str]) -> None:  # Bron-Kerbosch: every maximal clique of `close`
         if not candidates and not excluded:
             groups.append(group)
         for m in list(candidates):
@@ -753,7 +769,7 @@ class Comparison:
     comparisons: int = doc("How many p-values Holm's correction was over (the family size).")
 
 
-def compare_models(counts, detect=None):
+def compare_models(counts: Iterable[Counts], detect: float | None = None) -> Comparison:
     """The whole comparison of a campaign from its counts (one Counts per model and task; a
     model without counts for a task is taken as 0 of 0). `detect`: a difference of rates the user
     wants to be able to detect (e.g. 0.2), for the runs needed; None for none."""
@@ -762,7 +778,7 @@ def compare_models(counts, detect=None):
         runs_needed(0.5, detect)  # a bad difference is one clear error before any work
     models = list(dict.fromkeys(c.model for c in counts))
     tasks = list(dict.fromkeys(c.task for c in counts))
-    grid = {}
+    grid: dict[tuple[str, str], Counts] = {}
     for c in counts:
         if (c.model, c.task) in grid:
             raise ValueError(f"counts: {c.model} on {c.task} appears twice")
@@ -773,14 +789,14 @@ def compare_models(counts, detect=None):
     if len(tasks) >= 2:
         tests += sum(any(both[(a, b, t)] for t in tasks) for a, b in combinations(models, 2))
     pairs = [compare_pair(cell[(a, t)], cell[(b, t)], detect, tests) for t in tasks for a, b in combinations(models, 2)]
-    across = []
+    across: list[AcrossTasks] = []
     if len(tasks) >= 2:
         across = [
             compare_across_tasks([cell[(a, t)] for t in tasks], [cell[(b, t)] for t in tasks], detect)
             for a, b in combinations(models, 2)
         ]
-    corrected = with_holm(pairs + across)
-    pairs, across = corrected[: len(pairs)], corrected[len(pairs):]
+    corrected = with_holm(pairs + across)  # type: ignore[operator]  # list[Pair | AcrossTasks], which mypy misses
+    pairs, across = cast("list[Pair]", corrected[: len(pairs)]), cast("list[AcrossTasks]", corrected[len(pairs):])
     ties = [Ties(t, tied([m for m in models if cell[(m, t)].runs], [p for p in pairs if p.task == t])) for t in tasks]
     if across:
         ties.append(Ties(None, tied([m for m in models if any(cell[(m, t)].runs for t in tasks)], across)))
@@ -812,17 +828,17 @@ class InstanceCounts:
     right: int = doc("How many of the model's runs of this instance were judged right.")
     runs: int = doc("How many of the model's runs of this instance were judged (every variant of it the model ran).")
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         _check_counts(self, "instance counts", ("model", "lesson", "instance"),
                       f"instance counts of {self.model} on {self.instance}")
 
 
-def _t_quantile(degrees, alpha=ALPHA):
+def _t_quantile(degrees: float, alpha: float = ALPHA) -> float:
     """The two-sided 1 - alpha (95 %) quantile of Student's t on `degrees` degrees of freedom."""
     return float(student_t.ppf(1 - alpha / 2, float(degrees)))  # float: a count beyond int64 too
 
 
-def score_interval(rate, runs, quantile):
+def score_interval(rate: float, runs: float, quantile: float) -> tuple[float, float]:
     """Wilson's score interval of `rate` observed on `runs` (not necessarily whole) with `quantile`
     in place of z: the rates p with |rate - p| <= quantile sqrt(p (1 - p) / runs). Exactly 0 and 1
     at the ends, and never excluding the rate itself (rounding)."""
@@ -834,13 +850,13 @@ def score_interval(rate, runs, quantile):
     return low, high
 
 
-def clustered(rights, runs):
+def clustered(rights: Sequence[int], runs: Sequence[int]) -> dict[str, Any]:
     """The rate over clusters and its clustered figures, for parallel lists of right and runs per
     cluster (each with runs): {rate, standard_error, design_effect, effective_runs,
     degrees_of_freedom, low, high} (see METHODS['instance_rate']); the figures beyond the rate are
     None with fewer than two clusters, whose spread cannot be estimated."""
     clusters, total, right = len(runs), sum(runs), sum(rights)
-    found = dict.fromkeys(("rate", "standard_error", "design_effect", "effective_runs", "degrees_of_freedom", "low", "high"))
+    found: dict[str, Any] = dict.fromkeys(("rate", "standard_error", "design_effect", "effective_runs", "degrees_of_freedom", "low", "high"))
     if not total:
         return found
     rate = right / total
@@ -893,7 +909,7 @@ class InstanceRate:
     )
 
 
-def _one_model_one_lesson(counts, what):
+def _one_model_one_lesson(counts: Iterable[InstanceCounts], what: str) -> tuple[str, str, dict[str, tuple[int, int]]]:
     """The counts of one model on one lesson, checked: (model, lesson, {instance: (right, runs)})
     of the instances with runs (an instance of 0 runs is not one the model ran)."""
     counts = list(counts)
@@ -906,7 +922,7 @@ def _one_model_one_lesson(counts, what):
     return counts[0].model, counts[0].lesson, {c.instance: (c.right, c.runs) for c in counts if c.runs}
 
 
-def instance_rate(counts):
+def instance_rate(counts: Iterable[InstanceCounts]) -> InstanceRate:
     """A model's rate on a lesson from its counts per instance, with the interval clustered by
     instance (METHODS['instance_rate'])."""
     model, lesson, ran = _one_model_one_lesson(counts, "instance_rate")
@@ -926,7 +942,7 @@ NO_SPREAD = "every instance compared gave the same difference: their spread cann
 TOO_SMALL = "the difference to detect is too small against the spread for a number of instances to be computed"
 
 
-def _paired_power(effect, instances, alpha=ALPHA):
+def _paired_power(effect: float, instances: int, alpha: float = ALPHA) -> float:
     """Power of the two-sided paired t-test at `alpha` for a standardised effect (mean difference over
     its standard deviation) on `instances` pairs: P(|T| > t crit) for T noncentral t on n-1 degrees
     of freedom with noncentrality effect sqrt(n). T = (Z + nc) / S with S = sqrt(chi2(n-1)/(n-1)),
@@ -947,26 +963,28 @@ def _paired_power(effect, instances, alpha=ALPHA):
     log_scale = math.log(2) + 0.5 * math.log(half) - 0.5 * math.log(2 * math.pi) - stirling
     width = 1 / math.sqrt(2 * degrees)  # about S's standard deviation: S = 1 + u width, u of order 1
 
-    def weighted(u):  # S's density at 1 + u width, times ds/du
+    def weighted(u: float) -> float:  # S's density at 1 + u width, times ds/du
         step = u * width
         if step <= -1:
             return 0.0
         log_density = log_scale + (degrees - 1) * math.log1p(step) - half * (2 * step + step * step)
-        return (ndtr(shift - critical * (1 + step)) + ndtr(-shift - critical * (1 + step))) * math.exp(log_density) * width
+        return cast(float, (ndtr(shift - critical * (1 + step)) + ndtr(-shift - critical * (1 + step)))
+                    * math.exp(log_density) * width)
 
     low, high = max(-1 / width, -40.0), 40.0  # S's mass beyond 40 of its standard deviations is below 1e-13
     turn = (shift / critical - 1) / width  # where Phi turns from 0 to 1
     points = sorted(x for x in (0.0, turn) if low < x < high)
+    value: float
     value, _ = quad(weighted, low, high, points=points or None, epsabs=1e-11, epsrel=1e-9, limit=200)
     return min(1.0, value)
 
 
-def _check_detect(detect, what):
+def _check_detect(detect: object, what: str) -> None:
     if not (isinstance(detect, (int, float)) and not isinstance(detect, bool) and 0 < detect <= 1):
         raise ValueError(f"{what}: the difference to detect must be a number above 0 and at most 1, not {detect!r}")
 
 
-def instances_needed(spread, detect, alpha=ALPHA):
+def instances_needed(spread: float | None, detect: float | None, alpha: float = ALPHA) -> tuple[int, None] | tuple[None, str]:
     """(instances, None): the fewest instances (2 at least) for which a paired t-test at `alpha`
     detects a mean difference `detect` with power 0.8, when the per-instance differences have the
     standard deviation `spread` (beyond a million, the normal approximation's count, which t then
@@ -998,7 +1016,7 @@ def instances_needed(spread, detect, alpha=ALPHA):
     return enough, None
 
 
-def detectable_by_instances(spread, instances, alpha=ALPHA):
+def detectable_by_instances(spread: float | None, instances: int, alpha: float = ALPHA) -> float | None:
     """The smallest mean difference a paired t-test at `alpha` on `instances` instances detects with
     power 0.8 when the per-instance differences have the standard deviation `spread`; None with
     fewer than two instances, no spread, or when that difference would exceed 1 (none detectable)."""
@@ -1079,7 +1097,8 @@ class InstancePair:
     )
 
 
-def compare_by_instance(a_counts, b_counts, detect=None, tests=1):
+def compare_by_instance(a_counts: Iterable[InstanceCounts], b_counts: Iterable[InstanceCounts], detect: float | None = None,
+                        tests: int = 1) -> InstancePair:
     """Two models' counts per instance of one lesson compared, paired by instance (see METHODS:
     instance_pair, sign_test, instance_power), the power figures at the threshold of `tests` tests
     (`power_alpha`). `p_holm` and `significant` are for this comparison alone; `compare_instances`
@@ -1099,11 +1118,13 @@ def compare_by_instance(a_counts, b_counts, detect=None, tests=1):
     mean = math.fsum(differences) / n if n else None
     spread = None
     if n >= 2:  # equal differences have no spread, not one of rounding (1e-17, which would give a point interval)
+        assert mean is not None  # n >= 2
         equal = max(differences) - min(differences) <= 1e-12
         spread = 0.0 if equal else math.sqrt(math.fsum((d - mean) ** 2 for d in differences) / (n - 1))
     low = high = None
     equivalent = False
     if spread:
+        assert mean is not None  # a spread: n >= 2
         half = _t_quantile(n - 1) * spread / math.sqrt(n)
         low, high = max(-1.0, min(mean - half, mean)), min(1.0, max(mean + half, mean))
         half_90 = _t_quantile(n - 1, EQUIVALENCE_ALPHA) * spread / math.sqrt(n)
@@ -1158,7 +1179,7 @@ class ByInstance:
     comparisons: int = doc("How many sign tests Holm's correction was over (the family size).")
 
 
-def compare_instances(counts, detect=None, order=()):
+def compare_instances(counts: Iterable[InstanceCounts], detect: float | None = None, order: Collection[str] = ()) -> ByInstance:
     """The instance statistics of a campaign from its counts (one InstanceCounts per model,
     lesson and instance; a model without counts on a lesson has no instances there). The models
     come in the order of `order` (those it names), then as first met in the counts."""
@@ -1168,11 +1189,11 @@ def compare_instances(counts, detect=None, order=()):
     present = list(dict.fromkeys(c.model for c in counts))
     models = [m for m in dict.fromkeys(order) if m in present] + [m for m in present if m not in order]
     lessons = list(dict.fromkeys(c.lesson for c in counts))
-    cells = {}
+    cells: dict[tuple[str, str], list[InstanceCounts]] = {}
     for c in counts:
         cells.setdefault((c.model, c.lesson), []).append(c)
 
-    def of(model, lesson):
+    def of(model: str, lesson: str) -> list[InstanceCounts]:
         return cells.get((model, lesson)) or [InstanceCounts(model, lesson, "none", 0, 0)]
 
     rates = [instance_rate(of(m, lesson)) for lesson in lessons for m in models]

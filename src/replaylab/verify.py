@@ -27,8 +27,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from replaylab import settings
 from replaylab.batches import batch_count
@@ -44,13 +46,14 @@ class CannotVerify(InvalidInput):
 class Build:
     """One Snakemake run of the rebuild: its targets, its --configfile and its --config values."""
 
-    targets: list
+    targets: list[str]
     configfile: Path | None = None
-    values: dict = field(default_factory=dict)
+    values: dict[str, Any] = field(default_factory=dict)
     after_summary: bool = False  # a campaign compared when results/index.md was there (its page links it)
 
 
-def verify(project, results=None, campaigns=(), cores="all", keep=False, note=print):
+def verify(project: str | Path, results: str | Path | None = None, campaigns: Sequence[str] = (), cores: int | str = "all",
+           keep: bool = False, note: Callable[[str], object] = print) -> tuple[list[str], int]:
     """Rebuild into a temporary folder and compare: ([lines, one per file that differs], how many
     files were compared). `project`: the project's folder, whose Snakefile, configuration and
     sources the rebuild uses, wherever the command was started; `results`: the folder of results
@@ -82,12 +85,12 @@ def verify(project, results=None, campaigns=(), cores="all", keep=False, note=pr
             shutil.rmtree(work, ignore_errors=True)
 
 
-def _link(target, source):
+def _link(target: Path, source: str | Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.symlink_to(Path(source).resolve())
 
 
-def _hard_link(source, target):
+def _hard_link(source: str | Path, target: str | Path) -> None:
     """A file copied as a hard link where it can be (read only by the rebuild), else copied."""
     try:
         os.link(source, target)
@@ -99,7 +102,7 @@ def _hard_link(source, target):
 # What the results were built with
 
 
-def _replayed(path):
+def _replayed(path: Path) -> dict[str, Any] | None:
     """What a transcript says of its replay, {"from": its recording, "tolerance": ...}, or None."""
     try:
         found = json.loads(path.read_text(encoding="utf-8")).get("replayed")
@@ -108,12 +111,12 @@ def _replayed(path):
     return found if isinstance(found, dict) else None
 
 
-def _last_build(lesson):
+def _last_build(lesson: str | Path) -> tuple[list[Path], int | None]:
     """The transcripts of a lesson's results folder that its last build wrote, and its number of
     batches (None for a campaign's blocks): the batches of one number (batch<i>of<n>) that hold the
     most runs, the newest of equals. A build with another number of batches leaves those it wrote
     before (Snakemake removes only what it remakes)."""
-    by_number = {}
+    by_number: dict[int | None, list[Path]] = {}
     for path in Path(lesson).glob("transcripts/*/*.json"):
         if path.name.startswith(".") or path.parent.name.startswith("."):
             continue  # a temporary file or folder, not a result
@@ -125,10 +128,13 @@ def _last_build(lesson):
     return sorted(by_number[number]), number
 
 
-def recorded(lesson_folders):
+def recorded(lesson_folders: Iterable[str | Path]) -> tuple[float | None, list[str], dict[str | Path, tuple[int, int]]]:
     """(the tolerance, or None when the transcripts do not agree on one; the folders of the
     recordings they replayed, as the build named them, in order; {folder: (runs, batches)}) of
     the transcripts of the lessons' result folders `lesson_folders` (their last build's)."""
+    tolerances: set[float]
+    sources: dict[str, None]
+    counts: dict[str | Path, tuple[int, int]]
     tolerances, sources, counts = set(), {}, {}
     for lesson in lesson_folders:
         files, number = _last_build(lesson)
@@ -145,10 +151,10 @@ def recorded(lesson_folders):
     return (tolerances.pop() if len(tolerances) == 1 else None), list(sources), counts
 
 
-def batch_size(configured, counts):
+def batch_size(configured: int, counts: Mapping[Any, tuple[int, int]]) -> int | None:
     """The configured batch_size when it gives each lesson as many batches as its results have
     ({lesson: (runs, batches)}), else the smallest that does; None when none does."""
-    def fits(size):
+    def fits(size: int) -> bool:
         return all(batch_count(runs, size) == batches for runs, batches in counts.values())
 
     if fits(configured):
@@ -157,10 +163,13 @@ def batch_size(configured, counts):
     return smallest if fits(smallest) else None
 
 
-def _lessons(configured, results, work, note):
+def _lessons(configured: settings.Settings, results: Path, work: Path,
+             note: Callable[[str], object]) -> tuple[Build, list[Path]]:
     """The rebuild of the lessons with the settings their results record, its run folders linked
     into `work`; and the linked folders inside RESULTS (sources, not compared)."""
     tolerance, sources, counts = recorded([results / lesson for lesson in configured.lessons])
+    folders: list[str]
+    skip: list[Path]
     folders, skip = [], []
     for name in sources:
         if Path(name) == Path("recordings"):
@@ -177,7 +186,7 @@ def _lessons(configured, results, work, note):
         folders.append(name)
         if Path(name).parts[0] == "results":
             skip.append(Path(*Path(name).parts[1:]))
-    values = {"run_folders": folders}
+    values: dict[str, Any] = {"run_folders": folders}
     if tolerance is not None:
         values["tolerance"] = tolerance
     size = batch_size(configured.batch_size, counts)
@@ -195,7 +204,7 @@ def _lessons(configured, results, work, note):
 # The campaigns
 
 
-def on_disk(results, label, names=()):
+def on_disk(results: Path, label: Path, names: Iterable[str] = ()) -> list[str]:
     """The campaigns of RESULTS/campaigns/, by name; one line when one of `names` is not there."""
     root = results / "campaigns"
     found = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")) if root.is_dir() else []
@@ -206,14 +215,19 @@ def on_disk(results, label, names=()):
     return found
 
 
-def _campaigns(configured, results, label, work, found, names, values, note):
+def _campaigns(configured: settings.Settings, results: Path, label: Path, work: Path, found: Iterable[str],
+               names: Collection[str], values: dict[str, Any], note: Callable[[str], object]) -> tuple[list[Build], list[Path]]:
     """The rebuilds of the campaigns to compare (`names`, or every one `found`), their sources
     linked into `work`; and the folders inside RESULTS not compared: the sources, and the campaigns
     that are not rebuilt (their pages copied, for the summary and the site to show as they did)."""
     root = results / "campaigns"
+    builds: list[Build]
+    skip: list[Path]
     builds, skip = [], []
     for name in found:
         folder, shown = root / name, label / "campaigns" / name
+        build: Build | None
+        problem: str | None
         build = problem = None
         if not names or name in names:
             build, problem = _campaign(configured, folder, name, values)
@@ -236,7 +250,7 @@ def _campaigns(configured, results, label, work, found, names, values, note):
     return builds, skip
 
 
-def _campaign(configured, folder, name, values):
+def _campaign(configured: settings.Settings, folder: Path, name: str, values: dict[str, Any]) -> tuple[Build | None, str | None]:
     """(the rebuild of the campaign in `folder`, None) or (None, why it cannot be rebuilt)."""
     written = folder / "campaign.yaml"
     if written.is_file():  # as `replaylab campaign` ran it: --configfile campaign.yaml
@@ -250,6 +264,7 @@ def _campaign(configured, folder, name, values):
         return None, (f"its settings are not on disk (no campaign.yaml, which `replaylab campaign` writes) and it is not "
                       f"the configured campaign ({configured.campaign.name})")
     if found.campaign.name != name:
+        assert written is not None  # the configured campaign has its name
         return None, f"{written.name}: names the campaign {found.campaign.name!r}"
     if not (folder / "recordings").is_dir():
         return None, "it has no recordings"
@@ -276,7 +291,7 @@ def _campaign(configured, folder, name, values):
 # The rebuild, and the comparison
 
 
-def _rebuild(work, project, cores, build):
+def _rebuild(work: Path, project: Path, cores: int | str, build: Build) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "SNAKEMAKE_PROFILE")}
     command = [sys.executable, "-m", "snakemake", *build.targets, "--snakefile", str(project / "Snakefile"),
                "--directory", str(work), "--cores", str(cores), "--quiet", "all"]
@@ -290,10 +305,10 @@ def _rebuild(work, project, cores, build):
         raise CannotVerify(f"the rebuild failed: {said[0] if said else f'snakemake exit code {done.returncode}'}")
 
 
-def _files(folder, skip=()):
+def _files(folder: str | Path, skip: Collection[Path] = ()) -> dict[Path, Path]:
     """{path relative to folder: path} of the files under it, hidden ones and `skip` left out (a
     linked folder is not followed)."""
-    found = {}
+    found: dict[Path, Path] = {}
     for top, folders, files in os.walk(folder):
         here = Path(top).relative_to(folder)
         folders[:] = sorted(f for f in folders if not f.startswith(".") and here / f not in skip)
@@ -304,7 +319,7 @@ def _files(folder, skip=()):
     return found
 
 
-def _same(a, b):
+def _same(a: Path, b: Path) -> bool:
     first, second = a.read_bytes(), b.read_bytes()
     if a.suffix == ".gz":
         try:
@@ -314,7 +329,7 @@ def _same(a, b):
     return first == second
 
 
-def _compare(rebuilt, results, label, skip):
+def _compare(rebuilt: Path, results: Path, label: Path, skip: Collection[Path]) -> tuple[list[str], int]:
     """The lines of the files of `results` that differ from `rebuilt`, within what the rebuild
     made (a folder of results it does not make, such as results/live, is not compared), each named
     from `label`; and how many files were compared."""
@@ -333,7 +348,7 @@ def _compare(rebuilt, results, label, skip):
     return lines, len(mine)
 
 
-def _within(path, made, mine):
+def _within(path: Path, made: Collection[Path], mine: Iterable[Path]) -> bool:
     """Whether a file of RESULTS lies where the rebuild writes: a folder of a lesson or of a
     compared campaign, or a file of the rebuild's top level."""
     if len(path.parts) == 1:

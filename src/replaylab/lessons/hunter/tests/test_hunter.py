@@ -17,7 +17,7 @@ from replaylab.agents.clients.scripted import ScriptedClient
 from replaylab.agents.messages import ModelMessage, ToolCall
 from replaylab.agents.tools import ANSWER
 from replaylab.build import build, build_lesson
-from replaylab.cli import listed_instances
+from replaylab.cli.tasks import listed_instances
 from replaylab.lessons import DIFFICULTIES, registry
 from replaylab.lessons.hunter import agent, answers, drift_table, family, judge, lab, scans
 from replaylab.physics.drift import max_energy_drift

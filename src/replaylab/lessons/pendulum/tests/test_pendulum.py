@@ -28,7 +28,7 @@ from replaylab.agents.messages import ModelMessage, ToolCall
 from replaylab.agents.replay import ReplayMismatch, replay
 from replaylab.agents.tools import ANSWER
 from replaylab.build import build
-from replaylab.cli import listed_instances
+from replaylab.cli.tasks import listed_instances
 from replaylab.lessons import DIFFICULTIES, registry
 from replaylab.lessons.pendulum import agent, family, judge, lab, physics
 from replaylab.results import load

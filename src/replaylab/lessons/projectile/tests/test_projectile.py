@@ -14,7 +14,7 @@ from replaylab.agents.clients.authored import client as authored_client
 from replaylab.agents.clients.scripted import ScriptedClient
 from replaylab.agents.messages import ModelMessage, ToolCall
 from replaylab.agents.tools import ANSWER
-from replaylab.cli import listed_instances
+from replaylab.cli.tasks import listed_instances
 from replaylab.lessons import DIFFICULTIES, registry
 from replaylab.lessons.projectile import agent, answers, balls, exact, family, figures, judge, lab, page, scans
 from replaylab.physics import projectile

@@ -12,7 +12,7 @@ from replaylab.agents.clients.scripted import ScriptedClient
 from replaylab.agents.messages import ModelMessage, ToolCall, exchanges
 from replaylab.agents.replay import ReplayMismatch, replay
 from replaylab.agents.tools import ANSWER
-from replaylab.cli import listed_instances
+from replaylab.cli.tasks import listed_instances
 from replaylab.lessons import DIFFICULTIES, registry
 from replaylab.lessons.review import agent, family, lab, pieces
 from replaylab.physics import oscillator
