@@ -54,6 +54,7 @@ inspect-env: $(INSPECT_STAMP)
 # The Inspect AI tests (tests/test_inspect.py) in .venv-inspect: Inspect runs with its mockllm model
 # and through its openai provider against a stand-in server on 127.0.0.1, imported and judged.
 inspect-test: $(INSPECT_STAMP)
+	$(INSPECT_VENV)/bin/python -m replaylab.inspect_tasks.listing  # written again: a lesson added since the venv was made
 	$(INSPECT_VENV)/bin/python -m pytest tests/test_inspect.py
 
 $(MUTATION_STAMP): pyproject.toml constraints.txt

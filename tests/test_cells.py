@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from replaylab import comparison, pipeline
 from replaylab.lessons.cells import from_cell, to_cell
+from replaylab.lessons.markdown import text
 from replaylab.lessons.scorecard import read_runs_table, runs_table, runs_table_bytes
 
 HOSTILE = ['=HYPERLINK("http://127.0.0.1/x","click")', "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)", "\t=1", "\r=1",
@@ -75,4 +76,4 @@ def test_a_hostile_model_name_and_explanation_reach_no_table_as_a_formula(tmp_pa
         assert formula_cells(gzip.decompress(path.read_bytes()).decode()) == [], path
     assert set(read_runs_table(tmp_path / "runs.csv.gz")["answer_explanation"]) == {words}
     assert json.loads((tmp_path / "scorecard.json").read_text())["scorecard"][0]["model"] == model  # the JSON keeps it
-    assert "`=HYPERLINK" in (tmp_path / "index.md").read_text() or "=HYPERLINK" in (tmp_path / "index.md").read_text()
+    assert text(model) in (tmp_path / "index.md").read_text()  # the page shows the name as written, escaped as text

@@ -361,7 +361,7 @@ def test_the_page_says_the_instance_is_the_unit_and_how_many_each_figure_rests_o
     assert "too few instances to tell apart (sign test, Holm-adjusted p = 0.5)" in summary
     assert "not separated (sign test, Holm-adjusted p = 0.062)" in summary
     # at 0.05/2 (the two sign tests' Holm's first step): 62 instances; at 0.05 it would be 52
-    assert "To detect 20 points paired by instance (at 0.05/2, Holm's first step), about 62 instances of projectile at 3 runs per instance" in summary
+    assert "To detect 20 points paired by instance (at 0.05/2, the first step of Holm's correction over the 2 tests), about 62 instances of projectile at 3 runs per instance" in summary
     projectile = json.loads((built / "scorecard.json").read_text())["instance_pairs"][0]
     assert s.instances_needed(projectile["spread"], 0.2, 0.025) == (62, None)
     assert s.instances_needed(projectile["spread"], 0.2) == (52, None)

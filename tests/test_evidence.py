@@ -188,7 +188,6 @@ def test_the_progress_line_reads_counts_a_recording_does_not_hold_as_zero(tmp_pa
         path.write_text(json.dumps(data))
         model, given, made = Watch._tokens(path)
         assert model == data["provenance"]["model"] and (given, made) == expected
-        assert given + made == sum(expected)
 
 
 def test_a_typo_in_a_scripted_programs_name_is_refused_not_sent_to_openai():

@@ -559,6 +559,9 @@ def edge_campaigns():
 @pytest.mark.parametrize("name", list(edge_campaigns()))
 def test_edge_cases_give_json_without_nan(name):
     result = s.compare_models(edge_campaigns()[name], detect=0.2)
+    # the family the power figures were computed for is the family Holm's correction ran over
+    assert result.comparisons == sum(c.p_value is not None for c in result.pairs + result.across_tasks)
+    assert all(p.power_alpha == 0.05 / max(1, result.comparisons) for p in result.pairs)
     text = json.dumps(dataclasses.asdict(result), allow_nan=False)  # raises on NaN or infinity
     assert json.loads(text)["models"] == result.models
     for c in result.pairs + result.across_tasks:
@@ -587,6 +590,7 @@ def test_edge_cases_give_json_without_nan(name):
 def test_any_campaign_gives_finite_json_with_ordered_intervals(found):
     result = s.compare_models([Counts(m, t, right, runs) for m, t, (runs, right) in found], detect=0.25)
     json.dumps(dataclasses.asdict(result), allow_nan=False)
+    assert result.comparisons == sum(c.p_value is not None for c in result.pairs + result.across_tasks)
     for r in result.rates:
         assert r.rate is None or r.rate_low <= r.rate <= r.rate_high
     for c in result.pairs + result.across_tasks:
@@ -955,6 +959,8 @@ def test_instance_comparisons_of_a_campaign_with_holm_over_them():
 def test_any_campaign_by_instance_gives_finite_json_with_ordered_intervals(found):
     result = s.compare_instances([I(m, lesson, i, right, runs) for m, lesson, i, (runs, right) in found], detect=0.25)
     json.dumps(dataclasses.asdict(result), allow_nan=False)
+    assert result.comparisons == sum(p.p_value is not None for p in result.pairs)  # the power figures' family is Holm's
+    assert all(p.power_alpha == 0.05 / max(1, result.comparisons) for p in result.pairs)
     for r in result.rates:
         assert r.rate_low is None or r.rate_low <= r.rate <= r.rate_high
     for p in result.pairs:

@@ -22,12 +22,14 @@ from urllib.parse import urlsplit
 import yaml
 
 from replaylab import campaign as plan
-from replaylab import campaign_recording, campaign_settings, settings
+from replaylab import campaign_settings, selection
 from replaylab.agents import environment
 from replaylab.agents.recording import printable
-from replaylab import selection
-from replaylab.lessons import counted, registry
 from replaylab.errors import InvalidInput
+from replaylab.lessons import counted, registry
+
+# replaylab.settings and campaign_recording are imported where they are used: every `replaylab`
+# command builds this command's parser, and they would cost each one's start about 3 ms.
 
 INTERRUPTED = 130
 # What of a campaign decides the runs it records: a change of these with runs on disk would mix
@@ -40,6 +42,8 @@ class Refused(InvalidInput):
 
 
 def _read_yaml(path, what):
+    from replaylab import settings
+
     try:
         return settings.read_mapping(path, what)
     except settings.InputError as error:
@@ -50,6 +54,8 @@ def section_of(args, folder="."):
     """The campaign section the options describe, the whole configuration with it, and where it
     came from: the project's configuration read with --config FILE over its campaign section
     (replaylab.settings), then the options; unchecked."""
+    from replaylab import settings
+
     try:
         config, source = settings.read(folder, [args.config] if args.config else ())
     except settings.InputError as error:
@@ -241,7 +247,9 @@ class Watch:
         self.names = {lesson: set(campaign.runs(lesson)) for lesson in campaign.lessons}
         self.total = sum(map(len, self.names.values()))
         self.usage = {}  # {path: (model, input tokens, output tokens)}
-        self.progress = Path(campaign_recording.PROGRESS, campaign.name)
+        from replaylab.campaign_recording import PROGRESS
+
+        self.progress = Path(PROGRESS, campaign.name)
         self.log = Path("logs", "campaigns", campaign.name, "snakemake.log")
 
     def clear(self):
@@ -426,6 +434,8 @@ def refresh_summary(written, cores, log):
 
 def command(args):
     """`replaylab campaign`: the exit code."""
+    from replaylab import settings
+
     section, config, source = section_of(args)
     try:
         checked = settings.of(config, source)

@@ -32,9 +32,6 @@ class RecordFailed(Failed):
     """Runs that could not be recorded: one line, with the provider's status and reason."""
 
 
-# Settings a model's entry may not send: replaylab writes these fields of every request itself.
-
-
 PROGRESS = ".snakemake/replaylab/progress"  # {campaign}/{lesson}.{block}.json: what a recording job is doing
 
 

@@ -241,8 +241,6 @@ def check(settings: dict[str, Any], lessons: Sequence[str], source: str) -> str 
 def unset_variables(found: Iterable[Model]) -> list[str]:
     """One line per environment variable that models of `found` need and that is not set: a
     server's (`base_url_env`) and a key's. Names only, never values."""
-    from replaylab.agents import environment
-
     wanted: dict[tuple[str | None, str], list[str]] = {}
     for model in found:
         provider = unattended_provider(model.provider)

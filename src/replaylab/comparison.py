@@ -33,6 +33,7 @@ from replaylab.agents.recording import LABELS, printable
 from replaylab.inputs import DamagedResult, made_by
 from replaylab.lessons import counted
 from replaylab.lessons.markdown import Md, cell, code, name, run_link, table, text
+from replaylab.lessons.scorecard import COLUMNS as RUN_TABLE_COLUMNS
 from replaylab.lessons.scorecard import read_runs_table, runs_table_bytes, scorecard
 
 MEANS = ("calls", "budget_used", "tokens", "input_tokens", "output_tokens", "cost_usd")
@@ -109,6 +110,18 @@ def statistics_of(rows: Sequence[dict[str, Any]], models: Sequence[str], detect:
     counts = sorted((statistics.Counts(r["model"], task_key(r["lesson"], r["task"]), r["right"], r["runs"]) for r in rows),
                     key=lambda c: (rank[c.model], tasks.index(c.task)))
     return statistics.compare_models(counts, detect=detect)
+
+
+def counts_of(runs: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per lesson, task and model, its runs and the right ones: what `statistics_of` reads (no
+    scorecard: its intervals, means and mistakes are not needed here)."""
+    if runs.empty:
+        return []
+    counted = (runs.assign(right_count=runs["right"].astype(bool).astype(int))
+               .groupby(["lesson", "task", "model"], sort=False)
+               .agg(runs=("run", "size"), right=("right_count", "sum")).reset_index())
+    return [{"lesson": str(r["lesson"]), "task": str(r["task"]), "model": str(r["model"]), "runs": int(r["runs"]),
+             "right": int(r["right"])} for r in counted.to_dict("records")]
 
 
 def _ordered_models(present: Collection[str], models: Sequence[str]) -> list[str]:
@@ -195,8 +208,7 @@ TABLES = {"scorecard": SCORECARD_COLUMNS, "pass_k": PASS_K_COLUMNS, "pairs": PAI
           "instances": INSTANCE_COLUMNS, "instance_rates": INSTANCE_RATE_COLUMNS, "instance_pairs": INSTANCE_PAIR_COLUMNS,
           "cost_accuracy": cost_accuracy.COLUMNS}
 RUNS_FILE = "runs.csv.gz"  # the campaign's per-run table, every lesson's runs in one
-RUN_COLUMNS = ("lesson", "model", "task", "instance", "difficulty", "run", "answered", "right", "supported", "wrong",
-               "calls", "budget_used", "input_tokens", "output_tokens", "tokens", "cost_usd", "behaviour", "recording")
+RUN_COLUMNS = ("lesson", *RUN_TABLE_COLUMNS, "tokens", "cost_usd")  # a lesson's per-run table's, then the cost's
 FILES = {name_: f"{name_}.csv" for name_ in TABLES}
 
 
@@ -279,14 +291,16 @@ def p_text(p: float | None) -> str:
     return "no test" if p is None else f"{p:.2g}" if p >= 0.001 else "< 0.001"
 
 
-def rate_text(rate: statistics.Rate, short: bool = False) -> str:
+def rate_text(rate: statistics.Rate, short: bool = False, of_runs: int | None = None) -> str:
     """k of n, the rate and its Wilson interval; at 0 of n the rule of three's bound too. `short`:
-    for a cell of a table a phone shows ("2/2 · 100 % (34–100)")."""
+    for a cell of a table a phone shows ("2/2 · 100 % (34–100)"); `of_runs`: every run, where the
+    rate counts fewer (the distinct ones), said in the cell."""
     if not rate.runs:
         return "no runs"
     assert rate.rate_low is not None and rate.rate_high is not None  # runs: a rate and its interval
     if short:
-        found = f"{rate.right}/{rate.runs} · {percent(rate.rate)} ({100 * rate.rate_low:.0f}–{100 * rate.rate_high:.0f})"
+        distinct = f" distinct (of {of_runs} runs)" if of_runs is not None and of_runs > rate.runs else ""
+        found = f"{rate.right}/{rate.runs}{distinct} · {percent(rate.rate)} ({100 * rate.rate_low:.0f}–{100 * rate.rate_high:.0f})"
         return found + (f", ≤ {percent(rate.rule_of_three_high)} by the rule of three" if rate.rule_of_three_high is not None else "")
     found = f"{rate.right} of {rate.runs} ({percent(rate.rate)}, {percent(rate.rate_low)} to {percent(rate.rate_high)}"
     if rate.rule_of_three_high is not None:
@@ -303,6 +317,17 @@ def verdict(comparison: statistics.Pair | statistics.AcrossTasks) -> str:
     if comparison.smallest_p_value is not None and comparison.smallest_p_value > statistics.ALPHA:
         return "too few runs to tell apart"
     return "not beyond chance"
+
+
+def holm_threshold(tests: int) -> str:
+    """The threshold of Holm's first step over `tests` tests, in words: '0.05/6, the first step of
+    Holm's correction over the 6 tests', or '0.05' for one test."""
+    return f"0.05/{tests}, the first step of Holm's correction over the {tests} tests" if tests > 1 else "0.05"
+
+
+def tied_mark(comparison: Any) -> str:
+    """'; tied (equivalence test)' after a verdict where the equivalence test says so, else ''."""
+    return "; tied (equivalence test)" if comparison.equivalent else ""
 
 
 def p_phrase(p: float | None) -> str:
@@ -485,8 +510,8 @@ def instance_summary(by_instance: statistics.ByInstance, detect: float) -> str:
             if found is None or p.instances_needed > found[0]:
                 needed[p.lesson] = (p.instances_needed, runs_each)
     if needed:
-        said.append(f"To detect {magnitude(detect)} points paired by instance (at 0.05/{by_instance.comparisons}, Holm's "
-                    "first step), about "
+        said.append(f"To detect {magnitude(detect)} points paired by instance (at "
+                    f"{holm_threshold(by_instance.comparisons)}), about "
                     + ", ".join(f"{n} instances of {text(lesson)} at {_runs_per_instance(r)}"
                                 for lesson, (n, r) in needed.items())
                     + " would be needed.")
@@ -504,10 +529,7 @@ def glance_section(result: statistics.Comparison, rows: Sequence[dict[str, Any]]
         mine = [rates[(m, key)] for m in result.models]
         best = max((r.rate for r in mine if r.rate is not None), default=None)
         for r in mine:
-            shown = rate_text(r, short=True)
-            runs = every.get((r.model, key), r.runs)
-            if runs > r.runs:  # copies among the runs: the distinct ones are what is counted
-                shown = shown.replace(f"{r.right}/{r.runs} · ", f"{r.right}/{r.runs} distinct (of {runs} runs) · ", 1)
+            shown = rate_text(r, short=True, of_runs=every.get((r.model, key)))
             entry[r.model] = Md(f"**{shown}**" if r.rate == best and r.rate is not None and len(mine) > 1 else shown)
         grid.append(entry)
     columns = [("task", "lesson and task")] + [(m, text(m)) for m in result.models]
@@ -565,7 +587,7 @@ def by_instance_section(by_instance: statistics.ByInstance, detect: float) -> li
             "interval": interval_text(p.difference_low, p.difference_high),
             "p": p_text(p.p_value),
             "holm": p_text(p.p_holm),
-            "verdict": instance_verdict(p) + ("; tied (equivalence test)" if p.equivalent else ""),
+            "verdict": instance_verdict(p) + tied_mark(p),
             "detectable": "n/a" if p.detectable_difference is None else f"{magnitude(p.detectable_difference)} points",
             "needed": needed,
         })
@@ -579,7 +601,7 @@ def by_instance_section(by_instance: statistics.ByInstance, detect: float) -> li
             "The last two columns: the smallest mean difference these instances detect, and the instances needed to "
             f"detect {magnitude(detect)} points (`campaign.detect`) at the current runs per instance, both at power 0.8 "
             "(paired t-test, from the observed spread of the per-instance differences: the same whichever model is "
-            f"named first) at 0.05/{by_instance.comparisons}, the first step of Holm's correction over these tests. "
+            f"named first) at {holm_threshold(by_instance.comparisons)} by instance. "
             "\"Tied\" is added only where the equivalence test (two one-sided tests at 0.05 on the paired t interval) "
             f"puts the mean difference within ±{magnitude(detect)} points.", "",
             table(shown, [("lesson", "lesson"), ("pair", "a − b"), ("instances", "instances"), ("ahead", "a / b ahead"),
@@ -602,7 +624,7 @@ def across_section(result: statistics.Comparison) -> list[str]:
             "interval": interval_text(c.difference_low, c.difference_high),
             "p": p_text(c.p_value),
             "holm": p_text(c.p_holm),
-            "verdict": verdict(c) + ("; tied (equivalence test)" if c.equivalent else ""),
+            "verdict": verdict(c) + tied_mark(c),
             "varies": ("n/a" if c.heterogeneity_p is None else
                        f"{p_text(c.heterogeneity_p)}: " + ("varies; " if c.heterogeneity_p < statistics.ALPHA else "")
                        + f"a ahead on {len(c.ahead_a)}, b on {len(c.ahead_b)}"),
@@ -635,7 +657,7 @@ def pairs_section(result: statistics.Comparison, detect: float) -> list[str]:
             "interval": interval_text(p.difference_low, p.difference_high),
             "p": p_text(p.p_value),
             "holm": p_text(p.p_holm),
-            "verdict": verdict(p) + ("; tied (equivalence test)" if p.equivalent else ""),
+            "verdict": verdict(p) + tied_mark(p),
             "detectable": "n/a" if p.detectable_difference is None else f"{magnitude(p.detectable_difference)} points",
             "needed": "n/a" if p.runs_needed is None else p.runs_needed,
         })
@@ -943,7 +965,7 @@ def write(settings: dict[str, Any], lessons: Sequence[str], tables: Sequence[str
     runs = runs_of(lessons, tables, settings.get("prices", {}))
     evidence = distinct(runs)
     rows = compare(runs, models)
-    result = statistics_of(compare(evidence, models), models, detect)
+    result = statistics_of(counts_of(evidence), models, detect)
     instances = instance_rows(evidence, models)
     by_instance = instance_statistics_of(instances, models, detect)
     costs = cost_accuracy.rows(runs, evidence, _ordered_models(set(runs["model"]), models))

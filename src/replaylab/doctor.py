@@ -18,6 +18,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from replaylab import project
 from replaylab.agents import clients, environment
 from replaylab.agents.recording import LABELS, printable
 from replaylab.agents.secrets import clean_text
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from replaylab.agents.secrets import Secret
     from replaylab.settings import Settings
 
-CONFIG = Path("config") / "config.yaml"
+CONFIG = project.CONFIG
 _Row = tuple[str, bool | None, str]  # (what, ok: None for a fact neither good nor bad, detail)
 
 PACKAGES = ("replaylab", "numpy", "matplotlib", "jsonschema", "PyYAML", "openai", "snakemake", "pygments", "markdown-it-py")

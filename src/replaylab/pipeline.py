@@ -28,7 +28,7 @@ from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
 from replaylab.agents.replay import ReplayMismatch, replay
 from replaylab.inputs import DamagedResult, check_recording, made_by, variant_of
 from replaylab.lessons import registry
-from replaylab.lessons.cells import to_cell
+from replaylab.lessons.cells import quoting, to_cell
 
 if TYPE_CHECKING:
     from replaylab.lessons import Lesson
@@ -161,13 +161,12 @@ def transcript_text(data: dict[str, Any], path: str | Path) -> str:
 
 
 def judge_batch(lesson: str, runs: Sequence[recording_io.Recording], tolerance: float,
-                behaviours: dict[str, str] | None = None) -> dict[str, Any]:
+                behaviours: dict[str, str]) -> dict[str, Any]:
     """The verdicts of a batch of replayed runs, and the decisions of its groups (a lesson that
     decides per group gets whole groups), with what the render job needs of each run: it reads
     every batch's verdicts, never every transcript. `behaviours`: {run: `behaviour` digest}."""
     lesson = registry.lesson(lesson)
     verdicts = lesson.judge(runs, tolerance)
-    behaviours = behaviours or {}
     return {"runs": {run.run: run_facts(run, lesson, behaviours.get(run.run)) for run in runs}, "verdicts": verdicts,
             "groups": lesson.decide(runs, verdicts)}
 
@@ -332,15 +331,12 @@ def allowlists(lesson: str) -> dict[str, dict[str, Any]]:
 
 def csv_text(rows: Sequence[Mapping[str, Any]]) -> str:
     """Rows (dicts with the same keys) as CSV text, every cell one a spreadsheet shows as text
-    (cells.to_cell). A row holding a carriage return is quoted whole: the csv module quotes only
-    the line terminator's characters, and a bare CR would end the row for every reader."""
+    (cells.to_cell, cells.quoting)."""
     stream = io.StringIO()
     if rows:
-        fields = list(rows[0])
-        writer = csv.DictWriter(stream, fieldnames=fields, lineterminator="\n")
-        quoted = csv.DictWriter(stream, fieldnames=fields, lineterminator="\n", quoting=csv.QUOTE_ALL)
+        cells = [{key: to_cell(value) for key, value in row.items()} for row in rows]
+        writer = csv.DictWriter(stream, fieldnames=list(rows[0]), lineterminator="\n",
+                                quoting=quoting(value for row in cells for value in row.values()))
         writer.writeheader()
-        for row in rows:
-            cells = {key: to_cell(value) for key, value in row.items()}
-            (quoted if any(isinstance(v, str) and "\r" in v for v in cells.values()) else writer).writerow(cells)
+        writer.writerows(cells)
     return stream.getvalue()

@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from replaylab import configuration
+from replaylab import configuration, project
 from replaylab.agents.recording import printable
 from replaylab.campaign_settings import Model, models
 
 InputError = configuration.InputError
 
-CONFIG = Path("config") / "config.yaml"
+CONFIG = project.CONFIG
 SCHEMA = Path("workflow") / "schemas" / "config.schema.yaml"
 # The schema of the clone this library belongs to, for a project that is a folder of the user's
 # own (the workflow used as a module): it runs that clone's workflow.

@@ -808,7 +808,7 @@ def compare_models(counts: Iterable[Counts], detect: float | None = None) -> Com
         pairs=pairs,
         across_tasks=across,
         ties=ties,
-        comparisons=sum(c.p_value is not None for c in corrected),
+        comparisons=tests,
     )
 
 
@@ -1197,10 +1197,9 @@ def compare_instances(counts: Iterable[InstanceCounts], detect: float | None = N
         return cells.get((model, lesson)) or [InstanceCounts(model, lesson, "none", 0, 0)]
 
     rates = [instance_rate(of(m, lesson)) for lesson in lessons for m in models]
-    shared = {(a, b, lesson): bool({c.instance for c in of(a, lesson) if c.runs} & {c.instance for c in of(b, lesson) if c.runs})
-              for lesson in lessons for a, b in combinations(models, 2)}
-    tests = sum(shared.values())  # Holm's family: every sign test that will run
+    tests = sum(bool({c.instance for c in of(a, lesson) if c.runs} & {c.instance for c in of(b, lesson) if c.runs})
+                for lesson in lessons for a, b in combinations(models, 2))  # Holm's family: every sign test that will run
     pairs = with_holm([compare_by_instance(of(a, lesson), of(b, lesson), detect, tests)
                        for lesson in lessons for a, b in combinations(models, 2)])
     return ByInstance(models=models, lessons=lessons, rates=rates, pairs=pairs,
-                      comparisons=sum(p.p_value is not None for p in pairs))
+                      comparisons=tests)

@@ -17,6 +17,7 @@ group decides them together).
 
 import csv
 import datetime
+import io
 import os
 import re
 import sys
@@ -300,9 +301,8 @@ def add_rows(table, rows):
     if table.exists():
         with open(table, newline="", encoding="utf-8") as stream:
             before = list(csv.DictReader(stream))
-    temporary = table.with_name(f".{table.name}.{os.getpid()}.tmp")
-    with open(temporary, "w", newline="", encoding="utf-8") as stream:
-        writer = csv.DictWriter(stream, COLUMNS, restval="", extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(before + rows)
-    os.replace(temporary, table)
+    stream = io.StringIO(newline="")
+    writer = csv.DictWriter(stream, COLUMNS, restval="", extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(before + rows)
+    recording_io.write_atomic(table, stream.getvalue())

@@ -11,10 +11,10 @@ refuses to load once the registry's lessons differ from its own, with the comman
 again.
 """
 
-import os
 import sys
 from pathlib import Path
 
+from replaylab.agents.recording import write_atomic
 from replaylab.lessons import registry
 
 DEFAULT = "replaylab_tasks.py"
@@ -67,9 +67,7 @@ def write(path=DEFAULT):
         raise NotWritten(f"{path}: not a .py file: inspect list tasks reads only .py files")
     if path.exists() and not path.read_text(encoding="utf-8", errors="replace").startswith(MARK):
         raise NotWritten(f"{path}: exists and is not a task file this command wrote: give another path, or delete it first")
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text(registry.names()), encoding="utf-8")
-    os.replace(temporary, path)
+    write_atomic(path, text(registry.names()))
     return path
 
 

@@ -8,7 +8,9 @@ number (`-0.5`) is left as it is. A cell that starts with an apostrophe gets one
 `from_cell` gives back exactly what was written: the tables read back stay the data.
 """
 
-from typing import Any
+import csv
+from collections.abc import Iterable
+from typing import Any, Literal
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 MARK = "'"
@@ -30,6 +32,14 @@ def to_cell(value: Any) -> Any:
     if value.startswith(MARK) or (value.startswith(FORMULA_STARTS) and not _number(value)):
         return MARK + value
     return value
+
+
+def quoting(values: Iterable[Any]) -> Literal[0, 2]:
+    """The csv module's quoting for cells `values`: every text cell quoted when one holds a carriage
+    return (the module quotes only the line terminator's characters, "\\n" here, and a bare CR would
+    end the row for every reader), else only where needed."""
+    carriage = any(isinstance(value, str) and "\r" in value for value in values)
+    return csv.QUOTE_NONNUMERIC if carriage else csv.QUOTE_MINIMAL
 
 
 def from_cell(value: Any) -> Any:

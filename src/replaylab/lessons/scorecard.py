@@ -19,7 +19,6 @@ pandas is imported here and nowhere on the way of a replay, a judgement or a sca
 that tabulate (render, compare) import this module (importing pandas costs about 0.4 s).
 """
 
-import csv
 import gzip
 import math
 from collections.abc import Callable, Iterable, Sequence
@@ -27,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from replaylab.lessons.cells import from_cell, to_cell
+from replaylab.lessons.cells import from_cell, quoting, to_cell
 
 Z95 = 1.959963984540054  # two-sided 95 % normal quantile
 TOO_WIDE = 0.5  # an interval wider than this says nothing useful
@@ -171,10 +170,8 @@ def runs_table_bytes(table: pd.DataFrame) -> bytes:
     """The table as gzipped CSV, the same bytes for the same table (no time in the gzip header)."""
     texts = [c for c in table.columns if table[c].dtype == object or pd.api.types.is_string_dtype(table[c].dtype)]
     table = table.assign(**{c: table[c].map(to_cell) for c in texts})  # cells a spreadsheet shows as text
-    # a bare carriage return would end a row for every reader (the csv module quotes only "\n" here): then quote text
-    carriage = any(table[c].map(lambda v: isinstance(v, str) and "\r" in v).any() for c in texts)
-    quoting = csv.QUOTE_NONNUMERIC if carriage else csv.QUOTE_MINIMAL
-    return gzip.compress(table.to_csv(index=False, lineterminator="\n", quoting=quoting).encode(), mtime=0)
+    chosen = quoting(value for c in texts for value in table[c])
+    return gzip.compress(table.to_csv(index=False, lineterminator="\n", quoting=chosen).encode(), mtime=0)
 
 
 def _python(value: Any) -> Any:
