@@ -1,6 +1,6 @@
 """Benchmark of the workflow (not a test): its goals, as ratios measured in one run, and the times.
 
-    .venv/bin/python bench/workflow.py [--rounds 3] [--many 10000] [--most 0]
+    .venv/bin/python bench/workflow.py [--rounds 3] [--many 10000] [--huge 100000] [--huge-rounds 1] [--most 0]
 
 Every measurement runs in a fresh temporary copy of the project, with the committed configuration,
 and the things compared are measured in turn, round after round, so that a slower moment of this
@@ -9,9 +9,14 @@ shared machine weighs on both alike (the median of each is compared):
 - the reference build from clean, `snakemake --cores 1` and `--cores 2`, against `replaylab build`
   (every result in one Python process: the floor);
 - a no-op (everything up to date) against Snakemake's own no-op of a one-rule Snakefile;
+- the replay stage on the `--many` generated runs in one process against its floor, the same
+  recordings read and parsed and their calls recomputed through the lesson's tool function, in
+  one process (bench/floor.py);
 - `--many` generated hunter runs and the references, from clean, `--cores 2` against `--cores 1`
   (and the wall time per run at `--cores 2`, all of it: Snakemake's start, reading every recording,
   replaying, judging, the per-run table and the pages);
+- `--huge` generated runs the same way (`--huge-rounds` rounds), with the peak memory of the
+  largest job (its benchmark file's max_rss);
 - with `--most`, that many runs once at `--cores 2`, with the size of results/.
 
 Peak memory is the largest sum of the resident memory of the measured process and all its
@@ -20,6 +25,7 @@ section; the other benchmarks' sections are kept) and to docs/performance.md.
 """
 
 import argparse
+import csv
 import datetime
 import os
 import platform
@@ -38,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from helpers.workflow import copy_project as copy_workflow  # noqa: E402
 
+from floor import replay_against_floor  # noqa: E402
 from sections import replace_section  # noqa: E402
 
 PYTHON = sys.executable
@@ -133,6 +140,30 @@ def with_generated(source):
     return prepare
 
 
+def largest_job(copy):
+    """(max_rss in MiB, the job) of the job of a build whose benchmark file says it used the most memory."""
+    found = []
+    for path in (copy / "benchmarks").rglob("*.tsv"):
+        with open(path, newline="") as stream:
+            for record in csv.DictReader(stream, delimiter="\t"):
+                if record.get("max_rss") not in (None, "", "NA", "-"):
+                    found.append((float(record["max_rss"]), str(path.relative_to(copy / "benchmarks").with_suffix(""))))
+    return max(found) if found else (0.0, "none")
+
+
+def huge_builds(source, rounds, command):
+    """{cores: [(seconds, peak MiB of the process tree, max_rss MiB of the largest job, that job)]}
+    of builds of the generated runs in `source` at --cores 1 and 2, in turn, each in a fresh copy."""
+    found = {1: [], 2: []}
+    for _ in range(rounds):
+        for cores in (1, 2):
+            with tempfile.TemporaryDirectory() as folder:
+                copy = with_generated(source)(Path(folder) / "project")
+                seconds, peak = measure(command(cores), copy)
+                found[cores].append((seconds, peak, *largest_job(copy)))
+    return found
+
+
 def folder_size(folder):
     """(bytes, files, the largest file and its bytes) of a folder."""
     total, files, largest = 0, 0, (None, 0)
@@ -149,13 +180,20 @@ FLOOR = [PYTHON, "-c", "from replaylab.build import build; build(progress=lambda
 
 
 def median(found):
-    return statistics.median(t for t, _ in found)
+    """The median time of measurements (seconds first)."""
+    return statistics.median(item[0] for item in found)
 
 
 def row(what, found, per_run=""):
     times = [t for t, _ in found]
     peak = statistics.median(m for _, m in found)
     return f"| {what} | {median(found):.2f} s | {peak:.0f} MiB | {per_run} | {', '.join(f'{t:.2f}' for t in times)} |"
+
+
+def timed_row(what, times, runs):
+    """A row of times measured inside a process (no memory sampled), with the time per run."""
+    middle = statistics.median(times)
+    return f"| {what} | {middle:.2f} s | | {1000 * middle / runs:.3f} ms | {', '.join(f'{t:.2f}' for t in times)} |"
 
 
 def goal(what, value, target, met):
@@ -167,6 +205,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=3, help="rounds of each comparison (the no-op: twice as many)")
     parser.add_argument("--lesson", default="hunter")
     parser.add_argument("--many", type=int, default=10000, help="generated runs built at --cores 1 and 2 (0: none)")
+    parser.add_argument("--huge", type=int, default=100000, help="generated runs built at --cores 1 and 2, with the largest job's memory (0: none)")
+    parser.add_argument("--huge-rounds", type=int, default=1, help="rounds of the --huge builds")
     parser.add_argument("--most", type=int, default=0, help="generated runs built once at --cores 2 (0: none)")
     parser.add_argument("--note", default="", help="a sentence about the machine, for the report")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results.md"))
@@ -207,6 +247,13 @@ def main():
     with tempfile.TemporaryDirectory() as store:
         if args.many:
             source = generated(args.lesson, args.many, Path(store) / "many")
+            floor, ratio = replay_against_floor(args.lesson, source, args.rounds)
+            rows += [timed_row(f"{args.many} generated {args.lesson} runs read, parsed and their calls recomputed, one process "
+                               "(the replay's floor)", floor["floor"], args.many),
+                     timed_row("the same runs replayed and judged, their transcripts and verdicts written (`replay_batch`), "
+                               "one process", floor["replay"], args.many)]
+            goals.append(goal(f"replay and judging of {args.many} runs in one process against its floor", f"{ratio:.2f} times",
+                              "at most 3 times", ratio <= 3))
             many = in_turn(args.rounds, {cores: (with_generated(source), command(cores)) for cores in (1, 2)})
             for cores in (1, 2):
                 rows.append(row(f"{args.many} generated runs of {args.lesson} and its references, from clean, `--cores {cores}`",
@@ -217,6 +264,19 @@ def main():
                               f"{speedup:.2f} times as fast", "at least 1.6 times", speedup >= 1.6))
             goals.append(goal(f"{args.many} generated {args.lesson} runs at `--cores 2`, per run (all of the time)",
                               f"{per_run:.2f} ms", "under 3 ms", per_run < 3))
+            shutil.rmtree(source.parent)
+        if args.huge:
+            source = generated(args.lesson, args.huge, Path(store) / "huge")
+            huge = huge_builds(source, args.huge_rounds, command)
+            for cores in (1, 2):
+                rows.append(row(f"{args.huge} generated runs of {args.lesson} and its references, from clean, `--cores {cores}`",
+                                [(t, m) for t, m, _, _ in huge[cores]], f"{1000 * median(huge[cores]) / args.huge:.2f} ms"))
+            speedup = median(huge[1]) / median(huge[2])
+            job_peak, job = max((m, j) for found in huge.values() for _, _, m, j in found)
+            goals.append(goal(f"{args.huge} generated {args.lesson} runs: `--cores 2` against `--cores 1`",
+                              f"{speedup:.2f} times as fast", "at least 1.6 times", speedup >= 1.6))
+            goals.append(goal(f"{args.huge} generated {args.lesson} runs: peak memory of any job", f"{job_peak:.0f} MiB (`{job}`)",
+                              "under 1 GiB", job_peak < 1024))
             shutil.rmtree(source.parent)
         if args.most:
             source = generated(args.lesson, args.most, Path(store) / "most")

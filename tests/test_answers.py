@@ -94,7 +94,7 @@ def test_every_variant_has_the_answer_tool_and_its_task_states_the_rule():
     (HUNTER, {"outcome": "none found", "periods": 50}, "none found names no experiment: remove periods"),
     (HUNTER, {"outcome": "maybe"}, "outcome must be one of counterexample, none found, got 'maybe'"),
     (REVIEW, {"piece_1_failed": [], "piece_2_failed": ["clock"]}, "piece_2_failed may only hold limits, bounded-energy, got 'clock'"),
-    (REVIEW, {"piece_1_failed": "limits", "piece_2_failed": []}, "piece_1_failed must be a list of names (limits, bounded-energy), got str"),
+    (REVIEW, {"piece_1_failed": "limits", "piece_2_failed": []}, "piece_1_failed must be a list of names (limits, bounded-energy), got text"),
     (REVIEW, {"piece_1_failed": ["limits", "limits"], "piece_2_failed": []}, "piece_1_failed names 'limits' twice"),
 ])
 def test_a_bad_answer_is_refused_with_the_allowlists_reason_and_the_run_goes_on(lesson, arguments, reason):
@@ -263,6 +263,7 @@ def test_the_reference_runs_submit_the_seeds_answers_and_are_right_and_supported
     verdict = lesson.judge([replayed], 1e-6)[run.run]
     expected = {
         "projectile": {"low": 40, "high": 41}, "pendulum": {"low": 22, "high": 23},
+        "resonance": {"frequency_rad_s": 2.475}, "rlc": {"regime": "underdamped"},
         "symplectic-euler": {"outcome": "counterexample", "method": "symplectic Euler", "steps_per_period": 64, "periods": 20},
         "velocity-verlet": {"outcome": "none found"},
         "physics": {"piece_1_failed": [], "piece_2_failed": ["bounded-energy"]},

@@ -146,6 +146,39 @@ def test_no_forbidden_import(name):
     assert not (module.top_imports & FORBIDDEN_IMPORTS), sorted(module.top_imports & FORBIDDEN_IMPORTS)
 
 
+# What the audited code may import (an allow-list: a networking library not named in
+# FORBIDDEN_IMPORTS, httpx2 or urllib3 say, is refused all the same): the standard library's pure
+# computation, numpy and replaylab, and for a few modules, named, what their one job needs.
+ALLOWED_IMPORTS = {
+    "__future__", "abc", "bisect", "cmath", "collections", "copy", "dataclasses", "decimal", "enum", "fractions", "functools",
+    "heapq", "itertools", "json", "math", "numbers", "operator", "random", "re", "statistics", "string", "textwrap",
+    "types", "typing", "numpy", "replaylab",
+}
+ALLOWED_BY_MODULE = {
+    RECORDING: {"datetime", "errno", "os", "pathlib", "stat", "tempfile", "jsonschema", "fastjsonschema", "importlib"},
+    OPENAI_CLIENT: {"openai", "logging"},  # the SDK that sends the requests, and its retry log
+    PROVIDER_LOADER: {"importlib", "pkgutil", "shlex"},
+    LESSON_CONTRACT: {"importlib", "matplotlib"},  # a lesson's parts, and the type of its figures
+    LESSON_REGISTRY: {"importlib"},
+    ENVIRONMENT: {"os"},
+    INTERACTIVE: {"sys"},  # its JSON lines on stdin and stdout
+    "agents/live.py": {"signal"},  # a session's end on SIGTERM and SIGHUP
+    "agents/loop.py": {"time"},  # the per-run limit of seconds
+    "lessons/hunter/drift_table.py": {"threading"},  # its tables made once, whichever thread asks first
+}
+
+
+@pytest.mark.parametrize("name", sorted(AUDITED))
+def test_only_allowed_imports(name):
+    allowed = ALLOWED_IMPORTS | ALLOWED_BY_MODULE.get(name, set())
+    assert AUDITED[name].top_imports <= allowed, sorted(AUDITED[name].top_imports - allowed)
+
+
+def test_each_module_uses_all_of_its_own_allowance():  # so that an allowance never outlives its use
+    for name, allowance in ALLOWED_BY_MODULE.items():
+        assert allowance <= AUDITED[name].top_imports, (name, sorted(allowance - AUDITED[name].top_imports))
+
+
 @pytest.mark.parametrize("name", sorted(AUDITED))
 def test_no_forbidden_call_or_reference(name):
     module = AUDITED[name]
@@ -172,16 +205,18 @@ def test_only_the_recording_module_touches_files(name):
 def test_the_recording_module_opens_writes_renames_and_syncs():
     module = AUDITED[RECORDING]
     assert {"os", "tempfile"} <= module.top_imports
-    for operation in ("tempfile.mkstemp", "os.fdopen", "os.fsync", "os.replace", "stream.write"):
+    # a file of no name (O_TMPFILE) or a named temporary one, written, synced, then linked or renamed
+    for operation in ("tempfile.mkstemp", "os.write", "os.fsync", "os.replace", "os.link", "os.unlink"):
         assert module.called(operation), operation
-    # reads a file without blocking (a pipe in its place), creates one without replacing another
-    for operation in ("os.open", "os.fstat", "os.read", "os.close", "os.link"):
+    # reads a file without blocking (a pipe in its place)
+    for operation in ("os.open", "os.fstat", "os.read", "os.close"):
         assert module.called(operation), operation
     # and nothing else of os: no environment, no processes
     os_uses = {a for a in module.attributes if a.startswith("os.")}
-    assert os_uses <= {"os.fdopen", "os.fsync", "os.replace", "os.path", "os.path.exists", "os.unlink", "os.fchmod",
-                       "os.stat", "os.umask", "os.open", "os.O_RDONLY", "os.O_NONBLOCK", "os.O_NOCTTY", "os.fstat",
-                       "os.read", "os.close", "os.link", "os.path.islink", "os.path.lexists"}, os_uses
+    assert os_uses <= {"os.fsync", "os.replace", "os.path", "os.path.exists", "os.unlink", "os.fchmod", "os.stat", "os.umask",
+                       "os.open", "os.O_RDONLY", "os.O_NONBLOCK", "os.O_NOCTTY", "os.O_TMPFILE", "os.O_WRONLY", "os.O_DIRECTORY",
+                       "os.fstat", "os.read", "os.write", "os.close", "os.link", "os.urandom", "os.path.isdir",
+                       "os.path.islink", "os.path.lexists"}, os_uses
 
 
 @pytest.mark.parametrize("name", sorted(set(AUDITED) - {ENVIRONMENT}))

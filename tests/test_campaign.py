@@ -11,6 +11,7 @@ import re
 import signal
 import sys
 import time
+from collections import Counter
 
 import psutil
 import pytest
@@ -171,7 +172,7 @@ def test_the_configured_campaign_from_clean_with_no_key(tmp_path):
             assert cell.strip("*").startswith(start) and cell.startswith("**") == (row["rate"] == best), (lesson, task, cell)
     assert "Fisher's exact test, two-sided" in page
     assert "| answered | right | rate | rate_low to rate_high | rule_of_three_high | supported | right_unsupported | supported_wrong |" in page
-    transcripts = [link for link in links(page) if link.endswith(".json") or "/runs/" in link]
+    transcripts = [link for link in links(page) if link.endswith(".jsonl") or "/runs/" in link]
     assert len(transcripts) == 10 + 20 + 30
     assert all((folder / link).is_file() for link in transcripts)
     assert all((folder / link).is_file() for link in links(page) if not link.startswith("http"))
@@ -259,7 +260,7 @@ def test_at_most_max_connections_in_flight_every_429_retried_and_the_key_nowhere
     assert blocks(copy) == {"projectile": planned}
     judged = copy / "results" / "campaigns" / "baseline" / "projectile" / "judged"
     assert sorted(path.stem for path in judged.glob("*.json")) == sorted(planned)
-    replayed = [path.stem for path in (judged.parent / "transcripts" / "runs9to10").glob("*.json")]
+    replayed = [json.loads(line)["run"] for line in (judged.parent / "transcripts" / "runs9to10.jsonl").read_text().splitlines()]
     assert sorted(replayed) == sorted(f"{model}__default__{i:03d}" for model in ("org_2fmodel-a_3av1", "model-b") for i in (9, 10))
     recorded = [job_times(logs / "record" / f"{block}.log") for block in planned]
     assert min(job_times(logs / "replay" / f"{block}.log")[0] for block in planned) < max(end for _, end in recorded)
@@ -311,6 +312,78 @@ def test_a_run_that_still_fails_fails_its_block_and_the_others_are_recorded(tmp_
     assert files_holding(copy, KEY) == [] and KEY not in output
 
 
+class FailingAt(ModelServer):
+    """ModelServer whose model `flaky` answers its first `answers` messages, and then 500 until
+    `mend()` is called."""
+
+    def __init__(self, answers=2):
+        super().__init__(KEY, careful=["good", "flaky"])
+        self.limit = answers
+        self.asked = Counter()  # (model, seed or None, message number): requests
+
+    def mend(self):
+        self.limit = None
+
+    def play(self, handler, number, body, model):
+        message = 1 + sum(1 for m in body["messages"] if m["role"] == "assistant")
+        seed = next((int(found[1]) for m in body["messages"] for call in m.get("tool_calls") or ()
+                     if (found := re.fullmatch(r"s(\d+)-.*", call["id"]))), None)
+        with self.lock:
+            self.asked[(model, seed, message)] += 1
+        if model == "flaky" and self.limit is not None and message > self.limit:
+            return self.send(handler, number, 500, {"error": {"message": "The server had an error"}}, model)
+        return super().play(handler, number, body, model)
+
+
+@pytest.mark.slow  # campaigns recorded and compared by Snakemake
+def test_a_run_that_fails_midway_keeps_what_was_answered_and_the_campaign_continues_it(tmp_path):
+    """The provider answers two messages of each `flaky` run, then fails: the block fails, the
+    answered messages are kept in each run's partial file; the same command, once the provider
+    is mended, continues each run from its third message (no message asked twice), and every run
+    replays in the build. A partial run the campaign no longer asks for (a lowered `runs`) was paid
+    for: the page's cost line counts it."""
+    copy = project(tmp_path, **{**STAND_IN, "models": ["good", "flaky"], "runs": 2, "max_retries": 0},
+                   prices={"good": {"input": 1.0, "output": 2.0}, "flaky": {"input": 3.0, "output": 5.0}})
+    folder = copy / "results" / "campaigns" / "baseline" / "recordings" / "projectile"
+    with FailingAt() as server:
+        failed = snakemake(copy, "campaign", server=server)
+        assert failed.returncode != 0
+        assert "the 2 messages answered before are kept in" in failed.stdout + failed.stderr
+        partials = sorted(folder.glob(".flaky__*.json.partial"))
+        assert [p.name for p in partials] == [".flaky__default__001.json.partial", ".flaky__default__002.json.partial"]
+        assert all(len(json.loads(p.read_text())["steps"]) == 2 for p in partials)
+
+        server.mend()
+        again = snakemake(copy, "campaign", server=server)
+        assert again.returncode == 0, again.stderr[-5000:]
+        assert not list(folder.glob(".*"))  # partial files removed once their runs are written
+        flaky = [recording.load(p) for p in recordings(copy) if p.name.startswith("flaky")]
+        assert len(flaky) == 2 and all(run.transcript.finished for run in flaky)
+        # every message of every conversation asked once (the first, which has no seed yet, once per run), but
+        # the third of each flaky run, asked twice (its 500, then once more)
+        for (model, seed, message), count in server.asked.items():
+            assert count == (2 if message == 1 or (model == "flaky" and message == 3) else 1), (model, seed, message, count)
+        assert all(len(run.provenance["request_ids"]) == len(run.transcript.steps) for run in flaky)
+        page = (copy / "results" / "campaigns" / "baseline" / "index.md").read_text()
+        assert "unfinished" not in page
+
+        # a run left unfinished, then no longer asked for (campaign.runs lowered again): its spend is on the page
+        configure(copy, runs=3)
+        server.limit = 2
+        assert snakemake(copy, "campaign", server=server).returncode != 0  # flaky's third run fails at message 3
+        left = folder / ".flaky__default__003.json.partial"
+        usage = json.loads(left.read_text())["provenance"]["usage"]
+        configure(copy, runs=2)
+        done = snakemake(copy, "campaign", server=server)
+        assert done.returncode == 0, done.stderr[-5000:]
+    assert left.exists()
+    spend = json.loads((copy / "results" / "campaigns" / "baseline" / "scorecard.json").read_text())["unfinished"]
+    cost = (usage["input_tokens"] * 3.0 + usage["output_tokens"] * 5.0) / 1e6
+    assert spend == {"runs": 1, **usage, "cost_usd": pytest.approx(cost, rel=1e-12)}
+    page = (copy / "results" / "campaigns" / "baseline" / "index.md").read_text()
+    assert "Plus 1 unfinished run, kept in partial files" in page and f"{cost:.4g} USD" in page
+
+
 def descendants(pid):
     return [process for process in psutil.Process(pid).children(recursive=True)]
 
@@ -344,6 +417,11 @@ def test_a_stopped_campaign_leaves_no_process_and_the_same_command_records_only_
         kept = {path.name: path.read_bytes() for path in recordings(copy)}
         assert 6 <= len(kept) < 2 * runs
         requests = server.requests
+        # the runs in flight keep what was answered in their partial files: continued, never asked again
+        partials = {p.name[1:].removesuffix(".partial"): json.loads(p.read_text())
+                    for p in copy.glob("results/campaigns/baseline/recordings/projectile/.*.json.partial")}
+        assert all(name not in kept and data["partial"]["why"].startswith("the recording stopped while the provider")
+                   for name, data in partials.items())
 
         if stop == signal.SIGKILL:  # a killed Snakemake leaves its lock: the same command stops and says so
             locked = snakemake(copy, "campaign", server=server)
@@ -356,8 +434,13 @@ def test_a_stopped_campaign_leaves_no_process_and_the_same_command_records_only_
         assert len(recordings(copy)) == 2 * runs
         assert all(path.read_bytes() == kept[path.name] for path in recordings(copy) if path.name in kept)
         new = [recording.load(p) for p in recordings(copy) if p.name not in kept]
-        # every request of the rerun is a step of a run that was not on disk: none for a kept run
-        assert server.requests - requests == sum(len(run.provenance["request_ids"]) for run in new)
+        # every request of the rerun is a step of a run that was not on disk, and not of its partial
+        # file: none for a kept run, none for a message answered before the stop
+        continued = [run for run in new if f"{run.run}.json" in partials]
+        assert all(run.provenance["request_ids"][:len(partials[f"{run.run}.json"]["steps"])]
+                   == partials[f"{run.run}.json"]["provenance"]["request_ids"] for run in continued)
+        assert server.requests - requests == sum(len(run.provenance["request_ids"]) for run in new) - sum(
+            len(data["steps"]) for data in partials.values())
         ids = [i for p in recordings(copy) for i in recording.load(p).provenance["request_ids"]]
         assert len(ids) == len(set(ids))  # each run recorded once, from answers of its own
         assert not list(copy.glob("results/campaigns/baseline/recordings/*/.*"))  # nothing half-written

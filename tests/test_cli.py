@@ -121,6 +121,7 @@ def test_rerecording_a_reference_run_reproduces_it(tmp_path):
     old = json.loads((RECORDINGS / "projectile" / "reference.json").read_text())
     new = json.loads(target.read_text())
     old["provenance"].pop("recorded"), new["provenance"].pop("recorded")
+    assert 0 <= new["provenance"].pop("seconds") < 60  # the run's wall time, which the committed run predates
     assert new["provenance"].pop("provider") == old["provenance"].pop("provider") == "authored"  # provenance names the provider
     assert new["format"] == "replaylab-recording/2" and new["steps"][-1]["tool_calls"][0]["name"] == "answer"
     assert new == old

@@ -189,6 +189,12 @@ def answers_for(lesson, instance, variant, truth):
         low, high = truth["bracket"]
         step = high - low
         return {"low": low, "high": high}, {"low": low + step, "high": high + step}
+    if lesson == "resonance":
+        exact, tolerance = truth["resonance"]["value"], truth["tolerance_rad_s"]
+        return {"frequency_rad_s": exact}, {"frequency_rad_s": exact + 2 * tolerance}
+    if lesson == "rlc":
+        other = {"underdamped": "overdamped", "overdamped": "underdamped"}[truth["regime"]]
+        return {"regime": truth["regime"]}, {"regime": other}
     if lesson == "hunter":
         worst = {k: truth["worst"][k] for k in ("method", "steps_per_period", "periods")}
         counterexample = {"outcome": "counterexample", **worst}

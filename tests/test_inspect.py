@@ -34,7 +34,7 @@ import pandas as pd
 from inspect_ai import eval as inspect_eval
 from inspect_ai import eval_retry
 from inspect_ai._util.error import PrerequisiteError
-from inspect_ai.log import read_eval_log, write_eval_log
+from inspect_ai.log import EvalSampleLimit, read_eval_log, write_eval_log
 from inspect_ai.model import ChatCompletionChoice, ChatMessageAssistant, ModelOutput, ModelUsage, get_model
 from inspect_ai.tool import ToolCall
 from inspect_ai.util._json import json_schema_dump
@@ -46,6 +46,7 @@ from replaylab.agents import recording as recording_io
 from replaylab.agents.clients import rerecord_command
 from replaylab.agents.loop import AFTER_ANSWER
 from replaylab.inspect_tasks import listing
+from replaylab.inspect_tasks.convert import LIMIT
 from replaylab.inspect_tasks.tasks import TASKS
 from replaylab.lessons import registry
 from replaylab.lessons.scorecard import read_runs_table
@@ -102,6 +103,7 @@ def mock(name, scripts):
     return get_model(f"mockllm/{name}", custom_outputs=scripted(scripts))
 
 
+SEED_VARIANTS = sum(len(lesson.variants) for lesson in registry.lessons())  # one reference run each
 REFERENCES = {(lesson, v): reference_steps(lesson, v) for lesson in registry.names() for v in registry.lesson(lesson).variants}
 CARELESS = [  # careful experiments, a refused call, a refused answer, then a wrong answer and a call after it
     ("Coarse first.", [("c1", "range_with_drag", {"speed": 25, "angle": 40, "dt": 0.001}),
@@ -160,7 +162,8 @@ def test_every_tool_reaches_the_model_with_the_allowlists_schema(logs):
                 assert tool.description == spec["description"]
                 assert json_schema_dump(tool.parameters) == expected, (lesson.name, spec["name"])
                 seen += 1
-    assert seen == 20  # every tool of every variant
+    assert seen == sum(len(v.allowlist().specs()) for lesson in registry.lessons() for v in lesson.variants.values())
+    assert seen > len(registry.names())  # every tool of every variant, and more than one a lesson
 
 
 def test_the_tasks_score_like_the_judge(logs):
@@ -274,8 +277,9 @@ def imported(tmp_path_factory, logs, openai_log):
     out = cli("import-inspect", *paths, "--out", folder)
     assert out.returncode == 0, out.stderr
     written = sorted(folder.glob("*/*.json"))
-    assert len(written) == 7 + 3 + 4 + 1
-    assert out.stdout.splitlines()[-1] == "imported 15 runs from 9 Inspect logs; each replayed through the current code first"
+    assert len(written) == SEED_VARIANTS + 3 + 4 + 1  # every seed variant's reference, 3 projectile runs, 4 hunter, 1 openai
+    assert out.stdout.splitlines()[-1] == (f"imported {len(written)} runs from {len(registry.names()) + 5} Inspect logs; each "
+                                           "replayed through the current code first")
     return folder
 
 
@@ -310,13 +314,25 @@ def test_an_imported_recording_says_where_it_came_from(imported, logs, openai_lo
     assert rerecord_command(run) == "inspect eval replaylab/projectile -T variant=default --model openai/gpt-4o-mini"
 
 
-def test_importing_again_writes_nothing(imported, logs):
+def test_importing_again_writes_nothing(imported, logs, tmp_path):
+    """The same import again leaves every file as it is and says so; a file of another run under a
+    name the import would write is never overwritten: one line, and nothing written."""
     before = {p: p.stat().st_mtime_ns for p in imported.rglob("*")}
     out = cli("import-inspect", *log_paths(logs, "pendulum", "careless"), "--out", imported)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.splitlines() == ["replaylab: 2 runs already imported (the same file is there): left as they are"]
+    assert out.stdout.splitlines()[-1] == ("imported 0 runs from 2 Inspect logs, 2 already there; each replayed through the "
+                                           "current code first")
+    assert {p: p.stat().st_mtime_ns for p in imported.rglob("*")} == before
+    folder = tmp_path / "runs"
+    shutil.copytree(imported / "pendulum", folder / "pendulum")
+    (victim,) = folder.glob(f"pendulum/inspect-{logs['pendulum'].eval.eval_id}-*.json")
+    victim.write_text(victim.read_text().replace('"recorded"', '"recorded" ', 1))  # another text under its name
+    out = cli("import-inspect", *log_paths(logs, "projectile", "pendulum"), "--out", folder)
     assert out.returncode == 2
     line, = out.stderr.strip().splitlines()
-    assert line.startswith(f"replaylab: {imported}/pendulum/inspect-") and "a recorded run is never overwritten" in line
-    assert {p: p.stat().st_mtime_ns for p in imported.rglob("*")} == before
+    assert line.startswith(f"replaylab: {victim}: already exists, and a recorded run is never overwritten")
+    assert not (folder / "projectile").exists()
 
 
 def test_a_log_edited_to_hold_a_wrong_result_is_caught(tmp_path, logs):
@@ -429,7 +445,7 @@ def test_the_workflow_judges_them_like_any_run(tmp_path, logs, openai_log, impor
             assert score.value["answered"] == float(row["answered"])
             assert score.value["supported"] == (0.0 if pd.isna(row["supported"]) else float(row["supported"]))
             seen += 1
-    assert seen == len(inspect_scores) == 15
+    assert seen == len(inspect_scores) == SEED_VARIANTS + 3 + 4 + 1
     groups = json.loads((copy / "results" / "review" / "results.json").read_text())["groups"]
     assert f"inspect-{logs['review'].eval.eval_id}-e1 [mockllm/references]" in groups  # the reviewers decided together
     page = (copy / "results" / "projectile" / "index.md").read_text()
@@ -678,3 +694,125 @@ def test_replaylab_campaign_refuses_a_model_of_inspect_ai_at_plan_time(tmp_path)
                 f"snakemake campaign --configfile config/config.yaml {config}"]
             assert out.stdout == ""
     assert not (copy / "results").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile logs: one line each, nothing written, memory bounded
+
+
+def test_a_zip_bomb_is_refused_before_anything_is_decompressed(tmp_path, logs):
+    """A log whose zip states an entry that grows more than MAX_RATIO times (1 GiB of spaces, about
+    1 MB on disk), or more than MAX_LOG_BYTES in all (200 entries of a MiB), inside a real log, is
+    one line, in a process that stays small."""
+    import zipfile
+
+    from replaylab.inspect_tasks import importer
+
+    def bomb(name, entries, size):
+        path = tmp_path / name
+        shutil.copy(logs["projectile"].location, path)
+        with zipfile.ZipFile(path, "a", compression=zipfile.ZIP_DEFLATED) as archive:
+            for number in range(entries):
+                with archive.open(f"samples/padding-{number}.json", "w", force_zip64=True) as stream:
+                    for _ in range(size // 2**20):
+                        stream.write(b" " * 2**20)
+        return path
+
+    code = ("import re, sys; from replaylab.cli import main; code = main(sys.argv[1:]); "  # VmHWM: this process's peak, in KiB
+            "print(re.search(r'VmHWM:\\s*(\\d+)', open('/proc/self/status').read())[1], file=sys.stderr); sys.exit(code)")
+    large, many = bomb("large.eval", 1, 2**30), bomb("many.eval", 200, 2**20)
+    for path in (large, many):
+        assert path.stat().st_size < 4 * 2**20
+    with zipfile.ZipFile(large) as archive:
+        packed = archive.getinfo("samples/padding-0.json").compress_size
+    with zipfile.ZipFile(many) as archive:
+        total = sum(entry.file_size for entry in archive.infolist())
+    said = {large: f"its entry samples/padding-0.json would grow from {packed / 2**10:.0f} KiB to 1024 MiB once decompressed, "
+                   f"more than {importer.MAX_RATIO} times: not an Inspect log (a zip bomb?); nothing was decompressed",
+            many: f"{total / 2**20:.0f} MiB once decompressed (from {many.stat().st_size / 2**20:.1f} MiB), more "
+                  f"than a log imported at once may hold ({importer.MAX_LOG_BYTES // 2**20} MiB); nothing was decompressed"}
+    for path, line in said.items():
+        out = subprocess.run([sys.executable, "-c", code, "import-inspect", str(path), "--out", str(tmp_path / "runs")],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 2
+        shown, peak_kib = out.stderr.strip().splitlines()
+        assert shown == f"replaylab: {path}: {line}"
+        assert int(peak_kib) < 400 * 1024  # KiB: the interpreter with replaylab and Inspect imported, nothing decompressed
+    assert not (tmp_path / "runs").exists()
+
+
+def edited_log(logs, name, path, edit):
+    log = read_eval_log(logs[name].location)
+    for sample in log.samples:
+        edit(sample)
+    write_eval_log(log, str(path))
+    return path
+
+
+def test_malformed_metadata_and_limits_are_one_line_naming_the_log_and_the_sample(tmp_path, logs):
+    def variant_list(sample):
+        sample.metadata["variant"] = ["default"]
+
+    def variant_dict(sample):
+        sample.metadata["variant"] = {"name": "default"}
+
+    def limit_text(sample):
+        sample.limit = EvalSampleLimit(type="token", limit=100)
+        sample.store[LIMIT] = "much"
+
+    def limit_nan(sample):
+        sample.limit = EvalSampleLimit(type="token", limit=100)
+        sample.store[LIMIT] = {"value": float("nan")}
+
+    cases = {variant_list: "metadata variant: list ['default'], not the name of one (the sample was not made by replaylab's task)",
+             variant_dict: "metadata variant: dict {'name': 'default'}, not the name of one (the sample was not made by "
+                           "replaylab's task)",
+             limit_text: f"store {LIMIT}: str 'much', not {{\"value\": a finite number}}",
+             limit_nan: f"store {LIMIT}: dict {{'value': nan}}, not {{\"value\": a finite number}}"}
+    for edit, said in cases.items():
+        path = edited_log(logs, "projectile", tmp_path / f"{edit.__name__}.json", edit)
+        out = cli("import-inspect", path, "--out", tmp_path / "runs")
+        assert (out.returncode, out.stderr) == (2, f"replaylab: {path}: sample default epoch 1: {said}\n"), edit.__name__
+    assert not (tmp_path / "runs").exists()
+
+
+def test_two_sample_ids_of_one_file_name_are_named_as_such(tmp_path, logs):
+    log = read_eval_log(logs["scripted-mixed"].location)
+    first = next(s for s in log.samples if s.epoch == 1)
+    twin = first.model_copy(deep=True)
+    first.id, twin.id = "a b", "a/b"
+    log.samples = [first, twin]
+    path = tmp_path / "twins.eval"
+    write_eval_log(log, str(path))
+    out = cli("import-inspect", path, "--out", tmp_path / "runs")
+    assert out.returncode == 2
+    assert out.stderr == (f"replaylab: {path}: sample a/b epoch 1: the same run name as {path}: sample a b epoch 1 "
+                          f"(inspect-{log.eval.eval_id}-a-b-e1.json): two samples whose ids differ only in characters a file "
+                          "name cannot hold; give them ids of letters, digits, '_', '.' and '-'\n")
+    assert not (tmp_path / "runs").exists()
+
+
+def test_an_import_interrupted_while_writing_removes_what_it_wrote_and_runs_again_whole(tmp_path, logs, monkeypatch):
+    """Ctrl-C after some files are written: those are removed, the table is not touched, and the
+    same command then imports every run."""
+    from replaylab.inspect_tasks import importer
+
+    paths = log_paths(logs, "careless", "silent", "endless", "scripted-mixed")
+    out = tmp_path / "runs"
+    real_save, saved = recording_io.save, []
+
+    def save_then_interrupt(recording, path, *args, **kwargs):
+        if len(saved) == 3:
+            raise KeyboardInterrupt
+        real_save(recording, path, *args, **kwargs)
+        saved.append(path)
+
+    monkeypatch.setattr(recording_io, "save", save_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        importer.import_logs(paths, out, say=lambda line: None)
+    assert len(saved) == 3 and not any(p.exists() for p in saved)
+    assert list(out.rglob("*.json")) == [] and not (out / importer.IMPORTS).exists()
+    monkeypatch.setattr(recording_io, "save", real_save)
+    done = cli("import-inspect", *paths, "--out", out)
+    assert done.returncode == 0, done.stderr
+    assert len(list(out.rglob("*.json"))) == 7 and len(import_table(out)) == 7

@@ -21,10 +21,14 @@ GENERATED = 6  # runs (groups, in a lesson judged per group) of each lesson, bes
 
 
 def judged(lesson, paths, folder):
-    """The verdicts of the replay stage on `paths` as one batch: {"runs": ..., "verdicts": ..., "groups": ...}."""
+    """The verdicts of the replay stage on `paths` as one batch: {"runs": ..., "verdicts": ..., "groups": ...},
+    without where each transcript lies in the batch's file (which depends on the batch, and only on it)."""
     out = folder / "judged.json"
-    pipeline.replay_batch(pipeline.Replay(lesson, [str(p) for p in paths], str(folder / "transcripts"), str(out), TOLERANCE))
-    return json.loads(out.read_text(encoding="utf-8"))
+    pipeline.replay_batch(pipeline.Replay(lesson, [str(p) for p in paths], str(folder / "transcripts.jsonl"), str(out), TOLERANCE))
+    found = json.loads(out.read_text(encoding="utf-8"))
+    for facts in found["runs"].values():
+        assert facts.pop("transcript")[1] > 0
+    return found
 
 
 @pytest.mark.parametrize("lesson", registry.names())

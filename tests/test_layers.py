@@ -15,6 +15,7 @@ import pytest
 
 from helpers import ROOT, environment, in_process
 from replaylab import errors, pipeline
+from replaylab.lessons import registry
 
 PACKAGE = ROOT / "src" / "replaylab"
 CORE = ("replaylab.agents", "replaylab.physics", "replaylab.verification", "replaylab.lessons", "replaylab.errors",
@@ -150,7 +151,7 @@ def test_a_bug_is_said_to_be_one_and_never_reported_as_invalid_input(monkeypatch
 
 def test_invalid_input_is_one_line_and_exit_code_2():
     code, _, err = run_main("tasks", "astronomy")
-    assert code == 2 and err == "replaylab: unknown lesson 'astronomy'; the lessons are: projectile, hunter, review, pendulum\n"
+    assert code == 2 and err == f"replaylab: unknown lesson 'astronomy'; the lessons are: {', '.join(registry.names())}\n"
 
 
 # ---------------------------------------------------------------------------------------------

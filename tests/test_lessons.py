@@ -286,7 +286,7 @@ def test_hunter_boundary_exercise():
     assert boundary["attempts"][0]["value"]["shown"] == "0.0096"
     assert [a.get("error") for a in boundary["attempts"][1:]] == [
         "method must be one of explicit Euler, symplectic Euler, velocity Verlet, Runge-Kutta 4, got 'os.system'",
-        "method must be one of explicit Euler, symplectic Euler, velocity Verlet, Runge-Kutta 4, got 'list'",
+        "method must be one of explicit Euler, symplectic Euler, velocity Verlet, Runge-Kutta 4, got a list",
         "steps_per_period must be between 4 and 200, got 0",
         "periods must be between 1 and 50, got 1000000",
         "steps_per_period must be an integer, got 32.5",

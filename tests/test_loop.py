@@ -161,3 +161,39 @@ def test_at_most_max_steps_messages(max_steps):
     transcript = loop.run(ScriptedClient(program, "m"), SYSTEM, TASK, allowlist, max_steps=max_steps)
     assert len(program.conversations) == max_steps == len(transcript.steps)
     assert not transcript.finished
+
+
+def test_a_continued_run_asks_only_for_the_messages_after_the_earlier_ones():
+    """Given the steps of a run begun before (their calls already through the allowlist), the loop
+    sends their conversation, asks for the next message only, and counts them toward the message
+    limit."""
+    earlier_message = ModelMessage("first", (ToolCall("1", "double", {"x": 3}),))
+    allowlist, ran = counting_allowlist()
+    results, _ = loop.dispatch_message(allowlist, earlier_message.tool_calls)
+    earlier = Step(earlier_message, results)
+    program = Recorder([ModelMessage("second", (ToolCall("2", "double", {"x": 4}),))], repeat_last=True)
+    transcript = loop.run(ScriptedClient(program, "m"), SYSTEM, TASK, allowlist, 3, earlier=(earlier,))
+    assert [s.message.text for s in transcript.steps] == ["first", "second", "second"]
+    assert len(program.conversations) == 2  # messages 2 and 3; message 1 was never asked for
+    assert program.conversations[0][1:] == [{"role": "assistant", "message": earlier_message},
+                                            {"role": "tool", "result": results[0]}]
+    assert not transcript.finished and ran == [3, 4, 4]
+
+
+def test_a_continued_run_that_had_ended_asks_for_nothing():
+    answered = ModelMessage("no tools: the run ends", ())
+    program = Recorder([])
+    allowlist, _ = counting_allowlist()
+    transcript = loop.run(ScriptedClient(program, "m"), SYSTEM, TASK, allowlist, 5, earlier=(Step(answered, ()),))
+    assert transcript.finished and len(transcript.steps) == 1 and program.conversations == []
+
+
+def test_a_continued_run_past_its_time_stops_before_asking():
+    allowlist, _ = counting_allowlist()
+    earlier = Step(ModelMessage("first", (ToolCall("1", "double", {"x": 3}),)), loop.dispatch_message(
+        allowlist, (ToolCall("1", "double", {"x": 3}),))[0])
+    program = Recorder([])
+    transcript = loop.run(ScriptedClient(program, "m"), SYSTEM, TASK, allowlist, 5, earlier=(earlier,),
+                          limits=loop.Limits(max_seconds=10.0), seconds_used=12.5)
+    assert program.conversations == [] and len(transcript.steps) == 1 and not transcript.finished
+    assert transcript.stopped_by["limit"] == "max_seconds_per_run" and transcript.stopped_by["used"] >= 12.5

@@ -528,6 +528,41 @@ def test_a_second_server_given_the_same_run_fails_at_start_and_tells_its_client_
     assert [len(s.results) for s in run.transcript.steps] == [1]  # the first server's run, untouched
 
 
+def test_a_run_its_server_still_writes_is_neither_promoted_nor_taken_by_a_second_server(tmp_path):
+    """Issue 38, 13: one run name, one writer until it ends. `promote` refuses the run while its
+    server runs (it is not finished, and the server would write it again under the same name); a
+    second server of that name is refused even when the file was moved away meanwhile."""
+    path, recordings = live(tmp_path, "hunter", "owned"), tmp_path / "recordings"
+    server = RawServer(tmp_path, "hunter", "--run", "owned")
+    server.initialize()
+    server.call(1, "oscillator_energy_drift", drift(64, 20))
+    assert not server.answer(1)["result"]["isError"]
+    before = path.read_bytes()
+    busy = (f"replaylab: {path.relative_to(tmp_path)}: this run is still being written by process {server.process.pid} "
+            "(a session or an MCP server): promote it once that has ended\n")
+    for dry in ([], ["--dry-run"]):
+        refused = cli("promote", path.relative_to(tmp_path), "--recordings", recordings, *dry, cwd=tmp_path)
+        assert (refused.returncode, refused.stdout, refused.stderr) == (1, "", busy)
+    assert path.read_bytes() == before and not recordings.exists()
+
+    path.rename(tmp_path / "moved.json")  # the name is free on disk, not to another writer
+    second = cli("mcp", "hunter", "--run", "owned", cwd=tmp_path, stdin="")
+    assert second.returncode == 1 and second.stdout == ""
+    assert second.stderr == (f"replaylab: {path.relative_to(tmp_path)}: this run is being written by process "
+                             f"{server.process.pid} (a session or an MCP server): choose another --run, or wait until it "
+                             "has ended\n")
+    assert not path.exists()
+    server.call(2, "oscillator_energy_drift", drift(32, 20))
+    assert not server.answer(2)["result"]["isError"]
+    assert server.close()[0] == 0
+    assert [len(s.results) for s in recording.load(path).transcript.steps] == [2]  # the first server's, whole
+
+    promoted = cli("promote", path.relative_to(tmp_path), "--recordings", recordings, cwd=tmp_path)
+    assert promoted.returncode == 0, promoted.stderr
+    assert (recordings / "hunter" / "owned.json").exists() and not path.exists()
+    assert sorted(p.name for p in path.parent.iterdir()) == []  # no mark left behind
+
+
 def test_servers_started_in_the_same_second_claim_two_names(tmp_path):
     fraction = time.time() % 1
     if fraction > 0.05:  # both start at the beginning of one second: the clock is what this test is about

@@ -354,33 +354,69 @@ def test_failing_fsync_on_a_new_file_leaves_nothing(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_write_that_fails_half_way_leaves_no_half_written_file(saved, monkeypatch):
-    rec, path = saved
-    before = snapshot(path.parent)
-    real_fdopen = os.fdopen
+@pytest.fixture(params=["unnamed", "named"])
+def temporary_kind(request, monkeypatch):
+    """write_atomic's two ways: a file of no name (O_TMPFILE, this machine's), or, where a folder
+    cannot hold one, a named temporary file."""
+    if request.param == "named":
+        monkeypatch.setattr(recording, "_unnamed_file", lambda folder: None)
+    return request.param
 
-    class HalfWriter:
-        def __init__(self, stream):
-            self.stream = stream
 
-        def __enter__(self):
-            return self
+@pytest.mark.parametrize("stop", [OSError(28, "no space left on device"), KeyboardInterrupt()], ids=["disk-full", "ctrl-c"])
+@pytest.mark.parametrize("new", [False, True], ids=["replace", "new"])
+def test_a_write_stopped_half_way_leaves_no_file_behind(tmp_path, monkeypatch, temporary_kind, stop, new):
+    """A write that fails (disk full) or is interrupted (Ctrl-C) after half its bytes leaves the
+    folder as it was: no half-written file, no temporary file."""
+    path = tmp_path / "run.json"
+    if not new:
+        path.write_text("before\n")
+    before = snapshot(tmp_path)
+    real_write = os.write
 
-        def __exit__(self, *exc):
-            self.stream.close()
+    def half(handle, data):
+        real_write(handle, bytes(data[: len(data) // 2]))
+        raise stop
 
-        def write(self, text):
-            self.stream.write(text[: len(text) // 2])
-            self.stream.flush()
-            raise OSError("no space left on device")
+    monkeypatch.setattr(recording.os, "write", half)
+    with pytest.raises(type(stop)):
+        recording.write_atomic(path, "x" * 10_000 + "\n", new=new)
+    monkeypatch.undo()
+    assert snapshot(tmp_path) == before
 
-        def __getattr__(self, name):
-            return getattr(self.stream, name)
 
-    monkeypatch.setattr(recording.os, "fdopen", lambda *a, **k: HalfWriter(real_fdopen(*a, **k)))
-    with pytest.raises(OSError, match="no space left"):
-        recording.save(make_recording(messages=[ModelMessage("changed")]), path)
-    assert snapshot(path.parent) == before
+@pytest.mark.parametrize("new", [False, True], ids=["replace", "new"])
+def test_a_write_interrupted_at_its_rename_leaves_no_temporary_file(tmp_path, monkeypatch, temporary_kind, new):
+    """Ctrl-C at the last step of a write (the link or the rename that names the file): the target
+    is as it was, or whole, and no temporary file is left (the leftover once found by the
+    campaign's Ctrl-C test)."""
+    path = tmp_path / "run.json"
+    if not new:
+        path.write_text("before\n")
+    real = {"link": os.link, "replace": os.replace}
+
+    def interrupted(name):
+        def call(*args, **kwargs):
+            real[name](*args, **kwargs)
+            raise KeyboardInterrupt
+        return call
+
+    for name in real:
+        monkeypatch.setattr(recording.os, name, interrupted(name))
+    with pytest.raises(KeyboardInterrupt):
+        recording.write_atomic(path, "after\n", new=new)
+    monkeypatch.undo()
+    assert [p.name for p in tmp_path.iterdir()] == ["run.json"]
+    assert path.read_text() in ("before\n", "after\n")
+
+
+def test_write_atomic_keeps_the_mode_of_the_file_it_replaces(tmp_path, temporary_kind):
+    path = tmp_path / "run.json"
+    path.write_text("before\n")
+    path.chmod(0o640)
+    recording.write_atomic(path, b"after\n")
+    assert path.read_bytes() == b"after\n" and path.stat().st_mode & 0o777 == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["run.json"]
 
 
 def test_save_refuses_what_would_not_load(tmp_path):

@@ -127,7 +127,8 @@ def test_the_demonstrations_of_a_verdict_are_its_optional_keys():
     assert {"answer", "supported", "support", "no_answer", "explanation", "group"} <= common_verdict_keys()
     found = {lesson: demonstrations(lesson) for lesson in LESSONS}
     assert found == {"projectile": {"rough_ball"}, "hunter": {"words_ignored", "stricter_claim"},
-                     "review": {"strict_replay"}, "pendulum": {"changed_gravity"}}
+                     "review": {"strict_replay"}, "pendulum": {"changed_gravity"},
+                     "resonance": {"changed_oscillator"}, "rlc": {"changed_resistance"}}
 
 
 @pytest.mark.parametrize("lesson", LESSONS)

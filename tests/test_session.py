@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from helpers.pages import with_run_pages
-from helpers import RECORDINGS, in_process, processes, read_json_line
+from helpers import RECORDINGS, cli, in_process, processes, read_json_line
 from replaylab.agents import recording
 from replaylab.build import build
 from replaylab.lessons import registry
@@ -328,6 +328,55 @@ def test_an_existing_recording_is_never_overwritten(tmp_path):
         "overwritten: choose another --run\n"
     )
     assert target.read_text() == "somebody's run"
+
+
+@pytest.mark.slow  # a session process driven over its pipe
+def test_a_run_its_session_still_writes_is_neither_promoted_nor_taken_by_a_second_session(tmp_path):
+    """Issue 38, 13: the session owns its run name until it ends: `promote` refuses the unfinished
+    run, a second session of that name is refused even with the file moved away; once the session
+    has ended, the run is promoted and nothing writes it again."""
+    path, recordings = tmp_path / "results/live/hunter/owned.json", tmp_path / "recordings"
+    s = Session(tmp_path, "hunter", "--run", "owned")
+    s.read()
+    s.ask({"tool_calls": [drift(1, 64, 20)]})
+    refused = in_process("promote", "results/live/hunter/owned.json", "--recordings", recordings, cwd=tmp_path)
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert refused.stderr == (f"replaylab: results/live/hunter/owned.json: this run is still being written by process "
+                              f"{s.process.pid} (a session or an MCP server): promote it once that has ended\n")
+    assert not recordings.exists()
+    path.rename(tmp_path / "moved.json")
+    second = cli("session", "hunter", "--run", "owned", stdin="", cwd=tmp_path)
+    assert (second.returncode, second.stdout) == (1, "")
+    assert second.stderr == (f"replaylab: results/live/hunter/owned.json: this run is being written by process "
+                             f"{s.process.pid} (a session or an MCP server): choose another --run, or wait until it has "
+                             "ended\n")
+    assert not path.exists()
+    assert s.ask({"tool_calls": [drift(2, 32, 20)]})["message"] == 2  # the first session goes on
+    s.close_input()
+    assert s.read()["end"]["finished"] is False and s.wait()[0] == 0
+    assert len(saved(tmp_path, "hunter", "owned").transcript.steps) == 2
+    promoted = in_process("promote", "results/live/hunter/owned.json", "--recordings", recordings, cwd=tmp_path)
+    assert promoted.returncode == 0, promoted.stderr
+    assert (recordings / "hunter" / "owned.json").exists() and list(path.parent.iterdir()) == []
+
+
+@pytest.mark.slow  # a session process killed
+def test_a_killed_sessions_run_name_is_free_at_once(tmp_path):
+    """`kill -9` leaves the session's mark behind, but the kernel let go of its lock: the run is
+    promoted, and its name taken by a new session, with no step by hand."""
+    s = Session(tmp_path, "hunter", "--run", "gone")
+    s.read()
+    s.ask({"tool_calls": [drift(1, 64, 20)]})
+    s.process.send_signal(signal.SIGKILL)
+    s.wait()
+    assert (tmp_path / "results/live/hunter/.gone.json.owner").exists()
+    promoted = in_process("promote", "results/live/hunter/gone.json", "--recordings", tmp_path / "recordings", cwd=tmp_path)
+    assert promoted.returncode == 0, promoted.stderr
+    again = Session(tmp_path, "hunter", "--run", "gone")
+    assert again.read()["run"] == "gone"
+    again.close_input()
+    assert again.read()["end"]["finished"] is False and again.wait()[0] == 0
+    assert sorted(p.name for p in (tmp_path / "results/live/hunter").iterdir()) == ["gone.json"]  # its mark removed
 
 
 # ---------------------------------------------------------------------------------------------

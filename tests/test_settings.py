@@ -11,6 +11,7 @@ import yaml
 
 from helpers import ROOT, environment, in_process
 from replaylab import settings
+from replaylab.lessons import registry
 from replaylab.campaign_settings import Model
 
 
@@ -31,7 +32,7 @@ def test_the_projects_settings_are_typed_and_its_paths_are_the_projects(tmp_path
     monkeypatch.chdir(tmp_path)  # another folder: nothing is read from here
     found = settings.load(ROOT)
     assert found.folder == ROOT and found.source == "config/config.yaml"
-    assert found.lessons == ("projectile", "hunter", "review", "pendulum")
+    assert found.lessons == tuple(registry.names())
     assert (found.tolerance, found.batch_size, found.run_folders) == (1e-6, 2000, ())
     assert (found.record_lesson, found.record_run, found.provider, found.seed) == ("projectile", "new", "scripted", 0)
     assert (found.recordings, found.results) == (ROOT / "recordings", ROOT / "results")
@@ -67,7 +68,7 @@ def test_the_workflows_config_is_checked_and_typed_in_place():
 @pytest.mark.parametrize("change, message", [
     (lambda c: c["campaign"].update(runs=0), "config/config.yaml: $.campaign.runs: 0 is less than the minimum of 1"),
     (lambda c: c.update(lessons=["astronomy"]),
-     "config/config.yaml: $.lessons[0]: 'astronomy' is not a lesson of replaylab; the lessons are: projectile, hunter, review, pendulum"),
+     "config/config.yaml: $.lessons[0]: 'astronomy' is not a lesson of replaylab; the lessons are: " + ", ".join(registry.names())),
     (lambda c: c.update(tolerance=float("nan")), "config/config.yaml: $.tolerance: nan is not a finite number"),
 ])
 def test_a_bad_value_is_one_line_naming_the_file_and_the_field(tmp_path, change, message):

@@ -189,11 +189,11 @@ def test_accepted_ints_stay_ints(value):
         ("velocity verlet", "'velocity verlet'"),
         ("velocity Verlet ", "'velocity Verlet '"),
         ("", "''"),
-        (["velocity Verlet"], "'list'"),
-        (None, "'NoneType'"),
-        (3, "'int'"),
-        (True, "'bool'"),
-        ({"a": 1}, "'dict'"),
+        (["velocity Verlet"], "a list"),
+        (None, "null"),
+        (3, "a number"),
+        (True, "true"),
+        ({"a": 1}, "an object"),
     ],
 )
 def test_choice_refusals(value, shown):
@@ -243,7 +243,7 @@ def test_missing_arguments_sorted():
 def test_parameters_checked_in_declaration_order():
     assert refused_arguments({"method": 1, "steps": 2.5, "speed": "x"}) == "speed must be a number, got str"
     assert refused_arguments({"method": 1, "steps": 2.5, "speed": 2}) == "steps must be an integer, got 2.5"
-    assert refused_arguments({"method": 1, "steps": 5, "speed": 2}) == "method must be one of explicit Euler, velocity Verlet, got 'int'"
+    assert refused_arguments({"method": 1, "steps": 5, "speed": 2}) == "method must be one of explicit Euler, velocity Verlet, got a number"
 
 
 def test_validate_returns_the_declared_parameters_unchanged():
@@ -766,7 +766,7 @@ def test_hunter_refusal_texts():
     assert hunter_error({**HUNTER_VALID, "method": "os.system"}) == (
         f"method must be one of {OPTIONS}, got 'os.system'"
     )
-    assert hunter_error({**HUNTER_VALID, "method": ["velocity Verlet"]}) == f"method must be one of {OPTIONS}, got 'list'"
+    assert hunter_error({**HUNTER_VALID, "method": ["velocity Verlet"]}) == f"method must be one of {OPTIONS}, got a list"
     assert hunter_error({**HUNTER_VALID, "method": "velocity verlet"}) == (
         f"method must be one of {OPTIONS}, got 'velocity verlet'"
     )

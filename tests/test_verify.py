@@ -8,11 +8,12 @@ import json
 import re
 import shutil
 import sys
+from pathlib import Path
 
 import pytest
 
 from helpers import ROOT, cli, environment, in_process, processes
-from helpers.workflow import copy_project, snakemake
+from helpers.workflow import configure, copy_project, snakemake
 from replaylab.verify import batch_size, recorded
 
 pytestmark = pytest.mark.workflow
@@ -39,9 +40,9 @@ def test_every_file_changed_by_hand_is_one_line_and_nothing_else(built, results)
     same = results / "hunter" / "runs.csv.gz"
     same.write_bytes(gzip.compress(gzip.decompress(same.read_bytes()), mtime=12345))
     # a digit of a transcript
-    (transcript,) = sorted((results / "hunter" / "transcripts").glob("*/velocity-verlet.json"))
+    (transcript,) = [p for p in (results / "hunter" / "transcripts").glob("*.jsonl") if '"run":"velocity-verlet"' in p.read_text()]
     text = transcript.read_text()
-    digit = re.search(r"(?<=\.)\d", text)
+    digit = re.compile(r"(?<=\.)\d").search(text, text.index('"run":"velocity-verlet"'))
     transcript.write_text(text[: digit.start()] + str((int(digit.group()) + 1) % 10) + text[digit.end():])
     # a right run flipped in the per-run table (its compressed bytes changed by their content)
     table = results / "projectile" / "runs.csv.gz"
@@ -137,6 +138,32 @@ def test_every_campaign_is_rebuilt_and_the_lessons_with_the_run_folders_they_wer
     assert done.stderr.splitlines()[-1].endswith(f"files of {results} rebuilt and compared: 2 differ")
 
 
+@pytest.mark.slow  # two campaigns, then their rebuilds
+def test_campaigns_made_with_config_and_name_alone_verify_clean(tmp_path):
+    """Campaigns made with `--config FILE` and with `--name` in a project whose lessons were never
+    built: nothing is reported that a rebuild would not change (the lessons are not rebuilt, and it
+    says so); a digit of one campaign's scorecard edited is one line."""
+    copy = copy_project(tmp_path / "project", batch_size=2000)
+    configure(copy, lessons=["pendulum"], record_lesson="pendulum")
+    config = copy / "config" / "config.yaml"
+    config.write_text(re.sub(r"(?m)^(campaign:(?:\n  .*)*?\n  lessons:) .*$", r"\1 [pendulum]", config.read_text()))
+    (copy / "extra.yaml").write_text("campaign:\n  name: viaconfig\n  provider: scripted\n"
+                                     "  models: [scripted-careful, scripted-careless]\n  lessons: [pendulum]\n  runs: 2\n")
+    for args in (["--config", "extra.yaml"], ["--provider", "scripted", "--model", "scripted-careful", "--lesson", "pendulum",
+                                              "--runs", "1", "--name", "vianame"]):
+        done = replaylab(copy, "campaign", *args, "--cores", "2")
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert not (copy / "results" / "index.md").exists()
+    clean = replaylab(copy, "verify", "--cores", "2")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert clean.stdout == ""
+    assert clean.stderr.splitlines()[0] == "no lesson was built (results/index.md is not there): the campaigns alone are compared"
+    table = copy / "results" / "campaigns" / "viaconfig" / "scorecard.csv"
+    table.write_text(table.read_text().replace(",2,", ",1,", 1))
+    done = replaylab(copy, "verify", "--cores", "2")
+    assert done.returncode == 1 and done.stdout == f"{Path('results/campaigns/viaconfig/scorecard.csv')}: differs from a rebuild\n"
+
+
 def test_a_campaign_that_is_not_on_disk_is_one_line(tmp_path):
     project = tmp_path / "project"
     for name in ("Snakefile", "config/config.yaml"):
@@ -152,9 +179,10 @@ def test_what_a_build_records_of_its_settings(tmp_path):
     """The run folders and the tolerance of the transcripts of each lesson's last build (the
     batches of one number that hold the most runs), and a batch_size that gives as many batches."""
     def transcript(lesson, batch, run, source, tolerance=1e-6):
-        path = tmp_path / lesson / "transcripts" / batch / f"{run}.json"
+        path = tmp_path / lesson / "transcripts" / f"{batch}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"run": run, "replayed": {"from": source, "tolerance": tolerance}}))
+        with open(path, "a") as stream:
+            stream.write(json.dumps({"run": run, "replayed": {"from": source, "tolerance": tolerance}}) + "\n")
 
     for index, run in enumerate(("a", "b", "c", "d", "e", "f")):
         transcript("hunter", f"batch{index % 3}of4", run, f"{'generated' if index < 4 else 'recordings'}/hunter/{run}.json")

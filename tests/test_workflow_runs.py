@@ -86,11 +86,11 @@ def test_a_mismatch_in_one_batch_names_its_run_and_leaves_the_other_batches(runs
     failed = batch_of_run(copy, "s00042")
     assert re.findall(r"Error in rule (\w+):", result.stderr) == ["replay"]
     folder = copy / "results" / "hunter"
-    assert not (folder / "transcripts" / failed).exists() and not (folder / "judged" / f"{failed}.json").exists()
+    assert not (folder / "transcripts" / f"{failed}.jsonl").exists() and not (folder / "judged" / f"{failed}.json").exists()
     others = {f"batch{i}of4" for i in range(4)} - {failed}
-    assert {p.name for p in (folder / "transcripts").iterdir()} == others
+    assert {p.name for p in (folder / "transcripts").iterdir()} == {f"{b}.jsonl" for b in others}  # no partial file either
     assert {p.stem for p in (folder / "judged").iterdir()} == others
-    assert sum(len(list((folder / "transcripts" / b).glob("*.json"))) for b in others) > 80
+    assert sum(len((folder / "transcripts" / f"{b}.jsonl").read_text().splitlines()) for b in others) > 80
 
 
 def batch_of_run(copy, run):
@@ -103,14 +103,14 @@ def batch_of_run(copy, run):
 
 @pytest.mark.slow  # a Snakemake build of its own
 def test_every_run_of_every_folder_is_replayed_judged_and_scored(many):
-    transcripts = list((many / "results" / "hunter" / "transcripts").glob("*/*.json"))
+    archives = sorted((many / "results" / "hunter" / "transcripts").glob("*.jsonl"))
+    assert {p.stem for p in archives} == {f"batch{i}of4" for i in range(4)}
+    transcripts = [json.loads(line)["run"] for p in archives for line in p.read_text().splitlines()]
     assert len(transcripts) == 122
-    batches = {p.parent.name for p in transcripts}
-    assert batches == {f"batch{i}of4" for i in range(4)}
     judged = {}
     for path in (many / "results" / "hunter" / "judged").glob("*.json"):
         judged.update(json.loads(path.read_text())["verdicts"])
-    assert sorted(judged) == sorted(p.stem for p in transcripts)
+    assert sorted(judged) == sorted(transcripts)
     scorecard = json.loads((many / "results" / "hunter" / "scorecard.json").read_text())
     assert sum(row["runs"] for row in scorecard["scorecard"]) == 122 == scorecard["counts"]["runs"]
     table = pd.read_csv(many / "results" / "hunter" / "runs.csv.gz")

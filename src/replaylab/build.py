@@ -28,7 +28,7 @@ def build_lesson(lesson: str, recordings: Sequence[str | Path], folder: str | Pa
     folder = Path(folder)
     runs = [Path(recording).stem for recording in recordings]
     batch = "batch0of1"  # one batch, named as the workflow names the batch of a small lesson
-    transcripts, judged = folder / "transcripts" / batch, folder / "judged" / f"{batch}.json"
+    transcripts, judged = folder / "transcripts" / f"{batch}{pipeline.TRANSCRIPTS}", folder / "judged" / f"{batch}.json"
     pipeline.replay_batch(pipeline.Replay(lesson, recordings, transcripts, judged, tolerance))
     progress(f"{lesson}: replayed and judged {len(recordings)} runs")
     if scans is None or exercises is None:

@@ -49,6 +49,9 @@ MOST_BATCHES = 32  # blocks per lesson of a campaign, unless a block would pass 
 
 
 RUNS_PER_CONNECTION = 16  # a block holds about this many runs per connection its job holds
+# The most runs a campaign plans: its plan holds every run, so that a dry run of a million took
+# 10 s and 330 MB here (bench/results.md), and seven million had taken 191 s and 1.8 GB.
+MOST_RUNS = 1_000_000
 
 
 CHECKED = ".snakemake/replaylab/checked-campaign-recordings.json"
@@ -162,8 +165,21 @@ class Campaign:
         indices 1 to `runs`."""
         return self._runs[lesson]
 
+    def size(self) -> int:
+        """How many runs the plan holds, counted without planning them."""
+        per_index = sum(len(registry.lesson(lesson).instance_variants(i)) for lesson in self.lessons for i in self.instances(lesson))
+        return len(self.settings["models"]) * int(self.settings["runs"]) * per_index
+
     @cached_property
     def _runs(self) -> dict[str, dict[str, Run]]:
+        size = self.size()
+        if size > MOST_RUNS:  # before anything is planned: the plan's memory and time grow with it
+            error = InvalidInput(f"{self.source}: $.campaign.runs: {self.settings['runs']} runs of each of "
+                                 f"{len(self.settings['models'])} models make {size:,} runs, more than a campaign plans "
+                                 f"({MOST_RUNS:,}): fewer runs, models or instances, or campaigns of their own")
+            if self.stop is None:
+                raise error
+            self.stop(error)
         found: dict[str, dict[str, Run]] = {}
         for lesson in self.lessons:
             runs: dict[str, Run]
@@ -270,11 +286,11 @@ class Campaign:
         jobs' priority, so that a block whose runs are in replays first."""
         return -int(wildcards.batch.removeprefix("runs").split("to")[0])
 
-    def transcript_folders(self, lesson: str) -> list[str]:
-        return [f"{self.folder}/{lesson}/transcripts/{batch}" for batch in self.prepared[lesson]]
+    def transcript_files(self, lesson: str) -> list[str]:
+        return [f"{self.folder}/{lesson}/transcripts/{batch}.jsonl" for batch in self.prepared[lesson]]
 
     def transcripts(self, wildcards: Any) -> list[str]:
-        return self.transcript_folders(wildcards.lesson)
+        return self.transcript_files(wildcards.lesson)
 
     def judged(self, wildcards: Any) -> list[str]:
         """The verdicts of each replayed block of a lesson (`replay` judges its batch)."""
@@ -285,7 +301,16 @@ class Campaign:
         return "batches" if len(self.prepared[wildcards.lesson]) > 1 else "lesson"
 
     def all_transcripts(self, wildcards: Any) -> list[str]:
-        return [folder for lesson in self.lessons for folder in self.transcript_folders(lesson)]
+        return [file for lesson in self.lessons for file in self.transcript_files(lesson)]
+
+    def unfinished(self, wildcards: Any) -> list[str]:
+        """The partial files (replaylab.unfinished) of runs the campaign no longer asks for (a
+        lowered `runs`): paid for and never completed, their spend is on the comparison's page,
+        which is made again when they change. A partial file of a run the campaign asks for is not
+        one: its recording job continues the run and removes it."""
+        return [str(path) for lesson in self.lessons
+                for path in sorted(Path(self.folder, "recordings", lesson).glob(".*.json.partial"))
+                if path.name[1:].removesuffix(".json.partial") not in self.runs(lesson)]
 
     def lesson_files(self, name: str) -> Callable[[Any], list[str]]:
         """An input function: the file `name` of every lesson of the campaign."""

@@ -3,17 +3,19 @@
 It puts the configuration it is given (config/config.yaml's campaign section, then --config FILE,
 then the options) into results/campaigns/<name>/campaign.yaml, checks it as the workflow would
 (replaylab.settings), says what it will send and what that costs at most, and runs Snakemake's
-`campaign` target with that file as a subprocess of its own process group: the workflow records,
-replays, judges and compares; this command only watches (the recordings on disk, and the small
-progress files the recording jobs write) and shows how far it is. Run again, Snakemake records
-only what is missing.
+`campaign` target with that file as a process it owns (replaylab.owned_workflow: whatever ends
+this command, a signal, `kill -9` or its output closed, ends Snakemake and its jobs): the workflow
+records, replays, judges and compares; this command only watches (the recordings on disk, and the
+small progress files the recording jobs write) and shows how far it is. Run again, Snakemake
+records only what is missing; two commands of one campaign at once are one too many, and the
+second is refused (replaylab.ownership).
 """
 
+import contextlib
 import json
 import os
 import re
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -22,7 +24,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from replaylab import campaign as plan
-from replaylab import campaign_settings, selection
+from replaylab import campaign_settings, owned_workflow, ownership, selection
 from replaylab.agents import environment
 from replaylab.agents.recording import printable
 from replaylab.errors import InvalidInput
@@ -365,75 +367,142 @@ def locked(log):
     return any(message in text for message in LOCK_MESSAGES)
 
 
-def run_workflow(campaign, written, cores, watch, out=sys.stdout):
-    """Snakemake's `campaign` target with the campaign's file, in a process group of its own,
-    watched until it ends; its output goes to the campaign's log. The exit code."""
+# How the command ends when something stops it, and Snakemake and its jobs with it (owned_workflow):
+# what it says first, and its exit code (128 + the signal, as a shell counts it; 141 for its output)
+STOPPED = {signal.SIGINT: ("interrupted", INTERRUPTED),
+           signal.SIGTERM: ("stopped by SIGTERM", 128 + signal.SIGTERM),
+           signal.SIGHUP: ("stopped by SIGHUP (its terminal closed)", 128 + signal.SIGHUP)}
+OUTPUT_CLOSED = owned_workflow.OUTPUT_CLOSED
+CLOSED = "its output was closed (a broken pipe)"
+
+
+def _output_fd():
+    """The command's own standard output, watched for a reader that went away (None: not a file)."""
+    try:
+        return sys.stdout.fileno()
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def say_stopped(why, progress):
+    """The one line of a command that something stopped, on stderr (which may be gone too)."""
+    try:
+        print(printable(f"replaylab: {why}: Snakemake and its jobs stopped; {progress}; the same command resumes"),
+              file=sys.stderr, flush=True)
+    except OSError:
+        pass
+
+
+def output_lost():
+    """After a broken pipe on stdout: anything printed later goes nowhere, without an error at exit."""
+    fd = _output_fd()
+    if fd is not None:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)
+        os.close(null)
+
+
+def watch_workflow(target, written, cores, log_stream, keep, tick=lambda: None):
+    """Run Snakemake's `target` as a process this command owns, calling `tick()` every half second
+    (it raises BrokenPipeError when the output is gone) until it ends: (its exit code, None); or, when a
+    signal or a closed output stops the command first, Snakemake and its jobs stopped: (None, (what
+    stopped it, in words; the command's exit code))."""
+    fd = _output_fd()
+    with owned_workflow.signals_stop() as stopping:
+        workflow = owned_workflow.start(snakemake_command(target, written, cores), log_stream, keep)
+        try:
+            while workflow.poll() is None and stopping.signum is None:
+                time.sleep(0.5)
+                if fd is not None and owned_workflow.output_closed(fd):
+                    raise BrokenPipeError
+                tick()
+        except BrokenPipeError:
+            workflow.stop()
+            output_lost()
+            return None, (CLOSED, OUTPUT_CLOSED)
+        if stopping.signum is not None:
+            workflow.stop()
+            return None, STOPPED[stopping.signum]
+        return workflow.wait(), None
+
+
+def run_workflow(campaign, written, cores, watch, out=sys.stdout, keep=()):
+    """Snakemake's `campaign` target with the campaign's file, a process this command owns
+    (owned_workflow), watched until it ends; its output goes to the campaign's log. The exit code."""
     log = watch.log
     log.parent.mkdir(parents=True, exist_ok=True)
-    command = snakemake_command("campaign", written, cores)
     tty = out.isatty()
-    with open(log, "w") as stream:
-        process = subprocess.Popen(command, stdout=stream, stderr=subprocess.STDOUT, start_new_session=True)
-        shown, last = None, 0.0
-        try:
-            while process.poll() is None:
-                time.sleep(0.5)
-                text = watch.line()
-                if text != shown and (tty or time.monotonic() - last >= 2):
-                    print(f"\r{text}\033[K" if tty else text, end="" if tty else "\n", file=out, flush=True)
-                    shown, last = text, time.monotonic()
-        except KeyboardInterrupt:
-            os.killpg(process.pid, signal.SIGINT)  # Snakemake and its jobs, as a terminal's Ctrl-C
+    shown, last = None, 0.0
+
+    def tick():
+        nonlocal shown, last
+        text = watch.line()
+        if text != shown and (tty or time.monotonic() - last >= 2):
             try:
-                process.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-            if tty:
+                print(f"\r{text}\033[K" if tty else text, end="" if tty else "\n", file=out, flush=True)
+            except OSError as error:  # a broken pipe, or EIO from a terminal that hung up
+                raise BrokenPipeError from error
+            shown, last = text, time.monotonic()
+
+    with open(log, "w") as stream:
+        returncode, stopped = watch_workflow("campaign", written, cores, stream, keep, tick)
+    if stopped is not None:
+        why, code = stopped
+        if tty and code != OUTPUT_CLOSED:
+            with contextlib.suppress(OSError):  # a terminal that hung up
                 print(file=out)
-            print(f"replaylab: interrupted: Snakemake and its jobs stopped; {watch.line().split(';')[0]}; "
-                  "the same command resumes", file=sys.stderr, flush=True)
-            return INTERRUPTED
+        say_stopped(why, watch.line().split(";")[0])
+        return code
     text = watch.line()
     if tty or text != shown:
         print(f"\r{text}\033[K" if tty else text, file=out, flush=True)
     folder, where = Path.cwd(), Path.cwd() / log  # the project's folder: Snakemake's, and its lock's
-    if process.returncode < 0:  # killed by a signal: its number, as a shell says it (128 + the number)
-        number = -process.returncode
+    if returncode < 0:  # killed by a signal: its number, as a shell says it (128 + the number)
+        number = -returncode
         print(printable(f"replaylab: Snakemake was killed by {signal_name(number)} (signal {number}): {text.split(';')[0]}; "
                         f"the same command resumes, after `snakemake --unlock` in {folder} if it finds the folder locked "
                         f"(a killed Snakemake may leave its lock); its log: {where}"), file=sys.stderr, flush=True)
         return KILLED + number
-    if process.returncode and locked(log):
+    if returncode and locked(log):
         print(printable(f"replaylab: the project folder {folder} is locked: another Snakemake holds its lock, or one was "
                         f"killed before it let go; when none runs there any more, `snakemake --unlock` in {folder} frees "
                         f"it, and the same command resumes; its log: {where}"), file=sys.stderr, flush=True)
         return LOCKED
-    if process.returncode:
+    if returncode:
         lines = [line for line in log.read_text(errors="replace").splitlines() if "not recorded" in line or "Error" in line]
-        print(f"replaylab: the workflow failed (exit {process.returncode}); its log: {log}", file=sys.stderr)
+        print(f"replaylab: the workflow failed (exit {returncode}); its log: {log}", file=sys.stderr)
         for line in lines[:5]:
             print(f"  {printable(line)}", file=sys.stderr)
-    return process.returncode
+    return returncode
 
 
 SUMMARY = Path("results/index.html")
 
 
-def refresh_summary(written, cores, log):
+def refresh_summary(written, cores, log, keep=(), progress=""):
     """After a campaign, the summary page of the build (results/index.html), when there is one,
-    made again by Snakemake so that it lists the campaign as compared now; the exit code."""
+    made again by Snakemake (owned as the campaign's) so that it lists the campaign as compared now;
+    the exit code."""
     if not SUMMARY.exists():
         return 0
     with open(log, "a") as stream:
-        code = subprocess.run(snakemake_command(str(SUMMARY), written, cores), stdout=stream, stderr=subprocess.STDOUT).returncode
+        code, stopped = watch_workflow(str(SUMMARY), written, cores, stream, keep)
+    if stopped is not None:
+        say_stopped(stopped[0], progress)
+        return stopped[1]
     if code:
         print(f"replaylab: {SUMMARY} was not made again (exit {code}); its log: {log}", file=sys.stderr)
     return code
 
 
+RUNNING = ("the campaign is running already, in {holder} (`replaylab campaign`, or the Snakemake it started, which "
+           "ends with it): run the same command again once that has ended")
+
+
 def command(args):
-    """`replaylab campaign`: the exit code."""
+    """`replaylab campaign`: the exit code. Past the checks of its settings, the command owns the
+    campaign's name until it ends (replaylab.ownership; a dry run, which writes nothing, aside): a
+    second command of the same name is refused before it reads or writes anything."""
     from replaylab import settings
 
     section, config, source = section_of(args)
@@ -443,6 +512,22 @@ def command(args):
         raise Refused(str(error)) from None
     section = checked.campaign.section()  # as the schema types it
     campaign = plan.Campaign(section, checked.batch_size, source=source)
+    owner = None if args.dry_run else ownership.take(Path(campaign.folder), RUNNING)
+    try:
+        return _run(args, section, campaign, owner)
+    except BrokenPipeError:  # stdout's reader went away: not a success (Snakemake, if it ran, is stopped)
+        output_lost()
+        try:
+            print(f"replaylab: {CLOSED}", file=sys.stderr, flush=True)
+        except OSError:
+            pass
+        return OUTPUT_CLOSED
+    finally:
+        if owner is not None:
+            owner.release()
+
+
+def _run(args, section, campaign, owner):
     folder = Path(campaign.folder)
     written = folder / "campaign.yaml"
     same = compare_with_recorded(section, written)
@@ -475,8 +560,9 @@ def command(args):
         os.replace(temporary, written)
     watch = Watch(campaign)
     watch.clear()
-    code = run_workflow(campaign, written, args.cores, watch, out=open(os.devnull, "w") if args.json else sys.stdout)
-    code = code or refresh_summary(written, args.cores, watch.log)
+    keep = (owner.fd,)  # Snakemake holds the campaign's name too: it is not free until Snakemake has ended
+    code = run_workflow(campaign, written, args.cores, watch, out=open(os.devnull, "w") if args.json else sys.stdout, keep=keep)
+    code = code or refresh_summary(written, args.cores, watch.log, keep, watch.line().split(";")[0])
     page = folder / "index.html"
     page = page if page.exists() else folder / "index.md"
     said = summary(folder) if code == 0 else None

@@ -1,6 +1,7 @@
 """A campaign's recording job: the runs of one block not on disk, recorded several at once on each
 endpoint (threads, `connections` to each), each written whole or not at all (`recorder.record_new`),
-with the job's progress in a file the `replaylab campaign` command reads.
+an unfinished one continued from its partial file, with the job's progress in a file the
+`replaylab campaign` command reads.
 """
 
 import hashlib
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from replaylab import unfinished
 from replaylab.agents import clients, loop
 from replaylab.agents.recording import printable
 from replaylab.batches import write_list
@@ -90,15 +92,17 @@ def record_block(campaign: "Campaign", lesson: str, batch: str, listing: str | P
     (its list is not written, so the next run records what is missing). `progress`: the file
     `Progress` keeps up to date.
 
-    The threads are daemon threads: when the job is interrupted (Ctrl-C, or its Snakemake gone,
-    replaylab.jobs), the process ends at once and its requests with it; a run it was writing at
-    that moment leaves at most a hidden temporary file, which the next job of the block removes."""
+    A run of a paid provider is kept after every answered message in its partial file
+    (replaylab.unfinished), and the next job of its block continues it from there: no message
+    answered is asked for again. The threads are daemon threads: when the job is interrupted
+    (Ctrl-C, or its Snakemake gone, replaylab.jobs), the process ends at once and its requests
+    with it; a run it was writing at that moment keeps its partial file, and leaves at most a
+    hidden temporary file, which the next job of the block removes."""
     runs = campaign.batches[lesson][batch]
     paths = {name: Path(campaign.recording(lesson, name)) for name in runs}
     todo = [name for name, path in paths.items() if not os.path.lexists(path)]
-    for name in todo:
-        for leftover in paths[name].parent.glob(f".{name}.json.*.tmp"):  # of a job that was killed
-            leftover.unlink()
+    for name, path in paths.items():
+        remove_leftovers(path, done=name not in todo)
     by_name = {model.name: model for model in campaign.models}
     by_endpoint: dict[str, list[tuple[Run, Path]]] = {}
     for name in todo:
@@ -120,6 +124,16 @@ def record_block(campaign: "Campaign", lesson: str, batch: str, listing: str | P
         check_recording(path, lesson)
         entries.append([str(path), hashlib.sha256(path.read_bytes()).hexdigest()])
     write_list(listing, lesson, batch, entries)
+
+
+def remove_leftovers(path: Path, done: bool) -> None:
+    """Remove what a job that was killed may have left of the run of `path`: a temporary file of
+    its own or of its partial file (written by a thread its process ended midway), and, when the
+    run is on disk (`done`), its partial file, which the job was about to remove."""
+    for leftover in [*path.parent.glob(f".{path.name}.*.tmp"), *path.parent.glob(f"..{path.name}.partial.*.tmp")]:
+        leftover.unlink(missing_ok=True)
+    if done:
+        unfinished.remove(path)
 
 
 def _record_all(by_endpoint: dict[str, list[tuple["Run", Path]]], settings: dict[str, Any], connections: Mapping[str, int],

@@ -26,7 +26,7 @@ from typing import Any, cast
 import pandas as pd
 from matplotlib.figure import Figure
 
-from replaylab import cost_accuracy, pipeline, render, statistics
+from replaylab import cost_accuracy, pipeline, render, statistics, unfinished
 from replaylab.agents import clients
 from replaylab.agents import recording as recording_io
 from replaylab.agents.recording import LABELS, printable
@@ -838,7 +838,7 @@ def runs_section(runs: pd.DataFrame, links: dict[tuple[str, str], str]) -> list[
 def page(settings: dict[str, Any], lessons: Sequence[str], runs: pd.DataFrame, rows: Sequence[dict[str, Any]],
          result: statistics.Comparison, links: dict[tuple[str, str], str], not_counted: dict[str, list[str]],
          summary_page: bool = True, by_instance: statistics.ByInstance | None = None,
-         costs: Iterable[dict[str, Any]] = ()) -> str:
+         costs: Iterable[dict[str, Any]] = (), unfinished_spend: dict[str, Any] | None = None) -> str:
     models = list(settings["models"])
     priced = bool(settings.get("prices"))
     detect = settings.get("detect", DETECT)
@@ -868,6 +868,7 @@ def page(settings: dict[str, Any], lessons: Sequence[str], runs: pd.DataFrame, r
     out += pairs_section(result, detect)
     out += ties_section(result)
     out += cost_accuracy.section(list(costs)) if len(result.models) > 1 else []
+    out += cost_accuracy.unfinished_line(unfinished_spend) if unfinished_spend else []
     out += scorecard_section(flat, priced)
     out += pass_k_section(result)
     out += not_counted_section(not_counted)
@@ -932,15 +933,16 @@ def campaign_runs(runs: pd.DataFrame) -> pd.DataFrame:
     return runs.reindex(columns=[*RUN_COLUMNS, *answers])
 
 
-def transcript_links(lessons: Iterable[str], folders: Iterable[str | Path], root: str | Path) -> dict[tuple[str, str], str]:
+def transcript_links(lessons: Iterable[str], archives: Iterable[str | Path], root: str | Path) -> dict[tuple[str, str], str]:
     """{(lesson, run): the run's page (<lesson>/runs/<run>.md, the render job's) relative to the
-    campaign's folder, or its transcript as replayed where the lesson's page shows no page of it}."""
+    campaign's folder, or the file of its batch's transcripts as replayed (transcripts/<batch>.jsonl,
+    a line each) where the lesson's page shows no page of it}."""
     links: dict[tuple[str, str], str] = {}
-    for folder in map(Path, folders):
-        lesson = folder.parent.parent.name  # <root>/<lesson>/transcripts/<batch>
-        for path in sorted(folder.glob("*.json")):
-            page = Path(root) / lesson / "runs" / f"{path.stem}.md"
-            links[(lesson, path.stem)] = run_link(path.stem, f"{lesson}/") if page.is_file() else path.relative_to(root).as_posix()
+    for archive in map(Path, archives):
+        lesson = archive.parent.parent.name  # <root>/<lesson>/transcripts/<batch>.jsonl
+        for run in sorted(str(data["run"]) for data in pipeline.archived_transcripts(archive)):
+            page = Path(root) / lesson / "runs" / f"{run}.md"
+            links[(lesson, run)] = run_link(run, f"{lesson}/") if page.is_file() else archive.relative_to(root).as_posix()
     return links
 
 
@@ -971,15 +973,18 @@ def write(settings: dict[str, Any], lessons: Sequence[str], tables: Sequence[str
     costs = cost_accuracy.rows(runs, evidence, _ordered_models(set(runs["model"]), models))
     found = {**tables_of(rows, result, instances, by_instance), "cost_accuracy": costs}
     not_counted = not_counted_runs(lessons, runs, folder)
+    left = [run for lesson in lessons for run in unfinished.left_in(folder / "recordings" / lesson)]
+    spend = cost_accuracy.unfinished_spend(left, settings.get("prices", {}))
     summary_page = (folder.parent.parent / "index.md").is_file()  # results/index.md: linked only where it is
     text_ = page(settings, lessons, runs, rows, result, transcript_links(lessons, transcripts, folder), not_counted,
-                 summary_page, by_instance, costs)
+                 summary_page, by_instance, costs, spend)
     pipeline.write_json(folder / "scorecard.json", {
         "campaign": settings["name"], "settings": settings, "detect": detect,
         "summary": full_summary(result, rows, by_instance, detect),
         "tests": result.comparisons, "instance_tests": by_instance.comparisons, **found,
         "ties": [dataclasses.asdict(t) for t in result.ties],
         "not_counted": {lesson: len(names) for lesson, names in not_counted.items()},
+        "unfinished": spend,
         "columns": TABLES, "methods": statistics.METHODS,
     })
     for name_, flat in found.items():

@@ -19,6 +19,8 @@ from replaylab.lessons.markdown import table, text
 if TYPE_CHECKING:
     import pandas as pd
 
+    from replaylab.agents.recording import Recording
+
 COLUMNS = {
     "model": "The model (or scripted program).",
     "distinct_runs": "Its distinct runs over every task of the campaign (identical transcripts counted once).",
@@ -125,3 +127,31 @@ def figure(found: Sequence[dict[str, Any]]) -> Figure | None:
     axes.grid(alpha=0.3)
     drawing.suptitle("Accuracy against cost", fontsize=12)
     return drawing
+
+
+def unfinished_spend(runs: Iterable["Recording"], prices: dict[str, Any]) -> dict[str, Any]:
+    """What the unfinished runs left in partial files (replaylab.unfinished.left_in) used: their
+    number, the tokens their provider reported, and their cost at `prices` (None where a run's
+    model has no price, or a count is unknown)."""
+    found: dict[str, Any] = {"runs": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
+    for run in runs:
+        found["runs"] += 1
+        usage, price = run.provenance.get("usage") or {}, prices.get(run.model)
+        for side, rate in (("input_tokens", "input"), ("output_tokens", "output")):
+            count = usage.get(side)
+            found[side] = None if count is None or found[side] is None else found[side] + count
+            cost = None if count is None or price is None or found["cost_usd"] is None else count * price[rate] / 1e6
+            found["cost_usd"] = None if cost is None else found["cost_usd"] + cost
+    return found
+
+
+def unfinished_line(spend: dict[str, Any]) -> list[str]:
+    """The page's line on the spend of unfinished runs, where there is any."""
+    if not spend["runs"]:
+        return []
+    tokens = (f"{spend['input_tokens'] + spend['output_tokens']} tokens" if None not in (spend["input_tokens"], spend["output_tokens"])
+              else "tokens not all reported")
+    cost = f", {spend['cost_usd']:.4g} USD at the configured prices" if spend["cost_usd"] is not None else ""
+    return [f"Plus {spend['runs']} unfinished {'run' if spend['runs'] == 1 else 'runs'}, kept in partial files and never "
+            f"completed (a provider that kept failing, or a run the campaign no longer asks for): {tokens}{cost}, paid for "
+            "and in no figure above (`unfinished` in `scorecard.json`).", ""]

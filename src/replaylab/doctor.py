@@ -2,18 +2,18 @@
 
 It says whether a key is set, never its value. With a key set, it asks the provider's server
 (its configured base URL, or its default) for its list of models, a request that costs nothing:
-the key is accepted or refused, and the campaign's models are among the server's or not. It
-checks the project's configuration (config/config.yaml) as a run of the workflow would
-(replaylab.settings), from whatever folder it was started in.
+the key is accepted or refused, and the campaign's models are among the server's or not. Each
+request is bounded in total time (a server that trickles its answer is cut at its timeout) and
+follows no redirect: the key goes to the configured host only, and a redirect is a failed check
+naming both hosts. It checks the project's configuration (config/config.yaml) as a run of the
+workflow would (replaylab.settings), from whatever folder it was started in.
 """
 
 import importlib
 import json
 import platform
 import sys
-import urllib.error
 import urllib.parse
-import urllib.request
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,11 +24,14 @@ from replaylab.agents.recording import LABELS, printable
 from replaylab.agents.secrets import clean_text
 
 if TYPE_CHECKING:
+    from replaylab import http_deadlines
     from replaylab.agents.secrets import Secret
     from replaylab.settings import Settings
 
 CONFIG = project.CONFIG
 _Row = tuple[str, bool | None, str]  # (what, ok: None for a fact neither good nor bad, detail)
+
+MAX_ANSWER = 5_000_000  # bytes of a list of models read at most
 
 PACKAGES = ("replaylab", "numpy", "matplotlib", "jsonschema", "PyYAML", "openai", "snakemake", "pygments", "markdown-it-py")
 OPTIONAL = {  # package: the extra of pyproject.toml that installs it
@@ -46,33 +49,56 @@ def _version(name: str) -> str | None:
         return None
 
 
-def _answers(url: str, timeout: float = 3.0) -> tuple[bool, str]:
-    """Whether an OpenAI-compatible server answers at URL (any HTTP status counts as an answer)."""
+def _get(url: str, key: "Secret | None", timeout: float) -> "http_deadlines.Answer | str":
+    """GET URL/models (with the key, when given) within `timeout` seconds as a whole, no redirect
+    followed: the server's answer, or why there is none (one line, cleaned of the key)."""
+    from replaylab import http_deadlines
+
+    headers = {"Authorization": f"Bearer {key.reveal()}"} if key is not None else {}
     try:
-        with urllib.request.urlopen(url.rstrip("/") + "/models", timeout=timeout):
-            return True, "answers"
-    except urllib.error.HTTPError as error:
-        return True, f"answers (HTTP {error.code})"
-    except (urllib.error.URLError, OSError) as error:
-        return False, f"does not answer: {getattr(error, 'reason', error)}"
+        return http_deadlines.fetch(url.rstrip("/") + "/models", headers, timeout, MAX_ANSWER)
     except ValueError:  # its message would show the URL, which may hold a key
-        return False, "not a URL that can be opened"
+        return "not a URL that can be opened"
+    except http_deadlines.Unanswered as error:
+        return clean_text(printable(str(error))[:200], (key,))
+
+
+def _redirected(url: str, answer: "http_deadlines.Answer") -> str | None:
+    """The one line of an answer that redirects elsewhere (which is not followed), else None."""
+    if not 300 <= answer.status < 400:
+        return None
+    location = answer.headers.get("location")
+    to = _server(urllib.parse.urljoin(url, location)) if location else "nowhere (no Location)"
+    return f"redirected to {to} (HTTP {answer.status}): not followed, the key goes to {_server(url)} only"
+
+
+def _answers(url: str, timeout: float = 3.0) -> tuple[bool, str]:
+    """Whether an OpenAI-compatible server answers at URL (any HTTP status but a redirect counts as an answer)."""
+    answer = _get(url, None, timeout)
+    if isinstance(answer, str):
+        return False, f"does not answer: {answer}"
+    redirected = _redirected(url, answer)
+    if redirected:
+        return False, redirected
+    return True, "answers" if answer.status < 400 else f"answers (HTTP {answer.status})"
 
 
 def _models(url: str, key: "Secret", timeout: float = 5.0) -> tuple[bool | None, str, set[str] | None]:
     """(ok, detail, the server's model ids or None) of GET URL/models with the key: the key's check."""
-    request = urllib.request.Request(url.rstrip("/") + "/models", headers={"Authorization": f"Bearer {key.reveal()}"})
+    answer = _get(url, key, timeout)
+    if isinstance(answer, str):
+        return False, f"not checked: the server does not answer: {answer}", None
+    redirected = _redirected(url, answer)
+    if redirected:
+        return False, f"not checked: {redirected}", None
+    if answer.status in (401, 403):
+        return False, f"refused by the server (HTTP {answer.status}): the key is wrong, or has no access", None
+    if answer.status >= 400:
+        return None, f"not checked: the server answered HTTP {answer.status} to GET /models", None
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as answer:
-            data = json.loads(answer.read(5_000_000))
-    except urllib.error.HTTPError as error:
-        if error.code in (401, 403):
-            return False, f"refused by the server (HTTP {error.code}): the key is wrong, or has no access", None
-        return None, f"not checked: the server answered HTTP {error.code} to GET /models", None
-    except (urllib.error.URLError, OSError) as error:
-        return False, clean_text(f"not checked: the server does not answer: {getattr(error, 'reason', error)}", (key,)), None
-    except ValueError:  # not JSON, or not a URL that can be opened (its message would show the URL)
-        return None, "not checked: the server's answer to GET /models is not a list of models", None
+        data = json.loads(answer.body)
+    except (ValueError, RecursionError):
+        data = None
     found = data.get("data") if isinstance(data, dict) else None
     if not isinstance(found, list):
         return None, "not checked: the server's answer to GET /models is not a list of models", None

@@ -12,11 +12,18 @@ says what went wrong on one line, and ends when the Snakemake that started it is
   reaches its jobs, so a watchdog thread looks, ten times a second, whether that Snakemake (named
   by the workflow in the environment, `mark_this_process`) is still an ancestor of this process,
   and once it is not, interrupts the job the same way.
+- No Snakemake outlives the command that owns it (`replaylab campaign`, replaylab.owned_workflow):
+  that command gives it the read end of a pipe (OWNER_FD) whose write end only the command holds.
+  The end of the command, however it ends (`kill -9` too), closes the pipe; a thread of Snakemake
+  that reads it then sends SIGINT to Snakemake's process group, as a terminal's Ctrl-C would
+  (Snakemake stops its jobs and lets go of its lock), and SIGKILL if it has not ended after
+  OWNER_GRACE_S.
 """
 
 import json
 import os
 import signal
+import stat
 import sys
 import threading
 import time
@@ -42,6 +49,8 @@ STARTER = "REPLAYLAB_SNAKEMAKE_PID"  # set by the workflow in Snakemake's proces
 INTERRUPTED = 130
 WATCH_S = 0.1  # how often the watchdog looks for the Snakemake that started the job
 GRACE_S = 5.0  # after Snakemake is gone: time for the job's cleanup before the process ends anyway
+OWNER_FD = "REPLAYLAB_OWNER_FD"  # set by the command that owns a Snakemake: the pipe that closes when it ends
+OWNER_GRACE_S = 60.0  # after its owner is gone: time for Snakemake to stop its jobs before it is killed
 
 
 class JobFailed(Exception):
@@ -56,6 +65,41 @@ def mark_this_process(library: str | Path | None = None) -> None:
     if library is not None:
         others = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != str(library)]
         os.environ["PYTHONPATH"] = os.pathsep.join([str(library), *others])
+    watch_owner()
+
+
+def watch_owner() -> None:
+    """In a Snakemake started by a command that owns it (OWNER_FD, read once: its jobs do not see
+    it), start the thread that stops this Snakemake and its jobs once that command has ended."""
+    text = os.environ.pop(OWNER_FD, None)
+    try:
+        fd = int(text or "")
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return
+    except (ValueError, OSError):
+        return
+    threading.Thread(target=_end_with_owner, args=(fd,), name="replaylab-owner", daemon=True).start()
+
+
+def _end_with_owner(fd: int) -> None:
+    """Wait until the pipe `fd` closes (its owner never writes to it), then stop this process's
+    group (this process alone when it leads none) with SIGINT, and with SIGKILL after OWNER_GRACE_S."""
+    try:
+        while os.read(fd, 1):
+            pass
+    except OSError:
+        pass
+    group = os.getpgrp() == os.getpid()
+
+    def stop(signum: int) -> None:
+        if group:
+            os.killpg(os.getpid(), signum)
+        else:
+            os.kill(os.getpid(), signum)
+
+    stop(signal.SIGINT)
+    time.sleep(OWNER_GRACE_S)
+    stop(signal.SIGKILL)
 
 
 def settings(job: Any) -> Any:

@@ -23,9 +23,9 @@ import mcp_types as types
 from mcp import MCPError
 from mcp.server import Server
 
-from replaylab import __version__
+from replaylab import __version__, ownership, session
 from replaylab.agents.clients.interactive import data_problem
-from replaylab.agents.live import CLIENT_CLOSED, LiveRun, Unrecordable, client_instructions, stopped
+from replaylab.agents.live import CLIENT_CLOSED, Unrecordable, client_instructions, stopped
 from replaylab.agents.messages import ToolCall, stored
 from replaylab.agents.tools import ACCEPTED_KEY, ANSWER
 from replaylab.agents.recording import short
@@ -193,7 +193,15 @@ async def serve(live):
 
 
 def run(live):
-    """Serve the run, then end it: (exit code, the line that says what became of the recording)."""
+    """Serve the run, then end it: (exit code, the line that says what became of the recording).
+    Its name is free for another writer (or `promote`) once it returns."""
+    try:
+        return _serve_and_end(live)
+    finally:
+        live.release()
+
+
+def _serve_and_end(live):
     signum = anyio.run(serve, live)
     for number in (signal.SIGINT, signal.SIGTERM):  # the end is written whatever comes now
         signal.signal(number, signal.SIG_IGN)
@@ -213,13 +221,14 @@ def run(live):
 def start(lesson, v, group, provenance, path=None, folder=None, instance=None):
     """The live run of an MCP session (of `instance`, an id of the lesson's family), its recording
     claimed now: at `path`, or under the first default name free in `folder` (two servers started in
-    the same second claim two names). FileExistsError when `path` is taken."""
+    the same second claim two names); its name owned until `live.release()` (session.start).
+    FileExistsError when `path` is taken, `ownership.Busy` when another writer owns it."""
     if path is not None:
-        return LiveRun(lesson, path.stem, v, group, provenance, path, instance)
+        return session.start(lesson, path.stem, v, group, provenance, path, instance)
     for name in default_run_names():
         try:
-            return LiveRun(lesson, name, v, group, provenance, folder / f"{name}.json", instance)
-        except FileExistsError:
+            return session.start(lesson, name, v, group, provenance, folder / f"{name}.json", instance)
+        except (FileExistsError, ownership.Busy):
             continue
     raise FileExistsError(f"{folder}: {MAX_NAME_TRIES} runs were started this second; give --run")
 

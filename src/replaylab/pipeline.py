@@ -26,12 +26,14 @@ from typing import TYPE_CHECKING, Any
 from replaylab.agents import recording as recording_io
 from replaylab.agents.loop import MAX_CALLS_PER_MESSAGE
 from replaylab.agents.replay import ReplayMismatch, replay
-from replaylab.inputs import DamagedResult, check_recording, made_by, variant_of
+from replaylab.agents.messages import Transcript
+from replaylab.agents.recording import RecordingError, printable
+from replaylab.inputs import DamagedResult, made_by, variant_of
 from replaylab.lessons import registry
 from replaylab.lessons.cells import quoting, to_cell
 
 if TYPE_CHECKING:
-    from replaylab.lessons import Lesson
+    from replaylab.lessons import Lesson, Variant
 
 
 def write_json(path: str | Path, data: Any) -> None:
@@ -55,15 +57,6 @@ def read_json(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise DamagedResult(f"{shown}: not the JSON object the build wrote: {remedy}")
     return data
-
-
-def _replayed(source: str | Path, tolerance: float, lesson: str | None = None) -> recording_io.Recording:
-    run = check_recording(source, lesson)
-    try:
-        transcript = replay(run, variant_of(run, source), tolerance)
-    except ReplayMismatch as mismatch:
-        raise ReplayMismatch(f"{source}: {mismatch}") from None
-    return dataclasses.replace(run, transcript=transcript, replayed={"from": str(source), "tolerance": tolerance})
 
 
 @contextmanager
@@ -111,37 +104,104 @@ def _swap_in(building: Path, folder: Path) -> None:
 
 @dataclass(frozen=True)
 class Replay:
-    """The replay stage of one batch: recordings, replayed through the current code into a folder
+    """The replay stage of one batch: recordings, replayed through the current code into one file
     of transcripts, and judged."""
 
     lesson: str
     recordings: Sequence[str | Path]
-    transcripts: str | Path  # output: a folder
+    transcripts: str | Path  # output: the batch's transcripts, a line each (JSON Lines, transcripts/<batch>.jsonl)
     judged: str | Path  # output: the batch's verdicts, and what the render reads of each run
     tolerance: float
 
 
 def replay_batch(stage: Replay) -> None:
-    """Replay several recordings into one folder of transcripts (one job for runs too small to be
+    """Replay several recordings into one file of transcripts (one job for runs too small to be
     worth a job each) and judge them there, while the tools' results are still in memory (the
     tool functions are pure and cached: the judge's recomputations cost next to nothing). A
-    mismatch names its run; then neither the folder nor the verdicts are written.
+    mismatch names its run; then neither the transcripts nor the verdicts are written.
 
-    Each transcript is written without a sync of its own: the folder appears whole or not at all
-    (`whole_folder`), and a replay makes it again."""
+    Each recording is read once and checked once (`Replayer`). The transcripts are one file, a
+    line each, in the order of the batch's list (a file per run costs more to write than its
+    replay), and each run's verdict says where its line lies (`run_facts`, "transcript")."""
+    replayer = Replayer(stage.lesson, stage.tolerance)
+    archive = Path(stage.transcripts)
     runs: list[recording_io.Recording]
     behaviours: dict[str, str]
-    runs, behaviours = [], {}
-    with whole_folder(stage.transcripts) as building:
-        for source in stage.recordings:
-            run = _replayed(source, stage.tolerance, stage.lesson)
-            path = building / f"{run.run}.json"
-            data = recording_io.to_data(run)
-            path.write_text(transcript_text(data, path), encoding="utf-8")
-            behaviours[run.run] = behaviour(data)
-            runs.append(run)
-        verdicts = judge_batch(stage.lesson, runs, stage.tolerance, behaviours)
+    places: dict[str, list[int]]
+    lines: list[bytes]
+    runs, behaviours, places, lines, offset = [], {}, {}, [], 0
+    for source in stage.recordings:
+        run, data = replayer.replayed(source)
+        if run.run in places:
+            raise RecordingError(f"{printable(str(source))}: $.run: {run.run!r} is also the name of another run of the batch")
+        line = transcript_text(data, f"{archive}: the transcript of {run.run}").encode("utf-8")
+        places[run.run] = [offset, len(line)]
+        offset += len(line)
+        lines.append(line)
+        behaviours[run.run] = behaviour(data)
+        runs.append(run)
+    verdicts = judge_batch(stage.lesson, runs, stage.tolerance, behaviours, places)
+    recording_io.write_atomic(archive, b"".join(lines))
+    try:
         recording_io.write_atomic(stage.judged, json.dumps(verdicts, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n")
+    except BaseException:
+        archive.unlink(missing_ok=True)  # never one without the other
+        raise
+
+
+TRANSCRIPTS = ".jsonl"  # the suffix of a batch's file of transcripts
+
+
+class Replayer:
+    """Replays the recordings of one lesson, one at a time: each read once, checked once (its
+    variant looked up once per instance and variant), its calls recomputed, and its transcript's
+    data made from the data read, with the recomputed results in place of the recorded ones."""
+
+    def __init__(self, lesson: str | None, tolerance: float) -> None:
+        self.lesson = lesson
+        self.tolerance = tolerance
+        self._variants: dict[tuple[str, str | None, str], Variant] = {}
+
+    def replayed(self, source: str | Path) -> tuple[recording_io.Recording, dict[str, Any]]:
+        """(the replayed run, its transcript's data); `RecordingError` for a recording that cannot
+        be used, `ReplayMismatch` naming it when a result differs."""
+        run, data = recording_io.loads_with_data(recording_io.read(source), source)
+        if self.lesson is not None and run.lesson != self.lesson:
+            raise RecordingError(f"{printable(str(source))}: $.lesson: {run.lesson!r}, but the file lies in the folder of {self.lesson!r}")
+        key = (run.lesson, run.instance, run.variant)
+        variant = self._variants.get(key)
+        if variant is None:
+            variant = self._variants[key] = variant_of(run, source)
+        try:
+            transcript = replay(run, variant, self.tolerance)
+        except ReplayMismatch as mismatch:
+            raise ReplayMismatch(f"{source}: {mismatch}") from None
+        replayed = {"from": str(source), "tolerance": self.tolerance}
+        return dataclasses.replace(run, transcript=transcript, replayed=replayed), replayed_data(data, transcript, replayed)
+
+
+def replayed_data(data: dict[str, Any], transcript: Transcript, replayed: dict[str, Any]) -> dict[str, Any]:
+    """A replayed run's transcript as data, what `recording_io.to_data` makes of it, from the data
+    of its recording (as read and checked) and the replay's `transcript`: the replay kept the
+    recording's prompts, messages, end and limit (else it failed), so only the results are new.
+    A call that the file holds as its JSON text (`as_json`) is written again by the writer."""
+    steps = []
+    for step, now in zip(data["steps"], transcript.steps):
+        calls = [recording_io.call_data(call) if "as_json" in recorded else
+                 {"id": recorded["id"], "name": recorded["name"], "arguments": recorded["arguments"]}
+                 for recorded, call in zip(step["tool_calls"], now.message.tool_calls)]
+        steps.append({"text": step["text"], "tool_calls": calls, "results": [recording_io.result_data(r) for r in now.results]})
+    made = {key: data[key] for key in RECORDING_KEYS if key in data}
+    made["steps"] = steps
+    made["finished"] = data["finished"]
+    made.update((key, data[key]) for key in ("stopped_by", "ended", "notes") if data.get(key))
+    made["replayed"] = replayed
+    if data.get("partial"):
+        made["partial"] = data["partial"]
+    return made
+
+
+RECORDING_KEYS = ("format", "lesson", "run", "variant", "instance", "group", "provenance", "system", "task")  # before the steps
 
 
 def batch_listed(path: str | Path) -> list[str]:
@@ -150,25 +210,27 @@ def batch_listed(path: str | Path) -> list[str]:
 
 
 def transcript_text(data: dict[str, Any], path: str | Path) -> str:
-    """A replayed run (as `recording_io.to_data` gives it) as the text of its transcript: a
-    recording (any reader of recordings reads it), checked against the recording schema before it
-    is written, in compact JSON: the json module writes that in C, several times faster than
-    indented text, and a third smaller."""
-    errors = recording_io.schema_errors(data)
+    """A replayed run (`replayed_data`) as the text of its transcript: a recording (any reader of
+    recordings reads it), checked against the recording schema before it is written (what the
+    replay made: the rest is its recording's, checked when it was read), in compact JSON: the json
+    module writes that in C, several times faster than indented text, and a third smaller."""
+    errors = recording_io.replay_parts_errors(data)
     if errors:
         raise recording_io.RecordingError(f"{path}: {recording_io.json_path(errors[0].absolute_path)}: {errors[0].message}")
     return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
 
 
 def judge_batch(lesson: str, runs: Sequence[recording_io.Recording], tolerance: float,
-                behaviours: dict[str, str]) -> dict[str, Any]:
+                behaviours: dict[str, str], places: Mapping[str, list[int]] | None = None) -> dict[str, Any]:
     """The verdicts of a batch of replayed runs, and the decisions of its groups (a lesson that
     decides per group gets whole groups), with what the render job needs of each run: it reads
-    every batch's verdicts, never every transcript. `behaviours`: {run: `behaviour` digest}."""
+    every batch's verdicts, never every transcript. `behaviours`: {run: `behaviour` digest};
+    `places`: {run: [offset, length]} of its transcript in the batch's file."""
     lesson = registry.lesson(lesson)
     verdicts = lesson.judge(runs, tolerance)
-    return {"runs": {run.run: run_facts(run, lesson, behaviours.get(run.run)) for run in runs}, "verdicts": verdicts,
-            "groups": lesson.decide(runs, verdicts)}
+    places = places or {}
+    facts = {run.run: run_facts(run, lesson, behaviours.get(run.run), places.get(run.run)) for run in runs}
+    return {"runs": facts, "verdicts": verdicts, "groups": lesson.decide(runs, verdicts)}
 
 
 def behaviour(data: dict[str, Any]) -> str:
@@ -184,9 +246,10 @@ def behaviour(data: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(what, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:20]
 
 
-def run_facts(run: recording_io.Recording, lesson: "Lesson", digest: str | None = None) -> dict[str, Any]:
+def run_facts(run: recording_io.Recording, lesson: "Lesson", digest: str | None = None,
+              place: list[int] | None = None) -> dict[str, Any]:
     """What the per-run table and the list of runs need of a replayed run (`digest`: its
-    `behaviour`)."""
+    `behaviour`; `place`: [offset, length] in bytes of its line in the batch's transcripts)."""
     facts: dict[str, Any] = {
         "variant": run.variant,
         "group": run.group,
@@ -196,38 +259,76 @@ def run_facts(run: recording_io.Recording, lesson: "Lesson", digest: str | None 
     }
     if digest:
         facts["behaviour"] = digest
+    if place is not None:
+        facts["transcript"] = place
     if lesson.judged == "group":
         facts["group_key"] = lesson.group_key(run)
     usage = run.provenance.get("usage")
     if usage:
         facts["usage"] = usage
+    if "seconds" in run.provenance:
+        facts["seconds"] = run.provenance["seconds"]
     if run.transcript.stopped_by:
         facts["stopped_by"] = run.transcript.stopped_by
     return facts
 
 
-def load_transcript(path: str | Path) -> recording_io.Recording:
-    """A replayed run from its transcript file; a damaged or missing one is one `DamagedResult`
-    line that says how to rebuild it."""
+def read_transcript(archive: str | Path, run: str, place: object) -> tuple[recording_io.Recording, str]:
+    """(the replayed run, the text of its transcript) from its line of its batch's file of
+    transcripts (`place`: [offset, length] in bytes, as its verdict says); a damaged or missing
+    one is one `DamagedResult` line that names the file and says how to rebuild it."""
+    where = f"{recording_io.printable(str(archive))}: the transcript of {run}"
+    remedy = f"delete it, or run with --forcerun {made_by(archive)}"
+    if not (isinstance(place, list) and len(place) == 2 and all(type(n) is int and n >= 0 for n in place)):
+        raise DamagedResult(f"{where}: its place in the file is not the one the build wrote ({recording_io.short(place)}): {remedy}")
+    offset, length = place
     try:
-        return recording_io.load(path)
-    except recording_io.RecordingError as error:
-        raise DamagedResult(f"{error}: delete {Path(path).parent}, or run with --forcerun {made_by(path)}") from None
+        with open(archive, "rb") as stream:
+            stream.seek(offset)
+            text = stream.read(length).decode("utf-8")
+        recording = recording_io.from_data(recording_io.parse(text, where), str(archive))
+    except FileNotFoundError:
+        raise DamagedResult(f"{where}: the file is missing (removed after the build): run again, or with --forcerun "
+                            f"{made_by(archive)}") from None
+    except RecordingError as error:  # its line names `where`, the JSON path and what is wrong
+        raise DamagedResult(f"{error}: not what the build wrote: {remedy}") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise DamagedResult(f"{where}: not what the build wrote ({recording_io.printable(str(error))}): {remedy}") from None
+    if recording.run != run:
+        raise DamagedResult(f"{where}: the line there is the transcript of {recording.run!r}: {remedy}")
+    return recording, text
+
+
+def archived_transcripts(archive: str | Path) -> Iterator[Any]:
+    """The data of each line of a batch's file of transcripts, in order, as JSON (not checked: for
+    what a reader only looks up in them, such as their names); a file that is not JSON Lines is
+    one `DamagedResult` line."""
+    try:
+        with open(archive, encoding="utf-8") as stream:
+            for number, line in enumerate(stream, start=1):
+                data = json.loads(line)
+                if not isinstance(data, dict) or not isinstance(data.get("run"), str):
+                    raise ValueError(f"line {number} is not a transcript")
+                yield data
+    except (OSError, ValueError, RecursionError) as error:
+        raise DamagedResult(f"{recording_io.printable(str(archive))}: not the transcripts the build wrote "
+                            f"({recording_io.printable(str(error))}): delete it, or run with --forcerun {made_by(archive)}") from None
 
 
 def score_batches(lesson: str, judged: Sequence[str | Path], transcripts: Iterable[str | Path], answers: dict[str, Any],
                   runs: Iterable[str] | None = None) -> tuple[dict[str, dict[str, Any]], dict[str, Path], list[dict[str, Any]],
                                                               dict[str, Path], dict[str, Any]]:
     """Every batch's verdicts, scored one batch at a time (a lesson of 100,000 runs never holds
-    every verdict in memory): ({run: facts}, {run: its transcript file}, [scores] in name order,
-    {run: the file of its verdict}, {group key: decision} of a lesson that decides per group), each
-    run scored against `answers`, the build's answer of each instance. `judged` are the batches' files (judged/<batch>.json),
-    `transcripts` their folders of transcripts (transcripts/<batch>); with `runs`, the names every
-    run of the lesson has, exactly those (never a shorter answer from a file changed by hand)."""
+    every verdict in memory): ({run: facts}, {run: the file that holds its transcript}, [scores] in
+    name order, {run: the file of its verdict}, {group key: decision} of a lesson that decides per
+    group), each run scored against `answers`, the build's answer of each instance. `judged` are
+    the batches' files (judged/<batch>.json), `transcripts` their files of transcripts
+    (transcripts/<batch>.jsonl); with `runs`, the names every run of the lesson has, exactly those
+    (never a shorter answer from a file changed by hand)."""
     from replaylab.lessons.scorecard import scores  # pandas: only where it tabulates
 
     decide = registry.lesson(lesson).part("judge").score  # looked up once, not once per run
-    folders = {Path(folder).name: Path(folder) for folder in transcripts}
+    archives = {Path(archive).stem: Path(archive) for archive in transcripts}
     facts: dict[str, dict[str, Any]]
     files: dict[str, Path]
     found: list[dict[str, Any]]
@@ -238,7 +339,7 @@ def score_batches(lesson: str, judged: Sequence[str | Path], transcripts: Iterab
         batch = read_json(path)
         for run, fact in batch["runs"].items():
             facts[run] = fact
-            files[run] = folders[path.stem] / f"{run}.json"
+            files[run] = archives[path.stem]
         found += scores(batch["verdicts"], answers, decide, batch["runs"])
         where.update((entry, path) for entry in batch["verdicts"])
         groups.update(batch["groups"])

@@ -2,7 +2,9 @@
 
 No rule of the workflow ever writes under recordings/; this deliberate step is the only way a
 run recorded under results/live/ becomes a committed recording. The run is moved, not copied:
-it then lives in one place, and `run_folders: [results/live]` never finds its name twice.
+it then lives in one place, and `run_folders: [results/live]` never finds its name twice. A run
+that a session or an MCP server is still writing is refused (replaylab.ownership): it is not
+finished, and its writer would write it again under the same name.
 """
 
 import math
@@ -10,6 +12,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from replaylab import ownership
 from replaylab.agents import recording as recording_io
 from replaylab.agents.recording import RecordingError, printable
 from replaylab.agents.replay import DEFAULT_TOLERANCE, ReplayMismatch, replay
@@ -84,14 +87,18 @@ def _replaced(target: Path) -> tuple[recording_io.Recording | None, str | None]:
         return None, str(error)
 
 
+BEING_WRITTEN = "this run is still being written by {holder} (a session or an MCP server): promote it once that has ended"
+
+
 def promote(source: str | Path, recordings: str | Path = "recordings", dry_run: bool = False,
             tolerance: float = DEFAULT_TOLERANCE) -> list[str]:
     """Check the run (it must load and replay within `tolerance`), describe the change, then move
     it: the bytes checked are the bytes written, and the source is removed. Returns the lines shown;
-    every error names the file."""
+    every error names the file; `ownership.Busy` before anything is read when its writer still runs."""
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not (math.isfinite(tolerance) and tolerance >= 0):
         raise ValueError(f"--tolerance: {tolerance!r} is not a finite number of at least 0")
     where = printable(str(source))
+    ownership.check_free(source, BEING_WRITTEN)
     text = recording_io.read(source)
     new = recording_io.loads(text, source)
     try:

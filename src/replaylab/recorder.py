@@ -5,6 +5,7 @@ the workflow's `record_run` job and a campaign's recording jobs all record throu
 
 import math
 import os
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,8 @@ from replaylab.agents import recording as recording_io
 from replaylab.agents.clients import load_provider
 from replaylab.agents.clients.interactive import message_from_data
 from replaylab.agents.messages import Transcript
-from replaylab.errors import InvalidInput, ReplaylabError
+from replaylab import unfinished
+from replaylab.errors import InvalidInput, ProviderFailed, ReplaylabError
 from replaylab.lessons import registry
 
 if TYPE_CHECKING:
@@ -133,10 +135,15 @@ class Interrupted(ReplaylabError):
     exit_code = 130
 
 
+class KeptFailed(ProviderFailed):
+    """A provider's failure after messages it answered, which are kept in the run's partial file."""
+
+
 RESERVE = 4096  # bytes of a recording kept for what is added after its last message (its end, the notes)
 
 
-def record_new(request: Request, path: str | Path, on_step: Callable[["Step"], object] | None = None) -> Transcript:
+def record_new(request: Request, path: str | Path, on_step: Callable[["Step"], object] | None = None,
+               on_resume: Callable[[Path, int], object] | None = None) -> Transcript:
     """Record one run and save it as a new file, whole or not at all, never over another
     (`InvalidInput` if one appeared meanwhile); its transcript. `record` calls it, and a campaign's
     recording job, in threads of its own, one per run in flight.
@@ -145,23 +152,35 @@ def record_new(request: Request, path: str | Path, on_step: Callable[["Step"], o
     makes is written to text and read back): a message that would make a file the reader refuses
     (too large, say) ends the run there, recorded as not finished with a note saying why; what the
     provider answered before it is kept, and what the client changed to fit the format (notes of
-    the client) is said in the recording."""
+    the client) is said in the recording.
+
+    A run whose messages are paid for (unfinished.PAID_KINDS) is also kept, after every answered
+    message, in its partial file (replaylab.unfinished): a failure of the provider (`KeptFailed`)
+    or a kill leaves it there, and recording the run again continues it (`on_resume(partial file,
+    messages kept)` is told so, and `on_step` is given the kept steps first). The partial file is
+    removed once the run's file is written. Ctrl-C ends the run: it is recorded as not finished
+    (`Interrupted`, exit 130), as the user asked."""
     provider, options, v = request.provider, request.options, request.variant
     assert provider.make_client is not None  # a provider that records (prepare's): it makes clients
-    client = provider.make_client(options)
+    client: Any = provider.make_client(options)
     recording_io.check_text(client.model, "--model", 200)
     refused: list[str] = []
+    began = time.monotonic()
+    seconds_before = 0.0
 
-    def recording(transcript: Transcript, ended: str | None = None) -> recording_io.Recording:
+    def recording(transcript: Transcript, ended: str | None = None,
+                  partial: dict[str, Any] | None = None) -> recording_io.Recording:
         assert provider.describe is not None  # as make_client
         extra = client.provenance_extra() if hasattr(client, "provenance_extra") else {}
+        seconds = round(seconds_before + time.monotonic() - began, 3)
         provenance = recording_io.provenance(provider.kind, client.model, provider.describe(options),
-                                             provider=provider.name, **extra)
+                                             provider=provider.name, **extra, seconds=seconds)
         notes = list(getattr(client, "notes", ()))
         if ended:
             notes.append({"where": f"$.steps[{len(transcript.steps)}]", "what": ended})
         return recording_io.Recording(options.lesson, request.name, options.variant, request.group, provenance,
-                                      transcript, str(path), ended=ended, notes=tuple(notes[-100:]), instance=request.instance)
+                                      transcript, str(path), ended=ended, notes=tuple(notes[-100:]),
+                                      instance=request.instance, partial=partial)
 
     def keep(steps: Sequence["Step"]) -> bool:
         """Whether the run with these steps can be recorded, with room for its end."""
@@ -171,24 +190,51 @@ def record_new(request: Request, path: str | Path, on_step: Callable[["Step"], o
             refused.append(f"message {len(steps)} was not recorded, and the run ended before it: {problem}")
         return problem is None
 
+    paid = provider.kind_for(client.model) in unfinished.PAID_KINDS
+    allowlist = v.allowlist()
+    kept_before = unfinished.read(path, recording(Transcript(client.model, v.system, v.task, ())), allowlist) if paid else None
     kept: list[Step] = []
+    if kept_before is not None:
+        client, seconds_before = unfinished.Continued(client, kept_before), kept_before.seconds
+        kept += kept_before.steps
+        if on_resume is not None:
+            on_resume(kept_before.path, len(kept))
+        for step in kept:
+            if on_step is not None:
+                on_step(step)
+
+    def keep_partial(why: str) -> None:
+        transcript = Transcript(client.model, v.system, v.task, tuple(kept), finished=False)
+        partial = {"next": len(kept) + 1, "why": recording_io.recording_text(why)[:500]}
+        unfinished.write(path, recording(transcript, partial=partial), client.secrets)
 
     def step_done(step: "Step") -> None:
         kept.append(step)
+        if paid:
+            keep_partial(unfinished.RUNNING.format(next=len(kept) + 1))
         if on_step is not None:
             on_step(step)
 
     try:
-        transcript = loop.run(client, v.system, v.task, v.allowlist(), v.max_steps, on_step=step_done,
-                              limits=request.limits, keep=keep)
+        transcript = loop.run(client, v.system, v.task, allowlist, v.max_steps, on_step=step_done,
+                              limits=request.limits, keep=keep, earlier=tuple(kept), seconds_used=seconds_before)
     except KeyboardInterrupt:  # Ctrl-C: what the provider answered until then is recorded, then the one line
         if kept:
             transcript = Transcript(client.model, v.system, v.task, tuple(kept))
             save_new(recording(transcript, INTERRUPTED.format(next=len(kept) + 1)), path, client.secrets)
+            unfinished.remove(path)
             raise Interrupted(f"interrupted (SIGINT); wrote {path} ({len(kept)} messages, not finished)") from None
         raise
+    except Exception as error:  # the provider failed (or a bug): what it answered stays in the partial file
+        if not (paid and kept):
+            raise
+        line = recording_io.printable(str(error))
+        keep_partial(unfinished.FAILED.format(next=len(kept) + 1, error=line))
+        raise KeptFailed(f"{line}; the {len(kept)} messages answered before are kept in "
+                         f"{unfinished.partial_path(path)}: recording the run again continues it") from error
     ended = recording_io.recording_text(refused[0])[:500] if refused else None
     save_new(recording(transcript, ended), path, client.secrets)
+    unfinished.remove(path)
     return transcript
 
 

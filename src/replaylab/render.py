@@ -9,7 +9,7 @@ sampled runs only (`replaylab.sample`), so that what it writes and reads stays b
 
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 from replaylab.agents import recording as recording_io
 from replaylab.agents.replay import rerecord_command
 from replaylab.lessons import DIFFICULTIES, registry
-from replaylab.pipeline import allowlists, csv_text, load_transcript, read_json, score_batches, verdicts_of, whole_folder, write_json
+from replaylab.pipeline import allowlists, csv_text, read_json, read_transcript, score_batches, verdicts_of, whole_folder, write_json
 from replaylab.results import FORMAT, Strict, check, strict
 from replaylab.sample import choose
 
@@ -34,7 +34,7 @@ class Render:
     """The render stage: everything a lesson shows, from its batches' verdicts, scans and exercises."""
 
     lesson: str
-    transcripts: Sequence[str | Path]  # the batches' folders of transcripts (transcripts/<batch>)
+    transcripts: Sequence[str | Path]  # the batches' files of transcripts (transcripts/<batch>.jsonl)
     judged: Sequence[str | Path]  # the batches' verdicts (judged/<batch>.json)
     answers: str | Path  # the build's answer of each instance (answers.json)
     baselines: str | Path  # the careful and the trivial program on every instance (baselines.json)
@@ -72,6 +72,13 @@ def collect_results(stage: Render) -> Strict:
     every run, and results.json, checked against its schema: the counts, the scorecard, and the
     runs worth reading (`sample.choose`) with their verdicts and transcripts, full precision and
     the text as shown. Returns the data as the writers get it (`results.Strict`)."""
+    return collected(stage)[0]
+
+
+def collected(stage: Render) -> tuple[Strict, dict[str, str]]:
+    """(`collect_results`, {run: the text of its transcript} of the runs shown and listed): the
+    run pages' folder holds those transcripts, a file each (runs/<run>.json), which the pages
+    link to, so that what a page links stays small however large the batches' files are."""
     from replaylab.lessons.scorecard import runs_table_bytes, scorecard_table, tabulate  # pandas: only where it tabulates
 
     lesson = stage.lesson
@@ -80,7 +87,8 @@ def collect_results(stage: Render) -> Strict:
     rows, table = tabulate(found, facts)
     shown, listed = choose(found, facts)
     here = Path(stage.results).parent
-    runs = {run: shown_run(files[run], here) for run in shown}
+    texts = {run: read_transcript(files[run], run, facts[run].get("transcript")) for run in [*shown, *listed]}
+    runs = {run: shown_run(texts[run][0], here) for run in shown}
     by_name = {score["run"]: score for score in found}
     verdicts = verdicts_of(shown, where)
     data = {
@@ -95,7 +103,7 @@ def collect_results(stage: Render) -> Strict:
         "groups": groups_of({facts[run]["group_key"] for run in shown if "group_key" in facts[run]}, groups),
         "right_answer": registry.lesson(lesson).right_answer,
         "scores": [by_name[entry] for entry in shown],
-        "listed": [listed_entry(by_name[entry], facts, files, here) for entry in listed],
+        "listed": [listed_entry(by_name[entry], facts, here) for entry in listed],
         "scorecard": rows,
         "answers": {entry["instance"]: answers[entry["instance"]] for entry in verdicts.values()},
         "family": family_summary(registry.lesson(lesson), found, read_json(stage.baselines)),
@@ -106,7 +114,7 @@ def collect_results(stage: Render) -> Strict:
     write_json(stage.scorecard_json, {"lesson": lesson, "counts": data["counts"], "scorecard": rows})
     recording_io.write_atomic(stage.scorecard_csv, csv_text(scorecard_table(rows)))
     recording_io.write_atomic(stage.runs_table, runs_table_bytes(table))
-    return cast(Strict, strict(data, stage.results))
+    return cast(Strict, strict(data, stage.results)), {run: text for run, (_, text) in texts.items()}
 
 
 NEVER_RIGHT_SHOWN = 60  # instances listed by id that runs took and never got right (the rest are counted)
@@ -140,17 +148,25 @@ def link(path: str | Path, here: str | Path) -> str:
     return Path(os.path.relpath(path, here)).as_posix()
 
 
-def shown_run(path: str | Path, here: str | Path) -> dict[str, Any]:
+def transcript_file(run: str, here: str | Path) -> str:
+    """The link, from the folder `here` (results/<lesson>), to the file of a run of the sample's
+    transcript, which `write_run_pages` writes: runs/<run>.json."""
+    return link(Path(here) / RUN_PAGES / f"{run}.json", here)
+
+
+RUN_PAGES = "runs"  # the folder of the run pages, and of the sample's transcripts, beside the lesson's page
+
+
+def shown_run(run: recording_io.Recording, here: str | Path) -> dict[str, Any]:
     """A run shown in full: who made it, the command that records it again, and its transcript as
-    replayed (read and checked from its file, `file`)."""
-    run = load_transcript(path)
+    replayed (read and checked from its batch's file; a copy at `file`)."""
     return {
         "variant": run.variant,
         "group": run.group,
         "label": run.label,
         "provenance": run.provenance,
         "rerecord": rerecord_command(run),
-        "file": link(path, here),
+        "file": transcript_file(run.run, here),
         "transcript": recording_io.to_data(run),
     }
 
@@ -169,12 +185,12 @@ def counts(facts: dict[str, dict[str, Any]], found: Sequence[dict[str, Any]]) ->
     }
 
 
-def listed_entry(score: dict[str, Any], facts: dict[str, dict[str, Any]], files: dict[str, Path],
-                 here: str | Path) -> dict[str, Any]:
+def listed_entry(score: dict[str, Any], facts: dict[str, dict[str, Any]], here: str | Path) -> dict[str, Any]:
     """A run listed after those shown in full: its score, and a link to its transcript."""
     name = score["run"]
     fact = facts[name]
-    return {**score, "variant": fact["variant"], "label": fact["label"], "messages": fact["messages"], "file": link(files[name], here)}
+    return {**score, "variant": fact["variant"], "label": fact["label"], "messages": fact["messages"],
+            "file": transcript_file(name, here)}
 
 
 def groups_of(keys: Iterable[str], groups: dict[str, Any]) -> dict[str, Any]:
@@ -252,21 +268,24 @@ def write_page(lesson: str, results: dict[str, Any], target: str | Path, index: 
 def render_lesson(stage: Render) -> float:
     """What a lesson shows, from its judged runs: results.json, the scorecard, tables, figures, page
     (Markdown and HTML; a campaign's, linked to its campaign `stage.index`). Returns the seconds the HTML took."""
-    results = collect_results(stage)  # the data as written, used by every writer below
+    results, transcripts = collected(stage)  # the data as written, used by every writer below
     write_tables(stage.lesson, results, stage.tables)
     write_figures(stage.lesson, results, stage.figures)
-    write_run_pages(stage.lesson, results, Path(stage.page).parent / "runs")
+    write_run_pages(stage.lesson, results, Path(stage.page).parent / RUN_PAGES, transcripts)
     return write_page(stage.lesson, results, stage.page, stage.index, stage.index_label)
 
 
-def write_run_pages(lesson: str, results: dict[str, Any], folder: str | Path) -> None:
-    """A page of each run the lesson's page shows (runs/<run>.md and .html), into a folder that
-    appears whole or not at all; the lesson's page links to each."""
+def write_run_pages(lesson: str, results: dict[str, Any], folder: str | Path, transcripts: Mapping[str, str] | None = None) -> None:
+    """A page of each run the lesson's page shows (runs/<run>.md and .html), and the transcript of
+    each run it shows or lists (`transcripts`: {run: its text}, runs/<run>.json), into a folder
+    that appears whole or not at all; the lesson's page links to each."""
     from replaylab.html_page import html_page
     from replaylab.lessons.markdown import run_page
 
     heading = registry.lesson(lesson).heading
     with whole_folder(folder) as building:
+        for run_name, text in (transcripts or {}).items():
+            (building / f"{run_name}.json").write_text(text, encoding="utf-8")
         for run_name in results["runs"]:
             page = run_page(run_name, results, heading)
             (building / f"{run_name}.md").write_text(page, encoding="utf-8")

@@ -1,6 +1,6 @@
 """The runs a lesson's results.json and page show: a bounded sample of those worth reading,
 whatever the number of runs. The per-run table (runs.csv.gz), the batches' verdicts (judged/) and
-the transcripts (transcripts/<batch>/) hold every run.
+the transcripts (transcripts/<batch>.jsonl) hold every run.
 
 Worth reading first: the runs of the reference group (the page's demonstrations are made with
 them), then the wrong ones, then the right ones; within each, one of every model, task and mistake

@@ -7,10 +7,11 @@ import json
 import signal
 import threading
 
+from replaylab import ownership
 from replaylab.agents import loop
 from replaylab.agents import recording as recording_io
 from replaylab.agents.clients.interactive import InteractiveClient, Interrupted, results_data
-from replaylab.agents.live import ANSWERED, Unrecordable, stopped
+from replaylab.agents.live import ANSWERED, LiveRun, Unrecordable, stopped
 from replaylab.agents.messages import ToolCall
 from replaylab.agents.tools import ANSWER
 from replaylab.lessons import registry
@@ -176,9 +177,34 @@ def signals_end(client):
             signal.signal(number, old)
 
 
+# What a second writer of a run name is told (a session, an MCP server; `promote` says it its way)
+BEING_WRITTEN = "this run is being written by {holder} (a session or an MCP server)"
+
+
+def start(lesson, name, v, group, provenance, path, instance):
+    """The live run of a session (or of an MCP server, with its `path`): its name owned first
+    (replaylab.ownership: `Busy` while another session or server writes it, even when its file is
+    gone meanwhile), then its recording claimed (FileExistsError when it is there). The run holds
+    the ownership until `live.release()`."""
+    owner = ownership.take(path, BEING_WRITTEN + ": choose another --run, or wait until it has ended")
+    try:
+        return LiveRun(lesson, name, v, group, provenance, path, instance, owner)
+    except BaseException:
+        owner.release()
+        raise
+
+
 def run_session(live, stdin=None, stdout=None):
     """Run the session to its end, one answer for every line; the recording is up to date after
-    every line. Returns the signal that ended it, or None."""
+    every line, and its name is free for another writer (or `promote`) once it returns. Returns the
+    signal that ended it, or None."""
+    try:
+        return _serve(live, stdin, stdout)
+    finally:
+        live.release()
+
+
+def _serve(live, stdin, stdout):
     client = InteractiveClient(stdin, stdout, live.provenance["model"], example_call(live.allowlist))
     client.say(header(live))
     refused, first = 0, None

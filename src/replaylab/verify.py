@@ -14,8 +14,9 @@ difference is one a rebuild would change: each transcript names the recording it
 its run folder, e.g. one given with `--config run_folders=...`) and the tolerance, and each
 lesson's batches are named by their number (hence a batch_size that gives as many); a campaign's
 settings are its campaign.yaml (which `replaylab campaign` writes) or else the configured
-campaign's. A campaign whose settings are not on disk, or whose runs are not all recorded, is not
-compared, and a line says so. Compressed tables are compared by their content (gzip stamps its own
+campaign's. The lessons are rebuilt by the targets that built them: `all` when the summary is
+there, else each lesson whose page is there, none when only campaigns were made. A campaign whose
+settings are not on disk, or whose runs are not all recorded, is not compared, and a line says so. Compressed tables are compared by their content (gzip stamps its own
 time). Hidden files (Snakemake's time stamps, a temporary file) are not results.
 """
 
@@ -76,7 +77,8 @@ def verify(project: str | Path, results: str | Path | None = None, campaigns: Se
         # then, and the summary lists the campaigns there when it was written
         later = [build for build in builds if build.after_summary]
         for build in [*(b for b in builds if not b.after_summary), lessons, *later, *([lessons] if later else [])]:
-            _rebuild(work, project, cores, build)
+            if build.targets:
+                _rebuild(work, project, cores, build)
         return _compare(work / "results", folder, label, skip + skipped)
     finally:
         if keep:
@@ -102,30 +104,40 @@ def _hard_link(source: str | Path, target: str | Path) -> None:
 # What the results were built with
 
 
-def _replayed(path: Path) -> dict[str, Any] | None:
-    """What a transcript says of its replay, {"from": its recording, "tolerance": ...}, or None."""
+def _replayed(line: str) -> dict[str, Any] | None:
+    """What a transcript (a line of its batch's file) says of its replay, {"from": its recording,
+    "tolerance": ...}, or None."""
     try:
-        found = json.loads(path.read_text(encoding="utf-8")).get("replayed")
-    except (OSError, ValueError, AttributeError):
+        found = json.loads(line).get("replayed")
+    except (ValueError, AttributeError):
         return None
     return found if isinstance(found, dict) else None
 
 
-def _last_build(lesson: str | Path) -> tuple[list[Path], int | None]:
+def _transcripts(path: Path) -> list[str]:
+    """The lines of a batch's file of transcripts (transcripts/<batch>.jsonl), one per run."""
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except (OSError, ValueError):
+        return []
+
+
+def _last_build(lesson: str | Path) -> tuple[list[str], int | None]:
     """The transcripts of a lesson's results folder that its last build wrote, and its number of
     batches (None for a campaign's blocks): the batches of one number (batch<i>of<n>) that hold the
     most runs, the newest of equals. A build with another number of batches leaves those it wrote
     before (Snakemake removes only what it remakes)."""
     by_number: dict[int | None, list[Path]] = {}
-    for path in Path(lesson).glob("transcripts/*/*.json"):
-        if path.name.startswith(".") or path.parent.name.startswith("."):
-            continue  # a temporary file or folder, not a result
-        number = path.parent.name.rpartition("of")[2]
+    for path in Path(lesson).glob("transcripts/*.jsonl"):
+        if path.name.startswith("."):
+            continue  # a temporary file, not a result
+        number = path.stem.rpartition("of")[2]
         by_number.setdefault(int(number) if number.isdigit() else None, []).append(path)
     if not by_number:
         return [], None
-    number = max(by_number, key=lambda n: (len(by_number[n]), max(p.parent.stat().st_mtime for p in by_number[n])))
-    return sorted(by_number[number]), number
+    lines = {number: [line for path in sorted(paths) for line in _transcripts(path)] for number, paths in by_number.items()}
+    number = max(by_number, key=lambda n: (len(lines[n]), max(p.stat().st_mtime for p in by_number[n])))
+    return lines[number], number
 
 
 def recorded(lesson_folders: Iterable[str | Path]) -> tuple[float | None, list[str], dict[str | Path, tuple[int, int]]]:
@@ -137,11 +149,11 @@ def recorded(lesson_folders: Iterable[str | Path]) -> tuple[float | None, list[s
     counts: dict[str | Path, tuple[int, int]]
     tolerances, sources, counts = set(), {}, {}
     for lesson in lesson_folders:
-        files, number = _last_build(lesson)
+        transcripts, number = _last_build(lesson)
         if number is not None:
-            counts[lesson] = (len(files), number)
-        for path in files:
-            replayed = _replayed(path)
+            counts[lesson] = (len(transcripts), number)
+        for line in transcripts:
+            replayed = _replayed(line)
             if replayed is None:
                 continue
             if isinstance(replayed.get("tolerance"), (int, float)):
@@ -197,7 +209,19 @@ def _lessons(configured: settings.Settings, results: Path, work: Path,
     if built:
         note("the lessons were built with " + ", ".join(f"{key} {json.dumps(value)}" for key, value in built.items())
              + ", not as configured: rebuilt with the same")
-    return Build(["all"], values=values), skip
+    return Build(_built(configured.lessons, results, note), values=values), skip
+
+
+def _built(lessons: Iterable[str], results: Path, note: Callable[[str], object]) -> list[str]:
+    """The targets that made the lessons' results: `all` when its summary is there, else each
+    lesson whose page is there (`snakemake LESSON`); none when no lesson was built (a campaign
+    alone makes a few files of a lesson, which its own rebuild makes again)."""
+    if (results / "index.md").is_file():
+        return ["all"]
+    built = [lesson for lesson in lessons if (results / lesson / "index.md").is_file()]
+    if not built:
+        note("no lesson was built (results/index.md is not there): the campaigns alone are compared")
+    return built
 
 
 # ---------------------------------------------------------------------------------------------

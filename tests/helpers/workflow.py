@@ -127,9 +127,10 @@ def pending(copy, *args):
 
 
 def batch_of(copy, lesson, run):
-    """The replayed batch (a folder of transcripts) that holds a run."""
-    (found,) = (copy / "results" / lesson / "transcripts").glob(f"*/{run}.json")
-    return str(found.parent.relative_to(copy))
+    """The replayed batch (its file of transcripts, as the replay job's output) that holds a run,
+    found by the batch's verdicts."""
+    (found,) = [p for p in (copy / "results" / lesson / "judged").glob("*.json") if run in json.loads(p.read_text())["runs"]]
+    return str((found.parent.parent / "transcripts" / f"{found.stem}.jsonl").relative_to(copy))
 
 
 @contextmanager

@@ -47,9 +47,7 @@ use rule replay as campaign_replay with:
         settings=SETTINGS,
         code=rules.replay.input.code,
     output:
-        transcripts=directory(
-            "results/campaigns/{campaign}/{lesson}/transcripts/{batch}"
-        ),
+        transcripts="results/campaigns/{campaign}/{lesson}/transcripts/{batch}.jsonl",
         judged="results/campaigns/{campaign}/{lesson}/judged/{batch}.json",
     log:
         "logs/campaigns/{campaign}/{lesson}/replay/{batch}.log",
@@ -94,6 +92,7 @@ rule campaign_compare:
     input:
         tables=CAMPAIGN.lesson_files("runs.csv.gz"),
         transcripts=CAMPAIGN.all_transcripts,
+        unfinished=CAMPAIGN.unfinished,
         code=code("compare", data=TEMPLATES),
     output:
         page="results/campaigns/{campaign}/index.md",

@@ -36,6 +36,7 @@ from replaylab import (
     jobs,
     settings,
 )  # noqa: E402
+from replaylab.agents import recording as recording_io  # noqa: E402
 from replaylab.agents.recording import RecordingError, printable  # noqa: E402
 from replaylab.batches import batches, write_if_changed, write_list  # noqa: E402
 from replaylab.import_graph import ImportGraph, ImportGraphError  # noqa: E402
@@ -94,13 +95,17 @@ write_if_changed(
 
 
 # ---------------------------------------------------------------------------------------------
-# Recordings: found now, each read for its digest (validated too in a dry run)
+# Recordings: found now; in a lesson judged per group, each read for its group (validated too in
+# a dry run); in the others, only looked at (size and time)
 
 
 def found_runs():
     """{lesson: {run: recording}} of every run folder, paths as the rules name them (a file name
     that is not a run name, a run name used twice or a malformed recording stops the run with its
-    line); and {lesson: {run: group}}, {lesson: {run: digest of its content}}."""
+    line); and {lesson: {run: group}} (of a lesson judged per group), {lesson: {run: what its
+    batch's list holds of it}}: the digest of its content where the file was read, else its size
+    and time (`signature`), so that the start of a lesson of many runs reads none of them.
+    """
     try:
         runs = {
             lesson: {
@@ -111,7 +116,18 @@ def found_runs():
             }
             for lesson in LESSONS
         }
-        groups, digests = inputs.check_recordings(runs, CHECKED, validate=DRY_RUN)
+        grouped = {
+            l: found
+            for l, found in runs.items()
+            if registry.lesson(l).judged == "group"
+        }
+        if DRY_RUN:  # every recording validated, each lesson's read as before
+            groups, digests = inputs.check_recordings(runs, CHECKED, validate=True)
+        else:
+            groups, digests = inputs.check_recordings(grouped, GROUPED, validate=False)
+        for lesson, found in runs.items():
+            if lesson not in grouped:
+                digests[lesson] = {run: signature(path) for run, path in found.items()}
     except RecordingError as error:
         stop(error)
     # Ctrl-C during the longest part of the start, with many runs: one line
@@ -123,10 +139,21 @@ def found_runs():
     return runs, groups, digests
 
 
+def signature(path):
+    """What a batch's list holds of a recording that the start does not read: its size and time
+    (a changed, added or removed recording changes its batch's list, and reruns that batch only;
+    a recording touched or copied without its time reruns its batch too)."""
+    # a pipe, a folder or a dangling link: refused here
+    found = recording_io.regular_file(path)
+    return f"{found.st_size}:{found.st_mtime_ns}"
+
+
 CHECKED = ".snakemake/replaylab/checked-recordings.json"
+GROUPED = ".snakemake/replaylab/grouped-recordings.json"
 # A dry run validates every recording before it shows anything (a malformed one stops it with its
 # line); a run leaves that to the replay jobs, which validate each recording they replay, side by
-# side on the cores, and reads here only the recordings it has not seen, for their digests.
+# side on the cores, and reads here only the recordings of a lesson judged per group that it has
+# not seen, for their groups (GROUPED): the start's work grows with the batches, not the runs.
 DRY_RUN = bool(workflow.output_settings and workflow.output_settings.dryrun)
 RUNS, GROUPS, DIGESTS = found_runs()
 
@@ -227,9 +254,9 @@ def code(script, *parts, every_lesson=False, data=()):
 
 
 def transcripts(wildcards):
-    """The replayed batches of a lesson: folders of transcripts."""
+    """The replayed batches of a lesson: a file of transcripts each."""
     return expand(
-        "results/{lesson}/transcripts/{batch}",
+        "results/{lesson}/transcripts/{batch}.jsonl",
         lesson=wildcards.lesson,
         batch=BATCHES[wildcards.lesson],
     )

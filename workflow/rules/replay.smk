@@ -7,7 +7,7 @@ rule replay:
             "replay", "family", "lab", "judge", data=["schemas/recording.schema.json"]
         ),
     output:
-        transcripts=directory("results/{lesson}/transcripts/{batch}"),
+        transcripts="results/{lesson}/transcripts/{batch}.jsonl",
         judged="results/{lesson}/judged/{batch}.json",
     log:
         "logs/{lesson}/replay/{batch}.log",

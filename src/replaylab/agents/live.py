@@ -15,7 +15,7 @@ import copy
 import json
 import signal
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from replaylab.agents import recording as recording_io
 from replaylab.agents.loop import CALLS_ONLY, MAX_CALLS_PER_MESSAGE, dispatch_message
@@ -110,11 +110,18 @@ def _check_read_back(step: Step, back: Step) -> None:
             raise Unrecordable(f"the result of call {number} cannot be recorded as it is")
 
 
+class Ownership(Protocol):
+    """What makes a writer the only one of its run name until it ends (replaylab.ownership's `Owner`)."""
+
+    def release(self) -> None: ...
+
+
 class LiveRun:
-    """The steps of one run as they come, with its allowlist (and budget), written after each change."""
+    """The steps of one run as they come, with its allowlist (and budget), written after each change.
+    `owner`: the ownership of the run's name, taken before the file is claimed and held until `release`."""
 
     def __init__(self, lesson: str, run: str, variant: Variant, group: str, provenance: dict[str, Any],
-                 path: recording_io.FilePath, instance: str | None = None) -> None:
+                 path: recording_io.FilePath, instance: str | None = None, owner: Ownership | None = None) -> None:
         self.lesson, self.run, self.variant, self.group = lesson, run, variant, group
         self.instance = instance  # the id of the instance of the lesson's family
         self.provenance = provenance
@@ -126,7 +133,13 @@ class LiveRun:
         self.ended: str | None = None  # why the run ended, once it has
         self.notes: tuple[dict[str, Any], ...] = ()
         self._written = False
+        self.owner = owner
         self._save(self._text(self.steps, False, None)[0])  # claims the path: FileExistsError if anything is there
+
+    def release(self) -> None:
+        """The recorder is done with the file: its name is free for another writer, or `promote`."""
+        if self.owner is not None:
+            self.owner.release()
 
     # -- what the agent is told -----------------------------------------------------------------
 

@@ -39,14 +39,17 @@ class Limits:
     the last one included: a run that has reached one ends there, not finished and stopped by it,
     and has no answer."""
 
-    max_tokens: int | None = None  # tokens the provider reported (clients that report none never reach it)
+    max_tokens: int | None = None  # tokens counted by a client that has `tokens_used` (one that bills none has not)
     max_seconds: float | None = None
 
     def reached(self, client: Client, seconds: float, messages: int) -> dict[str, Any] | None:
-        """{"limit", "allowed", "used"} of the first limit reached, or None."""
+        """{"limit", "allowed", "used"} of the first limit reached, or None. The token limit is
+        reached at `client.tokens_used()` tokens, or at once when `client.tokens_unbounded()`
+        says a count had no bound (a count that is not one never lifts the limit)."""
         if self.max_tokens is not None and hasattr(client, "tokens_used"):
             used = client.tokens_used()
-            if used is not None and used >= self.max_tokens:
+            unbounded = client.tokens_unbounded() if hasattr(client, "tokens_unbounded") else None
+            if used is not None and (used >= self.max_tokens or unbounded):
                 return {"limit": "max_tokens_per_run", "allowed": self.max_tokens, "used": used}
         if self.max_seconds is not None and seconds >= self.max_seconds:
             return {"limit": "max_seconds_per_run", "allowed": self.max_seconds, "used": round(seconds, 3)}
@@ -58,7 +61,8 @@ NO_LIMITS = Limits()
 
 class OutOfTime(Exception):
     """Raised by a client's `complete` when the run's time (`client.deadline`) ran out while it
-    waited for the provider: the run ends there, stopped by max_seconds_per_run."""
+    waited for the provider, or would run out during a retry's wait (not waited for): the run ends
+    there, stopped by max_seconds_per_run."""
 
 
 @dataclass(frozen=True)
@@ -92,7 +96,8 @@ def dispatch_message(allowlist: Allowlist, calls: Sequence[ToolCall]) -> tuple[t
 
 def run(client: Client, system: str, task: str, allowlist: Allowlist, max_steps: int,
         on_step: Callable[[Step], object] | None = None, limits: Limits | StoppedAt = NO_LIMITS,
-        keep: Callable[[list[Step]], bool] | None = None) -> Transcript:
+        keep: Callable[[list[Step]], bool] | None = None, earlier: Sequence[Step] = (),
+        seconds_used: float = 0.0) -> Transcript:
     """Run until an accepted answer or a message without tool calls (finished), `max_steps`
     messages, the end of the client's input, or a per-run limit (the last three not finished).
 
@@ -103,18 +108,31 @@ def run(client: Client, system: str, task: str, allowlist: Allowlist, max_steps:
     the run with its newest step can still be recorded: when it cannot, that step is dropped and
     the run ends there, not finished. `on_step(step)` lets a caller show each message and its
     results as they happen.
+
+    `earlier`: the steps of a run begun before (an unfinished run continued), whose calls have
+    already gone through `allowlist` (its budget counts them), and `seconds_used` the time they
+    took: the conversation goes on from them, no message of theirs is asked for again, and the
+    limits count them (messages and seconds here; tokens are the client's to report).
     """
-    start = time.monotonic()
+    start = time.monotonic() - seconds_used
     if isinstance(limits, Limits) and limits.max_seconds is not None and hasattr(client, "deadline"):
         client.deadline = start + limits.max_seconds
-    steps: list[Step] = []
-    for _ in range(max_steps):
+    steps: list[Step] = list(earlier)
+    if steps:  # a run continued: it may have ended, or reached a limit, with its last kept message
+        last = steps[-1]
+        stopped = limits.reached(client, time.monotonic() - start, len(steps))
+        if stopped:
+            return Transcript(client.model, system, task, tuple(steps), finished=False, stopped_by=stopped)
+        answered = any(r.ok and allowlist.ends_run(c.name) for c, r in zip(last.message.tool_calls, last.results))
+        if answered or not last.message.tool_calls:
+            return Transcript(client.model, system, task, tuple(steps), finished=True)
+    for _ in range(max_steps - len(steps)):
         try:
             message = client.complete(system, conversation_for(task, steps), allowlist.specs())
         except OutOfTime:
             assert isinstance(limits, Limits)  # only a client given a deadline by Limits runs out of time
             used = round(time.monotonic() - start, 3)
-            stopped: dict[str, Any] | None = {"limit": "max_seconds_per_run", "allowed": limits.max_seconds, "used": used}
+            stopped = {"limit": "max_seconds_per_run", "allowed": limits.max_seconds, "used": used}
             return Transcript(client.model, system, task, tuple(steps), finished=False, stopped_by=stopped)
         if message is None:
             break

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import jsonschema
 
@@ -118,6 +118,7 @@ class Recording:
     ended: str | None = None  # a run recorded as it happens (session, MCP): why it ended, as the agent was told
     notes: tuple[dict[str, Any], ...] = ()  # what the recording holds otherwise than it came: ({"where": JSON path, "what": ...}, ...)
     instance: str | None = None  # the instance of the lesson's family; None: the seed instance of the variant
+    partial: dict[str, Any] | None = None  # only in an unfinished run's partial file (recorder): {"next", "why"}
 
     @property
     def format1(self) -> bool:
@@ -172,6 +173,29 @@ def compiled_schema() -> Callable[[Any], Any]:
 
         _COMPILED = fastjsonschema.compile(schema(), use_default=False, use_formats=False)
     return _COMPILED
+
+
+_COMPILED_REPLAY_PARTS: Callable[[Any], Any] | None = None
+
+
+def replay_parts_errors(data: Any) -> list[Any]:
+    """The schema's errors of a replay's transcript (as `schema_errors` gives them), made from a
+    recording checked when it was read: the compiled check of only what the replay made (each
+    step's results, and `replayed`), the whole schema for the message when that fails."""
+    import fastjsonschema
+
+    global _COMPILED_REPLAY_PARTS
+    if _COMPILED_REPLAY_PARTS is None:
+        whole = schema()
+        results = whole["properties"]["steps"]["items"]["properties"]["results"]
+        step = {"type": "object", "properties": {"results": results}}
+        parts = {"type": "object", "properties": {"steps": {"type": "array", "items": step}, "replayed": whole["properties"]["replayed"]}}
+        _COMPILED_REPLAY_PARTS = fastjsonschema.compile(parts, use_default=False, use_formats=False)
+    try:
+        _COMPILED_REPLAY_PARTS(data)
+    except fastjsonschema.JsonSchemaException:
+        return schema_errors(data)
+    return []
 
 
 def schema_errors(data: Any) -> list[Any]:
@@ -339,8 +363,88 @@ def parse_json(text: str, source: str) -> Any:
 
 
 def parse(text: str, source: str) -> Any:
-    """The validated JSON data of a recording's text, or `RecordingError`."""
-    return validate(parse_json(text, source), source)
+    """The validated JSON data of a recording's text, or `RecordingError`: one pass of checks
+    (`_checked_at_once`) for a text that passes them all, the checks one by one, each naming
+    what it finds, for any other."""
+    data = _checked_at_once(text)
+    return validate(parse_json(text, source), source) if data is None else data
+
+
+class _Doubt(Exception):
+    """Raised while `_checked_at_once` parses: a value the one pass cannot vouch for."""
+
+
+def _doubt(*_: Any) -> NoReturn:
+    raise _Doubt
+
+
+def _pairs_once(pairs: Sequence[tuple[Any, Any]]) -> dict[Any, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):  # a key twice
+        raise _Doubt
+    return found
+
+
+def _may_hold_surrogate(text: str) -> bool:
+    """Whether parsing `text` may give a lone surrogate: it can only come from an escape (\\ud800
+    to \\udfff, found here with every other escape \\ud... or \\uD...) or from text not decoded
+    from UTF-8 (which UTF-8 cannot encode). Two searches and, for text that is not ASCII, an
+    encoding, each in C."""
+    if "\\ud" in text or "\\uD" in text:
+        return True
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+_INT_LIMIT = 10**MAX_INT_DIGITS
+
+
+def _within_limits(value: Any, depth: int) -> bool:
+    """Whether every value inside `value` (an object or array at `depth`) is one a file may hold:
+    containers nested less than MAX_DEPTH deep, finite numbers, integers within MAX_INT_DIGITS."""
+    for item in value.values() if type(value) is dict else value:
+        kind = type(item)
+        if kind is float:
+            if not math.isfinite(item):
+                return False
+        elif kind is int:
+            if not -_INT_LIMIT < item < _INT_LIMIT:
+                return False
+        elif kind is dict or kind is list:
+            if depth + 1 >= MAX_DEPTH or not _within_limits(item, depth + 1):
+                return False
+    return True
+
+
+def _checked_at_once(text: str) -> Any:
+    """The data of a recording's text that passes every check of `parse_json` and `validate` (the
+    same checks: no lone surrogate, unique keys, standard JSON, the limits, the compiled schema,
+    one result per call with its id), made in one pass and without a word for what fails; None
+    for any other text, which the checks one by one then describe."""
+    import fastjsonschema
+
+    if _may_hold_surrogate(text):
+        return None
+    try:
+        data = json.loads(text, parse_constant=_doubt, object_pairs_hook=_pairs_once)
+    except (_Doubt, ValueError, RecursionError):  # JSONDecodeError, and an integer Python will not read
+        return None
+    if type(data) is not dict or not _within_limits(data, 0):
+        return None
+    try:
+        compiled_schema()(data)
+    except fastjsonschema.JsonSchemaException:
+        return None
+    for step in data["steps"]:
+        calls, results = step["tool_calls"], step["results"]
+        if len(calls) != len(results) or any(r["call_id"] != c["id"] for c, r in zip(calls, results)):
+            return None
+    return data
 
 
 def validate(data: Any, source: str) -> Any:
@@ -417,7 +521,7 @@ def from_data(data: Any, source: str = "") -> Recording:
     return Recording(
         data["lesson"], data["run"], data["variant"], data["group"], dict(data["provenance"]), transcript,
         replayed["from"] if replayed else source, dict(replayed) if replayed else None, data["format"],
-        data.get("ended"), tuple(data.get("notes", ())), data.get("instance"),
+        data.get("ended"), tuple(data.get("notes", ())), data.get("instance"), data.get("partial"),
     )
 
 
@@ -493,13 +597,20 @@ def load(path: FilePath) -> Recording:
 def loads(text: str, path: FilePath) -> Recording:
     """The recording in `text`, the content of the file at `path`, validated: the one check of
     what a caller then copies or uses."""
+    return loads_with_data(text, path)[0]
+
+
+def loads_with_data(text: str, path: FilePath) -> tuple[Recording, Any]:
+    """(the recording, its data as checked) of `text`, the content of the file at `path`: what
+    `loads` checks, and the data, for a caller that writes it again (a replay's transcript)."""
     path = Path(path)
     where = printable(str(path))
-    recording = from_data(parse(text, where), str(path))
+    data = parse(text, where)
+    recording = from_data(data, str(path))
     expected = path.stem
     if recording.run != expected:
         raise RecordingError(f"{where}: $.run: {short(recording.run)} differs from the file name {short(expected)}")
-    return recording
+    return recording, data
 
 
 def _storable(value: Any) -> bool:
@@ -533,7 +644,8 @@ def _as_sent(value: Any) -> tuple[Any, bool]:
         return f"(a {type(value).__name__} that a recording cannot hold: nested too deep or an integer too long)", False
 
 
-def _call_data(call: ToolCall) -> dict[str, Any]:
+def call_data(call: ToolCall) -> dict[str, Any]:
+    """A tool call as a recording holds it."""
     name, name_as_json = _as_sent(call.name)
     arguments, arguments_as_json = _as_sent(call.arguments)
     data: dict[str, Any] = {"id": recording_text(call.id), "name": name, "arguments": arguments}
@@ -555,6 +667,12 @@ def recording_text(value: Any) -> Any:
 
 
 
+def result_data(result: ToolResult) -> dict[str, Any]:
+    """A tool call's result as a recording holds it."""
+    content = {k: recording_text(stored(v)) for k, v in result.content.items()}
+    return {"call_id": recording_text(result.call_id), "ok": result.ok, "content": content}
+
+
 def to_data(recording: Recording) -> dict[str, Any]:
     t = recording.transcript
     data: dict[str, Any] = {
@@ -570,11 +688,8 @@ def to_data(recording: Recording) -> dict[str, Any]:
         "steps": [
             {
                 "text": recording_text(step.message.text),
-                "tool_calls": [_call_data(c) for c in step.message.tool_calls],
-                "results": [
-                    {"call_id": recording_text(r.call_id), "ok": r.ok, "content": {k: recording_text(stored(v)) for k, v in r.content.items()}}
-                    for r in step.results
-                ],
+                "tool_calls": [call_data(c) for c in step.message.tool_calls],
+                "results": [result_data(r) for r in step.results],
             }
             for step in t.steps
         ],
@@ -588,6 +703,8 @@ def to_data(recording: Recording) -> dict[str, Any]:
         data["notes"] = list(recording.notes)
     if recording.replayed:
         data["replayed"] = recording.replayed
+    if recording.partial:
+        data["partial"] = recording.partial
     return data
 
 
@@ -627,26 +744,83 @@ def _file_mode(path: FilePath) -> int:
 
 
 def write_atomic(path: FilePath, text: str | bytes, new: bool = False) -> None:
-    """Write text (or bytes) to a temporary file of a name no other process uses, in the same
-    folder, sync it, then rename it to `path`; with `new`, link it instead, which fails
-    (`FileExistsError`) when `path` exists."""
+    """Write text (or bytes) to a file of no name in the same folder, sync it, then give it its
+    name: `path` itself with `new` (a link, which fails, `FileExistsError`, when `path` exists),
+    else a temporary name renamed over `path`. Whatever stops the process meanwhile (Ctrl-C, a
+    kill, a daemon thread ended with its process), no named temporary file is left, but for the
+    instant between a replacing write's link and its rename; where the folder cannot hold a file
+    of no name, a named temporary file, removed on any exception."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    mode = _file_mode(path)  # mkstemp's 0600 would replace a readable file
+    handle = _unnamed_file(path.parent)
+    if handle is None:
+        _write_named(path, data, mode, new)
+        return
     try:
-        binary = isinstance(text, bytes)
-        with os.fdopen(handle, "wb" if binary else "w", encoding=None if binary else "utf-8") as stream:
-            os.fchmod(stream.fileno(), _file_mode(path))  # mkstemp's 0600 would replace a readable file
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
+        _fill(handle, data, mode)
+        if new:
+            _link(handle, path)  # fails if a file is there, whoever put it there meanwhile
+        else:
+            temporary = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
+            try:
+                _link(handle, temporary)
+                os.replace(temporary, path)
+            except BaseException:
+                temporary.unlink(missing_ok=True)
+                raise
+    finally:
+        os.close(handle)
+
+
+_PROC_FD = "/proc/self/fd"
+
+
+def _unnamed_file(folder: Path) -> int | None:
+    """A file of no name in `folder` (O_TMPFILE, linked to a name once whole), or None where the
+    system or the folder's file system has none."""
+    if not hasattr(os, "O_TMPFILE") or not os.path.isdir(_PROC_FD):
+        return None
+    try:
+        return os.open(folder, os.O_TMPFILE | os.O_WRONLY, 0o600)
+    except OSError:  # EOPNOTSUPP, EISDIR (an old kernel), EINVAL: a file system without it
+        return None
+
+
+def _link(handle: int, path: Path) -> None:
+    """Give the unnamed file `handle` the name `path` (linkat through /proc, following the link)."""
+    folder = os.open(_PROC_FD, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.link(str(handle), path, src_dir_fd=folder)
+    finally:
+        os.close(folder)
+
+
+def _fill(handle: int, data: bytes, mode: int) -> None:
+    os.fchmod(handle, mode)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(handle, view):]
+    os.fsync(handle)
+
+
+def _write_named(path: Path, data: bytes, mode: int, new: bool) -> None:
+    """`write_atomic` through a named temporary file, removed on any exception (Ctrl-C included)."""
+    temporary: str | None = None
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            _fill(handle, data, mode)
+        finally:
+            os.close(handle)
         if new:
             os.link(temporary, path)  # fails if a file is there, whoever put it there meanwhile
             os.unlink(temporary)
         else:
             os.replace(temporary, path)
     except BaseException:
-        if os.path.exists(temporary):
+        if temporary is not None and os.path.lexists(temporary):
             os.unlink(temporary)
         raise
 

@@ -73,9 +73,9 @@ def replay(recording: Recording, variant: Replayable, tolerance: float = DEFAULT
     that format and an allowlist without the answer tool.
     """
     recorded = recording.transcript
-    command = rerecord_command(recording)
 
     def fail(text: str, difference: Difference | None = None) -> NoReturn:
+        command = rerecord_command(recording)  # only for a mismatch: quoting it costs as much as a replay's calls
         raise ReplayMismatch(f"{text}. If the change is intended, record the run again with: {command}", difference)
 
     prompts = variant.prompts(recording.provenance["kind"], recording.format1)

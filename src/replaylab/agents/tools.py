@@ -43,6 +43,16 @@ def _shown_name(name: object) -> str:
         return f"a {type(name).__name__} holding an integer too long to print"
 
 
+def _json_kind(value: object) -> str:
+    """What a value that is not text is, in JSON's words: a refusal shows its kind, never its
+    Python type's name as if it had been sent ('list')."""
+    if value is None or isinstance(value, bool):
+        return "null" if value is None else str(value).lower()
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else f"a {type(value).__name__}"
+
+
 def _quoted_number(value: object) -> str:
     """The hint for a number sent as text ("25"): how to send it instead; nothing for anything else."""
     if isinstance(value, str) and len(value) <= 30:
@@ -111,8 +121,8 @@ class Choice:
 
     def validate(self, value: Any) -> str:
         if not isinstance(value, str) or value not in self.options:
-            shown = value if isinstance(value, str) else type(value).__name__
-            raise Refused(f"{self.name} must be one of {', '.join(self.options)}, got {shown!r}")
+            shown = repr(value) if isinstance(value, str) else _json_kind(value)
+            raise Refused(f"{self.name} must be one of {', '.join(self.options)}, got {shown}")
         return value
 
     def spec(self) -> dict[str, Any]:
@@ -131,11 +141,11 @@ class Names:
 
     def validate(self, value: Any) -> list[str]:
         if not isinstance(value, list):
-            raise Refused(f"{self.name} must be a list of names ({', '.join(self.options)}), got {type(value).__name__}")
+            raise Refused(f"{self.name} must be a list of names ({', '.join(self.options)}), got {_json_kind(value) if not isinstance(value, str) else 'text'}")
         for item in value:
             if not isinstance(item, str) or item not in self.options:
-                shown = item if isinstance(item, str) else type(item).__name__
-                raise Refused(f"{self.name} may only hold {', '.join(self.options)}, got {shown!r}")
+                shown = repr(item) if isinstance(item, str) else _json_kind(item)
+                raise Refused(f"{self.name} may only hold {', '.join(self.options)}, got {shown}")
         twice = next((item for i, item in enumerate(value) if item in value[:i]), None)
         if twice is not None:
             raise Refused(f"{self.name} names {twice!r} twice")

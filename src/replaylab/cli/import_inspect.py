@@ -34,12 +34,14 @@ def cmd_import_inspect(args):
         raise InvalidInput(f"--campaign: {args.campaign[:60]!r} is not a campaign name (the configuration's campaign.name): "
                            f"letters, digits, '_', '.' and '-', starting with a letter or digit, at most {recording_io.RUN_NAME_MAX}")
     out = Path(FOLDER, args.campaign, "recordings") if args.campaign else Path(args.out)
-    written = import_logs(args.logs, out, campaign=args.campaign)
+    outcome = import_logs(args.logs, out, campaign=args.campaign)
     if args.json:
-        print_json({"written": [str(p) for p in written]})
+        print_json({"written": [str(p) for p in outcome.written], "logs": outcome.logs, "already": outcome.already})
     else:
-        for path in written:
+        for path in outcome.written:
             print(f"wrote {recording_io.printable(str(path))}")
-        print(f"imported {counted(len(written), 'run', 'runs')} from {counted(len(args.logs), 'Inspect log', 'Inspect logs')}; "
-              "each replayed through the current code first")
+        skipped = len(args.logs) - outcome.logs
+        print(f"imported {counted(len(outcome.written), 'run', 'runs')} from {counted(outcome.logs, 'Inspect log', 'Inspect logs')}"
+              + (f" ({skipped} skipped)" if skipped else "") + (f", {outcome.already} already there" if outcome.already else "")
+              + "; each replayed through the current code first")
     return OK

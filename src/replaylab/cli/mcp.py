@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 from replaylab.agents import recording as recording_io
-from replaylab.cli.common import INVALID, add_verb, live_provenance, live_target, start_live_run
+from replaylab.cli.common import add_verb, live_provenance, live_target, start_live_run
 from replaylab.errors import InvalidInput, ReplaylabError
 
 
@@ -48,7 +48,7 @@ def cmd_mcp(args):
         print(f"replaylab: {line}", file=sys.stderr)
         sys.stderr.flush()
         mcp_server.refuse(line)
-        return INVALID
+        return error.exit_code  # 2 for input to fix, 1 for a run name another writer still owns
     # stdout carries the protocol: everything for a person goes to stderr
     print(f"replaylab mcp: serving {args.lesson} / {instance} / {v.name} over stdio; the calls are recorded in {live.path}",
           file=sys.stderr)

@@ -72,6 +72,12 @@ def _printer(as_json):
     return on_step
 
 
+def _resumed(partial, messages):
+    """Say, before the kept messages are shown again, that the run goes on from an unfinished one."""
+    print(f"replaylab: continuing the unfinished run kept in {recording_io.printable(str(partial))}: its {messages} "
+          f"messages replay as recorded, and the provider is asked from message {messages + 1}", file=sys.stderr, flush=True)
+
+
 def cmd_record(args):
     request, path = prepare(
         args.lesson, args.provider, model=args.model, seed=args.seed, variant=args.variant, instance=args.instance,
@@ -79,7 +85,7 @@ def cmd_record(args):
         max_retries=args.max_retries, max_tokens_per_run=args.max_tokens_per_run, max_seconds_per_run=args.max_seconds_per_run,
     )
     printer = _printer(args.json)
-    transcript = record_new(request, path, on_step=printer)
+    transcript = record_new(request, path, on_step=printer, on_resume=_resumed)
     state = "finished" if transcript.finished else (
         f"stopped by {transcript.stopped_by['limit']}" if transcript.stopped_by else "not finished")
     ended = recording_io.load(path).ended  # why the run ended early, when a message could not be recorded

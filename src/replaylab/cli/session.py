@@ -41,12 +41,11 @@ def add_parser(subparsers):
 
 def cmd_session(args):
     from replaylab.agents.clients.interactive import HOW, MODEL
-    from replaylab.agents.live import LiveRun
-    from replaylab.session import run_session
+    from replaylab.session import run_session, start
 
     v, name, path, instance = live_target(args, "session")
     provenance = live_provenance(args, "interactive", MODEL, HOW)
-    live = start_live_run(path, lambda: LiveRun(args.lesson, name, v, args.group, provenance, path, instance))
+    live = start_live_run(path, lambda: start(args.lesson, name, v, args.group, provenance, path, instance))
     signum = run_session(live)
     if signum is not None:
         print(f"replaylab: stopped by {signal.Signals(signum).name}; wrote {path} ({len(live.steps)} message(s); "

@@ -8,8 +8,12 @@ differs from replaylab's judgement now is imported with one warning line (the lo
 used: every run is judged again wherever it goes), and `inspect-imports.csv` in the folder gets a
 row per run, with both scores and `inspect_score_agrees`. A log of an eval that did not end well
 (cancelled, ended by an error, or never ended) is skipped, in one line, when a log given with it is
-its retry (`inspect eval-retry`), and refused otherwise. Each file is then written atomically by
-replaylab's recording writer, never over an existing file. The run is named after the eval,
+its retry (`inspect eval-retry`), and refused otherwise. A log is read only when its decompressed
+size, as its zip directory states it (which bounds what a zip reader gives), is within MAX_LOG_BYTES:
+a zip bomb is one line before anything is decompressed. Each file is then written atomically by
+replaylab's recording writer, never over another file: a run already there with the same text is
+left as it is (the same import again, or one cut short by a kill, completes), and an import that
+fails or is interrupted while it writes removes the files it wrote. The run is named after the eval,
 the sample and the epoch (`inspect-<eval id>-<variant>-e<epoch>`; with `--campaign`, as the
 campaign names its runs), and the runs of one epoch of one eval make a group (a lesson judged per
 group decides them together).
@@ -18,9 +22,11 @@ group decides them together).
 import csv
 import datetime
 import io
+import math
 import os
 import re
 import sys
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -32,11 +38,19 @@ from replaylab.agents.replay import ReplayMismatch
 from replaylab.campaign_settings import Run
 from replaylab.errors import InvalidInput
 from replaylab.inspect_tasks import convert, judging
-from replaylab.lessons import UnknownLesson, registry
+from replaylab.lessons import UnknownLesson, counted, registry
 
 SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 # The option that set each Inspect limit replaylab does not replay, for the one line that refuses it.
 OPTIONS = {"message": "--message-limit", "turn": "--turn-limit", "working": "--working-limit", "cost": "--cost-limit"}
+# The most a log may hold once decompressed, and the most entries of its zip: a sample of
+# replaylab's tasks is about 35 KB (a scripted run) to a few hundred (a model's, with its events),
+# so 128 MiB is hundreds to thousands of samples; Inspect's reader needs about 6 times a log's size
+# in memory (1.1 GB for a sample padded to 200 MiB). An entry of more than a MiB that its zip
+# shrank more than MAX_RATIO times is padding, not a log (JSON logs shrink 5 to 10 times).
+MAX_LOG_BYTES = 128 * 2**20
+MAX_LOG_ENTRIES = 100_000
+MAX_RATIO = 100
 SCORER = "replaylab_judge"  # the name of the task's scorer in a log's scores (scorer.py)
 SCORES = ("right", "answered", "supported")
 IMPORTS = "inspect-imports.csv"  # a row per imported run, beside the lessons' folders
@@ -55,6 +69,7 @@ class Imported:
     where: str  # the log and the sample, for a line about it
     row: dict  # its row of inspect-imports.csv (but `file`)
     disagreement: str | None  # the warning line when the log's score is not replaylab's judgement now
+    log: str  # the log's path, as given
 
 
 def _utc(created):
@@ -77,11 +92,17 @@ def _stopped_by(sample, where):
     limit = sample.limit
     if limit is None:
         return None
-    found = sample.store.get(convert.LIMIT) or {}
+    found = sample.store.get(convert.LIMIT)
+    if found is None:
+        found = {}
+    if not isinstance(found, dict) or ("value" in found and not _number(found["value"])):
+        raise ImportRefused(f"{where}: store {convert.LIMIT}: {_what(found)}, not {{\"value\": a finite number}}")
     if limit.type == "token":
         used = found.get("value", sum(u.input_tokens + u.output_tokens for u in sample.model_usage.values()))
     else:
         used = found.get("value", sample.total_time or 0)
+    if not _number(limit.limit) and limit.limit is not None:
+        raise ImportRefused(f"{where}: Inspect's {limit.type} limit is {_what(limit.limit)}, not a finite number")
     stopped = convert.stopped_by({"type": limit.type, "limit": limit.limit, "value": used})
     if stopped is None:
         option = OPTIONS.get(limit.type)
@@ -91,6 +112,16 @@ def _stopped_by(sample, where):
             f"only a run that it or its own limits ended (tokens, seconds){how}"
         )
     return stopped
+
+
+def _number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _what(value):
+    """A value as a refusal shows it: short, printable, and a type's name said as such."""
+    text = printable(repr(value))
+    return f"{type(value).__name__} {text[:60]}{'...' if len(text) > 60 else ''}"
 
 
 def _usage(sample):
@@ -143,8 +174,12 @@ def sample_recording(log, sample, path, out, campaign=None):
     if sample.error is not None:
         first = (sample.error.message or "").strip().splitlines()[:1] or ["no message"]
         raise ImportRefused(f"{where}: the sample ended with an error ({printable(first[0])[:160]}); it is not a whole run")
-    meta = sample.metadata or {}
+    meta = sample.metadata if isinstance(sample.metadata, dict) else {}
     lesson, variant, instance = meta.get("lesson"), meta.get("variant"), meta.get("instance")
+    for key, value in (("lesson", lesson), ("variant", variant), ("instance", instance)):
+        if not (isinstance(value, str) or (key == "instance" and value is None)):
+            raise ImportRefused(f"{where}: metadata {key}: {_what(value)}, not the name of one"
+                                " (the sample was not made by replaylab's task)")
     try:
         family = registry.lesson(lesson)
         found = family.instance(instance) if instance is not None else family.seed_of(variant)
@@ -172,7 +207,7 @@ def sample_recording(log, sample, path, out, campaign=None):
     disagreement = None if agrees in (None, True) else (
         f"{where}: the log's score ({_scores_text(stored)}) is not replaylab's judgement of the replayed run "
         f"({_scores_text(judged)}); the log's score is not used (edited, or scored by other code?)")
-    return Imported(recording, Path(out) / lesson / f"{run}.json", where, row, disagreement)
+    return Imported(recording, Path(out) / lesson / f"{run}.json", where, row, disagreement, str(path))
 
 
 def _stored_score(sample):
@@ -199,6 +234,7 @@ def read(path):
     shown = printable(str(path))
     if not os.path.isfile(path):
         raise ImportRefused(f"{shown}: {'no such file' if not os.path.lexists(path) else 'not a file'}")
+    check_size(path)
     try:
         log = read_eval_log(str(path))
     except Exception as error:  # whatever Inspect's reader raises for a file that is not its log
@@ -209,6 +245,36 @@ def read(path):
         raise ImportRefused(f"{shown}: not a replaylab task: its solver is {', '.join(solvers) or 'none'}, not {convert.SOLVER} "
                             "(inspect eval replaylab/LESSON)")
     return log
+
+
+def check_size(path):
+    """ImportRefused, before anything is decompressed, for a log that would hold more than
+    MAX_LOG_BYTES: a zip's entries as its directory states them (a zip reader gives no more than an
+    entry states), or a JSON log's own size."""
+    shown, limit = printable(str(path)), f"{MAX_LOG_BYTES // 2**20} MiB"
+    if not zipfile.is_zipfile(path):
+        size = os.path.getsize(path)
+        if size > MAX_LOG_BYTES:
+            raise ImportRefused(f"{shown}: {size / 2**20:.0f} MiB, more than a log imported at once may hold ({limit})")
+        return
+    try:
+        with zipfile.ZipFile(path) as archive:
+            entries = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as error:
+        raise ImportRefused(f"{shown}: not an Inspect log (a damaged zip: {printable(str(error))[:120]})") from None
+    if len(entries) > MAX_LOG_ENTRIES:
+        raise ImportRefused(f"{shown}: a zip of {len(entries)} entries, more than an Inspect log imported at once may hold "
+                            f"({MAX_LOG_ENTRIES})")
+    for entry in entries:
+        if entry.file_size > 2**20 and entry.file_size > MAX_RATIO * max(entry.compress_size, 1):
+            raise ImportRefused(f"{shown}: its entry {printable(entry.filename)[:80]} would grow from "
+                                f"{entry.compress_size / 2**10:.0f} KiB to {entry.file_size / 2**20:.0f} MiB once decompressed, "
+                                f"more than {MAX_RATIO} times: not an Inspect log (a zip bomb?); nothing was decompressed")
+    size = sum(entry.file_size for entry in entries)
+    if size > MAX_LOG_BYTES:
+        compressed = os.path.getsize(path)
+        raise ImportRefused(f"{shown}: {size / 2**20:.0f} MiB once decompressed (from {compressed / 2**20:.1f} MiB), more than "
+                            f"a log imported at once may hold ({limit}); nothing was decompressed")
 
 
 def _planned(log):
@@ -262,37 +328,78 @@ def _warn(line):
     print(f"replaylab: {line}", file=sys.stderr, flush=True)
 
 
+@dataclass(frozen=True)
+class Outcome:
+    written: list  # the paths written
+    logs: int  # the logs whose samples were imported (not those skipped beside their retry)
+    already: int  # the runs whose file was there already, the same
+
+
 def import_logs(paths, out, campaign=None, say=_warn):
     """Every sample of every log of a whole eval, checked, replayed and judged, then written (all or
-    nothing), with a row each in OUT/inspect-imports.csv; the paths written. `say` takes the lines
-    of what is skipped, and of a log's score that differs from replaylab's judgement."""
-    found = []
-    for path, log in whole([(path, read(path)) for path in paths], say):
+    nothing), with a row each in OUT/inspect-imports.csv; its Outcome. `say` takes the lines of
+    what is skipped, and of a log's score that differs from replaylab's judgement."""
+    found, kept = [], whole([(path, read(path)) for path in paths], say)
+    for path, log in kept:
         found += [sample_recording(log, sample, path, out, campaign) for sample in (log.samples or ())]
     if not found:
         raise ImportRefused(f"{', '.join(map(str, paths))}: no sample to import")
-    seen = {}
+    seen, seen_log = {}, {}
     for item in found:
         if item.path in seen:
-            raise ImportRefused(f"{item.where}: the same run as {seen[item.path]} ({item.path.name}): a log given twice?")
-        seen[item.path] = item.where
-        recording_io.refuse_existing(item.path, "import into another --out folder, or delete it first")
+            raise ImportRefused(f"{item.where}: the same run name as {seen[item.path]} ({item.path.name}): "
+                                + ("a log given twice?" if item.log != seen_log[item.path] else
+                                   "two samples whose ids differ only in characters a file name cannot hold; give them "
+                                   "ids of letters, digits, '_', '.' and '-'"))
+        seen[item.path], seen_log[item.path] = item.where, item.log
+    todo = [item for item in found if not _already_there(item)]
+    if len(todo) < len(found):
+        say(f"{counted(len(found) - len(todo), 'run', 'runs')} already imported (the same file is there): left as "
+            f"{'it is' if len(found) - len(todo) == 1 else 'they are'}")
     for item in found:
         if item.disagreement:
             say(f"warning: {item.disagreement}")
     written = []
     try:
-        for item in found:
+        for item in todo:
             try:
                 recording_io.save(item.recording, item.path, new=True)
             except FileExistsError:
                 raise RecordingError(f"{printable(str(item.path))}: appeared during the import, and a recorded run is never "
-                                     f"overwritten; written before it: {len(written)}") from None
+                                     "overwritten; the runs written before it were removed") from None
             written.append(item)
-    finally:
-        if written:
-            add_rows(Path(out) / IMPORTS, [{"file": item.path.relative_to(out).as_posix(), **item.row} for item in written])
-    return [item.path for item in written]
+        known = _listed(Path(out) / IMPORTS)
+        rows = [{"file": name, **item.row} for item in found if (name := item.path.relative_to(out).as_posix()) not in known]
+        if rows:
+            add_rows(Path(out) / IMPORTS, rows)
+    except BaseException:  # a failure, Ctrl-C or SIGTERM while writing: all or nothing
+        for item in written:
+            item.path.unlink(missing_ok=True)
+        raise
+    return Outcome([item.path for item in written], len(kept), len(found) - len(todo))
+
+
+def _already_there(item):
+    """Whether the run's file is there with the text this import would write (False when nothing
+    is there); ImportRefused when another file holds its name."""
+    try:
+        there = item.path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return False
+    except (OSError, UnicodeDecodeError):
+        there = None
+    if there != recording_io.dumps(item.recording):
+        recording_io.refuse_existing(item.path, "another run of that name is there: import into another --out folder, "
+                                     "or delete it first")
+    return True
+
+
+def _listed(table):
+    """The files inspect-imports.csv lists already."""
+    if not table.exists():
+        return set()
+    with open(table, newline="", encoding="utf-8") as stream:
+        return {row.get("file") for row in csv.DictReader(stream)}
 
 
 def add_rows(table, rows):

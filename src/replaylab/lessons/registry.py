@@ -9,7 +9,7 @@ from importlib import import_module
 
 from replaylab.lessons import Lesson, UnknownLesson
 
-NAMES = ("projectile", "hunter", "review", "pendulum")  # packages under replaylab/lessons/, in the index's order
+NAMES = ("projectile", "hunter", "review", "pendulum", "resonance", "rlc")  # packages under replaylab/lessons/, in the index's order
 
 
 def names() -> tuple[str, ...]:

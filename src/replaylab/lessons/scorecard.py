@@ -38,7 +38,7 @@ TOO_WIDE = 0.5  # an interval wider than this says nothing useful
 # with one digest are copies), then its answer's fields (answer_<field>, empty without an answer; a list of
 # names as "a;b").
 COLUMNS = ("run", "model", "task", "instance", "difficulty", "answered", "right", "supported", "wrong", "calls", "budget_used",
-           "input_tokens", "output_tokens", "recording", "behaviour")
+           "input_tokens", "output_tokens", "seconds", "recording", "behaviour")
 
 
 def wilson(right: int, runs: int, z: float = Z95) -> tuple[float, float]:
@@ -134,7 +134,8 @@ def runs_table(found: Sequence[dict[str, Any]], runs: dict[str, dict[str, Any]] 
     for score in found:
         usage = runs.get(score["run"], {}).get("usage") or {}
         row = {key: value for key, value in score.items() if key != "answer"}
-        row.update(input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"), recording=score["run"],
+        row.update(input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),
+                   seconds=runs.get(score["run"], {}).get("seconds"), recording=score["run"],
                    behaviour=runs.get(score["run"], {}).get("behaviour", ""))
         row.update({f"answer_{field}": _cell(value) for field, value in (score["answer"] or {}).items()})
         rows.append(row)
@@ -142,6 +143,7 @@ def runs_table(found: Sequence[dict[str, Any]], runs: dict[str, dict[str, Any]] 
     for column in ("input_tokens", "output_tokens"):
         table[column] = table[column].astype("Int64")  # empty when the provider reported nothing
     table["supported"] = table["supported"].astype("boolean")  # empty without an answer
+    table["seconds"] = table["seconds"].astype("Float64")  # empty for a run recorded without its time
     return table
 
 
@@ -158,8 +160,9 @@ def read_runs_table(path: Any) -> pd.DataFrame:
     columns = pd.read_csv(path, nrows=0).columns
     text = dict.fromkeys(["run", "model", "task", "instance", "difficulty", "wrong", "recording", "behaviour"]
                          + [c for c in columns if c.startswith("answer_")], "string")
-    kinds = {**text, "input_tokens": "Int64", "output_tokens": "Int64", "supported": "boolean"}
-    table = pd.read_csv(path, dtype=kinds, keep_default_na=False, na_values={"input_tokens": [""], "output_tokens": [""], "supported": [""]})
+    kinds = {**text, "input_tokens": "Int64", "output_tokens": "Int64", "seconds": "Float64", "supported": "boolean"}
+    table = pd.read_csv(path, dtype=kinds, keep_default_na=False,
+                        na_values={"input_tokens": [""], "output_tokens": [""], "seconds": [""], "supported": [""]})
     for column in text:
         if column in table.columns:
             table[column] = table[column].map(from_cell).astype("string")

@@ -2,7 +2,8 @@
 
 A client has `model`, `secrets` and `complete(system, conversation, tools) -> ModelMessage`; it may
 also report `provenance_extra()` (what only it knows: token usage, request ids, server, seed) and
-`tokens_used()` (for a per-run token limit).
+`tokens_used()` and `tokens_unbounded()` (for a per-run token limit: the tokens counted, and why a
+count had no bound, which stops a limited run; loop.Limits).
 
 A provider is a module of this package that registers itself when it is imported, with
 `register(Provider(...))`: its name, how it makes a client from `Options`, what it reads from the

@@ -10,19 +10,24 @@ anything else sees it.
 Retries are the SDK's: 408, 409, 429, 5xx, timeouts and dropped connections are retried up to
 `max_retries` times with exponential backoff (0.5 s doubling to 8 s, less up to a quarter of
 jitter), or after the server's Retry-After (retry-after-ms, Retry-After) when it gives one of at
-most two minutes.
+most two minutes. No redirect is followed: a 3xx is one line naming both hosts, and the key goes to
+the configured server only.
 
 Time is bounded per request as a whole, not per read: every read and write of a connection waits
 at most until the request's deadline (its `timeout` from its start) and the run's (its
 `max_seconds_per_run`), so a server that trickles its answer a byte at a time, or never ends it,
 holds a run no longer than either. The run's deadline ends the run (the loop's `OutOfTime`), with
-no retry.
+no retry, and so does a retry whose wait (backoff or Retry-After) would pass it: it is not waited
+for, and a note says so.
 
 What the provider answered is kept, within what a recording holds: a count of tokens that is not
-one (negative, absurd) is recorded as null, calls past the recording's limit are cut, and half a
-character is replaced; each with a note in the recording (`notes`).
+one (absent, null, negative, absurd, not a whole number) is recorded as null, calls past the
+recording's limit are cut, and half a character is replaced; each with a note in the recording
+(`notes`). A count that is not one never lifts `max_tokens_per_run` (`tokens_used`): it is counted
+as the most the provider may bill for it, or, with no bound known, the run stops at the limit.
 """
 
+import functools
 import json
 import logging
 from collections.abc import Iterable
@@ -57,6 +62,24 @@ def _sdk() -> ModuleType:
     import openai
 
     return openai
+
+
+@functools.cache
+def _sdk_client_class() -> Any:
+    """The SDK's client, whose retries wait only within the run's time: before each wait (its
+    backoff, or the server's Retry-After), `before_wait` ends the run instead when the run's
+    deadline comes first."""
+    before_wait = _http().before_wait
+
+    class Client(_sdk().OpenAI):  # type: ignore[misc]  # the SDK is imported on first use: Any to mypy
+        def _calculate_retry_timeout(self, remaining_retries: int, options: Any, response_headers: Any = None) -> float:
+            wait = float(super()._calculate_retry_timeout(remaining_retries, options, response_headers))
+            asked = None if response_headers is None else response_headers.get("retry-after")
+            before_wait(wait, f"the provider asked for a retry after {printable(asked)[:40]} s (Retry-After)" if asked
+                        else "the request failed in a way worth a retry")
+            return wait
+
+    return Client
 
 
 def _http_client() -> Any:
@@ -161,11 +184,26 @@ def _message(response: Any) -> Any:
     return message
 
 
+def _host(url: Any) -> str:
+    """The host (and port) of an HTTP library's URL, never its user part, path or query (they may hold a key)."""
+    return f"{url.host}:{url.port}" if url.port else str(url.host)
+
+
 def _describe(error: Exception, timeout: float, key_variable: str = KEY_VARIABLE, server: str = "") -> str:
     """A provider's failure in one line, naming the variable the key came from and the server's host."""
     openai = _sdk()
     status = error.status_code if isinstance(error, openai.APIStatusError) else None
     at = f" at {server}" if server else ""
+    if status is not None and 300 <= status < 400:
+        failed: Any = error  # an APIStatusError (it has a status): the answer is its `response`
+        response = failed.response
+        location = str(response.headers.get("location") or "")
+        try:
+            to = _host(response.url.join(location)) if location else "nowhere (no Location)"
+        except Exception:  # the HTTP library's own error for a Location that is not a URL
+            to = "a Location that is not a URL"
+        return (f"the provider{at} redirected the request to {to} (HTTP {status}): not followed, the key is sent to "
+                f"the configured server only; give the server's own URL ({BASE_URL_VARIABLE} or --base-url)")
     if isinstance(error, openai.AuthenticationError):
         return f"the provider{at} refused the key in {key_variable} ({status}): {error}"
     if isinstance(error, openai.APITimeoutError):
@@ -189,6 +227,29 @@ def _shown(value: object) -> str:
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**15:
         return f"a number of {len(str(abs(value)))} digits"
     return printable(repr(value))[:60]
+
+
+def _usage_as_sent(body: bytes) -> dict[str, Any] | None:
+    """The answer's `usage` object as the server sent it (the SDK reads "12" as 12, or not, depending
+    on the rest of the object: a count is a JSON whole number, read here), or None."""
+    try:
+        usage = json.loads(body).get("usage")
+    except (ValueError, RecursionError, AttributeError):  # the SDK parsed it: not reached but for a body it took otherwise
+        return None
+    return usage if isinstance(usage, dict) else None
+
+
+def _max_output(settings: dict[str, Any]) -> int | None:
+    """The most tokens a request lets the model write (its `max_completion_tokens`, else its
+    `max_tokens`, when a count), or None when it sets no such bound."""
+    for name in ("max_completion_tokens", "max_tokens"):
+        count = _count(settings.get(name))
+        if count:
+            return count
+    return None
+
+
+USAGE_FIELDS = (("input_tokens", "prompt_tokens"), ("output_tokens", "completion_tokens"))
 
 
 def _settings_sent(settings: dict[str, Any]) -> dict[str, Any]:
@@ -221,30 +282,37 @@ class OpenAIClient:
         self.served: dict[str, list[str]] = {"model": [], "system_fingerprint": []}
         self.secrets = (key,)
         self.usage: dict[str, int | None] = {"input_tokens": 0, "output_tokens": 0}
-        self.usage_reported = False
+        self.usage_reported = False  # some answer held a usage object
+        self._silent: list[int] = []  # the steps whose answer held no usage object
+        self.counted = 0  # tokens counted towards max_tokens_per_run (tokens_used)
+        self.unbounded: str | None = None  # why a count had no bound (the run stops at a token limit), or None
+        self._bounded: dict[str, str] = {}  # {side: how its first count that is not one was counted}: noted when a limit asks
         self.request_ids: list[str] = []
         self.notes: list[dict[str, str]] = []  # what the recording holds otherwise than the provider sent it: {"where", "what"}
         self.deadline: float | None = None  # time.monotonic() at which the run's time is up (the loop sets it), or None
         self._timeout = timeout
-        self._sdk = _sdk().OpenAI(api_key=key.reveal, base_url=base_url, timeout=timeout, max_retries=max_retries,
-                                  http_client=_http_client())
+        self._sdk = _sdk_client_class()(api_key=key.reveal, base_url=base_url, timeout=timeout, max_retries=max_retries,
+                                              http_client=_http_client())
         # the server's host (and port), never its path, query or user part, which may hold a key
         url = self._sdk.base_url
-        self.server = clean_text(f"{url.host}:{url.port}" if url.port else url.host, self.secrets)
+        self.server = clean_text(_host(url), self.secrets)
         _clean_log_records(self.secrets)
 
     def complete(self, system: str, conversation: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelMessage:
         step = sum(1 for item in conversation if item["role"] == "assistant")  # the step this answer becomes
         deadlines = _http().deadlines
         deadlines.request_s, deadlines.run_at = self._timeout, self.deadline
+        messages = _request_messages(system, conversation)
+        functions = [{"type": "function", "function": spec} for spec in tools]
         try:
-            response = self._sdk.chat.completions.create(
-                model=self.model,
-                messages=_request_messages(system, conversation),
-                tools=[{"type": "function", "function": spec} for spec in tools],
-                **_settings_sent(self.settings),
+            raw = self._sdk.chat.completions.with_raw_response.create(
+                model=self.model, messages=messages, tools=functions, **_settings_sent(self.settings),
             )
-        except _http().RunOver:
+            response = raw.parse()
+            usage = _usage_as_sent(raw.http_response.content)
+        except _http().RunOver as over:
+            if str(over):  # a retry's wait refused: the run ends before its deadline, said why
+                self._note("$.stopped_by", clean_text(f"request {step + 1}: {over}", self.secrets)[:500])
             raise OutOfTime(f"the run's time ran out while the provider answered request {step + 1}") from None
         except _sdk().OpenAIError as error:
             raise ProviderError(clean_text(_describe(error, self._timeout, self.key_variable, self.server),
@@ -261,29 +329,64 @@ class OpenAIClient:
         if request_id:
             # cleaned of the key (a server may echo it), and printable (it is shown on pages)
             self.request_ids.append(printable(clean_text(recording_text(request_id), self.secrets))[:200])
-        self._count_usage(response.usage, step)
+        self._count_usage(usage, step, len(json.dumps({"messages": messages, "tools": functions})))
         return self._kept(message, step)  # the loop cleans it of secrets before anything sees it
 
     def _note(self, where: str, what: str) -> None:
         self.notes.append({"where": where, "what": what})
 
-    def _count_usage(self, usage: Any, step: int) -> None:
-        """Add a response's usage; a value that is not a count makes its side of the run's usage
-        unknown (null), with a note: the run is kept, and no total is invented."""
-        if usage is None:
-            return
-        for side, reported in (("input_tokens", usage.prompt_tokens), ("output_tokens", usage.completion_tokens)):
-            if reported is None:
-                continue
+    def _count_usage(self, usage: dict[str, Any] | None, step: int, request_size: int) -> None:
+        """Add an answer's usage to the run's, and to the tokens counted towards a token limit. A
+        count that is not one (absent, null, negative, absurd, not a whole number) makes its side of
+        the run's usage unknown (null), with a note: the run is kept, and no total is invented.
+        Towards the limit it counts as the most the provider may bill for it (`_bound`)."""
+        reported = None if usage is None else {side: usage.get(field) for side, field in USAGE_FIELDS}
+        if reported is None:
+            self._silent.append(step)
+        elif not self.usage_reported:
             self.usage_reported = True
-            count = _count(reported)
-            if count is None and self.usage[side] is not None:
-                field = "prompt_tokens" if side == "input_tokens" else "completion_tokens"
-                self._note(f"$.provenance.usage.{side}",
-                           f"the provider reported {field} {_shown(reported)} in its answer {step + 1}, which is "
-                           f"not a count of tokens (0 to {MAX_TOKENS}): recorded as null (unknown)")
-            used = self.usage[side]
-            self.usage[side] = None if count is None or used is None else min(used + count, MAX_TOKENS)
+            for side, _ in USAGE_FIELDS:  # earlier answers held no usage: their tokens are unknown
+                if self._silent:
+                    self._unknown(side, f"the provider reported no usage in its answer {self._silent[0] + 1}")
+        for side, field in USAGE_FIELDS:
+            value = None if reported is None else reported[side]
+            count = _count(value)
+            if self.usage_reported:
+                if count is None:
+                    said = "no usage" if reported is None else f"{field} {_shown(value)}"
+                    self._unknown(side, f"the provider reported {said} in its answer {step + 1}, which is not a count "
+                                        f"of tokens (0 to {MAX_TOKENS})")
+                used = self.usage[side]
+                self.usage[side] = None if count is None or used is None else min(used + count, MAX_TOKENS)
+            self.counted = min(self.counted + (self._bound(side, field, step, request_size) if count is None else count),
+                               MAX_TOKENS)
+
+    def _unknown(self, side: str, why: str) -> None:
+        """Make a side of the run's usage unknown (null), with a note the first time."""
+        if self.usage[side] is not None:
+            self._note(f"$.provenance.usage.{side}", f"{why}: recorded as null (unknown)")
+        self.usage[side] = None
+
+    def _bound(self, side: str, field: str, step: int, request_size: int) -> int:
+        """The most the provider may bill for a count it did not give as one: for the prompt, the
+        size of the request's messages and tools as JSON (a tokenizer makes at most one token of
+        each byte of text); for the completion, the request's max_completion_tokens (or
+        max_tokens). Without one, 0 here and `unbounded` says why: the run stops at a token limit.
+        How the first of each side was counted is noted when a limit asks (`tokens_used`)."""
+        bound = request_size if side == "input_tokens" else _max_output(self.settings)
+        if bound is None:
+            self.unbounded = self.unbounded or (
+                f"the provider's {field} of its answer {step + 1} is not a count, and the request set no "
+                "max_completion_tokens nor max_tokens to bound it")
+        if side not in self._bounded:
+            self._bounded[side] = (
+                f"{field} of answer {step + 1} counted towards max_tokens_per_run as {bound}, the most the provider may "
+                + ("bill for it (the request's size in bytes; at most one token per byte)" if side == "input_tokens"
+                   else "bill for it (the request's max_completion_tokens or max_tokens)")
+                if bound is not None else
+                f"{field} of answer {step + 1} has no bound (the request set no max_completion_tokens nor max_tokens): "
+                "the run stops there (max_tokens_per_run)")
+        return bound or 0
 
     def _kept(self, message: Any, step: int) -> ModelMessage:
         """The message as a recording holds it: at most MAX_CALLS calls, no half characters; each
@@ -324,10 +427,21 @@ class OpenAIClient:
             extra["system_fingerprints"] = list(self.served["system_fingerprint"])
         return extra
 
-    def tokens_used(self) -> int | None:
-        """Tokens the provider reported so far (None when it reports none, or no count of them is known)."""
-        known = [n for n in self.usage.values() if n is not None]
-        return sum(known) if self.usage_reported and known else None
+    def tokens_used(self) -> int:
+        """Tokens counted towards max_tokens_per_run so far: each count as the provider reported it,
+        and each that is not one as the most the provider may bill for it (`_bound`); past a count
+        with no bound, `unbounded` says why, and the run stops (loop.Limits). Asked only by a token
+        limit, after each message: how each side's first count that is not one was counted is
+        noted then (a run without a limit is not told of a limit it does not have)."""
+        for side in list(self._bounded):
+            if self._bounded[side]:
+                self._note("$.provenance.usage", self._bounded[side])
+                self._bounded[side] = ""
+        return self.counted
+
+    def tokens_unbounded(self) -> str | None:
+        """Why a count of this run has no bound (a token limit then stops the run), or None."""
+        return self.unbounded
 
     def provenance_extra(self) -> dict[str, Any]:
         """The server's host, and only what the provider reported: token usage and request ids."""

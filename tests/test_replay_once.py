@@ -1,0 +1,223 @@
+"""Issue 39: a recording read once and checked once, and a batch's transcripts in one file.
+
+The one pass of checks (`recording._checked_at_once`) must accept exactly what the checks one by
+one accept (`validate(parse_json(...))`), with the same data, and leave every other text to them,
+so that a damaged recording is still its one line; a replay's transcript made from the data read
+(`pipeline.replayed_data`) must be what the writer makes of the replayed run (`to_data`); and the
+batch's file of transcripts must hold each run at the place its verdict names, written whole or
+not at all.
+"""
+
+import json
+
+import pytest
+
+from helpers import RECORDINGS, ROOT
+from helpers.bad import BAD, VALID, changed, deep_arguments
+from replaylab import pipeline
+from replaylab.agents import recording
+from replaylab.agents.recording import RecordingError
+from replaylab.agents.replay import ReplayMismatch
+from replaylab.generate import generate
+from replaylab.inputs import DamagedResult
+
+TOLERANCE = 1e-6
+
+
+def one_by_one(text):
+    """The outcome of the checks one by one: the data, or the error's line."""
+    try:
+        return recording.validate(recording.parse_json(text, "f.json"), "f.json")
+    except RecordingError as error:
+        return str(error)
+
+
+def outcome(text):
+    try:
+        return recording.parse(text, "f.json")
+    except RecordingError as error:
+        return str(error)
+
+
+def with_arguments(value):
+    """The valid recording, its first call's arguments replaced by the JSON text `value`."""
+    return changed(lambda d: d["steps"][0]["tool_calls"][0].__setitem__("arguments", "@@")).replace('"@@"', value)
+
+
+# Texts that each break one check, and must be left to the checks one by one.
+BROKEN = {
+    **{name: data.decode("utf-8") for name, (data, _) in BAD.items() if name not in ("not-utf8", "encoded-surrogate", "too-large")},
+    "nan": with_arguments('{"angle": NaN}'),
+    "infinity": with_arguments('{"angle": -Infinity}'),
+    "overflowing-float": with_arguments('{"angle": 1e999}'),
+    "integer-1001-digits": with_arguments('{"angle": ' + "9" * 1001 + "}"),
+    "nested-60": deep_arguments(60).decode(),
+    "key-twice-deep": with_arguments('{"a": 1, "a": 2}'),
+    "raw-surrogate": VALID.replace('"text": "', '"text": "\ud800', 1),
+    "surrogate-escape-in-a-key": with_arguments('{"\\udc00": 1}'),
+    "schema": changed(lambda d: d.__setitem__("finished", "no")),
+    "call-id": changed(lambda d: d["steps"][0]["results"][0].__setitem__("call_id", "zz")),
+    "results-count": changed(lambda d: d["steps"][0]["results"].pop()),
+    "not-an-object": "[1, 2]",
+    "not-json": VALID[:-20],
+}
+
+# Texts that pass, some near a limit or with an escape the one pass cannot vouch for.
+FINE = {
+    "reference": VALID,
+    "nested-59": deep_arguments(59).decode(),
+    "integer-1000-digits": with_arguments('{"angle": -' + "9" * 1000 + "}"),
+    "a-pair-of-surrogates": VALID.replace('"text": "', '"text": "\\ud83d\\ude00', 1),
+    "a-character-below-the-surrogates": VALID.replace('"text": "', '"text": "\\ud7ff', 1),
+    "not-ascii": changed(lambda d: d.__setitem__("task", "Winkel θ ≥ 30°, 𝔘")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_a_text_that_breaks_a_check_is_left_to_the_checks_one_by_one(name):
+    text = BROKEN[name]
+    expected = one_by_one(text)
+    assert isinstance(expected, str), f"{name} is not broken"
+    assert recording._checked_at_once(text) is None
+    assert outcome(text) == expected
+
+
+@pytest.mark.parametrize("name", sorted(FINE))
+def test_a_text_that_passes_gives_the_same_data_either_way(name):
+    text = FINE[name]
+    expected = one_by_one(text)
+    assert isinstance(expected, dict), expected
+    assert outcome(text) == expected
+    assert json.dumps(outcome(text)) == json.dumps(expected)  # key order too
+
+
+def test_the_one_pass_vouches_for_plain_recordings():
+    """The reference recordings and generated runs need no second look (else nothing is saved)."""
+    for path in sorted(RECORDINGS.glob("*/*.json")):
+        assert recording._checked_at_once(path.read_text(encoding="utf-8")) is not None, path
+    assert recording._checked_at_once(FINE["a-pair-of-surrogates"]) is None  # an escape: looked at one by one
+
+
+def recordings_of_every_kind(tmp_path):
+    found = sorted(RECORDINGS.glob("*/*.json")) + sorted((ROOT / "tests" / "data" / "format1").rglob("*.json"))
+    for lesson in ("hunter", "projectile", "review", "pendulum"):
+        found += generate(lesson, 3, tmp_path / "generated")
+    return found
+
+
+def test_a_transcript_made_from_the_data_read_is_what_the_writer_makes(tmp_path):
+    """`replayed_data` (the recording's data with the recomputed results) is `to_data` of the
+    replayed run, byte for byte: a reference, format 1, and runs generated for every lesson."""
+    paths = recordings_of_every_kind(tmp_path)
+    for path in paths:
+        run, data = pipeline.Replayer(None, TOLERANCE).replayed(path)
+        assert json.dumps(data, ensure_ascii=False) == json.dumps(recording.to_data(run), ensure_ascii=False), path
+    assert len(paths) > 15
+
+
+def replay(tmp_path, lesson, paths):
+    transcripts, judged = tmp_path / "transcripts" / "batch0of1.jsonl", tmp_path / "judged" / "batch0of1.json"
+    pipeline.replay_batch(pipeline.Replay(lesson, [str(p) for p in paths], transcripts, judged, TOLERANCE))
+    return transcripts, json.loads(judged.read_text(encoding="utf-8"))
+
+
+def test_a_batch_writes_one_file_with_each_run_where_its_verdict_says(tmp_path):
+    paths = sorted((RECORDINGS / "hunter").glob("*.json")) + generate("hunter", 5, tmp_path / "generated")
+    archive, judged = replay(tmp_path / "out", "hunter", paths)
+    assert [p.name for p in archive.parent.iterdir()] == [archive.name]  # no temporary file left
+    lines = archive.read_bytes().splitlines(keepends=True)
+    assert len(lines) == len(paths) == len(judged["runs"])
+    for path in paths:
+        offset, length = judged["runs"][path.stem]["transcript"]
+        replayed, text = pipeline.read_transcript(archive, path.stem, [offset, length])
+        assert text.encode() == archive.read_bytes()[offset:offset + length]
+        assert replayed.run == path.stem and replayed.replayed == {"from": str(path), "tolerance": TOLERANCE}
+        assert replayed.transcript == recording.load(path).transcript  # recomputed exactly here
+        assert archive.read_bytes()[offset:offset + length].endswith(b"\n")
+    assert [d["run"] for d in pipeline.archived_transcripts(archive)] == [p.stem for p in paths]
+
+
+def test_a_mismatch_names_its_run_and_writes_neither_file(tmp_path):
+    good = generate("hunter", 3, tmp_path / "generated")
+    forged = tmp_path / "forged" / "hunter" / "forged.json"
+    forged.parent.mkdir(parents=True)
+    data = json.loads(good[0].read_text(encoding="utf-8"))
+    data["run"] = "forged"
+    data["steps"][0]["results"][0]["content"]["max_energy_drift"] *= 1.01
+    forged.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ReplayMismatch) as caught:
+        replay(tmp_path / "out", "hunter", [*good, forged])
+    assert str(caught.value).startswith(f"{forged}: message 1, call 1, tool oscillator_energy_drift: max_energy_drift was ")
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("*"))
+
+
+def test_a_damaged_recording_in_a_batch_is_its_one_line(tmp_path):
+    good = generate("hunter", 2, tmp_path / "generated")
+    damaged = tmp_path / "generated" / "hunter" / "damaged.json"
+    damaged.write_text(BROKEN["key-twice-deep"].replace('"symplectic-euler"', '"damaged"'), encoding="utf-8")
+    with pytest.raises(RecordingError) as caught:
+        replay(tmp_path / "out", "hunter", [*good, damaged])
+    assert str(caught.value) == f"{damaged}: $.steps[0].tool_calls[0].arguments: the key 'a' appears twice (the keys of a JSON object are unique)"
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("*"))
+
+
+def test_a_damaged_file_of_transcripts_is_one_line_that_says_how_to_rebuild_it(tmp_path):
+    archive, judged = replay(tmp_path / "results" / "hunter", "hunter", sorted((RECORDINGS / "hunter").glob("*.json")))
+    place = judged["runs"]["velocity-verlet"]["transcript"]
+    archive.write_bytes(archive.read_bytes().replace(b'"velocity-verlet"', b'"velocity-verlet!"', 1))
+    for where, expected in [
+        (place, "$.run: 'velocity-verlet!' does not match"),
+        ([place[0] + 1, place[1]], "not valid JSON: "),
+        ("nowhere", "its place in the file is not the one the build wrote ('nowhere')"),
+    ]:
+        with pytest.raises(DamagedResult) as caught:
+            pipeline.read_transcript(archive, "velocity-verlet", where)
+        line = str(caught.value)
+        assert line.startswith(f"{archive}: the transcript of velocity-verlet: {expected}") and "\n" not in line, line
+        assert line.endswith("delete it, or run with --forcerun replay"), line
+    other = judged["runs"]["symplectic-euler"]["transcript"]
+    with pytest.raises(DamagedResult, match="the line there is the transcript of 'symplectic-euler'"):
+        pipeline.read_transcript(archive, "velocity-verlet", other)
+    archive.unlink()
+    with pytest.raises(DamagedResult, match="the file is missing"):
+        pipeline.read_transcript(archive, "symplectic-euler", other)
+
+
+def test_a_run_twice_in_a_batch_is_refused(tmp_path):
+    path = RECORDINGS / "hunter" / "velocity-verlet.json"
+    with pytest.raises(RecordingError, match="is also the name of another run of the batch"):
+        replay(tmp_path, "hunter", [path, path])
+
+
+def test_the_pages_link_a_file_of_each_transcript_they_show_or_list(tmp_path):
+    """What a page links stays small: the runs shown and listed each have their transcript in the
+    run pages' folder (runs/<run>.json, the line of its batch's file), never the batch's file."""
+    from replaylab.build import build_lesson
+
+    paths = sorted((RECORDINGS / "hunter").glob("*.json")) + generate("hunter", 20, tmp_path / "generated")
+    folder = tmp_path / "results" / "hunter"
+    build_lesson("hunter", paths, folder, TOLERANCE, progress=lambda text: None)
+    results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    linked = {name: run["file"] for name, run in results["runs"].items()} | {e["run"]: e["file"] for e in results["listed"]}
+    assert len(results["runs"]) == 12 and len(results["listed"]) == len(paths) - 12
+    lines = {json.loads(line)["run"]: line for line in (folder / "transcripts" / "batch0of1.jsonl").read_text().splitlines()}
+    for name, file in linked.items():
+        assert file == f"runs/{name}.json"
+        assert (folder / file).read_text(encoding="utf-8") == lines[name] + "\n"
+    assert ".jsonl" not in (folder / "index.md").read_text() + "".join(p.read_text() for p in (folder / "runs").glob("*.md"))
+
+
+def test_the_optional_fields_are_in_a_transcript_as_the_writer_puts_them(tmp_path):
+    """A recording with the optional fields a replay keeps (notes, partial, a call held as its
+    JSON text) gives the transcript `to_data` gives, byte for byte."""
+    data = json.loads((RECORDINGS / "hunter" / "velocity-verlet.json").read_text(encoding="utf-8"))
+    data["notes"] = [{"where": "$.steps[0].text", "what": "cut at 10 characters"}]
+    data["partial"] = {"next": 3, "why": "the provider's server was unreachable"}
+    call = data["steps"][0]["tool_calls"][0]
+    call["arguments"], call["as_json"] = json.dumps(call["arguments"], ensure_ascii=True), ["arguments"]
+    path = tmp_path / "hunter" / "velocity-verlet.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(data), encoding="utf-8")
+    run, made = pipeline.Replayer("hunter", TOLERANCE).replayed(path)
+    assert made["notes"] == data["notes"] and made["partial"] == data["partial"]
+    assert json.dumps(made) == json.dumps(recording.to_data(run))
