@@ -1,9 +1,9 @@
 """`replaylab campaign` owns its workflow (issue 38, items 1 and 16): whatever ends the command,
 SIGTERM (`timeout`), SIGHUP (a closed terminal), `kill -9` of its process group or its output
 closed (`| head -5`), ends Snakemake and its recording jobs; the provider gets no request after;
-one line and the documented exit code; and the same command again records only what is missing,
-without tripping over Snakemake's lock. A second command of the same campaign while the first
-runs is refused in one line before it does anything, and the first is not harmed.
+one line and the documented exit code; Snakemake's lock and the campaign's name are free again,
+and (after the hardest, kill -9) the same command records only what is missing. A second
+command of the same campaign while the first runs is refused in one line before it does anything, and the first is not harmed.
 
 Real commands, in a copy of the project, against the stand-in model server on 127.0.0.1; all
 `slow` (`make test-all`)."""
@@ -105,8 +105,11 @@ def test_whatever_ends_the_command_ends_its_workflow_and_the_same_command_resume
                                 "the same command resumes\n", text), text
         kept = {p.name: p.read_bytes() for p in recordings(copy)}
         assert 3 <= len(kept) < RUNS
+        assert not list((copy / ".snakemake" / "locks").glob("*"))  # Snakemake let go of its lock
+        if end is not end_by_killing_its_group:  # the same stop as Snakemake's own Ctrl-C: resumed below, once
+            assert not list((copy / "results" / "campaigns").glob(".*.owner"))  # the campaign's name is free again
+            return
         paid = answered_in_unfinished_runs(copy)
-
         again = processes.run(COMMAND, 600, cwd=copy, env=env_of(copy, server))  # no lock left behind
         assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     assert f"{len(kept)} on disk, {RUNS - len(kept)} to record" in again.stdout
@@ -115,7 +118,7 @@ def test_whatever_ends_the_command_ends_its_workflow_and_the_same_command_resume
     new = [recording.load(p) for p in recordings(copy) if p.name not in kept]
     # none for a kept run, nor for a message an unfinished run kept (the resume continues it)
     assert server.requests - sent == sum(len(run.provenance["request_ids"]) for run in new) - paid
-    assert not list((copy / "results" / "campaigns").glob(".*.owner"))  # the campaign's name is free again
+    assert not list((copy / "results" / "campaigns").glob(".*.owner"))
 
 
 @pytest.mark.slow  # two campaigns of one name at once
