@@ -15,7 +15,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from replaylab.agents.loop import CALLS_ONLY, MAX_CALLS_PER_MESSAGE
-from replaylab.agents.messages import ModelMessage, ToolCall, Transcript
+from replaylab.agents.messages import ModelMessage, ToolCall, ToolResult, Transcript
 from replaylab.agents.tools import ANSWER, Allowlist, Refused, Tool
 from replaylab.errors import InvalidInput
 
@@ -460,6 +460,29 @@ def counted(count: int, one: str, many: str) -> str:
 def shown(value: Any, text: str) -> dict[str, Any]:
     """A number at full precision with the text the page shows for it."""
     return {"value": value, "shown": text}
+
+
+def call_outcome(result: ToolResult, key: str) -> dict[str, Any]:
+    """An exercise's call as its page shows it: the value of result `key` (six digits), or the refusal."""
+    if result.ok:
+        value = result.content[key]
+        return {"ok": True, "value": shown(value, f"{value:.6g}")}
+    return {"ok": False, "error": result.content["error"]}
+
+
+def misbehaving_calls(allowlist: Allowlist, calls: Sequence[tuple[str, str, dict[str, Any]]], key: str) -> list[dict[str, Any]]:
+    """Each call (what it tries, tool, arguments) through one fresh allowlist, and what became of it
+    (a refused call costs nothing)."""
+    return [
+        {"what": what, "name": name, "arguments": arguments, **call_outcome(allowlist.dispatch(ToolCall(str(i), name, arguments)), key)}
+        for i, (what, name, arguments) in enumerate(calls, start=1)
+    ]
+
+
+def past_the_budget(allowlist: Allowlist, tool: str, arguments: dict[str, Any], budget: int, key: str) -> dict[str, Any]:
+    """One valid call asked for once more than the budget allows, on a fresh allowlist: the last is refused."""
+    repeats = [{"call": i, **call_outcome(allowlist.dispatch(ToolCall(str(i), tool, arguments)), key)} for i in range(1, budget + 2)]
+    return {"budget": budget, "repeats": repeats}
 
 
 REFERENCE_GROUP = "reference"  # the group of the committed reference runs: the pages' demonstrations are made with them

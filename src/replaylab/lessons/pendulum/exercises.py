@@ -3,8 +3,8 @@ largest dt at which the simulated crossing still lands in the right bracket."""
 
 from typing import Any
 
-from replaylab.agents.messages import ToolCall, ToolResult
 from replaylab.agents.tools import Allowlist
+from replaylab import lessons
 from replaylab.lessons import shown
 from replaylab.lessons.pendulum import judge, lab, physics, scans
 
@@ -20,30 +20,12 @@ MISBEHAVING_CALLS = (
 DT_WITHIN = 1e-7  # s: the bisection of the largest dt stops when its two ends are this close
 
 
-def _outcome(result: ToolResult) -> dict[str, Any]:
-    if result.ok:
-        value = result.content[lab.PERIOD_KEY]
-        return {"ok": True, "value": shown(value, f"{value:.6g}")}
-    return {"ok": False, "error": result.content["error"]}
-
-
 def misbehaving_calls() -> list[dict[str, Any]]:
-    """Seven calls through one fresh allowlist, and what became of each (a refused call costs nothing)."""
-    allowlist = lab.all_tools()
-    return [
-        {"what": what, "name": name, "arguments": arguments, **_outcome(allowlist.dispatch(ToolCall(str(i), name, arguments)))}
-        for i, (what, name, arguments) in enumerate(MISBEHAVING_CALLS, start=1)
-    ]
+    return lessons.misbehaving_calls(lab.all_tools(), MISBEHAVING_CALLS, lab.PERIOD_KEY)
 
 
 def budget() -> dict[str, Any]:
-    """The small-angle period asked for once more than the budget allows, on a fresh allowlist."""
-    allowlist = Allowlist(lab.tools(), budget=lab.BUDGET)
-    repeats = [
-        {"call": i, **_outcome(allowlist.dispatch(ToolCall(str(i), lab.SMALL_ANGLE_TOOL, {})))}
-        for i in range(1, lab.BUDGET + 2)
-    ]
-    return {"budget": lab.BUDGET, "repeats": repeats}
+    return lessons.past_the_budget(Allowlist(lab.tools(), budget=lab.BUDGET), lab.SMALL_ANGLE_TOOL, {}, lab.BUDGET, lab.PERIOD_KEY)
 
 
 def _excess(amplitude: float, dt: float) -> float:

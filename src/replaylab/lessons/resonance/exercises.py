@@ -4,7 +4,7 @@ the tolerance."""
 
 from typing import Any
 
-from replaylab.agents.messages import ToolCall, ToolResult
+from replaylab import lessons
 from replaylab.lessons import shown
 from replaylab.lessons.resonance import lab, peak, physics
 
@@ -21,28 +21,12 @@ LONGEST = 30  # periods: the exercise looks at 1 to this many
 GRID = 15  # frequencies on each side of ω_r, a fifth of the tolerance apart
 
 
-def _outcome(result: ToolResult) -> dict[str, Any]:
-    if result.ok:
-        value = result.content[lab.KEY]
-        return {"ok": True, "value": shown(value, f"{value:.6g}")}
-    return {"ok": False, "error": result.content["error"]}
-
-
 def misbehaving_calls() -> list[dict[str, Any]]:
-    """Seven calls through one fresh allowlist, and what became of each (a refused call costs nothing)."""
-    allowlist = lab.all_tools()
-    return [
-        {"what": what, "name": name, "arguments": arguments, **_outcome(allowlist.dispatch(ToolCall(str(i), name, arguments)))}
-        for i, (what, name, arguments) in enumerate(MISBEHAVING_CALLS, start=1)
-    ]
+    return lessons.misbehaving_calls(lab.all_tools(), MISBEHAVING_CALLS, lab.KEY)
 
 
 def budget() -> dict[str, Any]:
-    """The valid call asked for once more than the budget allows, on a fresh allowlist."""
-    allowlist = lab.all_tools()
-    call = MISBEHAVING_CALLS[0]
-    repeats = [{"call": i, **_outcome(allowlist.dispatch(ToolCall(str(i), lab.TOOL, call[2])))} for i in range(1, lab.BUDGET + 2)]
-    return {"budget": lab.BUDGET, "repeats": repeats}
+    return lessons.past_the_budget(lab.all_tools(), lab.TOOL, MISBEHAVING_CALLS[0][2], lab.BUDGET, lab.KEY)
 
 
 def located_after(periods: int) -> dict[str, Any]:

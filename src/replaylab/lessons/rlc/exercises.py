@@ -3,7 +3,7 @@ largest step at which the trapezoidal voltage of an overdamped circuit never goe
 
 from typing import Any
 
-from replaylab.agents.messages import ToolCall, ToolResult
+from replaylab import lessons
 from replaylab.lessons import shown
 from replaylab.lessons.rlc import lab, physics, scans
 
@@ -20,28 +20,12 @@ WITHIN = 1e-6  # ms: the bisection of the largest step stops when its two ends a
 BRACKET = (0.01, 1.0)  # ms: a step that stays positive, and one that goes below zero
 
 
-def _outcome(result: ToolResult) -> dict[str, Any]:
-    if result.ok:
-        value = result.content[lab.KEY]
-        return {"ok": True, "value": shown(value, f"{value:.6g}")}
-    return {"ok": False, "error": result.content["error"]}
-
-
 def misbehaving_calls() -> list[dict[str, Any]]:
-    """Seven calls through one fresh allowlist, and what became of each (a refused call costs nothing)."""
-    allowlist = lab.all_tools()
-    return [
-        {"what": what, "name": name, "arguments": arguments, **_outcome(allowlist.dispatch(ToolCall(str(i), name, arguments)))}
-        for i, (what, name, arguments) in enumerate(MISBEHAVING_CALLS, start=1)
-    ]
+    return lessons.misbehaving_calls(lab.all_tools(), MISBEHAVING_CALLS, lab.KEY)
 
 
 def budget() -> dict[str, Any]:
-    """The valid call asked for once more than the budget allows, on a fresh allowlist."""
-    allowlist = lab.all_tools()
-    arguments = MISBEHAVING_CALLS[0][2]
-    repeats = [{"call": i, **_outcome(allowlist.dispatch(ToolCall(str(i), lab.TOOL, arguments)))} for i in range(1, lab.BUDGET + 2)]
-    return {"budget": lab.BUDGET, "repeats": repeats}
+    return lessons.past_the_budget(lab.all_tools(), lab.TOOL, MISBEHAVING_CALLS[0][2], lab.BUDGET, lab.KEY)
 
 
 def stays_positive(dt: float) -> bool:
