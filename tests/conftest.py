@@ -10,20 +10,31 @@ puts the file back: the copy is up to date again afterwards). The first pytest-x
 ask builds it; each worker then gets a copy of its own (with Snakemake's metadata and the files'
 times, so that it is up to date too). A test that changes results for good makes a copy of its
 own (`helpers.workflow.copy_project`).
+
+`prepared`: the project in which Snakemake ran, once per test run, only the jobs of every lesson
+that read no recording (its answers, baselines and scans: the code's alone); `built` is made from
+it. A test whose case is not a build from clean (a campaign, runs of its own) starts from a copy of
+it (`helpers.workflow.prepared_copy`), in which Snakemake finds those jobs up to date.
 """
 
 import fcntl
 import os
 import shutil
 
+import hypothesis
 import pytest
+import yaml
 
-from helpers import RECORDINGS, fuzz_scale, processes
-from helpers.workflow import copy_project, snakemake
+from helpers import RECORDINGS, ROOT, fuzz_scale, processes
+from helpers.workflow import code_only_targets, copy_project, prepared_copy, snakemake
 
 
 def pytest_configure(config):
     fuzz_scale()  # a bad REPLAYLAB_FUZZ_SCALE is one line before any test runs
+    # no example may fail for the time it took: a test's outcome never depends on how busy the
+    # machine is (Hypothesis's default deadline, 200 ms an example, failed under load); speed is `make bench`'s
+    hypothesis.settings.register_profile("replaylab", deadline=None)
+    hypothesis.settings.load_profile("replaylab")
     config.addinivalue_line(
         "markers",
         "slow: left out of `make test` (`-m 'not slow'`), run by `make test-all` (docs/testing.md): a Snakemake "
@@ -88,11 +99,22 @@ def reference_results(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def built(tmp_path_factory):
-    """A copy of the project with every result built (`snakemake --cores 2`), its reference runs
+def prepared(tmp_path_factory):
+    """The project (batch_size 1) with the outputs of every lesson's jobs that read no recording,
+    `helpers.workflow.code_only_targets` (`snakemake --cores 2` of those), once per test run
+    (`made_once`). The tests never change it: they copy it (`helpers.workflow.prepared_copy`)."""
+    lessons = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))["lessons"]
+    return made_once(tmp_path_factory, "prepared",
+                     lambda project: snakemake(copy_project(project), "--cores", "2", *code_only_targets(lessons)))
+
+
+@pytest.fixture(scope="session")
+def built(prepared, tmp_path_factory):
+    """A copy of the project with every result built (`snakemake --cores 2`, from a copy of
+    `prepared`: the same jobs as from clean, those of `prepared` run before), its reference runs
     replayed in batches of one run (one replay job per run, or per group of a lesson judged per
     group)."""
-    once = made_once(tmp_path_factory, "built", lambda project: snakemake(copy_project(project), "--cores", "2"))
+    once = made_once(tmp_path_factory, "built", lambda project: snakemake(prepared_copy(prepared, project), "--cores", "2"))
     copy = tmp_path_factory.mktemp("built") / "project"
     shutil.copytree(once, copy, symlinks=True)
     return copy

@@ -19,7 +19,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 import mcp_types as types
 from helpers import environment, in_process, processes, read_json_line
 from helpers.model_server import FakeProvider, completion
-from helpers.workflow import copy_project, snakemake
+from helpers.workflow import prepared_copy, snakemake
 from replaylab.agents import recording
 from replaylab.agents.live import ANSWERED, NO_ANSWER
 from replaylab.lessons import registry
@@ -225,8 +225,10 @@ def campaign_config(copy):
 
 
 @pytest.fixture(scope="module")
-def copy(tmp_path_factory):
-    copied = copy_project(tmp_path_factory.mktemp("answers") / "project")
+def copy(prepared, tmp_path_factory):
+    """A copy of the project (of `prepared`, tests/conftest.py: its lessons' jobs that read no
+    recording are up to date) with the campaign of CAMPAIGN."""
+    copied = prepared_copy(prepared, tmp_path_factory.mktemp("answers") / "project")
     campaign_config(copied)
     return copied
 

@@ -19,7 +19,7 @@ import yaml
 
 from helpers import ROOT, environment, processes, python
 from helpers.model_server import ModelServer
-from helpers.workflow import copy_project, first_error_line, job_times
+from helpers.workflow import copy_project, first_error_line, job_times, prepared_copy
 from helpers.workflow import snakemake as run_snakemake
 from replaylab import configuration
 from replaylab.agents import recording
@@ -35,9 +35,14 @@ LESSON_RUNS = {"projectile": 1, "hunter": 2, "review": 3}  # variants per lesson
 CONFIGURED = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["lessons"]
 
 
-def project(tmp_path, **settings):
-    """A copy of the project whose campaign section is the configured one, changed by `settings`."""
-    copy = copy_project(tmp_path / "project", batch_size=50)
+def project(tmp_path, prepared=None, **settings):
+    """A copy of the project whose campaign section is the configured one, changed by `settings`:
+    from clean, or given `prepared` (tests/conftest.py), a copy of it, whose lessons' jobs that read
+    no recording (the campaign's pages need their outputs) are up to date."""
+    if prepared is None:
+        copy = copy_project(tmp_path / "project", batch_size=50)
+    else:
+        copy = prepared_copy(prepared, tmp_path / "project", batch_size=50)
     configure(copy, **settings)
     return copy
 
@@ -94,7 +99,7 @@ def blocks(copy):
 @pytest.mark.slow  # a campaign recorded and compared by Snakemake
 def test_the_configured_campaign_from_clean_with_no_key(tmp_path):
     copy = project(tmp_path)
-    result = snakemake(copy, "campaign", cores=4)
+    result = snakemake(copy, "campaign", cores=2)
     assert result.returncode == 0, result.stderr[-5000:]
     folder = copy / "results" / "campaigns" / "baseline"
 
@@ -178,7 +183,7 @@ def test_the_configured_campaign_from_clean_with_no_key(tmp_path):
     assert all((folder / link).is_file() for link in links(page) if not link.startswith("http"))
     assert (folder / "figures" / "comparison.png").read_bytes()[:4] == b"\x89PNG"
 
-    again = snakemake(copy, "campaign", cores=4)
+    again = snakemake(copy, "campaign", cores=2)
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
 
     # a recorded run is a source: the recording job's code and the recording settings change, and
@@ -189,14 +194,14 @@ def test_the_configured_campaign_from_clean_with_no_key(tmp_path):
     script = copy / "scripts" / "campaign_record.py"
     script.write_text(script.read_text() + "\n# a changed recording job\n")
     configure(copy, request_timeout=7, max_retries=1)
-    result = snakemake(copy, "campaign", cores=4)
+    result = snakemake(copy, "campaign", cores=2)
     assert result.returncode == 0, result.stderr[-3000:]
     assert {path: path.read_bytes() for path in before} == before
     for log, text in first.items():  # a recording job that ran again found every run on disk
         assert log.read_text() == text or re.match(r"\w+/runs\d+to\d+: 0 of \d+ runs to record", log.read_text())
     gone = recordings(copy, "hunter")[0]
     gone.unlink()
-    result = snakemake(copy, "campaign", cores=4)
+    result = snakemake(copy, "campaign", cores=2)
     assert result.returncode == 0, result.stderr[-3000:]
     (block,) = blocks(copy)["hunter"]
     log = (logs / "hunter" / "record" / f"{block}.log").read_text()
@@ -214,8 +219,8 @@ STAND_IN = {"provider": "openai", "models": ["org/model-a:v1", "model-b"], "less
 
 
 @pytest.mark.slow  # a campaign recorded and compared by Snakemake
-def test_at_most_max_connections_in_flight_every_429_retried_and_the_key_nowhere(tmp_path):
-    copy = project(tmp_path, **{**STAND_IN, "max_connections": 2}, prices={"org/model-a:v1": {"input": 2.5, "output": 10}})
+def test_at_most_max_connections_in_flight_every_429_retried_and_the_key_nowhere(tmp_path, prepared):
+    copy = project(tmp_path, prepared, **{**STAND_IN, "max_connections": 2}, prices={"org/model-a:v1": {"input": 2.5, "output": 10}})
     with ModelServer(KEY, latency=0.1, careful=["org/model-a:v1"], rate_limit_every=6, retry_after=0.05,
                      drop_every=17) as server:
         result = snakemake(copy, "campaign", server=server)
@@ -295,8 +300,8 @@ def test_a_campaign_is_replayed_in_few_blocks_of_whole_groups():
 
 
 @pytest.mark.slow  # a campaign recorded by Snakemake
-def test_a_run_that_still_fails_fails_its_block_and_the_others_are_recorded(tmp_path):
-    copy = project(tmp_path, **{**STAND_IN, "models": ["good", "broken"], "runs": 2, "max_retries": 1})
+def test_a_run_that_still_fails_fails_its_block_and_the_others_are_recorded(tmp_path, prepared):
+    copy = project(tmp_path, prepared, **{**STAND_IN, "models": ["good", "broken"], "runs": 2, "max_retries": 1})
     with ModelServer(KEY, careful=["good"], failing=["broken"]) as server:
         result = snakemake(copy, "--keep-going", "campaign", server=server)
     output = result.stdout + result.stderr
@@ -336,13 +341,13 @@ class FailingAt(ModelServer):
 
 
 @pytest.mark.slow  # campaigns recorded and compared by Snakemake
-def test_a_run_that_fails_midway_keeps_what_was_answered_and_the_campaign_continues_it(tmp_path):
+def test_a_run_that_fails_midway_keeps_what_was_answered_and_the_campaign_continues_it(tmp_path, prepared):
     """The provider answers two messages of each `flaky` run, then fails: the block fails, the
     answered messages are kept in each run's partial file; the same command, once the provider
     is mended, continues each run from its third message (no message asked twice), and every run
     replays in the build. A partial run the campaign no longer asks for (a lowered `runs`) was paid
     for: the page's cost line counts it."""
-    copy = project(tmp_path, **{**STAND_IN, "models": ["good", "flaky"], "runs": 2, "max_retries": 0},
+    copy = project(tmp_path, prepared, **{**STAND_IN, "models": ["good", "flaky"], "runs": 2, "max_retries": 0},
                    prices={"good": {"input": 1.0, "output": 2.0}, "flaky": {"input": 3.0, "output": 5.0}})
     folder = copy / "results" / "campaigns" / "baseline" / "recordings" / "projectile"
     with FailingAt() as server:
@@ -390,13 +395,13 @@ def descendants(pid):
 
 @pytest.mark.slow  # a campaign stopped by a signal, then run again
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill-9"])
-def test_a_stopped_campaign_leaves_no_process_and_the_same_command_records_only_what_is_missing(tmp_path, stop):
+def test_a_stopped_campaign_leaves_no_process_and_the_same_command_records_only_what_is_missing(tmp_path, prepared, stop):
     """Ctrl-C (SIGINT to the terminal's process group), or SIGKILL of Snakemake's process alone,
     midway: no process of the run outlives it, no run on disk is sent again, every run is recorded
     once. After SIGKILL, Snakemake's own lock stays behind: the same command says so and records
     nothing, `--unlock` removes it, and the same command then finishes the campaign."""
     runs = 20 if stop == signal.SIGINT else 10  # blocks of 16 indices: 32 and 8 runs, or one of 20
-    copy = project(tmp_path, **{**STAND_IN, "max_connections": 4, "runs": runs})
+    copy = project(tmp_path, prepared, **{**STAND_IN, "max_connections": 4, "runs": runs})
     with ModelServer(KEY, latency=0.1, careful=["org/model-a:v1"]) as server:
         output = tmp_path / "first-run.txt"
         with open(output, "w") as stream:  # Snakemake and its jobs end with the test (helpers.processes)
@@ -464,9 +469,9 @@ def test_a_stopped_campaign_leaves_no_process_and_the_same_command_records_only_
 
 
 @pytest.mark.slow  # a campaign recorded by Snakemake
-def test_no_campaign_setting_reaches_a_shell(tmp_path):
+def test_no_campaign_setting_reaches_a_shell(tmp_path, prepared):
     hostile = ["m;touch PWNED", "m$(touch PWNED2)`touch PWNED3`"]
-    copy = project(tmp_path, provider="openai", models=hostile, lessons=["projectile"], runs=1)
+    copy = project(tmp_path, prepared, provider="openai", models=hostile, lessons=["projectile"], runs=1)
     with ModelServer(KEY) as server:
         result = snakemake(copy, "campaign", server=server)
     assert result.returncode == 0, result.stderr[-3000:]

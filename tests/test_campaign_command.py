@@ -18,7 +18,7 @@ import yaml
 
 from helpers import ROOT, environment, in_process, processes
 from helpers.model_server import ModelServer
-from helpers.workflow import copy_project
+from helpers.workflow import copy_project, prepared_copy
 from helpers.workflow import snakemake as snakemake_in
 from replaylab.agents import recording
 
@@ -49,8 +49,8 @@ def answered_in_unfinished_runs(copy):
 
 
 @pytest.mark.slow  # campaigns recorded and compared by Snakemake
-def test_dry_run_sends_nothing_then_the_campaign_runs_end_to_end(tmp_path):
-    copy = copy_project(tmp_path / "project", batch_size=50)
+def test_dry_run_sends_nothing_then_the_campaign_runs_end_to_end(tmp_path, prepared):
+    copy = prepared_copy(prepared, tmp_path / "project", batch_size=50)
     with ModelServer(KEY, rate_limit_every=9, retry_after=0.05) as server:
         dry = replaylab(copy, server, *COMMAND, "--dry-run")
         assert dry.returncode == 0, dry.stderr
@@ -104,8 +104,8 @@ def test_dry_run_sends_nothing_then_the_campaign_runs_end_to_end(tmp_path):
 
 
 @pytest.mark.slow  # a campaign stopped by a signal, then run again
-def test_ctrl_c_midway_then_the_same_command_resumes_without_resending(tmp_path):
-    copy = copy_project(tmp_path / "project", batch_size=50)
+def test_ctrl_c_midway_then_the_same_command_resumes_without_resending(tmp_path, prepared):
+    copy = prepared_copy(prepared, tmp_path / "project", batch_size=50)
     with ModelServer(KEY, latency=0.1) as server:
         out = tmp_path / "first.txt"
         with open(out, "w") as stream:  # the command and what it started end with the test (helpers.processes)
@@ -200,11 +200,11 @@ KILLED = ["campaign", "--model", "scripted-careful", "--lesson", "hunter", "--ru
 
 
 @pytest.mark.slow  # a campaign whose Snakemake is killed, then found locked, unlocked and resumed
-def test_snakemake_killed_by_sigkill_exits_137_then_its_lock_is_named_in_one_line(tmp_path):
+def test_snakemake_killed_by_sigkill_exits_137_then_its_lock_is_named_in_one_line(tmp_path, prepared):
     """40 scripted runs of hunter (about 30 s of Snakemake on an idle machine); its Snakemake killed
     with SIGKILL once it runs its first jobs, as `kill -9` of its group does; the same command then
     stops on the lock the killed Snakemake left, says how to free it, and resumes once it is freed."""
-    copy = copy_project(tmp_path / "project", batch_size=50)
+    copy = prepared_copy(prepared, tmp_path / "project", batch_size=50)
     folder = copy.resolve()  # the project's folder, as the command names it
     env = environment(PYTHONPATH=str(copy / "src"))
     command = [sys.executable, "-m", "replaylab", *KILLED]

@@ -12,7 +12,7 @@ import yaml
 
 from helpers import RECORDINGS, environment
 from helpers.model_server import ModelServer
-from helpers.workflow import copy_project, first_error_line
+from helpers.workflow import copy_project, first_error_line, prepared_copy
 from helpers.workflow import snakemake as run_snakemake
 from replaylab.agents import recording
 
@@ -40,8 +40,8 @@ def holding(folder, text):
 
 
 @pytest.mark.slow  # a campaign recorded and compared by Snakemake
-def test_two_models_on_two_servers_each_with_its_key_and_settings(tmp_path):
-    copy = copy_project(tmp_path / "project", batch_size=50)
+def test_two_models_on_two_servers_each_with_its_key_and_settings(tmp_path, prepared):
+    copy = prepared_copy(prepared, tmp_path / "project", batch_size=50)
     with ModelServer(KEY_A, careful=["model-a"], served_as={"model-a": "model-a-2026-01-01"}, fingerprint="fp_a1") as a, \
             ModelServer(KEY_B) as b:
         set_campaign(copy, lessons=["projectile"], runs=4, max_connections=2, request_timeout=5, models=[
@@ -87,8 +87,8 @@ def test_two_models_on_two_servers_each_with_its_key_and_settings(tmp_path):
 
 
 @pytest.mark.slow  # a campaign recorded and compared by Snakemake
-def test_a_campaign_may_mix_providers(tmp_path):
-    copy = copy_project(tmp_path / "project", batch_size=50)
+def test_a_campaign_may_mix_providers(tmp_path, prepared):
+    copy = prepared_copy(prepared, tmp_path / "project", batch_size=50)
     with ModelServer(KEY_A) as a:
         set_campaign(copy, lessons=["projectile"], runs=2, max_connections=2, models=[
             {"name": "scripted-careful"}, {"name": "model-a", "provider": "openai", "base_url": a.base_url, "key_env": "KEY_OF_A"}])

@@ -20,7 +20,7 @@ import pytest
 
 from helpers import environment, processes
 from helpers.model_server import ModelServer
-from helpers.workflow import copy_project
+from helpers.workflow import prepared_copy
 from replaylab.agents import recording
 
 KEY = "sk-test-OWNEDKEY-0123456789abcdef"
@@ -78,8 +78,8 @@ def end_by_closing_its_output(command, signum):
     (end_by_killing_its_group, signal.SIGKILL, -9, None),
     (end_by_closing_its_output, None, 141, "its output was closed (a broken pipe)"),
 ], ids=["sigterm", "sighup", "kill-9-of-its-group", "output-closed"])
-def test_whatever_ends_the_command_ends_its_workflow_and_the_same_command_resumes(tmp_path, end, signum, code, said):
-    copy = copy_project(tmp_path / "project", batch_size=50)
+def test_whatever_ends_the_command_ends_its_workflow_and_the_same_command_resumes(tmp_path, prepared, end, signum, code, said):
+    copy = prepared_copy(prepared, tmp_path / "project", batch_size=50)
     err = tmp_path / "err.txt"
     with ModelServer(KEY, latency=0.2) as server:
         with open(err, "w") as stderr:  # the command and what it started end with the test (helpers.processes)
@@ -122,8 +122,8 @@ def test_whatever_ends_the_command_ends_its_workflow_and_the_same_command_resume
 
 
 @pytest.mark.slow  # two campaigns of one name at once
-def test_a_second_command_of_a_running_campaign_is_refused_before_it_does_anything(tmp_path):
-    copy = copy_project(tmp_path / "project", batch_size=50)
+def test_a_second_command_of_a_running_campaign_is_refused_before_it_does_anything(tmp_path, prepared):
+    copy = prepared_copy(prepared, tmp_path / "project", batch_size=50)
     log = copy / "logs" / "campaigns" / "owned" / "snakemake.log"
     out = tmp_path / "first.txt"
     with ModelServer(KEY, latency=0.05) as server:

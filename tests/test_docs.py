@@ -12,7 +12,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from helpers import ROOT, environment, in_process
-from helpers.workflow import copy_project, snakemake
+from helpers.workflow import prepared_copy, snakemake
 from replaylab.agents import recording
 from replaylab.agents.tools import ANSWER
 from replaylab.lessons import registry
@@ -162,13 +162,13 @@ def test_the_mcp_texts_of_the_page_are_what_a_real_client_reads(tmp_path):
 
 @pytest.mark.workflow
 @pytest.mark.slow  # a Snakemake build of its own
-def test_the_workflow_page_shows_the_scorecard_of_100_generated_hunts(tmp_path):
+def test_the_workflow_page_shows_the_scorecard_of_100_generated_hunts(prepared, tmp_path):
     """docs/workflow.md's scorecard of `replaylab generate hunter --count 100` is the build's own,
     its first columns, row by row."""
     text = (ROOT / "docs" / "workflow.md").read_text(encoding="utf-8")
     (block,) = [b for b in fenced_blocks(text) if b.startswith("model,task,runs,answered,right")]
     header, *rows = [line.removesuffix(",...") for line in block.splitlines()]
-    copy = copy_project(tmp_path / "project", batch_size=2000)
+    copy = prepared_copy(prepared, tmp_path / "project", batch_size=2000)
     out = in_process("generate", "hunter", "--count", "100", "--out", "generated", cwd=copy)
     assert out.returncode == 0, out.stderr
     snakemake(copy, "hunter", "--cores", "2", "--config", "run_folders=[generated]")

@@ -15,7 +15,7 @@ import yaml
 
 from helpers import ROOT, cli, environment, in_process
 from helpers.audit import AUDITED_PARTS, audited_files, package_folder
-from helpers.workflow import configure, copy_project, first_error_line, snakemake
+from helpers.workflow import configure, copy_project, first_error_line, prepared_copy, snakemake
 from replaylab.agents import recording as recording_io
 from replaylab.agents.tools import ANSWER
 from replaylab.lessons import JUDGED, PARTS, Lesson, UnknownLesson, Variant, registry
@@ -114,9 +114,11 @@ def test_an_unknown_lesson_in_the_configuration_stops_the_dry_run(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def generated(tmp_path_factory):
-    """A copy of the project with scripted runs of every lesson beside the committed ones, built."""
-    copy = copy_project(tmp_path_factory.mktemp("contract") / "project", batch_size=50)
+def generated(prepared, tmp_path_factory):
+    """A copy of the project with scripted runs of every lesson beside the committed ones, built (a
+    copy of `prepared`, tests/conftest.py: what reads no run, each lesson's answers, baselines and
+    scans, is up to date; every run is replayed, judged and shown)."""
+    copy = prepared_copy(prepared, tmp_path_factory.mktemp("contract") / "project", batch_size=50)
     for name in LESSONS:
         out = in_process("generate", name, "--count", GENERATED, "--out", copy / "generated")
         assert out.returncode == 0, out.stderr

@@ -23,7 +23,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from helpers.pages import with_run_pages
 from helpers import cli, environment, in_process, processes
 from helpers.mcp import RawServer, readme_server
-from helpers.workflow import copy_project, snakemake
+from helpers.workflow import prepared_copy, snakemake
 from replaylab.agents import recording
 from replaylab.lessons import registry
 from replaylab.physics.drift import max_energy_drift
@@ -348,8 +348,8 @@ def test_an_existing_run_is_refused_and_each_start_gets_a_new_name(tmp_path):
 
 
 @pytest.mark.workflow
-def test_the_workflow_replays_and_judges_mcp_runs(tmp_path):
-    copy = copy_project(tmp_path / "project")
+def test_the_workflow_replays_and_judges_mcp_runs(prepared, tmp_path):
+    copy = prepared_copy(prepared, tmp_path / "project")
 
     async def right(session, init):
         await session.call_tool("oscillator_energy_drift", drift(64, 20))

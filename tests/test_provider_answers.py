@@ -14,7 +14,7 @@ import yaml
 
 from helpers import cli, environment, in_process
 from helpers.model_server import FakeProvider, ModelServer, completion
-from helpers.workflow import copy_project, snakemake
+from helpers.workflow import prepared_copy, snakemake
 from replaylab.agents import recording as recording_io
 from replaylab.lessons.markdown import provenance_lines
 
@@ -206,8 +206,8 @@ class HugeAnswers(ModelServer):
 
 @pytest.mark.workflow
 @pytest.mark.slow  # a Snakemake campaign of its own
-def test_a_campaign_keeps_a_run_whose_answer_no_recording_holds_and_never_pays_for_it_again(tmp_path):
-    copy = copy_project(tmp_path / "project", batch_size=50)
+def test_a_campaign_keeps_a_run_whose_answer_no_recording_holds_and_never_pays_for_it_again(tmp_path, prepared):
+    copy = prepared_copy(prepared, tmp_path / "project", batch_size=50)
     path = copy / "config" / "config.yaml"
     config = yaml.safe_load(path.read_text())
     config["campaign"].update(provider="openai", models=["huge", "fine"], lessons=["projectile"], runs=2, prices={})

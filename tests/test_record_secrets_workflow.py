@@ -14,7 +14,7 @@ from helpers.pages import with_run_pages
 from helpers.model_server import FakeProvider, completion
 from replaylab.agents import recording as recording_io
 from helpers import environment
-from helpers.workflow import copy_project, snakemake
+from helpers.workflow import prepared_copy, snakemake
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slow]  # the record target, run by Snakemake in copies of its own
 
@@ -57,8 +57,8 @@ def files_holding_the_key(copy):
     return found
 
 
-def test_recording_through_the_workflow_keeps_the_key_out_of_every_file(tmp_path):
-    copy = copy_project(tmp_path / "project")
+def test_recording_through_the_workflow_keeps_the_key_out_of_every_file(tmp_path, prepared):
+    copy = prepared_copy(prepared, tmp_path / "project")
     with FakeProvider(one_variant() + one_variant()) as provider:
         result = record(copy, provider)
         requests = list(provider.requests)
@@ -92,8 +92,8 @@ def test_recording_through_the_workflow_keeps_the_key_out_of_every_file(tmp_path
     assert KEY not in result.stdout and KEY not in result.stderr
 
 
-def test_a_refused_key_fails_the_record_target_with_one_line_and_leaks_nowhere(tmp_path):
-    copy = copy_project(tmp_path / "project")
+def test_a_refused_key_fails_the_record_target_with_one_line_and_leaks_nowhere(tmp_path, prepared):
+    copy = prepared_copy(prepared, tmp_path / "project")
     body = {"error": {"message": "Incorrect API key provided: {AUTH}", "type": "invalid_request_error", "code": "invalid_api_key"}}
     with FakeProvider([(401, body, {}, 0)] * 2) as provider:
         result = record(copy, provider)

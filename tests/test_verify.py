@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from helpers import ROOT, cli, environment, in_process, processes
-from helpers.workflow import configure, copy_project, snakemake
+from helpers.workflow import configure, configure_campaign, copy_project, snakemake
 from replaylab.verify import batch_size, recorded
 
 pytestmark = pytest.mark.workflow
@@ -95,8 +95,12 @@ def campaigns(tmp_path_factory):
     """A copy of the project built as a user might: the configured campaign (`snakemake campaign`),
     a second one through `replaylab campaign` (its settings in its campaign.yaml), then every
     lesson with generated runs and batches of 3 given on the command line (config/config.yaml
-    names neither: `run_folders: []`, `batch_size: 2000`)."""
+    names neither: `run_folders: []`, `batch_size: 2000`). The copy's configuration names the two
+    lessons the campaigns take (`lessons: [projectile, hunter]`), and its campaign takes hunter with
+    2 runs per model: every build of them, and each rebuild of `replaylab verify`, is of those alone."""
     copy = copy_project(tmp_path_factory.mktemp("campaigns") / "project", batch_size=2000)
+    configure(copy, lessons=["projectile", "hunter"])
+    configure_campaign(copy, lessons=["hunter"], runs=2)
     done = replaylab(copy, "generate", "hunter", "--count", "4", "--out", "generated")
     assert done.returncode == 0, done.stderr
     snakemake(copy, "campaign", "--cores", "2")

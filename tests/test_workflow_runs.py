@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from helpers.pages import with_run_pages
-from helpers.workflow import batch_of, configure, copy_project, first_error_line, forge, job_times, pending, snakemake
+from helpers.workflow import batch_of, configure, copy_project, first_error_line, forge, job_times, pending, prepared_copy, snakemake
 
 pytestmark = pytest.mark.workflow  # its builds: each made by one worker (tests/conftest.py)
 
@@ -31,8 +31,9 @@ def many(tmp_path_factory, runs):
     return copy
 
 
-def many_runs(target, runs):
-    copy = copy_project(target, batch_size=50)
+def many_runs(target, runs, prepared=None):
+    """A copy (from clean, or of `prepared`: tests/conftest.py) with the generated runs."""
+    copy = copy_project(target, batch_size=50) if prepared is None else prepared_copy(prepared, target, batch_size=50)
     shutil.copytree(runs, copy / "generated")
     configure(copy, run_folders=["generated"])
     return copy
@@ -74,8 +75,8 @@ def test_one_core_gives_the_same_bytes_one_job_at_a_time(many, runs, tmp_path):
 
 
 @pytest.mark.slow  # a Snakemake build of its own
-def test_a_mismatch_in_one_batch_names_its_run_and_leaves_the_other_batches(runs, tmp_path):
-    copy = many_runs(tmp_path / "project", runs)
+def test_a_mismatch_in_one_batch_names_its_run_and_leaves_the_other_batches(runs, prepared, tmp_path):
+    copy = many_runs(tmp_path / "project", runs, prepared)
     key = forge(copy / "generated" / "hunter" / "s00042.json")
     result = snakemake(copy, "--cores", "2", "--keep-going", "hunter", check=False)
     assert result.returncode != 0 and "Traceback" not in result.stderr
@@ -184,8 +185,8 @@ def test_a_run_name_used_twice_stops_the_dry_run(many):
 
 
 @pytest.mark.slow  # a Snakemake build of its own
-def test_record_target_with_the_scripted_provider_needs_no_key(tmp_path):
-    copy = copy_project(tmp_path / "project")
+def test_record_target_with_the_scripted_provider_needs_no_key(prepared, tmp_path):
+    copy = prepared_copy(prepared, tmp_path / "project")
     result = snakemake(copy, "--cores", "1", "record", "--config", "provider=scripted", "record_lesson=hunter")
     assert "record_run" in result.stdout + result.stderr
     live = copy / "results" / "live" / "hunter"

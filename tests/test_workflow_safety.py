@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from helpers import RECORDINGS, ROOT, cli, environment, processes
-from helpers.workflow import copy_project, first_error_line, snakemake
+from helpers.workflow import copy_project, first_error_line, prepared_copy, snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -35,8 +35,8 @@ def snapshot(folder):
 
 
 @pytest.mark.slow  # Snakemake runs of its own
-def test_recorded_runs_are_never_recorded_again_and_no_value_reaches_a_shell(tmp_path):
-    copy = copy_project(tmp_path / "project")
+def test_recorded_runs_are_never_recorded_again_and_no_value_reaches_a_shell(tmp_path, prepared):
+    copy = prepared_copy(prepared, tmp_path / "project")
     injected = "x; touch PWNED; echo"
     record = snakemake(copy, "--cores", "1", "record", "--config", "provider=scripted", "record_lesson=hunter",
                        "record_run=mine", f"model={injected}")
@@ -86,8 +86,8 @@ def test_no_rule_builds_a_shell_command_or_runs_inside_snakemake():
 
 
 @pytest.fixture(scope="module")
-def hunter(tmp_path_factory):
-    copy = copy_project(tmp_path_factory.mktemp("hunter") / "project")
+def hunter(prepared, tmp_path_factory):
+    copy = prepared_copy(prepared, tmp_path_factory.mktemp("hunter") / "project")
     snakemake(copy, "--cores", "2", "hunter")
     return copy
 
@@ -122,10 +122,11 @@ HOLD = "hold-the-render-jobs"  # while this file is in a copy's folder, its rend
 HELD = "a-render-job-holds"  # written by a render job as it starts to hold: the event the tests wait for
 
 
-def held_copy(folder):
-    """A copy whose render jobs, while the file HOLD is in its folder, write HELD and then wait
-    (for an hour: until the test stops the run); without HOLD they run as they always do."""
-    copy = copy_project(folder)
+def held_copy(prepared, folder):
+    """A copy (of `prepared`, tests/conftest.py) whose render jobs, while the file HOLD is in its
+    folder, write HELD and then wait (for an hour: until the test stops the run); without HOLD they
+    run as they always do."""
+    copy = prepared_copy(prepared, folder)
     script = copy / "scripts" / "render.py"
     start = "def main(job, log):\n"
     assert start in script.read_text()
@@ -138,8 +139,8 @@ def held_copy(folder):
 
 
 @pytest.fixture
-def held(tmp_path):
-    return held_copy(tmp_path / "project")
+def held(prepared, tmp_path):
+    return held_copy(prepared, tmp_path / "project")
 
 
 def start(copy, *args):

@@ -10,6 +10,8 @@ outside the audited packages.
 
 import csv
 import dataclasses
+import functools
+import gc
 import hashlib
 import io
 import json
@@ -123,6 +125,25 @@ def replay_batch(stage: Replay) -> None:
     Each recording is read once and checked once (`Replayer`). The transcripts are one file, a
     line each, in the order of the batch's list (a file per run costs more to write than its
     replay), and each run's verdict says where its line lies (`run_facts`, "transcript")."""
+    with without_cycle_collection():
+        _replay_batch(stage)
+
+
+@contextmanager
+def without_cycle_collection() -> Iterator[None]:
+    """Python's cycle collector off for a block that holds a batch of runs (JSON data and frozen
+    records, which form no cycles; reference counting frees them as before): its passes over every
+    object held cost a quarter of a replay's time (docs/performance.md) and free nothing."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _replay_batch(stage: Replay) -> None:
     replayer = Replayer(stage.lesson, stage.tolerance)
     archive = Path(stage.transcripts)
     runs: list[recording_io.Recording]
@@ -241,9 +262,16 @@ def behaviour(data: dict[str, Any]) -> str:
     steps = [{"text": step["text"],
               "calls": [[call["name"], call["arguments"], call.get("as_json")] for call in step["tool_calls"]],
               "results": [[result["ok"], result["content"]] for result in step["results"]]} for step in data["steps"]]
-    what = [data.get("instance"), data["variant"], data["system"], data["task"], steps, data["finished"],
+    what = [data.get("instance"), data["variant"], _prompts_digest(data["system"], data["task"]), steps, data["finished"],
             data.get("stopped_by")]
-    return hashlib.sha256(json.dumps(what, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:20]
+    return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:20]
+
+
+@functools.lru_cache(maxsize=1024)
+def _prompts_digest(system: str, task: str) -> str:
+    """The digest of a question's prompts, made once per question: a batch's runs share a few, and
+    they are half of what a digest would otherwise encode."""
+    return hashlib.sha256(json.dumps([system, task]).encode()).hexdigest()
 
 
 def run_facts(run: recording_io.Recording, lesson: "Lesson", digest: str | None = None,

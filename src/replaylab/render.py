@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, cast
 from replaylab.agents import recording as recording_io
 from replaylab.agents.replay import rerecord_command
 from replaylab.lessons import DIFFICULTIES, registry
-from replaylab.pipeline import allowlists, csv_text, read_json, read_transcript, score_batches, verdicts_of, whole_folder, write_json
+from replaylab.pipeline import (allowlists, csv_text, read_json, read_transcript, score_batches, verdicts_of, whole_folder,
+                                without_cycle_collection, write_json)
 from replaylab.results import FORMAT, Strict, check, strict
 from replaylab.sample import choose
 
@@ -83,8 +84,9 @@ def collected(stage: Render) -> tuple[Strict, dict[str, str]]:
 
     lesson = stage.lesson
     answers = read_json(stage.answers)
-    facts, files, found, where, groups = score_batches(lesson, stage.judged, stage.transcripts, answers, stage.runs)
-    rows, table = tabulate(found, facts)
+    with without_cycle_collection():  # every run's facts held at once (100,000 runs: docs/performance.md)
+        facts, files, found, where, groups = score_batches(lesson, stage.judged, stage.transcripts, answers, stage.runs)
+        rows, table = tabulate(found, facts)
     shown, listed = choose(found, facts)
     here = Path(stage.results).parent
     texts = {run: read_transcript(files[run], run, facts[run].get("transcript")) for run in [*shown, *listed]}

@@ -46,6 +46,23 @@ def copy_project(target, batch_size=1):
     return target
 
 
+def code_only_targets(lessons):
+    """The outputs of each lesson's jobs that read no recording, only the code (rules `answers`,
+    `baselines` and `scan`: its answers, instances, baselines, scans and exercises)."""
+    return [f"results/{lesson}/{name}.json" for lesson in lessons for name in ("answers", "baselines", "scans")]
+
+
+def prepared_copy(prepared, target, batch_size=1):
+    """A copy of the test run's `prepared` project (tests/conftest.py: the workflow's files, and
+    the outputs of every lesson's jobs that read no recording, `code_only_targets`), with Snakemake's
+    metadata and the files' times: a build in it runs what reads the runs (replays, renders, the
+    summary, a campaign's jobs) and finds the rest up to date, as a second build of one project
+    does. For the tests whose case is not a build from clean."""
+    shutil.copytree(prepared, target, symlinks=True)
+    configure(target, batch_size=batch_size)
+    return target
+
+
 def configure(copy, **values):
     """Set top-level keys of a copy's config/config.yaml (values written as JSON, which YAML reads)."""
     config = copy / "config" / "config.yaml"
@@ -54,6 +71,19 @@ def configure(copy, **values):
         text, count = re.subn(rf"(?m)^{key}:.*(?:\n[ \t]+- .*)*$", f"{key}: {json.dumps(value)}", text)
         assert count == 1, key
     config.write_text(text)
+
+
+def configure_campaign(copy, **values):
+    """Set keys of the `campaign:` section of a copy's config/config.yaml whose value is on their own
+    line (`  key: value # comment`: not `models`); the value written as JSON, the comment kept."""
+    config = copy / "config" / "config.yaml"
+    text = config.read_text()
+    start = text.index("\ncampaign:\n") + 1
+    head, section = text[:start], text[start:]
+    for key, value in values.items():
+        section, count = re.subn(rf"(?m)^(  {key}:) [^#\n]*?( *#.*)?$", lambda m, v=value: f"{m[1]} {json.dumps(v)}{m[2] or ''}", section)
+        assert count == 1, key
+    config.write_text(head + section)
 
 
 def snakemake(copy, *args, check=True, python=sys.executable, env=None, timeout=600):
