@@ -133,7 +133,8 @@ def replay_batch(stage: Replay) -> None:
 def without_cycle_collection() -> Iterator[None]:
     """Python's cycle collector off for a block that holds a batch of runs (JSON data and frozen
     records, which form no cycles; reference counting frees them as before): its passes over every
-    object held cost a quarter of a replay's time (docs/performance.md) and free nothing."""
+    object held cost an eighth of a replay's time and half of a render's scoring (docs/performance.md),
+    and free nothing."""
     was = gc.isenabled()
     gc.disable()
     try:
