@@ -27,6 +27,7 @@ from helpers.workflow import (
     lesson_of,
     module_folder,
     pending,
+    prepared_copy,
     snakemake,
     summary,
 )
@@ -60,6 +61,16 @@ def test_full_build_writes_every_result(built):
     for benchmark in (f"replay/{batch}.tsv", "scan.tsv", "answers.tsv", "baselines.tsv", "render.tsv"):
         assert (built / "benchmarks" / "hunter" / benchmark).read_text().startswith("s\th:m:s\tmax_rss"), benchmark
     assert (built / "results" / "hunter" / "scorecard.csv").is_file()
+
+
+@pytest.mark.slow  # Snakemake asked, in a copy of the shared `prepared` project
+def test_a_copy_of_prepared_leaves_only_the_jobs_that_read_runs(prepared, tmp_path):
+    """The tests that start from `prepared` (tests/conftest.py) skip its jobs, whatever batch size
+    they set (the jobs' settings file holds the tolerance only): what is left reads the runs."""
+    copy = prepared_copy(prepared, tmp_path / "project", batch_size=50)
+    jobs, _ = pending(copy)
+    assert {rule for rule, _ in jobs} == {"replay", "render", "index", "site"}
+    assert {lesson for rule, lesson in jobs if rule == "render"} == set(yaml.safe_load((copy / "config" / "config.yaml").read_text())["lessons"])
 
 
 def test_second_run_does_nothing(built):
