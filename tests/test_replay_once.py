@@ -106,13 +106,54 @@ def recordings_of_every_kind(tmp_path):
 
 
 def test_a_transcript_made_from_the_data_read_is_what_the_writer_makes(tmp_path):
-    """`replayed_data` (the recording's data with the recomputed results) is `to_data` of the
-    replayed run, byte for byte: a reference, format 1, and runs generated for every lesson."""
+    """The transcript's line (the recording's own text with `replayed` added, when every result was
+    recomputed exactly; else `replayed_data`) holds `to_data` of the replayed run: a reference,
+    format 1, and runs generated for every lesson."""
     paths = recordings_of_every_kind(tmp_path)
     for path in paths:
-        run, data = pipeline.Replayer(None, TOLERANCE).replayed(path)
-        assert json.dumps(data, ensure_ascii=False) == json.dumps(recording.to_data(run), ensure_ascii=False), path
+        run, _, line = pipeline.Replayer(None, TOLERANCE).replayed(path)
+        assert line.endswith("}\n") and line.count("\n") == 1, path
+        assert json.dumps(json.loads(line), ensure_ascii=False) == json.dumps(recording.to_data(run), ensure_ascii=False), path
     assert len(paths) > 15
+
+
+def test_a_result_recomputed_within_the_tolerance_is_the_recomputed_one_in_the_transcript(tmp_path):
+    """A recording whose result differs from the recomputed one within the tolerance replays, and
+    its transcript holds the recomputed value, not the recorded one."""
+    source = generate("hunter", 1, tmp_path / "generated")[0]
+    data = json.loads(source.read_text(encoding="utf-8"))
+    content = data["steps"][0]["results"][0]["content"]
+    key = "max_energy_drift"
+    recomputed = content[key]
+    content[key] = recomputed * (1 + 1e-9)
+    source.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    run, made, line = pipeline.Replayer("hunter", TOLERANCE).replayed(source)
+    assert json.loads(line)["steps"][0]["results"][0]["content"][key] == recomputed != content[key]
+    assert json.loads(line) == made == recording.to_data(run)
+
+
+@pytest.mark.parametrize("recorded, now, same", [
+    (1.0, 1.0, True), (1.0, 1, False), (0.0, -0.0, False), (-0.0, -0.0, True), (True, 1, False),
+    ("a", "a", True), ([1.0, "x"], [1.0, "x"], True), ([1.0], [1], False), ({"a": 1.0}, {"a": 1.0}, True),
+    ({"a": 1.0}, {"b": 1.0}, False), (None, None, True), (0.1, 0.1000000000000001, False),
+])
+def test_only_a_result_recomputed_type_for_type_keeps_the_recordings_text(recorded, now, same):
+    assert pipeline._identical(recorded, now) is same
+
+
+def test_a_recording_laid_out_otherwise_gives_a_transcript_line_of_the_same_data(tmp_path):
+    """Line breaks of any kind between a recording's values (CR LF, tabs, one line) give one line."""
+    source = RECORDINGS / "hunter" / "velocity-verlet.json"
+    data = json.loads(source.read_text(encoding="utf-8"))
+    texts = {"crlf": json.dumps(data, indent="\t").replace("\n", "\r\n") + "\r\n \t",
+             "one-line": json.dumps(data), "cr": json.dumps(data, indent=1).replace("\n", "\r")}
+    for name, text in texts.items():
+        path = tmp_path / name / "hunter" / "velocity-verlet.json"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(text.encode("utf-8"))
+        run, _, line = pipeline.Replayer("hunter", TOLERANCE).replayed(path)
+        assert "\r" not in line and line.count("\n") == 1 and line.endswith("}\n"), name
+        assert json.loads(line) == recording.to_data(run), name
 
 
 def replay(tmp_path, lesson, paths):
@@ -218,6 +259,6 @@ def test_the_optional_fields_are_in_a_transcript_as_the_writer_puts_them(tmp_pat
     path = tmp_path / "hunter" / "velocity-verlet.json"
     path.parent.mkdir()
     path.write_text(json.dumps(data), encoding="utf-8")
-    run, made = pipeline.Replayer("hunter", TOLERANCE).replayed(path)
+    run, made, _ = pipeline.Replayer("hunter", TOLERANCE).replayed(path)
     assert made["notes"] == data["notes"] and made["partial"] == data["partial"]
     assert json.dumps(made) == json.dumps(recording.to_data(run))

@@ -15,6 +15,7 @@ import gc
 import hashlib
 import io
 import json
+import math
 import os
 import shutil
 import stat
@@ -153,10 +154,10 @@ def _replay_batch(stage: Replay) -> None:
     lines: list[bytes]
     runs, behaviours, places, lines, offset = [], {}, {}, [], 0
     for source in stage.recordings:
-        run, data = replayer.replayed(source)
+        run, data, text = replayer.replayed(source)
         if run.run in places:
             raise RecordingError(f"{printable(str(source))}: $.run: {run.run!r} is also the name of another run of the batch")
-        line = transcript_text(data, f"{archive}: the transcript of {run.run}").encode("utf-8")
+        line = text.encode("utf-8")
         places[run.run] = [offset, len(line)]
         offset += len(line)
         lines.append(line)
@@ -176,18 +177,20 @@ TRANSCRIPTS = ".jsonl"  # the suffix of a batch's file of transcripts
 
 class Replayer:
     """Replays the recordings of one lesson, one at a time: each read once, checked once (its
-    variant looked up once per instance and variant), its calls recomputed, and its transcript's
-    data made from the data read, with the recomputed results in place of the recorded ones."""
+    variant looked up once per instance and variant), its calls recomputed, and its transcript made
+    from what was read, with the recomputed results in place of the recorded ones."""
 
     def __init__(self, lesson: str | None, tolerance: float) -> None:
         self.lesson = lesson
         self.tolerance = tolerance
         self._variants: dict[tuple[str, str | None, str], Variant] = {}
 
-    def replayed(self, source: str | Path) -> tuple[recording_io.Recording, dict[str, Any]]:
-        """(the replayed run, its transcript's data); `RecordingError` for a recording that cannot
-        be used, `ReplayMismatch` naming it when a result differs."""
-        run, data = recording_io.loads_with_data(recording_io.read(source), source)
+    def replayed(self, source: str | Path) -> tuple[recording_io.Recording, dict[str, Any], str]:
+        """(the replayed run, the data of its steps as they are now, the text of its transcript: a
+        line); `RecordingError` for a recording that cannot be used, `ReplayMismatch` naming it when
+        a result differs."""
+        text = recording_io.read(source)
+        run, data = recording_io.loads_with_data(text, source)
         if self.lesson is not None and run.lesson != self.lesson:
             raise RecordingError(f"{printable(str(source))}: $.lesson: {run.lesson!r}, but the file lies in the folder of {self.lesson!r}")
         key = (run.lesson, run.instance, run.variant)
@@ -199,7 +202,54 @@ class Replayer:
         except ReplayMismatch as mismatch:
             raise ReplayMismatch(f"{source}: {mismatch}") from None
         replayed = {"from": str(source), "tolerance": self.tolerance}
-        return dataclasses.replace(run, transcript=transcript, replayed=replayed), replayed_data(data, transcript, replayed)
+        where = f"{printable(str(source))}: its transcript"
+        if "replayed" not in data and _recomputed_exactly(run.transcript, transcript) and not _held_as_json(data):
+            line = line_of_recording(text, replayed, where)  # what the replay made is what the file holds
+        else:
+            data = replayed_data(data, transcript, replayed)
+            line = transcript_text(data, where)
+        return dataclasses.replace(run, transcript=transcript, replayed=replayed), data, line
+
+
+def _recomputed_exactly(recorded: Transcript, now: Transcript) -> bool:
+    """Whether every recomputed result is the recorded one, type for type (1.0 is not 1, -0.0 is
+    not 0.0): then the recording's text, with what the replay adds, is the transcript's."""
+    for old, new in zip(recorded.steps, now.steps):
+        for was, result in zip(old.results, new.results):
+            if was.ok is not result.ok or not _identical(was.content, result.content):
+                return False
+    return True
+
+
+def _identical(was: Any, now: Any) -> bool:
+    kind = type(was)
+    if kind is not type(now):
+        return False
+    if kind is dict:
+        return was.keys() == now.keys() and all(_identical(value, now[key]) for key, value in was.items())
+    if kind is list:
+        return len(was) == len(now) and all(map(_identical, was, now))
+    if kind is float:
+        return was == now and (was != 0.0 or math.copysign(1.0, was) == math.copysign(1.0, now))
+    return bool(was == now)
+
+
+def _held_as_json(data: dict[str, Any]) -> bool:
+    """Whether a call of the recording is held as its JSON text (the writer writes it again)."""
+    return any("as_json" in call for step in data["steps"] for call in step["tool_calls"])
+
+
+def line_of_recording(text: str, replayed: dict[str, Any], where: str) -> str:
+    """A recording's text (a JSON object checked when it was read, with no `replayed`) as one line
+    of a file of transcripts, `replayed` added: JSON text holds a line break only between its
+    values (inside a string it is escaped), so the breaks can go (the indentation stays: removing
+    it would cost as much as writing the data again), and the object's closing brace is its last
+    character but for spaces."""
+    errors = recording_io.replay_parts_errors({"replayed": replayed})
+    if errors:
+        raise recording_io.RecordingError(f"{where}: {recording_io.json_path(errors[0].absolute_path)}: {errors[0].message}")
+    body = text.replace("\n", "").replace("\r", "").rstrip(" \t")
+    return body[:-1] + ',"replayed":' + json.dumps(replayed, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "}\n"
 
 
 def replayed_data(data: dict[str, Any], transcript: Transcript, replayed: dict[str, Any]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ with an answer. Its arguments are typed and bounded like an experiment's, it is 
 same allowlist, and it costs no experiment; its accepted call ends the run (agents/loop.py).
 """
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -201,17 +202,21 @@ class Tool:
         `Refused` with the reason."""
         if not isinstance(arguments, dict):
             raise Refused(f"the arguments must be an object, got {type(arguments).__name__}")
-        declared = [p.name for p in self.parameters]
-        unknown = sorted(str(k) for k in arguments if k not in declared)
-        if unknown:
-            raise Refused(f"unknown arguments: {', '.join(unknown)}")
-        missing = sorted(p.name for p in self.parameters if not p.optional and p.name not in arguments)
-        if missing:
-            raise Refused(f"missing arguments: {', '.join(missing)}")
+        declared, required = self._names
+        if not arguments.keys() <= declared:
+            raise Refused(f"unknown arguments: {', '.join(sorted(str(k) for k in arguments if k not in declared))}")
+        if not required <= arguments.keys():
+            raise Refused(f"missing arguments: {', '.join(sorted(required - arguments.keys()))}")
         validated = {p.name: p.validate(arguments[p.name]) for p in self.parameters if p.name in arguments}
         if self.check is not None:
             self.check(validated)
         return validated
+
+    @functools.cached_property
+    def _names(self) -> tuple[frozenset[str], frozenset[str]]:
+        """(the parameters' names, those of the parameters that are not optional): looked up by
+        every call (a replay and its judge validate each call)."""
+        return frozenset(p.name for p in self.parameters), frozenset(p.name for p in self.parameters if not p.optional)
 
     def spec(self) -> dict[str, Any]:
         """The JSON schema the model sees."""
