@@ -11,6 +11,8 @@ not at all.
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from helpers import RECORDINGS, ROOT
 from helpers.bad import BAD, VALID, changed, deep_arguments
@@ -262,3 +264,24 @@ def test_the_optional_fields_are_in_a_transcript_as_the_writer_puts_them(tmp_pat
     run, made, _ = pipeline.Replayer("hunter", TOLERANCE).replayed(path)
     assert made["notes"] == data["notes"] and made["partial"] == data["partial"]
     assert json.dumps(made) == json.dumps(recording.to_data(run))
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(data=st.dictionaries(st.text(), JSON_VALUES, min_size=1, max_size=6).filter(lambda d: "replayed" not in d),
+       indent=st.sampled_from([None, 0, 1, 2, "\t"]), ascii_only=st.booleans(), crlf=st.booleans())
+def test_any_json_object_laid_out_any_way_is_one_line_of_the_same_data(data, indent, ascii_only, crlf):
+    """The claim `line_of_recording` rests on: a JSON text holds a line break only between values
+    (strings with line breaks, U+2028 and the like included), whatever its layout."""
+    text = json.dumps(data, indent=indent, ensure_ascii=ascii_only) + "\n"
+    if crlf:
+        text = text.replace("\n", "\r\n")
+    replayed = {"from": "recordings/hunter/x.json", "tolerance": TOLERANCE}
+    line = pipeline.line_of_recording(text, replayed, "w")
+    assert line.endswith("}\n") and line.count("\n") == 1 and "\r" not in line
+    assert json.loads(line) == {**data, "replayed": replayed}
