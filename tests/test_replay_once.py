@@ -282,6 +282,20 @@ def test_any_json_object_laid_out_any_way_is_one_line_of_the_same_data(data, ind
     if crlf:
         text = text.replace("\n", "\r\n")
     replayed = {"from": "recordings/hunter/x.json", "tolerance": TOLERANCE}
-    line = pipeline.line_of_recording(text, replayed, "w")
+    line = pipeline.line_of_recording(text, replayed)
     assert line.endswith("}\n") and line.count("\n") == 1 and "\r" not in line
     assert json.loads(line) == {**data, "replayed": replayed}
+
+
+def test_a_recording_in_a_folder_whose_name_a_transcript_cannot_hold_is_one_line(tmp_path):
+    """The transcript names the recording it was replayed from (`replayed.from`, printed, so without
+    control characters): a folder named with a tab is refused on one line naming the field."""
+    folder = tmp_path / "a\tb" / "hunter"
+    folder.mkdir(parents=True)
+    path = folder / "velocity-verlet.json"
+    path.write_bytes((RECORDINGS / "hunter" / "velocity-verlet.json").read_bytes())
+    with pytest.raises(RecordingError) as caught:
+        pipeline.Replayer("hunter", TOLERANCE).replayed(path)
+    assert str(caught.value) == (f"{tmp_path}/a\\x09b/hunter/velocity-verlet.json: its transcript: $.replayed.from: "
+                                 f"{recording.short(str(path))} holds the control character \\x09 at position {len(str(tmp_path)) + 2}: "
+                                 "this field is printed, so it may hold none")

@@ -202,12 +202,12 @@ class Replayer:
         except ReplayMismatch as mismatch:
             raise ReplayMismatch(f"{source}: {mismatch}") from None
         replayed = {"from": str(source), "tolerance": self.tolerance}
-        where = f"{printable(str(source))}: its transcript"
-        if "replayed" not in data and _recomputed_exactly(run.transcript, transcript) and not _held_as_json(data):
-            line = line_of_recording(text, replayed, where)  # what the replay made is what the file holds
+        if ("replayed" not in data and _recomputed_exactly(run.transcript, transcript) and not _held_as_json(data)
+                and recording_io.replay_parts_fit({"replayed": replayed})):
+            line = line_of_recording(text, replayed)  # what the replay made is what the file holds
         else:
             data = replayed_data(data, transcript, replayed)
-            line = transcript_text(data, where)
+            line = transcript_text(data, f"{printable(str(source))}: its transcript")
         return dataclasses.replace(run, transcript=transcript, replayed=replayed), data, line
 
 
@@ -239,15 +239,12 @@ def _held_as_json(data: dict[str, Any]) -> bool:
     return any("as_json" in call for step in data["steps"] for call in step["tool_calls"])
 
 
-def line_of_recording(text: str, replayed: dict[str, Any], where: str) -> str:
+def line_of_recording(text: str, replayed: dict[str, Any]) -> str:
     """A recording's text (a JSON object checked when it was read, with no `replayed`) as one line
-    of a file of transcripts, `replayed` added: JSON text holds a line break only between its
-    values (inside a string it is escaped), so the breaks can go (the indentation stays: removing
-    it would cost as much as writing the data again), and the object's closing brace is its last
-    character but for spaces."""
-    errors = recording_io.replay_parts_errors({"replayed": replayed})
-    if errors:
-        raise recording_io.RecordingError(f"{where}: {recording_io.json_path(errors[0].absolute_path)}: {errors[0].message}")
+    of a file of transcripts, `replayed` (checked) added: JSON text holds a line break only between
+    its values (inside a string it is escaped), so the breaks can go (the indentation stays:
+    removing it would cost as much as writing the data again), and the object's closing brace is
+    its last character but for spaces."""
     body = text.replace("\n", "").replace("\r", "").rstrip(" \t")
     return body[:-1] + ',"replayed":' + json.dumps(replayed, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "}\n"
 
@@ -288,7 +285,7 @@ def transcript_text(data: dict[str, Any], path: str | Path) -> str:
     module writes that in C, several times faster than indented text, and a third smaller."""
     errors = recording_io.replay_parts_errors(data)
     if errors:
-        raise recording_io.RecordingError(f"{path}: {recording_io.json_path(errors[0].absolute_path)}: {errors[0].message}")
+        raise recording_io.RecordingError(f"{path}: {recording_io.json_path(errors[0].absolute_path)}: {recording_io.describe(errors[0])}")
     return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
 
 

@@ -182,6 +182,12 @@ def replay_parts_errors(data: Any) -> list[Any]:
     """The schema's errors of a replay's transcript (as `schema_errors` gives them), made from a
     recording checked when it was read: the compiled check of only what the replay made (each
     step's results, and `replayed`), the whole schema for the message when that fails."""
+    return [] if replay_parts_fit(data) else schema_errors(data)
+
+
+def replay_parts_fit(data: Any) -> bool:
+    """Whether what a replay made of a recording checked when it was read (each step's results, and
+    `replayed`, where `data` has them) fits the schema: its compiled check alone."""
     import fastjsonschema
 
     global _COMPILED_REPLAY_PARTS
@@ -194,8 +200,8 @@ def replay_parts_errors(data: Any) -> list[Any]:
     try:
         _COMPILED_REPLAY_PARTS(data)
     except fastjsonschema.JsonSchemaException:
-        return schema_errors(data)
-    return []
+        return False
+    return True
 
 
 def schema_errors(data: Any) -> list[Any]:
