@@ -222,6 +222,7 @@ def _recomputed_exactly(recorded: Transcript, now: Transcript) -> bool:
 
 
 def _identical(was: Any, now: Any) -> bool:
+    """Equal and of one type at every level (JSON text would show the difference)."""
     kind = type(was)
     if kind is not type(now):
         return False
